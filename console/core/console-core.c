@@ -1,0 +1,416 @@
+#include <lz4.h>
+#include <stdlib.h>
+#include <string.h>
+#include "console-core.h"
+#include "seq-window.h"
+#include "slim-log.h"
+
+#define LZ4_SCRATCH SLIM_MAX_DGRAM_EXPANDED
+/* Damage rectangles kept per frame before they collapse to their bounds. */
+#define MAX_DAMAGE 4096
+
+struct slim_console_core {
+	struct slim_fb fb;
+	uint16_t mtu;
+	struct slim_console_backend *backend;
+	slim_send_fn send;
+	void *send_data;
+
+	uint32_t assoc;
+	uint32_t up_seq;
+	struct slim_seq_window window;
+
+	/* the frame being received */
+	struct slim_rect damage[MAX_DAMAGE];
+	size_t n_damage;
+	uint64_t frame_received_us;
+
+	struct slim_console_cursor cursor;
+	uint32_t cursor_serial;
+	uint32_t cursor_px[SLIM_CURSOR_MAX * SLIM_CURSOR_MAX];
+
+	struct slim_cmd *cmds;
+	size_t max_cmds;
+	uint8_t *lz4;
+	struct slim_cscs_scratch *cscs;
+	uint8_t *up_buf;
+
+	struct slim_console_stats stats;
+	struct slim_ratelimit log_limit;
+};
+
+static bool alloc_fb(struct slim_console_core *core, uint32_t width, uint32_t height)
+{
+	uint32_t *px = malloc((size_t)width * height * 4);
+	if (!px) {
+		return false;
+	}
+	free(core->fb.px);
+	core->fb = (struct slim_fb){ .px = px, .width = width, .height = height, .stride = width };
+	slim_fb_fill(&core->fb, (struct slim_rect){ 0, 0, (uint16_t)width, (uint16_t)height }, 0);
+	return true;
+}
+
+struct slim_console_core *slim_console_core_create(uint32_t width, uint32_t height,
+		uint16_t mtu, struct slim_console_backend *backend,
+		slim_send_fn send, void *send_data)
+{
+	if (width == 0 || height == 0 || width > SLIM_MAX_DIM || height > SLIM_MAX_DIM ||
+			mtu < SLIM_MIN_MTU || mtu > SLIM_MAX_MTU) {
+		return NULL;
+	}
+	struct slim_console_core *core = calloc(1, sizeof(*core));
+	if (!core) {
+		return NULL;
+	}
+	core->mtu = mtu;
+	core->backend = backend;
+	core->send = send;
+	core->send_data = send_data;
+	core->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
+	/* Every command has at least a 4-byte header. */
+	core->max_cmds = SLIM_MAX_MTU / sizeof(struct slim_wire_cmd);
+	core->cmds = calloc(core->max_cmds, sizeof(*core->cmds));
+	core->lz4 = malloc(LZ4_SCRATCH);
+	core->cscs = slim_cscs_scratch_create();
+	core->up_buf = malloc(mtu);
+	if (!core->cmds || !core->lz4 || !core->cscs || !core->up_buf ||
+			!alloc_fb(core, width, height) ||
+			(backend && !backend->impl->init(backend, width, height))) {
+		slim_console_core_destroy(core);
+		return NULL;
+	}
+	return core;
+}
+
+void slim_console_core_destroy(struct slim_console_core *core)
+{
+	if (!core) {
+		return;
+	}
+	free(core->fb.px);
+	free(core->cmds);
+	free(core->lz4);
+	slim_cscs_scratch_destroy(core->cscs);
+	free(core->up_buf);
+	free(core);
+}
+
+const struct slim_fb *slim_console_core_fb(const struct slim_console_core *core)
+{
+	return &core->fb;
+}
+
+const struct slim_console_stats *slim_console_core_stats(const struct slim_console_core *core)
+{
+	return &core->stats;
+}
+
+const struct slim_console_cursor *slim_console_core_cursor(const struct slim_console_core *core)
+{
+	return &core->cursor;
+}
+
+/* Upstream datagrams are small and sent at once. */
+static void send_upstream(struct slim_console_core *core, struct slim_writer *w)
+{
+	if (++core->up_seq == 0) {
+		core->up_seq = 1;
+	}
+	size_t len = slim_writer_finish(w, core->up_seq, slim_now_us());
+	if (core->send) {
+		core->send(core->send_data, w->buf, len);
+	}
+}
+
+static void begin_upstream(struct slim_console_core *core, struct slim_writer *w)
+{
+	slim_writer_init(w, core->up_buf, core->mtu, core->assoc, true);
+}
+
+void slim_console_core_hello(struct slim_console_core *core, const char *console_id,
+		uint32_t assoc)
+{
+	core->assoc = assoc;
+	core->up_seq = 0;
+	core->n_damage = 0;
+	core->frame_received_us = 0;
+	core->cursor = (struct slim_console_cursor){ 0 };
+	core->cursor_serial = 0;
+	slim_seq_window_reset(&core->window);
+	struct slim_wire_hello hello = {
+		.version = SLIM_VERSION,
+		.width = (uint16_t)core->fb.width,
+		.height = (uint16_t)core->fb.height,
+		.mtu = core->mtu,
+		.caps = SLIM_CAP_LZ4 | SLIM_CAP_RGB888 | SLIM_CAP_CSCS | SLIM_CAP_CURSOR,
+	};
+	strncpy(hello.console_id, console_id, sizeof(hello.console_id) - 1);
+	struct slim_writer w;
+	begin_upstream(core, &w);
+	slim_put_hello(&w, &hello);
+	send_upstream(core, &w);
+}
+
+bool slim_console_core_resize(struct slim_console_core *core, uint32_t width, uint32_t height)
+{
+	if (width == 0 || height == 0 || width > SLIM_MAX_DIM || height > SLIM_MAX_DIM ||
+			!alloc_fb(core, width, height)) {
+		return false;
+	}
+	core->n_damage = 0;
+	return !core->backend || core->backend->impl->resize(core->backend, width, height);
+}
+
+bool slim_console_core_send_input(struct slim_console_core *core,
+		const struct slim_wire_input *events, size_t n)
+{
+	struct slim_writer w;
+	begin_upstream(core, &w);
+	if (!slim_put_input(&w, events, n)) {
+		return false;
+	}
+	send_upstream(core, &w);
+	return true;
+}
+
+static void add_damage(struct slim_console_core *core, struct slim_rect r)
+{
+	if (core->n_damage == MAX_DAMAGE) {
+		/* Too many to track one by one: keep their bounds. */
+		struct slim_rect b = core->damage[0];
+		uint32_t x2 = b.x + b.w, y2 = b.y + b.h;
+		for (size_t i = 1; i < core->n_damage; i++) {
+			struct slim_rect d = core->damage[i];
+			b.x = d.x < b.x ? d.x : b.x;
+			b.y = d.y < b.y ? d.y : b.y;
+			x2 = d.x + d.w > x2 ? d.x + d.w : x2;
+			y2 = d.y + d.h > y2 ? d.y + d.h : y2;
+		}
+		b.w = (uint16_t)(x2 - b.x);
+		b.h = (uint16_t)(y2 - b.y);
+		core->damage[0] = b;
+		core->n_damage = 1;
+	}
+	core->damage[core->n_damage++] = r;
+}
+
+/* Reports the gap [first, last] at once; 0 is no sequence number, so skip it. */
+static void nack_gap(struct slim_console_core *core, uint32_t first, uint32_t last)
+{
+	struct slim_wire_seq_range ranges[2];
+	size_t n = 0;
+	if (first == 0) {
+		first = 1;
+	}
+	if (last < first) {
+		/* wrapped: [first, UINT32_MAX] and [1, last] */
+		ranges[n++] = (struct slim_wire_seq_range){ first, UINT32_MAX };
+		first = 1;
+	}
+	if (last != 0 && first <= last) {
+		ranges[n++] = (struct slim_wire_seq_range){ first, last };
+	}
+	if (n == 0) {
+		return;
+	}
+	struct slim_writer w;
+	begin_upstream(core, &w);
+	slim_put_nack(&w, ranges, n, 0);
+	send_upstream(core, &w);
+}
+
+/* ACK the frame, repeating every loss the window knows of in case a NACK was lost. */
+static void ack_frame(struct slim_console_core *core, const struct slim_wire_frame_end *fe,
+		uint64_t echo_us)
+{
+	struct slim_writer w;
+	begin_upstream(core, &w);
+	/* As many ranges as fit beside the ACK; past that, ask for a repaint. */
+	size_t fit = (core->mtu - sizeof(struct slim_wire_dgram) - 2 * sizeof(struct slim_wire_cmd) -
+		sizeof(struct slim_wire_ack) - sizeof(struct slim_wire_nack)) /
+		sizeof(struct slim_wire_seq_range);
+	fit = fit < SLIM_NACK_MAX_RANGES ? fit : SLIM_NACK_MAX_RANGES;
+	struct slim_wire_seq_range ranges[SLIM_NACK_MAX_RANGES];
+	bool overflow;
+	size_t n = slim_seq_window_lost(&core->window, fe->report_from, ranges, fit, &overflow);
+	if (n > 0 || overflow) {
+		slim_put_nack(&w, ranges, n, overflow ? SLIM_NACK_REPAINT : 0);
+	}
+	struct slim_wire_ack ack = {
+		.frame = fe->frame,
+		.highest_seq = core->window.highest,
+		.received_us = core->frame_received_us,
+		.applied_us = slim_now_us(),
+		.echo_us = echo_us,
+	};
+	slim_put_ack(&w, &ack);
+	send_upstream(core, &w);
+}
+
+static void apply_cursor_image(struct slim_console_core *core, const struct slim_cmd *cmd)
+{
+	const struct slim_wire_cursor_image *h = &cmd->cursor_image.hdr;
+	struct slim_console_cursor *c = &core->cursor;
+	if (h->serial != core->cursor_serial || h->w != c->w || h->h != c->h) {
+		memset(core->cursor_px, 0, sizeof(core->cursor_px));
+		core->cursor_serial = h->serial;
+	}
+	c->pixels = core->cursor_px;
+	c->w = h->w;
+	c->h = h->h;
+	c->hot_x = h->hot_x;
+	c->hot_y = h->hot_y;
+	memcpy(core->cursor_px + (size_t)h->row * h->w, cmd->cursor_image.pixels,
+		(size_t)h->w * h->rows * 4);
+}
+
+static void apply(struct slim_console_core *core, const struct slim_cmd *cmd,
+		uint64_t time_us)
+{
+	const struct slim_fb *fb = &core->fb;
+	switch (cmd->type) {
+	case SLIM_CMD_FILL:
+		slim_fb_fill(fb, cmd->fill.r, cmd->fill.color);
+		add_damage(core, cmd->fill.r);
+		break;
+	case SLIM_CMD_SET:
+		slim_fb_set(fb, cmd->set.r, cmd->set.data, cmd->flags);
+		add_damage(core, cmd->set.r);
+		break;
+	case SLIM_CMD_BITMAP:
+		slim_fb_bitmap(fb, cmd->bitmap.r, cmd->bitmap.fg, cmd->bitmap.bg, cmd->bitmap.bits);
+		add_damage(core, cmd->bitmap.r);
+		break;
+	case SLIM_CMD_COPY:
+		slim_fb_copy(fb, cmd->copy.src, cmd->copy.dx, cmd->copy.dy);
+		add_damage(core, (struct slim_rect){ cmd->copy.dx, cmd->copy.dy,
+			cmd->copy.src.w, cmd->copy.src.h });
+		break;
+	case SLIM_CMD_CSCS:
+		slim_fb_cscs(fb, &cmd->cscs, core->cscs);
+		add_damage(core, cmd->cscs.pdst);
+		break;
+	case SLIM_CMD_CURSOR_IMAGE:
+		apply_cursor_image(core, cmd);
+		break;
+	case SLIM_CMD_CURSOR_POS:
+		core->cursor.x = cmd->cursor_pos.x;
+		core->cursor.y = cmd->cursor_pos.y;
+		core->cursor.visible = cmd->cursor_pos.visible;
+		if (core->backend && core->backend->impl->cursor) {
+			core->backend->impl->cursor(core->backend, &core->cursor);
+		}
+		break;
+	case SLIM_CMD_FRAME_END:
+		if (core->backend) {
+			core->backend->impl->present(core->backend, fb, core->damage, core->n_damage);
+		}
+		core->n_damage = 0;
+		core->stats.frames++;
+		ack_frame(core, &cmd->frame_end, time_us);
+		core->frame_received_us = 0;
+		break;
+	}
+}
+
+/*
+ * Decodes the whole datagram before touching a pixel, expanding LZ4 into
+ * scratch memory, so that a datagram that is bad anywhere changes nothing.
+ */
+static enum slim_error decode_all(struct slim_console_core *core, struct slim_reader *r,
+		size_t *n_cmds)
+{
+	size_t n = 0, lz4_used = 0;
+	for (;;) {
+		if (n == core->max_cmds) {
+			/* more commands than a datagram of SLIM_MAX_MTU bytes can hold */
+			return SLIM_ERR_LENGTH;
+		}
+		struct slim_cmd *cmd = &core->cmds[n];
+		enum slim_error err = slim_reader_next(r, cmd);
+		if (err != SLIM_OK) {
+			return err;
+		}
+		if (cmd->type == 0) {
+			break;
+		}
+		if (cmd->type == SLIM_CMD_SET && (cmd->flags & SLIM_SET_LZ4)) {
+			size_t raw = slim_set_raw_len(cmd->set.r, cmd->flags);
+			if (raw > LZ4_SCRATCH - lz4_used || cmd->set.len > INT32_MAX) {
+				return SLIM_ERR_LZ4;
+			}
+			uint8_t *out = core->lz4 + lz4_used;
+			int got = LZ4_decompress_safe((const char *)cmd->set.data, (char *)out,
+				(int)cmd->set.len, (int)raw);
+			if (got < 0 || (size_t)got != raw) {
+				return SLIM_ERR_LZ4;
+			}
+			cmd->set.data = out;
+			cmd->set.len = raw;
+			cmd->flags &= (uint8_t)~SLIM_SET_LZ4;
+			lz4_used += raw;
+		}
+		n++;
+	}
+	*n_cmds = n;
+	return SLIM_OK;
+}
+
+static enum slim_error reject(struct slim_console_core *core, enum slim_error err,
+		uint32_t seq)
+{
+	core->stats.errors[err]++;
+	core->stats.bad++;
+	if (slim_ratelimit(&core->log_limit, slim_now_us())) {
+		slim_log(SLIM_LOG_ERROR, "console: dropped datagram %u: %s", seq,
+			slim_error_str(err));
+	}
+	return err;
+}
+
+enum slim_error slim_console_core_receive(struct slim_console_core *core,
+		const uint8_t *buf, size_t len)
+{
+	core->stats.datagrams++;
+	struct slim_reader r;
+	struct slim_dgram hdr;
+	enum slim_error err = slim_reader_init(&r, &hdr, buf, len, false,
+		(uint16_t)core->fb.width, (uint16_t)core->fb.height);
+	if (err != SLIM_OK) {
+		return reject(core, err, 0);
+	}
+	if (hdr.assoc != core->assoc || core->assoc == 0) {
+		return reject(core, SLIM_ERR_ASSOC, hdr.seq);
+	}
+	switch (slim_seq_window_check(&core->window, hdr.seq)) {
+	case SLIM_SEQ_DUPLICATE:
+		core->stats.duplicates++;
+		return SLIM_OK;
+	case SLIM_SEQ_LATE:
+		core->stats.late++;
+		return SLIM_OK;
+	case SLIM_SEQ_NEW:
+		break;
+	}
+	size_t n;
+	err = decode_all(core, &r, &n);
+	if (err != SLIM_OK) {
+		/* Not marked as applied: the next ACK reports it lost and it is repainted. */
+		return reject(core, err, hdr.seq);
+	}
+	uint32_t prev = core->window.highest;
+	slim_seq_window_mark(&core->window, hdr.seq);
+	if (hdr.seq != prev + 1 && !(prev == UINT32_MAX && hdr.seq == 1)) {
+		nack_gap(core, prev + 1, hdr.seq - 1);
+	}
+	uint64_t now = slim_now_us();
+	if (core->frame_received_us == 0) {
+		core->frame_received_us = now;
+	}
+	for (size_t i = 0; i < n; i++) {
+		apply(core, &core->cmds[i], hdr.time_us);
+	}
+	core->stats.applied++;
+	return SLIM_OK;
+}

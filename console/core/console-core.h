@@ -1,0 +1,49 @@
+/*
+ * The console's protocol engine: takes datagrams from the server, applies
+ * them to the shadow framebuffer, presents finished frames through a
+ * backend and answers with ACK and NACK. It holds nothing the server
+ * cannot rebuild: after a new HELLO the server repaints everything.
+ */
+#ifndef SLIM_CONSOLE_CORE_H
+#define SLIM_CONSOLE_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "backend.h"
+#include "slim-codec.h"
+#include "slim-pixels.h"
+
+struct slim_console_stats {
+	uint64_t datagrams;   /* received, good or bad */
+	uint64_t applied;
+	uint64_t duplicates;
+	uint64_t late;        /* overtaken by a later datagram, dropped */
+	uint64_t frames;
+	uint64_t errors[SLIM_ERR_COUNT];
+	uint64_t bad;         /* sum of errors[] */
+};
+
+struct slim_console_core;
+
+struct slim_console_core *slim_console_core_create(uint32_t width, uint32_t height,
+		uint16_t mtu, struct slim_console_backend *backend,
+		slim_send_fn send, void *send_data);
+void slim_console_core_destroy(struct slim_console_core *core);
+
+/* Starts a new association with the server and sends HELLO. */
+void slim_console_core_hello(struct slim_console_core *core, const char *console_id,
+		uint32_t assoc);
+/* Applies one datagram; a bad one is dropped whole and changes nothing. */
+enum slim_error slim_console_core_receive(struct slim_console_core *core,
+		const uint8_t *buf, size_t len);
+/* The screen changed size: clears the picture; say HELLO again after it. */
+bool slim_console_core_resize(struct slim_console_core *core, uint32_t width, uint32_t height);
+bool slim_console_core_send_input(struct slim_console_core *core,
+		const struct slim_wire_input *events, size_t n);
+
+const struct slim_fb *slim_console_core_fb(const struct slim_console_core *core);
+const struct slim_console_stats *slim_console_core_stats(const struct slim_console_core *core);
+const struct slim_console_cursor *slim_console_core_cursor(const struct slim_console_core *core);
+
+#endif

@@ -1,0 +1,465 @@
+#include <string.h>
+#include "slim-codec.h"
+
+static const char *const error_names[SLIM_ERR_COUNT] = {
+	[SLIM_OK] = "ok",
+	[SLIM_ERR_SHORT] = "truncated datagram",
+	[SLIM_ERR_MAGIC] = "bad magic",
+	[SLIM_ERR_VERSION] = "unsupported version",
+	[SLIM_ERR_DIRECTION] = "wrong direction",
+	[SLIM_ERR_ASSOC] = "unknown association",
+	[SLIM_ERR_TRAILING] = "trailing bytes",
+	[SLIM_ERR_UNKNOWN] = "unknown command",
+	[SLIM_ERR_LENGTH] = "bad command length",
+	[SLIM_ERR_RECT] = "rectangle off screen",
+	[SLIM_ERR_FIELD] = "field out of range",
+	[SLIM_ERR_LZ4] = "corrupt compressed data",
+};
+
+const char *slim_error_str(enum slim_error err)
+{
+	if ((unsigned)err >= SLIM_ERR_COUNT) {
+		return "unknown error";
+	}
+	return error_names[err];
+}
+
+void slim_writer_init(struct slim_writer *w, uint8_t *buf, size_t mtu,
+		uint32_t assoc, bool upstream)
+{
+	w->buf = buf;
+	w->mtu = mtu;
+	w->assoc = assoc;
+	w->flags = upstream ? SLIM_DGRAM_UPSTREAM : 0;
+	slim_writer_reset(w);
+}
+
+void slim_writer_reset(struct slim_writer *w)
+{
+	w->len = sizeof(struct slim_wire_dgram);
+	w->count = 0;
+}
+
+size_t slim_writer_room(const struct slim_writer *w)
+{
+	size_t used = w->len + sizeof(struct slim_wire_cmd);
+	return used < w->mtu ? w->mtu - used : 0;
+}
+
+uint8_t *slim_writer_add(struct slim_writer *w, uint8_t type, uint8_t flags,
+		size_t body_len)
+{
+	/* The header must fit too: a room of 0 does not tell whether it does. */
+	if (body_len > UINT16_MAX ||
+			w->len + sizeof(struct slim_wire_cmd) + body_len > w->mtu ||
+			w->count == UINT16_MAX) {
+		return NULL;
+	}
+	struct slim_wire_cmd hdr = { .type = type, .flags = flags, .len = (uint16_t)body_len };
+	memcpy(w->buf + w->len, &hdr, sizeof(hdr));
+	uint8_t *body = w->buf + w->len + sizeof(hdr);
+	w->len += sizeof(hdr) + body_len;
+	w->count++;
+	return body;
+}
+
+void slim_writer_shrink_last(struct slim_writer *w, uint8_t *body, size_t used)
+{
+	struct slim_wire_cmd hdr;
+	uint8_t *h = body - sizeof(hdr);
+	memcpy(&hdr, h, sizeof(hdr));
+	hdr.len = (uint16_t)used;
+	memcpy(h, &hdr, sizeof(hdr));
+	w->len = (size_t)(body - w->buf) + used;
+}
+
+size_t slim_writer_finish(struct slim_writer *w, uint32_t seq, uint64_t time_us)
+{
+	struct slim_wire_dgram hdr = {
+		.magic = SLIM_MAGIC,
+		.version = SLIM_VERSION,
+		.flags = w->flags,
+		.count = w->count,
+		.assoc = w->assoc,
+		.seq = seq,
+		.time_us = time_us,
+	};
+	memcpy(w->buf, &hdr, sizeof(hdr));
+	return w->len;
+}
+
+static bool put(struct slim_writer *w, uint8_t type, uint8_t flags,
+		const void *body, size_t len)
+{
+	uint8_t *p = slim_writer_add(w, type, flags, len);
+	if (!p) {
+		return false;
+	}
+	memcpy(p, body, len);
+	return true;
+}
+
+static struct slim_wire_rect wire_rect(struct slim_rect r)
+{
+	return (struct slim_wire_rect){ r.x, r.y, r.w, r.h };
+}
+
+bool slim_put_fill(struct slim_writer *w, struct slim_rect r, uint32_t color)
+{
+	struct slim_wire_fill f = { .r = wire_rect(r), .color = color };
+	return put(w, SLIM_CMD_FILL, 0, &f, sizeof(f));
+}
+
+bool slim_put_copy(struct slim_writer *w, struct slim_rect src, uint16_t dx, uint16_t dy)
+{
+	struct slim_wire_copy c = { .src = wire_rect(src), .dx = dx, .dy = dy };
+	return put(w, SLIM_CMD_COPY, 0, &c, sizeof(c));
+}
+
+bool slim_put_cursor_pos(struct slim_writer *w, int16_t x, int16_t y, bool visible)
+{
+	struct slim_wire_cursor_pos c = { .x = x, .y = y, .visible = visible };
+	return put(w, SLIM_CMD_CURSOR_POS, 0, &c, sizeof(c));
+}
+
+bool slim_put_frame_end(struct slim_writer *w, const struct slim_wire_frame_end *fe)
+{
+	return put(w, SLIM_CMD_FRAME_END, 0, fe, sizeof(*fe));
+}
+
+bool slim_put_hello(struct slim_writer *w, const struct slim_wire_hello *hello)
+{
+	return put(w, SLIM_CMD_HELLO, 0, hello, sizeof(*hello));
+}
+
+bool slim_put_input(struct slim_writer *w, const struct slim_wire_input *events, size_t n)
+{
+	return n > 0 && put(w, SLIM_CMD_INPUT, 0, events, n * sizeof(*events));
+}
+
+bool slim_put_ack(struct slim_writer *w, const struct slim_wire_ack *ack)
+{
+	return put(w, SLIM_CMD_ACK, 0, ack, sizeof(*ack));
+}
+
+bool slim_put_nack(struct slim_writer *w, const struct slim_wire_seq_range *ranges,
+		size_t n, uint16_t flags)
+{
+	if (n > SLIM_NACK_MAX_RANGES) {
+		return false;
+	}
+	struct slim_wire_nack hdr = { .count = (uint16_t)n, .flags = flags };
+	uint8_t *p = slim_writer_add(w, SLIM_CMD_NACK, 0, sizeof(hdr) + n * sizeof(*ranges));
+	if (!p) {
+		return false;
+	}
+	memcpy(p, &hdr, sizeof(hdr));
+	if (n > 0) {
+		memcpy(p + sizeof(hdr), ranges, n * sizeof(*ranges));
+	}
+	return true;
+}
+
+size_t slim_cscs_payload_len(uint16_t w, uint16_t h, uint8_t depth,
+		size_t *y_stride, size_t *c_stride)
+{
+	size_t cw = ((size_t)w + 1) / 2, ch = ((size_t)h + 1) / 2;
+	size_t ys = depth == SLIM_CSCS_DEPTH4 ? ((size_t)w + 1) / 2 : w;
+	size_t cs = depth == SLIM_CSCS_DEPTH4 ? (cw + 1) / 2 : cw;
+	if (y_stride) {
+		*y_stride = ys;
+	}
+	if (c_stride) {
+		*c_stride = cs;
+	}
+	return ys * h + 2 * cs * ch;
+}
+
+enum slim_error slim_reader_init(struct slim_reader *r, struct slim_dgram *hdr,
+		const uint8_t *buf, size_t len, bool upstream,
+		uint16_t width, uint16_t height)
+{
+	struct slim_wire_dgram w;
+	if (len < sizeof(w)) {
+		return SLIM_ERR_SHORT;
+	}
+	memcpy(&w, buf, sizeof(w));
+	if (w.magic != SLIM_MAGIC) {
+		return SLIM_ERR_MAGIC;
+	}
+	if (w.version != SLIM_VERSION) {
+		return SLIM_ERR_VERSION;
+	}
+	if (!!(w.flags & SLIM_DGRAM_UPSTREAM) != upstream) {
+		return SLIM_ERR_DIRECTION;
+	}
+	*hdr = (struct slim_dgram){
+		.flags = w.flags, .count = w.count, .assoc = w.assoc,
+		.seq = w.seq, .time_us = w.time_us,
+	};
+	r->p = buf + sizeof(w);
+	r->end = buf + len;
+	r->left = w.count;
+	r->width = width;
+	r->height = height;
+	r->upstream = upstream;
+	return SLIM_OK;
+}
+
+static struct slim_rect rect_from_wire(struct slim_wire_rect w)
+{
+	return (struct slim_rect){ w.x, w.y, w.w, w.h };
+}
+
+static bool rect_within(struct slim_rect r, uint32_t width, uint32_t height)
+{
+	return r.w > 0 && r.h > 0 && (uint32_t)r.x + r.w <= width &&
+		(uint32_t)r.y + r.h <= height;
+}
+
+static bool rect_contains(struct slim_rect outer, struct slim_rect in)
+{
+	return in.x >= outer.x && in.y >= outer.y &&
+		(uint32_t)in.x + in.w <= (uint32_t)outer.x + outer.w &&
+		(uint32_t)in.y + in.h <= (uint32_t)outer.y + outer.h;
+}
+
+static enum slim_error decode_set(const struct slim_reader *r, struct slim_cmd *cmd,
+		const uint8_t *body, size_t len)
+{
+	struct slim_wire_set s;
+	if (len < sizeof(s) + 1 || (cmd->flags & ~(SLIM_SET_LZ4 | SLIM_SET_RGB888))) {
+		return len < sizeof(s) + 1 ? SLIM_ERR_LENGTH : SLIM_ERR_FIELD;
+	}
+	memcpy(&s, body, sizeof(s));
+	cmd->set.r = rect_from_wire(s.r);
+	if (!rect_within(cmd->set.r, r->width, r->height)) {
+		return SLIM_ERR_RECT;
+	}
+	if ((size_t)cmd->set.r.w * cmd->set.r.h > SLIM_MAX_PIECE_PIXELS) {
+		return SLIM_ERR_FIELD;
+	}
+	cmd->set.data = body + sizeof(s);
+	cmd->set.len = len - sizeof(s);
+	if (!(cmd->flags & SLIM_SET_LZ4) &&
+			cmd->set.len != slim_set_raw_len(cmd->set.r, cmd->flags)) {
+		return SLIM_ERR_LENGTH;
+	}
+	return SLIM_OK;
+}
+
+static enum slim_error decode_cscs(const struct slim_reader *r, struct slim_cmd *cmd,
+		const uint8_t *body, size_t len)
+{
+	struct slim_wire_cscs c;
+	if (len < sizeof(c)) {
+		return SLIM_ERR_LENGTH;
+	}
+	memcpy(&c, body, sizeof(c));
+	struct slim_cscs *o = &cmd->cscs;
+	o->src_w = c.src_w;
+	o->src_h = c.src_h;
+	o->dst = rect_from_wire(c.dst);
+	o->psrc = rect_from_wire(c.psrc);
+	o->pdst = rect_from_wire(c.pdst);
+	o->depth = cmd->flags & SLIM_CSCS_DEPTH_MASK;
+	if ((cmd->flags & ~SLIM_CSCS_DEPTH_MASK) || o->depth > SLIM_CSCS_DEPTH4 ||
+			c.src_w == 0 || c.src_h == 0 ||
+			c.src_w > SLIM_MAX_DIM || c.src_h > SLIM_MAX_DIM ||
+			o->dst.w == 0 || o->dst.h == 0 ||
+			!rect_within(o->psrc, c.src_w, c.src_h) ||
+			(o->psrc.x & 1) || (o->psrc.y & 1) ||
+			(size_t)o->psrc.w * o->psrc.h > SLIM_MAX_PIECE_PIXELS) {
+		return SLIM_ERR_FIELD;
+	}
+	if (!rect_within(o->pdst, r->width, r->height) || !rect_contains(o->dst, o->pdst)) {
+		return SLIM_ERR_RECT;
+	}
+	if ((size_t)o->pdst.w * o->pdst.h > SLIM_MAX_CSCS_PIXELS) {
+		return SLIM_ERR_FIELD;
+	}
+	size_t need = slim_cscs_payload_len(o->psrc.w, o->psrc.h, o->depth,
+		&o->y_stride, &o->c_stride);
+	if (len - sizeof(c) != need) {
+		return SLIM_ERR_LENGTH;
+	}
+	size_t ch = ((size_t)o->psrc.h + 1) / 2;
+	o->y = body + sizeof(c);
+	o->u = o->y + o->y_stride * o->psrc.h;
+	o->v = o->u + o->c_stride * ch;
+	return SLIM_OK;
+}
+
+static enum slim_error decode_downstream(const struct slim_reader *r,
+		struct slim_cmd *cmd, const uint8_t *body, size_t len)
+{
+	switch (cmd->type) {
+	case SLIM_CMD_FILL: {
+		struct slim_wire_fill f;
+		if (len != sizeof(f)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&f, body, sizeof(f));
+		cmd->fill.r = rect_from_wire(f.r);
+		cmd->fill.color = f.color;
+		return rect_within(cmd->fill.r, r->width, r->height) ? SLIM_OK : SLIM_ERR_RECT;
+	}
+	case SLIM_CMD_SET:
+		return decode_set(r, cmd, body, len);
+	case SLIM_CMD_BITMAP: {
+		struct slim_wire_bitmap b;
+		if (len < sizeof(b)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&b, body, sizeof(b));
+		cmd->bitmap.r = rect_from_wire(b.r);
+		cmd->bitmap.fg = b.fg;
+		cmd->bitmap.bg = b.bg;
+		cmd->bitmap.bits = body + sizeof(b);
+		if (!rect_within(cmd->bitmap.r, r->width, r->height)) {
+			return SLIM_ERR_RECT;
+		}
+		size_t need = (size_t)(cmd->bitmap.r.w + 7) / 8 * cmd->bitmap.r.h;
+		return len - sizeof(b) == need ? SLIM_OK : SLIM_ERR_LENGTH;
+	}
+	case SLIM_CMD_COPY: {
+		struct slim_wire_copy c;
+		if (len != sizeof(c)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&c, body, sizeof(c));
+		cmd->copy.src = rect_from_wire(c.src);
+		cmd->copy.dx = c.dx;
+		cmd->copy.dy = c.dy;
+		struct slim_rect dst = { c.dx, c.dy, c.src.w, c.src.h };
+		return rect_within(cmd->copy.src, r->width, r->height) &&
+			rect_within(dst, r->width, r->height) ? SLIM_OK : SLIM_ERR_RECT;
+	}
+	case SLIM_CMD_CSCS:
+		return decode_cscs(r, cmd, body, len);
+	case SLIM_CMD_CURSOR_IMAGE: {
+		struct slim_wire_cursor_image *h = &cmd->cursor_image.hdr;
+		if (len < sizeof(*h)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(h, body, sizeof(*h));
+		if (h->w == 0 || h->h == 0 || h->w > SLIM_CURSOR_MAX || h->h > SLIM_CURSOR_MAX ||
+				h->hot_x >= h->w || h->hot_y >= h->h || h->rows == 0 ||
+				(uint32_t)h->row + h->rows > h->h) {
+			return SLIM_ERR_FIELD;
+		}
+		cmd->cursor_image.pixels = body + sizeof(*h);
+		return len - sizeof(*h) == (size_t)h->w * h->rows * 4 ? SLIM_OK : SLIM_ERR_LENGTH;
+	}
+	case SLIM_CMD_CURSOR_POS:
+		if (len != sizeof(cmd->cursor_pos)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&cmd->cursor_pos, body, len);
+		return SLIM_OK;
+	case SLIM_CMD_FRAME_END:
+		if (len != sizeof(cmd->frame_end)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&cmd->frame_end, body, len);
+		return SLIM_OK;
+	default:
+		return SLIM_ERR_UNKNOWN;
+	}
+}
+
+static enum slim_error decode_upstream(struct slim_cmd *cmd, const uint8_t *body, size_t len)
+{
+	switch (cmd->type) {
+	case SLIM_CMD_HELLO:
+		if (len != sizeof(cmd->hello)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&cmd->hello, body, len);
+		if (cmd->hello.width == 0 || cmd->hello.height == 0 ||
+				cmd->hello.width > SLIM_MAX_DIM || cmd->hello.height > SLIM_MAX_DIM ||
+				cmd->hello.mtu < SLIM_MIN_MTU || cmd->hello.mtu > SLIM_MAX_MTU) {
+			return SLIM_ERR_FIELD;
+		}
+		return SLIM_OK;
+	case SLIM_CMD_INPUT:
+		if (len == 0 || len % sizeof(struct slim_wire_input)) {
+			return SLIM_ERR_LENGTH;
+		}
+		cmd->input.events = body;
+		cmd->input.count = len / sizeof(struct slim_wire_input);
+		return SLIM_OK;
+	case SLIM_CMD_ACK:
+		if (len != sizeof(cmd->ack)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&cmd->ack, body, len);
+		return SLIM_OK;
+	case SLIM_CMD_NACK: {
+		struct slim_wire_nack n;
+		if (len < sizeof(n)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&n, body, sizeof(n));
+		if (n.count > SLIM_NACK_MAX_RANGES || (n.flags & ~SLIM_NACK_REPAINT)) {
+			return SLIM_ERR_FIELD;
+		}
+		if (len != sizeof(n) + (size_t)n.count * sizeof(struct slim_wire_seq_range)) {
+			return SLIM_ERR_LENGTH;
+		}
+		cmd->nack.ranges = body + sizeof(n);
+		cmd->nack.count = n.count;
+		cmd->nack.flags = n.flags;
+		for (size_t i = 0; i < n.count; i++) {
+			struct slim_wire_seq_range range;
+			slim_nack_get(cmd, i, &range);
+			if (range.first > range.last) {
+				return SLIM_ERR_FIELD;
+			}
+		}
+		return SLIM_OK;
+	}
+	default:
+		return SLIM_ERR_UNKNOWN;
+	}
+}
+
+enum slim_error slim_reader_next(struct slim_reader *r, struct slim_cmd *cmd)
+{
+	if (r->left == 0) {
+		cmd->type = 0;
+		return r->p == r->end ? SLIM_OK : SLIM_ERR_TRAILING;
+	}
+	struct slim_wire_cmd hdr;
+	if ((size_t)(r->end - r->p) < sizeof(hdr)) {
+		return SLIM_ERR_SHORT;
+	}
+	memcpy(&hdr, r->p, sizeof(hdr));
+	const uint8_t *body = r->p + sizeof(hdr);
+	if ((size_t)(r->end - body) < hdr.len) {
+		return SLIM_ERR_SHORT;
+	}
+	if (!!(hdr.type & 0x80) != r->upstream) {
+		return SLIM_ERR_DIRECTION;
+	}
+	cmd->type = hdr.type;
+	cmd->flags = hdr.flags;
+	enum slim_error err = r->upstream ? decode_upstream(cmd, body, hdr.len)
+		: decode_downstream(r, cmd, body, hdr.len);
+	if (err != SLIM_OK) {
+		return err;
+	}
+	r->p = body + hdr.len;
+	r->left--;
+	return SLIM_OK;
+}
+
+void slim_input_get(const struct slim_cmd *cmd, size_t i, struct slim_wire_input *ev)
+{
+	memcpy(ev, cmd->input.events + i * sizeof(*ev), sizeof(*ev));
+}
+
+void slim_nack_get(const struct slim_cmd *cmd, size_t i, struct slim_wire_seq_range *range)
+{
+	memcpy(range, cmd->nack.ranges + i * sizeof(*range), sizeof(*range));
+}

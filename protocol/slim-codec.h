@@ -1,0 +1,161 @@
+/*
+ * Encoding and decoding of slim datagrams, shared by the server and the
+ * console. The writer batches commands into one datagram of at most `mtu`
+ * bytes; the reader walks a received datagram and validates every length,
+ * bound and rectangle before a caller sees a command, so that a caller
+ * can never be led outside its buffers by what arrives.
+ */
+#ifndef SLIM_CODEC_H
+#define SLIM_CODEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "slim-proto.h"
+
+enum slim_error {
+	SLIM_OK = 0,
+	SLIM_ERR_SHORT,        /* shorter than a header, or a command runs past the end */
+	SLIM_ERR_MAGIC,
+	SLIM_ERR_VERSION,
+	SLIM_ERR_DIRECTION,    /* an upstream datagram sent downstream or the reverse */
+	SLIM_ERR_ASSOC,        /* not this association */
+	SLIM_ERR_TRAILING,     /* bytes after the last command */
+	SLIM_ERR_UNKNOWN,      /* unknown command type */
+	SLIM_ERR_LENGTH,       /* a body length that does not match its command */
+	SLIM_ERR_RECT,         /* empty, or outside the screen */
+	SLIM_ERR_FIELD,        /* a field out of its range */
+	SLIM_ERR_LZ4,          /* compressed data that does not expand to the size it claims */
+	SLIM_ERR_COUNT,
+};
+
+const char *slim_error_str(enum slim_error err);
+
+/* Hands one finished datagram to the transport. */
+typedef void (*slim_send_fn)(void *data, const uint8_t *buf, size_t len);
+
+/* Building a datagram. */
+struct slim_writer {
+	uint8_t *buf;
+	size_t mtu;
+	size_t len;
+	uint16_t count;
+	uint8_t flags;
+	uint32_t assoc;
+};
+
+void slim_writer_init(struct slim_writer *w, uint8_t *buf, size_t mtu,
+		uint32_t assoc, bool upstream);
+/* Starts an empty datagram in the same buffer. */
+void slim_writer_reset(struct slim_writer *w);
+/* Bytes left for the body of one more command. */
+size_t slim_writer_room(const struct slim_writer *w);
+/* Reserves a command; returns its body to fill in, or NULL if it does not fit. */
+uint8_t *slim_writer_add(struct slim_writer *w, uint8_t type, uint8_t flags,
+		size_t body_len);
+/* Gives back what the last slim_writer_add reserved beyond `used` bytes. */
+void slim_writer_shrink_last(struct slim_writer *w, uint8_t *body, size_t used);
+/* Writes the header; returns the datagram's length. */
+size_t slim_writer_finish(struct slim_writer *w, uint32_t seq, uint64_t time_us);
+
+bool slim_put_fill(struct slim_writer *w, struct slim_rect r, uint32_t color);
+bool slim_put_copy(struct slim_writer *w, struct slim_rect src, uint16_t dx, uint16_t dy);
+bool slim_put_cursor_pos(struct slim_writer *w, int16_t x, int16_t y, bool visible);
+bool slim_put_frame_end(struct slim_writer *w, const struct slim_wire_frame_end *fe);
+bool slim_put_hello(struct slim_writer *w, const struct slim_wire_hello *hello);
+bool slim_put_input(struct slim_writer *w, const struct slim_wire_input *events, size_t n);
+bool slim_put_ack(struct slim_writer *w, const struct slim_wire_ack *ack);
+bool slim_put_nack(struct slim_writer *w, const struct slim_wire_seq_range *ranges,
+		size_t n, uint16_t flags);
+
+/* A decoded command. Pointers point into the datagram. */
+struct slim_cscs {
+	uint16_t src_w, src_h;
+	struct slim_rect dst, psrc, pdst;
+	uint8_t depth;
+	const uint8_t *y, *u, *v;
+	size_t y_stride, c_stride; /* bytes a row of each plane */
+};
+
+struct slim_cmd {
+	uint8_t type;
+	uint8_t flags;
+	union {
+		struct {
+			struct slim_rect r;
+			uint32_t color;
+		} fill;
+		struct {
+			struct slim_rect r;
+			const uint8_t *data;
+			size_t len;
+		} set;
+		struct {
+			struct slim_rect r;
+			uint32_t fg, bg;
+			const uint8_t *bits;
+		} bitmap;
+		struct {
+			struct slim_rect src;
+			uint16_t dx, dy;
+		} copy;
+		struct slim_cscs cscs;
+		struct {
+			struct slim_wire_cursor_image hdr;
+			const uint8_t *pixels;
+		} cursor_image;
+		struct slim_wire_cursor_pos cursor_pos;
+		struct slim_wire_frame_end frame_end;
+		struct slim_wire_hello hello;
+		struct {
+			const uint8_t *events; /* struct slim_wire_input, unaligned */
+			size_t count;
+		} input;
+		struct slim_wire_ack ack;
+		struct {
+			const uint8_t *ranges; /* struct slim_wire_seq_range, unaligned */
+			size_t count;
+			uint16_t flags;
+		} nack;
+	};
+};
+
+struct slim_dgram {
+	uint8_t flags;
+	uint16_t count;
+	uint32_t assoc;
+	uint32_t seq;
+	uint64_t time_us;
+};
+
+/* Walks one datagram. `width` and `height` bound every rectangle. */
+struct slim_reader {
+	const uint8_t *p, *end;
+	uint16_t left;
+	uint16_t width, height;
+	bool upstream;
+};
+
+enum slim_error slim_reader_init(struct slim_reader *r, struct slim_dgram *hdr,
+		const uint8_t *buf, size_t len, bool upstream,
+		uint16_t width, uint16_t height);
+/*
+ * Decodes the next command into `cmd`. Returns SLIM_OK with cmd->type set,
+ * SLIM_OK with cmd->type == 0 at the end, or an error.
+ */
+enum slim_error slim_reader_next(struct slim_reader *r, struct slim_cmd *cmd);
+
+void slim_input_get(const struct slim_cmd *cmd, size_t i, struct slim_wire_input *ev);
+void slim_nack_get(const struct slim_cmd *cmd, size_t i, struct slim_wire_seq_range *range);
+
+/* Bytes of pixel data a SET of this rectangle and format carries uncompressed. */
+static inline size_t slim_set_raw_len(struct slim_rect r, uint8_t flags)
+{
+	return (size_t)r.w * r.h * ((flags & SLIM_SET_RGB888) ? 3 : 4);
+}
+
+/* Bytes a CSCS piece carries for a source piece of w x h samples. */
+size_t slim_cscs_payload_len(uint16_t w, uint16_t h, uint8_t depth,
+		size_t *y_stride, size_t *c_stride);
+
+#endif

@@ -1,0 +1,55 @@
+#include <stdio.h>
+#include <time.h>
+#include "slim-log.h"
+
+static enum slim_log_level log_verbosity = SLIM_LOG_INFO;
+static slim_log_handler log_handler;
+
+void slim_log_init(enum slim_log_level verbosity, slim_log_handler handler)
+{
+	log_verbosity = verbosity;
+	log_handler = handler;
+}
+
+void slim_log(enum slim_log_level level, const char *fmt, ...)
+{
+	if (level > log_verbosity) {
+		return;
+	}
+	va_list args;
+	va_start(args, fmt);
+	if (log_handler) {
+		log_handler(level, fmt, args);
+	} else {
+		static const char *const tags[] = { "", "[ERROR] ", "[INFO] ", "[DEBUG] " };
+		fputs(tags[level], stderr);
+		vfprintf(stderr, fmt, args);
+		fputc('\n', stderr);
+	}
+	va_end(args);
+}
+
+bool slim_ratelimit(struct slim_ratelimit *rl, uint64_t now_us)
+{
+	if (now_us - rl->window_us >= 1000000) {
+		if (rl->suppressed > 0) {
+			slim_log(SLIM_LOG_ERROR, "(%u similar messages suppressed)", rl->suppressed);
+		}
+		rl->window_us = now_us;
+		rl->used = 0;
+		rl->suppressed = 0;
+	}
+	if (rl->used < rl->burst) {
+		rl->used++;
+		return true;
+	}
+	rl->suppressed++;
+	return false;
+}
+
+uint64_t slim_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}

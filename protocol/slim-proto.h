@@ -1,0 +1,218 @@
+/*
+ * The slim wire protocol: constants and the byte layout of every message.
+ * protocol/slim-protocol.md is the normative description; this header is
+ * its mirror in C. All multi-byte fields are little-endian. The structs
+ * are packed and are only ever read or written with memcpy (see
+ * slim-codec.c), so they never impose alignment on a datagram buffer.
+ */
+#ifndef SLIM_PROTO_H
+#define SLIM_PROTO_H
+
+#include <stdint.h>
+
+/* The codec copies these structs to and from the wire as they are. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "slim needs a little-endian host");
+
+#define SLIM_MAGIC 0x4d494c53u /* "SLIM" as bytes on the wire */
+#define SLIM_VERSION 1
+
+/* Default and hard bounds of a datagram, header included. */
+#define SLIM_DEFAULT_MTU 1400
+#define SLIM_MIN_MTU 256
+#define SLIM_MAX_MTU 65000
+
+/* Largest screen (and so largest rectangle) either side accepts. */
+#define SLIM_MAX_DIM 8192
+
+/* One SET piece, or the source samples of one CSCS piece, at most. */
+#define SLIM_MAX_PIECE_PIXELS 65536
+/* The screen pixels one CSCS piece may paint: bounds what 40 bytes can cost. */
+#define SLIM_MAX_CSCS_PIXELS (16 * SLIM_MAX_PIECE_PIXELS)
+/* LZ4 data in one datagram may expand to at most this many bytes. */
+#define SLIM_MAX_DGRAM_EXPANDED (4u << 20)
+
+#define SLIM_CURSOR_MAX 256
+
+/* How many of the latest sequence numbers a console's loss reports cover. */
+#define SLIM_SEQ_WINDOW 4096
+
+/* Datagram header flags. */
+enum slim_dgram_flags {
+	SLIM_DGRAM_UPSTREAM = 1 << 0, /* console -> server */
+};
+
+enum slim_cmd_type {
+	/* downstream: server -> console */
+	SLIM_CMD_FILL = 0x01,
+	SLIM_CMD_SET = 0x02,
+	SLIM_CMD_BITMAP = 0x03,
+	SLIM_CMD_COPY = 0x04,
+	SLIM_CMD_CSCS = 0x05,
+	SLIM_CMD_CURSOR_IMAGE = 0x06,
+	SLIM_CMD_CURSOR_POS = 0x07,
+	SLIM_CMD_FRAME_END = 0x08,
+	/* upstream: console -> server */
+	SLIM_CMD_HELLO = 0x81,
+	SLIM_CMD_INPUT = 0x82,
+	SLIM_CMD_ACK = 0x83,
+	SLIM_CMD_NACK = 0x84,
+	SLIM_CMD_CARD = 0x85, /* reserved: defined with the card reader */
+};
+
+/* SET flags */
+#define SLIM_SET_LZ4 (1 << 0)      /* payload is one LZ4 block */
+#define SLIM_SET_RGB888 (1 << 1)   /* 3 bytes a pixel (B, G, R); else XRGB8888 */
+
+/* CSCS flags: sample depth of the Y, U and V planes */
+#define SLIM_CSCS_DEPTH_MASK 0x3
+#define SLIM_CSCS_DEPTH8 0 /* 8 bits a sample: 12 bits a pixel */
+#define SLIM_CSCS_DEPTH4 1 /* 4 bits a sample, two per byte: 6 bits a pixel */
+
+/* NACK flags */
+#define SLIM_NACK_REPAINT (1 << 0) /* too much lost to list: repaint everything */
+
+/* Console capabilities in HELLO. */
+enum slim_caps {
+	SLIM_CAP_LZ4 = 1 << 0,
+	SLIM_CAP_RGB888 = 1 << 1,
+	SLIM_CAP_CSCS = 1 << 2,
+	SLIM_CAP_CURSOR = 1 << 3,
+};
+
+#define SLIM_CONSOLE_ID_LEN 32
+
+enum slim_input_kind {
+	SLIM_INPUT_KEY = 1,        /* code: evdev KEY_*, value: 0 up, 1 down, 2 repeat */
+	SLIM_INPUT_BUTTON = 2,     /* code: evdev BTN_*, value: 0 up, 1 down */
+	SLIM_INPUT_MOTION_REL = 3, /* x, y: delta in 1/256 pixel */
+	SLIM_INPUT_MOTION_ABS = 4, /* x, y: position on the console screen in 1/256 pixel */
+	SLIM_INPUT_AXIS = 5,       /* code: 0 vertical, 1 horizontal; value: delta in 1/256;
+	                            * x: discrete steps */
+	SLIM_INPUT_FRAME = 6,      /* groups the events before it (libinput/wl_pointer frame) */
+};
+
+struct slim_rect {
+	uint16_t x, y, w, h;
+};
+
+#define SLIM_PACKED __attribute__((packed))
+
+struct slim_wire_dgram {
+	uint32_t magic;
+	uint8_t version;
+	uint8_t flags;
+	uint16_t count; /* commands that follow */
+	uint32_t assoc;
+	uint32_t seq;
+	uint64_t time_us;
+} SLIM_PACKED;
+
+struct slim_wire_cmd {
+	uint8_t type;
+	uint8_t flags;
+	uint16_t len; /* body bytes after this header */
+} SLIM_PACKED;
+
+struct slim_wire_rect {
+	uint16_t x, y, w, h;
+} SLIM_PACKED;
+
+struct slim_wire_fill {
+	struct slim_wire_rect r;
+	uint32_t color;
+} SLIM_PACKED;
+
+struct slim_wire_set {
+	struct slim_wire_rect r;
+	/* then the pixels, raw or one LZ4 block */
+} SLIM_PACKED;
+
+struct slim_wire_bitmap {
+	struct slim_wire_rect r;
+	uint32_t fg, bg;
+	/* then h rows of (w + 7) / 8 bytes, most significant bit leftmost, 1 = fg */
+} SLIM_PACKED;
+
+struct slim_wire_copy {
+	struct slim_wire_rect src;
+	uint16_t dx, dy;
+} SLIM_PACKED;
+
+struct slim_wire_cscs {
+	uint16_t src_w, src_h;      /* the whole source image */
+	struct slim_wire_rect dst;  /* where the whole image lands, scaled */
+	struct slim_wire_rect psrc; /* the source samples this piece carries */
+	struct slim_wire_rect pdst; /* the screen pixels this piece paints */
+	/* then Y rows, U rows, V rows of psrc (chroma halved, rounded up) */
+} SLIM_PACKED;
+
+struct slim_wire_cursor_image {
+	uint32_t serial;
+	uint16_t w, h, hot_x, hot_y;
+	uint16_t row, rows; /* this piece carries rows [row, row + rows) */
+	/* then ARGB8888 (premultiplied) pixels */
+} SLIM_PACKED;
+
+struct slim_wire_cursor_pos {
+	int16_t x, y; /* hotspot position on the screen */
+	uint8_t visible;
+	uint8_t pad;
+} SLIM_PACKED;
+
+struct slim_wire_frame_end {
+	uint32_t frame;
+	uint32_t report_from; /* the console reports losses from here on: all before is settled */
+	uint64_t damage_us; /* server clock: when the frame's first damage arrived */
+	uint64_t encoded_us; /* server clock: when encoding finished */
+} SLIM_PACKED;
+
+struct slim_wire_hello {
+	uint16_t version;
+	uint16_t width, height;
+	uint16_t mtu;
+	uint32_t caps;
+	char console_id[SLIM_CONSOLE_ID_LEN];
+} SLIM_PACKED;
+
+struct slim_wire_input {
+	uint8_t kind;
+	uint8_t pad;
+	uint16_t code;
+	int32_t value;
+	int32_t x, y;
+	uint32_t time_ms;
+} SLIM_PACKED;
+
+struct slim_wire_ack {
+	uint32_t frame;
+	uint32_t highest_seq;
+	uint64_t received_us; /* console clock: first datagram of the frame */
+	uint64_t applied_us;  /* console clock: frame presented */
+	uint64_t echo_us;     /* the FRAME_END datagram's time_us, echoed */
+} SLIM_PACKED;
+
+struct slim_wire_seq_range {
+	uint32_t first, last;
+} SLIM_PACKED;
+
+struct slim_wire_nack {
+	uint16_t count;
+	uint16_t flags;
+	/* then count ranges */
+} SLIM_PACKED;
+
+#define SLIM_NACK_MAX_RANGES 64
+
+_Static_assert(sizeof(struct slim_wire_dgram) == 24, "datagram header");
+_Static_assert(sizeof(struct slim_wire_cmd) == 4, "command header");
+_Static_assert(sizeof(struct slim_wire_fill) == 12, "FILL");
+_Static_assert(sizeof(struct slim_wire_bitmap) == 16, "BITMAP");
+_Static_assert(sizeof(struct slim_wire_copy) == 12, "COPY");
+_Static_assert(sizeof(struct slim_wire_cscs) == 28, "CSCS");
+_Static_assert(sizeof(struct slim_wire_cursor_image) == 16, "CURSOR_IMAGE");
+_Static_assert(sizeof(struct slim_wire_frame_end) == 24, "FRAME_END");
+_Static_assert(sizeof(struct slim_wire_hello) == 44, "HELLO");
+_Static_assert(sizeof(struct slim_wire_input) == 20, "INPUT event");
+_Static_assert(sizeof(struct slim_wire_ack) == 32, "ACK");
+
+#endif

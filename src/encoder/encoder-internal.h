@@ -1,0 +1,191 @@
+/*
+ * Inside the encoder: the pieces encoder.c wires together.
+ *
+ *   scroll.c     vertical scrolls found by hashing rows -> COPY
+ *   classify.c   damage refined against the model tile by tile, each
+ *                changed area sent as FILL, BITMAP or SET
+ *   cscs-split.c YUV images cut into self-contained CSCS pieces
+ *   packer.c     commands batched into datagrams; each command is also
+ *                applied to the model, and its area noted for recovery
+ *   recovery.c   what each datagram painted; NACK/ACK -> what to repaint
+ */
+#ifndef SLIM_ENCODER_INTERNAL_H
+#define SLIM_ENCODER_INTERNAL_H
+
+#include <lz4.h>
+#include "encoder.h"
+#include "slim-log.h"
+
+/*
+ * Damage is examined in tiles of this size: wide tiles compare fast, and
+ * 64x16 of two-colour text costs 128 bytes as a BITMAP against 3 KiB raw.
+ */
+#define TILE_W 64
+#define TILE_H 16
+#define TILE_PIXELS (TILE_W * TILE_H)
+
+/* recovery.c */
+
+#define REC_RING 16384  /* datagrams remembered */
+#define REC_RECTS 30    /* rectangles remembered per datagram before merging */
+#define COPY_RING 16384 /* COPY commands remembered */
+
+enum rec_state {
+	REC_EMPTY,
+	REC_SENT,
+	REC_CONFIRMED,
+	REC_RECOVERED,
+};
+
+struct seq_record {
+	uint32_t seq;
+	uint8_t state;
+	uint8_t n;
+	struct slim_rect r[REC_RECTS];
+};
+
+struct copy_entry {
+	uint32_t seq;
+	struct slim_rect src;
+	uint16_t dx, dy;
+};
+
+struct slim_recovery {
+	struct seq_record *records;
+	struct copy_entry *copies;
+	uint64_t copies_logged;
+	uint32_t confirmed; /* every number up to this is known received or lost */
+	uint32_t last_sent;
+	uint32_t width, height;
+	pixman_region32_t repair; /* lost areas waiting to be repainted */
+	bool repaint_all;
+};
+
+bool recovery_init(struct slim_recovery *rec, uint32_t width, uint32_t height);
+void recovery_finish(struct slim_recovery *rec);
+void recovery_reset(struct slim_recovery *rec, uint32_t width, uint32_t height);
+void recovery_begin_dgram(struct slim_recovery *rec, uint32_t seq);
+void recovery_note(struct slim_recovery *rec, uint32_t seq, struct slim_rect r);
+void recovery_note_copy(struct slim_recovery *rec, uint32_t seq, struct slim_rect src,
+		uint16_t dx, uint16_t dy);
+/* Returns how many datagrams were newly found lost. */
+uint32_t recovery_lost(struct slim_recovery *rec, uint32_t first, uint32_t last);
+uint32_t recovery_ack(struct slim_recovery *rec, uint32_t highest);
+
+/* packer.c */
+
+struct slim_packer {
+	struct slim_writer w;
+	uint8_t *buf;
+	uint32_t seq; /* of the datagram being filled, once it has a command */
+	uint32_t next_seq;
+	uint64_t commands; /* written so far */
+	slim_send_fn send;
+	void *send_data;
+	struct slim_recovery *rec;
+	struct slim_encoder_stats *stats;
+	const struct slim_fb *model;
+	struct slim_cscs_scratch *cscs;
+};
+
+bool packer_init(struct slim_packer *p, uint16_t mtu, uint32_t assoc);
+void packer_finish(struct slim_packer *p);
+/* Largest body a single command can have in an empty datagram. */
+size_t packer_max_body(const struct slim_packer *p);
+size_t packer_room(const struct slim_packer *p);
+void packer_flush(struct slim_packer *p);
+
+void emit_fill(struct slim_packer *p, struct slim_rect r, uint32_t color);
+void emit_copy(struct slim_packer *p, struct slim_rect src, uint16_t dx, uint16_t dy);
+void emit_bitmap(struct slim_packer *p, struct slim_rect r, uint32_t fg, uint32_t bg,
+		const uint8_t *bits);
+/*
+ * `raw`: r.w * r.h packed pixels in the format `flags` names; `data`: what
+ * is sent, the same or its LZ4 block. One piece: it must fit a datagram.
+ */
+void emit_set(struct slim_packer *p, struct slim_rect r, uint8_t flags,
+		const uint8_t *raw, const uint8_t *data, size_t len);
+/* Reserves a CSCS piece of `payload` bytes; the caller fills the planes, then commits. */
+uint8_t *emit_cscs_begin(struct slim_packer *p, const struct slim_wire_cscs *hdr,
+		uint8_t depth, size_t payload);
+void emit_cscs_commit(struct slim_packer *p, const uint8_t *body, uint8_t depth);
+void emit_frame_end(struct slim_packer *p, const struct slim_wire_frame_end *fe);
+
+/* the encoder */
+
+struct slim_encoder {
+	uint32_t width, height;
+	struct slim_encoder_config cfg;
+	struct slim_fb model;
+	struct slim_packer packer;
+	struct slim_recovery rec;
+	struct slim_encoder_stats stats;
+	pixman_region32_t work;
+
+	/* classify.c scratch: one tile packed, compressed, as a bitmap */
+	uint8_t pack[TILE_PIXELS * 4];
+	uint8_t lz4[LZ4_COMPRESSBOUND(TILE_PIXELS * 4)];
+	uint8_t bits[TILE_PIXELS / 8];
+	bool fill_pending;
+	struct slim_rect fill_rect;
+	uint32_t fill_color;
+
+	/* scroll.c scratch, sized for the tallest screen */
+	uint64_t *row_hash_fb, *row_hash_model;
+	struct scroll_slot {
+		uint64_t hash;
+		uint32_t row;
+	} *hash_table;
+	int32_t *votes;
+
+	uint32_t frame;
+	struct slim_ratelimit log_limit;
+};
+
+static inline uint32_t pixel_rgb(uint32_t p)
+{
+	return p & 0x00ffffffu;
+}
+
+/* classify.c */
+void encode_rect(struct slim_encoder *enc, const struct slim_fb *fb, struct slim_rect r,
+		bool forced);
+void flush_fill(struct slim_encoder *enc);
+
+/* scroll.c */
+bool scroll_init(struct slim_encoder *enc);
+void scroll_finish(struct slim_encoder *enc);
+/* Finds content of `r` that moved vertically and sends it as one COPY. */
+void detect_scroll(struct slim_encoder *enc, const struct slim_fb *fb, struct slim_rect r);
+
+/* cscs-split.c */
+void encode_yuv(struct slim_encoder *enc, const struct slim_yuv_image *img);
+
+/* Rectangle helpers. */
+static inline bool rect_intersect(struct slim_rect a, struct slim_rect b, struct slim_rect *out)
+{
+	uint32_t x1 = a.x > b.x ? a.x : b.x, y1 = a.y > b.y ? a.y : b.y;
+	uint32_t ax2 = (uint32_t)a.x + a.w, bx2 = (uint32_t)b.x + b.w;
+	uint32_t ay2 = (uint32_t)a.y + a.h, by2 = (uint32_t)b.y + b.h;
+	uint32_t x2 = ax2 < bx2 ? ax2 : bx2, y2 = ay2 < by2 ? ay2 : by2;
+	if (x2 <= x1 || y2 <= y1) {
+		return false;
+	}
+	*out = (struct slim_rect){ (uint16_t)x1, (uint16_t)y1, (uint16_t)(x2 - x1),
+		(uint16_t)(y2 - y1) };
+	return true;
+}
+
+static inline struct slim_rect rect_from_box(const pixman_box32_t *b)
+{
+	return (struct slim_rect){ (uint16_t)b->x1, (uint16_t)b->y1,
+		(uint16_t)(b->x2 - b->x1), (uint16_t)(b->y2 - b->y1) };
+}
+
+static inline bool region_touches(pixman_region32_t *region, struct slim_rect r)
+{
+	pixman_box32_t box = { r.x, r.y, r.x + r.w, r.y + r.h };
+	return pixman_region32_contains_rectangle(region, &box) != PIXMAN_REGION_OUT;
+}
+
+#endif

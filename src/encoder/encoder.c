@@ -1,0 +1,280 @@
+#include <stdlib.h>
+#include <string.h>
+#include "encoder-internal.h"
+
+static bool alloc_model(struct slim_encoder *enc, uint32_t width, uint32_t height)
+{
+	uint32_t *px = calloc((size_t)width * height, 4);
+	if (!px) {
+		return false;
+	}
+	free(enc->model.px);
+	enc->model = (struct slim_fb){ .px = px, .width = width, .height = height, .stride = width };
+	enc->width = width;
+	enc->height = height;
+	return true;
+}
+
+struct slim_encoder *slim_encoder_create(uint32_t width, uint32_t height,
+		const struct slim_encoder_config *config, slim_send_fn send, void *send_data)
+{
+	uint16_t mtu = config->mtu ? config->mtu : SLIM_DEFAULT_MTU;
+	if (width == 0 || height == 0 || width > SLIM_MAX_DIM || height > SLIM_MAX_DIM ||
+			mtu < SLIM_MIN_MTU || mtu > SLIM_MAX_MTU || !send) {
+		return NULL;
+	}
+	struct slim_encoder *enc = calloc(1, sizeof(*enc));
+	if (!enc) {
+		return NULL;
+	}
+	enc->cfg = *config;
+	enc->cfg.mtu = mtu;
+	enc->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
+	pixman_region32_init(&enc->work);
+	bool ok = recovery_init(&enc->rec, width, height) &&
+		packer_init(&enc->packer, mtu, config->assoc) &&
+		scroll_init(enc) && alloc_model(enc, width, height);
+	if (!ok) {
+		slim_encoder_destroy(enc);
+		return NULL;
+	}
+	struct slim_packer *p = &enc->packer;
+	p->send = send;
+	p->send_data = send_data;
+	p->rec = &enc->rec;
+	p->stats = &enc->stats;
+	p->model = &enc->model;
+	return enc;
+}
+
+void slim_encoder_destroy(struct slim_encoder *enc)
+{
+	if (!enc) {
+		return;
+	}
+	recovery_finish(&enc->rec);
+	packer_finish(&enc->packer);
+	scroll_finish(enc);
+	pixman_region32_fini(&enc->work);
+	free(enc->model.px);
+	free(enc);
+}
+
+bool slim_encoder_resize(struct slim_encoder *enc, uint32_t width, uint32_t height)
+{
+	if (width == 0 || height == 0 || width > SLIM_MAX_DIM || height > SLIM_MAX_DIM ||
+			!alloc_model(enc, width, height)) {
+		return false;
+	}
+	recovery_reset(&enc->rec, width, height);
+	return true;
+}
+
+void slim_encoder_repaint(struct slim_encoder *enc)
+{
+	enc->rec.repaint_all = true;
+}
+
+bool slim_encoder_needs_frame(const struct slim_encoder *enc)
+{
+	return enc->rec.repaint_all || pixman_region32_not_empty(
+		(pixman_region32_t *)&enc->rec.repair);
+}
+
+uint32_t slim_encoder_frames_in_flight(const struct slim_encoder *enc)
+{
+	return enc->stats.last_frame - enc->stats.acked_frame;
+}
+
+const struct slim_encoder_stats *slim_encoder_stats(const struct slim_encoder *enc)
+{
+	return &enc->stats;
+}
+
+const struct slim_fb *slim_encoder_model(const struct slim_encoder *enc)
+{
+	return &enc->model;
+}
+
+/* Sends a move as a COPY when the console's copy of the source can be trusted. */
+static void encode_move(struct slim_encoder *enc, const struct slim_move_hint *m)
+{
+	struct slim_rect screen = { 0, 0, (uint16_t)enc->width, (uint16_t)enc->height };
+	struct slim_rect src;
+	if (!rect_intersect(m->src, screen, &src)) {
+		return;
+	}
+	/* Clip so that the destination is on the screen too. */
+	int32_t x1 = src.x, y1 = src.y, x2 = src.x + src.w, y2 = src.y + src.h;
+	x1 = x1 + m->dx < 0 ? -m->dx : x1;
+	y1 = y1 + m->dy < 0 ? -m->dy : y1;
+	x2 = x2 + m->dx > (int32_t)enc->width ? (int32_t)enc->width - m->dx : x2;
+	y2 = y2 + m->dy > (int32_t)enc->height ? (int32_t)enc->height - m->dy : y2;
+	if (x2 <= x1 || y2 <= y1 || (m->dx == 0 && m->dy == 0)) {
+		return;
+	}
+	src = (struct slim_rect){ (uint16_t)x1, (uint16_t)y1, (uint16_t)(x2 - x1),
+		(uint16_t)(y2 - y1) };
+	/* Whatever happens, the destination ends up matching the framebuffer. */
+	pixman_region32_union_rect(&enc->work, &enc->work, x1 + m->dx, y1 + m->dy,
+		src.w, src.h);
+	if (region_touches(&enc->rec.repair, src)) {
+		return;
+	}
+	emit_copy(&enc->packer, src, (uint16_t)(x1 + m->dx), (uint16_t)(y1 + m->dy));
+}
+
+static void encode_region(struct slim_encoder *enc, const struct slim_fb *fb,
+		pixman_region32_t *region, bool forced)
+{
+	int n;
+	const pixman_box32_t *boxes = pixman_region32_rectangles(region, &n);
+	for (int i = 0; i < n; i++) {
+		encode_rect(enc, fb, rect_from_box(&boxes[i]), forced);
+	}
+}
+
+size_t slim_encoder_frame(struct slim_encoder *enc, const struct slim_frame *frame)
+{
+	const struct slim_fb *fb = frame->fb;
+	if (fb->width != enc->width || fb->height != enc->height) {
+		if (slim_ratelimit(&enc->log_limit, slim_now_us())) {
+			slim_log(SLIM_LOG_ERROR, "encoder: frame is %ux%u, console is %ux%u",
+				fb->width, fb->height, enc->width, enc->height);
+		}
+		return 0;
+	}
+	uint64_t start_us = slim_now_us();
+	uint64_t datagrams = enc->stats.datagrams;
+	uint64_t commands = enc->packer.commands;
+
+	pixman_region32_t *work = &enc->work, *repair = &enc->rec.repair;
+	if (frame->damage) {
+		pixman_region32_intersect_rect(work, (pixman_region32_t *)frame->damage,
+			0, 0, enc->width, enc->height);
+	} else {
+		pixman_region32_clear(work);
+	}
+	if (enc->rec.repaint_all) {
+		pixman_region32_union_rect(repair, repair, 0, 0, enc->width, enc->height);
+		enc->rec.repaint_all = false;
+		enc->stats.repaints++;
+	}
+	pixman_region32_intersect_rect(repair, repair, 0, 0, enc->width, enc->height);
+
+	for (size_t i = 0; i < frame->n_moves; i++) {
+		encode_move(enc, &frame->moves[i]);
+	}
+	for (size_t i = 0; i < frame->n_yuv; i++) {
+		const struct slim_yuv_image *img = &frame->yuv[i];
+		encode_yuv(enc, img);
+		/* The model holds what the console made of the YUV: leave it be. */
+		pixman_region32_t dst;
+		pixman_region32_init_rect(&dst, img->dst.x, img->dst.y, img->dst.w, img->dst.h);
+		pixman_region32_subtract(work, work, &dst);
+		pixman_region32_subtract(repair, repair, &dst);
+		pixman_region32_fini(&dst);
+	}
+	pixman_region32_subtract(work, work, repair);
+	int n;
+	const pixman_box32_t *boxes = pixman_region32_rectangles(work, &n);
+	for (int i = 0; i < n; i++) {
+		enc->stats.damaged_pixels += (uint64_t)(boxes[i].x2 - boxes[i].x1) *
+			(uint64_t)(boxes[i].y2 - boxes[i].y1);
+		if (enc->cfg.detect_scroll) {
+			detect_scroll(enc, fb, rect_from_box(&boxes[i]));
+		}
+	}
+	/* Lost areas first, sent as they are: the console's copy is wrong there. */
+	encode_region(enc, fb, repair, true);
+	pixman_region32_clear(repair);
+	encode_region(enc, fb, work, false);
+
+	if (enc->packer.commands == commands) {
+		return 0; /* nothing differs: an idle session sends nothing */
+	}
+	struct slim_wire_frame_end fe = {
+		.frame = ++enc->frame,
+		.report_from = enc->rec.confirmed + 1 ? enc->rec.confirmed + 1 : 1,
+		.damage_us = frame->damage_us ? frame->damage_us : start_us,
+		.encoded_us = slim_now_us(),
+	};
+	emit_frame_end(&enc->packer, &fe);
+	packer_flush(&enc->packer);
+	enc->stats.frames++;
+	enc->stats.last_frame = enc->frame;
+	return (size_t)(enc->stats.datagrams - datagrams);
+}
+
+void slim_encoder_handle_ack(struct slim_encoder *enc, const struct slim_wire_ack *ack)
+{
+	int32_t ahead = (int32_t)(ack->frame - enc->stats.last_frame);
+	if (ahead > 0) {
+		enc->stats.bad_upstream++;
+		return;
+	}
+	if ((int32_t)(ack->frame - enc->stats.acked_frame) > 0) {
+		enc->stats.acked_frame = ack->frame;
+	}
+	uint64_t now = slim_now_us();
+	if (ack->echo_us != 0 && ack->echo_us <= now) {
+		enc->stats.rtt_us = now - ack->echo_us;
+	}
+	enc->stats.recovered_seqs += recovery_ack(&enc->rec, ack->highest_seq);
+}
+
+void slim_encoder_handle_nack(struct slim_encoder *enc, const struct slim_cmd *nack)
+{
+	if (nack->nack.flags & SLIM_NACK_REPAINT) {
+		slim_encoder_repaint(enc);
+	}
+	for (size_t i = 0; i < nack->nack.count; i++) {
+		struct slim_wire_seq_range r;
+		slim_nack_get(nack, i, &r);
+		enc->stats.recovered_seqs += recovery_lost(&enc->rec, r.first, r.last);
+	}
+}
+
+void slim_encoder_timeout(struct slim_encoder *enc)
+{
+	struct slim_recovery *rec = &enc->rec;
+	if (rec->last_sent != rec->confirmed) {
+		enc->stats.recovered_seqs += recovery_lost(rec, rec->confirmed + 1, rec->last_sent);
+	}
+	/* Whatever was in flight is now accounted for. */
+	enc->stats.acked_frame = enc->stats.last_frame;
+}
+
+enum slim_error slim_encoder_receive(struct slim_encoder *enc, const uint8_t *buf,
+		size_t len, void (*other)(void *data, const struct slim_cmd *cmd), void *data)
+{
+	struct slim_reader r;
+	struct slim_dgram hdr;
+	struct slim_cmd cmd;
+	/* First check the whole datagram, so that a bad one changes nothing. */
+	enum slim_error err = slim_reader_init(&r, &hdr, buf, len, true, 0, 0);
+	if (err == SLIM_OK && hdr.assoc != enc->cfg.assoc) {
+		err = SLIM_ERR_ASSOC;
+	}
+	while (err == SLIM_OK && (err = slim_reader_next(&r, &cmd)) == SLIM_OK && cmd.type) {
+	}
+	if (err != SLIM_OK) {
+		enc->stats.bad_upstream++;
+		if (slim_ratelimit(&enc->log_limit, slim_now_us())) {
+			slim_log(SLIM_LOG_ERROR, "encoder: dropped upstream datagram: %s",
+				slim_error_str(err));
+		}
+		return err;
+	}
+	slim_reader_init(&r, &hdr, buf, len, true, 0, 0);
+	while (slim_reader_next(&r, &cmd) == SLIM_OK && cmd.type) {
+		if (cmd.type == SLIM_CMD_ACK) {
+			slim_encoder_handle_ack(enc, &cmd.ack);
+		} else if (cmd.type == SLIM_CMD_NACK) {
+			slim_encoder_handle_nack(enc, &cmd);
+		} else if (other) {
+			other(data, &cmd);
+		}
+	}
+	return SLIM_OK;
+}

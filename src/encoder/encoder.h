@@ -1,0 +1,126 @@
+/*
+ * The server side of the wire: turns a framebuffer and its damage into
+ * display commands for one console, and repairs what the network lost.
+ *
+ * The encoder keeps a model of the console's screen (what it shows if
+ * every datagram sent so far arrives) and updates it with the very
+ * functions the console uses (slim-pixels.h). Damage is refined against
+ * the model, so pixels a client repainted unchanged are never sent.
+ *
+ * No allocation happens per frame in the steady state; loss recovery may
+ * allocate while it builds the region to repaint.
+ */
+#ifndef SLIM_ENCODER_H
+#define SLIM_ENCODER_H
+
+#include <pixman.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "slim-codec.h"
+#include "slim-pixels.h"
+
+struct slim_encoder_config {
+	uint16_t mtu;      /* datagram size, header included; 0: SLIM_DEFAULT_MTU */
+	uint32_t assoc;    /* the console's association id, from its HELLO */
+	bool lz4;          /* console can expand LZ4 */
+	bool rgb888;       /* SET pixels as 3 bytes */
+	bool detect_scroll;
+};
+
+/* A part of the screen that moved: what was at src is now at src + (dx, dy). */
+struct slim_move_hint {
+	struct slim_rect src;
+	int32_t dx, dy;
+};
+
+/* A YUV 4:2:0 image to be shown scaled to dst through CSCS. */
+struct slim_yuv_image {
+	const uint8_t *y, *u, *v;
+	size_t y_stride, c_stride;
+	uint16_t width, height;
+	struct slim_rect dst; /* may extend past the right and bottom edges; clipped */
+	uint8_t depth;        /* SLIM_CSCS_DEPTH8 or SLIM_CSCS_DEPTH4 */
+};
+
+struct slim_frame {
+	const struct slim_fb *fb; /* the server's pixels, XRGB8888; X is ignored */
+	const pixman_region32_t *damage; /* may over-report; may be NULL */
+	const struct slim_move_hint *moves;
+	size_t n_moves;
+	const struct slim_yuv_image *yuv;
+	size_t n_yuv;
+	uint64_t damage_us; /* when the first damage of this frame arrived; 0: now */
+};
+
+enum slim_stat_kind {
+	SLIM_STAT_FILL,
+	SLIM_STAT_SET,
+	SLIM_STAT_SET_LZ4,
+	SLIM_STAT_BITMAP,
+	SLIM_STAT_COPY,
+	SLIM_STAT_CSCS,
+	SLIM_STAT_OTHER,
+	SLIM_STAT_KINDS,
+};
+
+struct slim_encoder_stats {
+	uint64_t frames, datagrams, bytes;
+	uint64_t commands[SLIM_STAT_KINDS];
+	uint64_t cmd_bytes[SLIM_STAT_KINDS];
+	uint64_t cmd_pixels[SLIM_STAT_KINDS];
+	uint64_t damaged_pixels; /* what the frame's damage covered */
+	uint64_t changed_pixels; /* what refinement kept of it */
+	uint64_t recovered_seqs; /* datagrams reported lost and repainted */
+	uint64_t repaints;       /* whole-screen repaints */
+	uint64_t bad_upstream;   /* upstream commands ignored */
+	uint32_t last_frame, acked_frame;
+	uint64_t rtt_us;         /* latest round trip measured by an ACK */
+};
+
+struct slim_encoder;
+
+struct slim_encoder *slim_encoder_create(uint32_t width, uint32_t height,
+		const struct slim_encoder_config *config, slim_send_fn send, void *send_data);
+void slim_encoder_destroy(struct slim_encoder *enc);
+
+/* A new screen size, or a console that said HELLO: everything is sent again. */
+bool slim_encoder_resize(struct slim_encoder *enc, uint32_t width, uint32_t height);
+void slim_encoder_repaint(struct slim_encoder *enc);
+
+/*
+ * Encodes and sends one frame. Returns the number of datagrams sent: 0 when
+ * nothing differs from what the console shows (an idle session sends nothing).
+ */
+size_t slim_encoder_frame(struct slim_encoder *enc, const struct slim_frame *frame);
+
+/* True when lost datagrams are waiting to be repainted by the next frame. */
+bool slim_encoder_needs_frame(const struct slim_encoder *enc);
+
+/* Upstream: ACK and NACK from the console (other commands are the caller's). */
+void slim_encoder_handle_ack(struct slim_encoder *enc, const struct slim_wire_ack *ack);
+void slim_encoder_handle_nack(struct slim_encoder *enc, const struct slim_cmd *nack);
+
+/*
+ * No ACK came in time (the caller's timer): everything not yet confirmed is
+ * treated as lost and repainted by the next frame. This is what repairs the
+ * loss of a frame's last datagram, which no later datagram reveals.
+ */
+void slim_encoder_timeout(struct slim_encoder *enc);
+
+/* Frames sent and not yet acknowledged. */
+uint32_t slim_encoder_frames_in_flight(const struct slim_encoder *enc);
+
+const struct slim_encoder_stats *slim_encoder_stats(const struct slim_encoder *enc);
+/* The encoder's model of the console's screen. */
+const struct slim_fb *slim_encoder_model(const struct slim_encoder *enc);
+
+/*
+ * Decodes one upstream datagram and handles its ACK and NACK commands;
+ * other commands (HELLO, INPUT) are passed to `other` in order. A bad
+ * datagram is dropped whole, counted, and logged at a limited rate.
+ */
+enum slim_error slim_encoder_receive(struct slim_encoder *enc, const uint8_t *buf,
+		size_t len, void (*other)(void *data, const struct slim_cmd *cmd), void *data);
+
+#endif

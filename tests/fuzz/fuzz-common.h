@@ -1,0 +1,21 @@
+/* What both fuzzers share: the picture size, the association, and checks. */
+#ifndef SLIM_FUZZ_COMMON_H
+#define SLIM_FUZZ_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "slim-log.h"
+
+#define FUZZ_ASSOC 0x1234
+#define FUZZ_W 64
+#define FUZZ_H 48
+
+/* Formats every message (its arguments come from the input) and prints nothing. */
+void fuzz_quiet_log(enum slim_log_level level, const char *fmt, va_list args)
+	__attribute__((format(printf, 2, 0)));
+/* Aborts unless buf is a valid datagram of FUZZ_ASSOC within the default MTU. */
+void fuzz_check_datagram(const uint8_t *buf, size_t len, bool upstream, const char *who);
+
+#endif

@@ -1,0 +1,408 @@
+/*
+ * Writes the fuzzers' seed corpus: valid datagrams of every command type,
+ * built with the codec, so that the fuzzers start past the header checks.
+ *
+ *   make-corpus tests/fuzz/corpus
+ *
+ * writes <dir>/console/ (downstream, for fuzz-console: a 64x48 screen) and
+ * <dir>/upstream/ (for fuzz-upstream). The output is deterministic; the
+ * generated files are kept in the source tree.
+ */
+#include <errno.h>
+#include <lz4.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "slim-codec.h"
+
+/* Keep in sync with fuzz-console.c and fuzz-upstream.c. */
+#define FUZZ_ASSOC 0x1234
+#define FUZZ_W 64
+#define FUZZ_H 48
+
+#define MTU SLIM_MAX_MTU
+
+static const char *out_dir;
+static uint8_t buf[MTU];
+static uint32_t rng_state = 0x12345678;
+
+static uint32_t rng(void)
+{
+	/* xorshift32: the corpus must not change between runs */
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 17;
+	rng_state ^= rng_state << 5;
+	return rng_state;
+}
+
+static void make_dir(const char *path)
+{
+	if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, "make-corpus: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+}
+
+static void write_file(const char *sub, const char *name, const uint8_t *data, size_t len)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s/%s", out_dir, sub, name);
+	FILE *f = fopen(path, "wb");
+	if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0) {
+		fprintf(stderr, "make-corpus: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+}
+
+static void check(bool ok, const char *what)
+{
+	if (!ok) {
+		fprintf(stderr, "make-corpus: %s does not fit\n", what);
+		exit(1);
+	}
+}
+
+/* A finished datagram, checked with the reader the fuzzed code uses. */
+static size_t finish(struct slim_writer *w, uint32_t seq, bool upstream)
+{
+	size_t len = slim_writer_finish(w, seq, 1000000 + seq);
+	struct slim_reader r;
+	struct slim_dgram hdr;
+	struct slim_cmd cmd;
+	enum slim_error err = slim_reader_init(&r, &hdr, w->buf, len, upstream,
+		FUZZ_W, FUZZ_H);
+	while (err == SLIM_OK) {
+		err = slim_reader_next(&r, &cmd);
+		if (cmd.type == 0) {
+			break;
+		}
+	}
+	if (err != SLIM_OK) {
+		fprintf(stderr, "make-corpus: built a bad datagram: %s\n", slim_error_str(err));
+		exit(1);
+	}
+	return len;
+}
+
+static void emit(struct slim_writer *w, const char *sub, const char *name, uint32_t seq)
+{
+	bool upstream = strcmp(sub, "upstream") == 0;
+	size_t len = finish(w, seq, upstream);
+	write_file(sub, name, w->buf, len);
+	slim_writer_reset(w);
+}
+
+static struct slim_rect rect(uint16_t x, uint16_t y, uint16_t w, uint16_t h)
+{
+	return (struct slim_rect){ x, y, w, h };
+}
+
+static void put_set(struct slim_writer *w, struct slim_rect r, uint8_t flags)
+{
+	size_t raw_len = slim_set_raw_len(r, flags);
+	uint8_t *raw = malloc(raw_len);
+	check(raw != NULL, "SET pixels");
+	/* Bands of a few colours, so that LZ4 finds something to compress. */
+	for (size_t i = 0; i < raw_len; i++) {
+		raw[i] = (uint8_t)((i / 24) % 3 == 0 ? rng() : 0x40 + (i / 48) % 4);
+	}
+	struct slim_wire_set s = { .r = { r.x, r.y, r.w, r.h } };
+	if (flags & SLIM_SET_LZ4) {
+		int bound = LZ4_compressBound((int)raw_len);
+		uint8_t *body = slim_writer_add(w, SLIM_CMD_SET, flags, sizeof(s) + (size_t)bound);
+		check(body != NULL, "SET LZ4");
+		memcpy(body, &s, sizeof(s));
+		int n = LZ4_compress_default((const char *)raw, (char *)body + sizeof(s),
+			(int)raw_len, bound);
+		check(n > 0, "LZ4 block");
+		slim_writer_shrink_last(w, body, sizeof(s) + (size_t)n);
+	} else {
+		uint8_t *body = slim_writer_add(w, SLIM_CMD_SET, flags, sizeof(s) + raw_len);
+		check(body != NULL, "SET");
+		memcpy(body, &s, sizeof(s));
+		memcpy(body + sizeof(s), raw, raw_len);
+	}
+	free(raw);
+}
+
+static void put_bitmap(struct slim_writer *w, struct slim_rect r, uint32_t fg, uint32_t bg)
+{
+	size_t len = ((size_t)r.w + 7) / 8 * r.h;
+	struct slim_wire_bitmap b = { .r = { r.x, r.y, r.w, r.h }, .fg = fg, .bg = bg };
+	uint8_t *body = slim_writer_add(w, SLIM_CMD_BITMAP, 0, sizeof(b) + len);
+	check(body != NULL, "BITMAP");
+	memcpy(body, &b, sizeof(b));
+	for (size_t i = 0; i < len; i++) {
+		body[sizeof(b) + i] = (uint8_t)rng();
+	}
+}
+
+/* One CSCS piece of a src_w x src_h image shown at dst. */
+static void put_cscs(struct slim_writer *w, uint8_t depth, uint16_t src_w, uint16_t src_h,
+		struct slim_rect dst, struct slim_rect psrc, struct slim_rect pdst)
+{
+	size_t len = slim_cscs_payload_len(psrc.w, psrc.h, depth, NULL, NULL);
+	struct slim_wire_cscs c = {
+		.src_w = src_w, .src_h = src_h,
+		.dst = { dst.x, dst.y, dst.w, dst.h },
+		.psrc = { psrc.x, psrc.y, psrc.w, psrc.h },
+		.pdst = { pdst.x, pdst.y, pdst.w, pdst.h },
+	};
+	uint8_t *body = slim_writer_add(w, SLIM_CMD_CSCS, depth, sizeof(c) + len);
+	check(body != NULL, "CSCS");
+	memcpy(body, &c, sizeof(c));
+	for (size_t i = 0; i < len; i++) {
+		body[sizeof(c) + i] = (uint8_t)(i * 7 + (rng() & 15));
+	}
+}
+
+static void put_cursor_image(struct slim_writer *w, uint32_t serial, uint16_t cw,
+		uint16_t ch, uint16_t row, uint16_t rows)
+{
+	struct slim_wire_cursor_image c = {
+		.serial = serial, .w = cw, .h = ch, .hot_x = 1, .hot_y = 2,
+		.row = row, .rows = rows,
+	};
+	size_t len = (size_t)cw * rows * 4;
+	uint8_t *body = slim_writer_add(w, SLIM_CMD_CURSOR_IMAGE, 0, sizeof(c) + len);
+	check(body != NULL, "CURSOR_IMAGE");
+	memcpy(body, &c, sizeof(c));
+	for (size_t i = 0; i < len; i++) {
+		body[sizeof(c) + i] = (uint8_t)(i % 4 == 3 ? 0xff : rng());
+	}
+}
+
+static void put_frame_end(struct slim_writer *w, uint32_t frame, uint32_t report_from)
+{
+	struct slim_wire_frame_end fe = {
+		.frame = frame, .report_from = report_from,
+		.damage_us = 1000000, .encoded_us = 1000500,
+	};
+	check(slim_put_frame_end(w, &fe), "FRAME_END");
+}
+
+/* Datagrams numbered `seqs`, each with a FILL; the last one ends a frame. */
+static void put_sequence(struct slim_writer *w, const char *name, const uint32_t *seqs,
+		size_t n, uint32_t report_from)
+{
+	uint8_t out[8192];
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++) {
+		check(slim_put_fill(w, rect((uint16_t)(i * 8), 0, 8, 8), 0x00111111u * (uint32_t)i),
+			"FILL");
+		if (i == n - 1) {
+			put_frame_end(w, 1, report_from);
+		}
+		size_t dlen = finish(w, seqs[i], false);
+		check(len + dlen <= sizeof(out), "sequence");
+		memcpy(out + len, w->buf, dlen);
+		len += dlen;
+		slim_writer_reset(w);
+	}
+	write_file("console", name, out, len);
+}
+
+static void console_corpus(void)
+{
+	const char *d = "console";
+	struct slim_writer w;
+	slim_writer_init(&w, buf, MTU, FUZZ_ASSOC, false);
+
+	check(slim_put_fill(&w, rect(0, 0, FUZZ_W, FUZZ_H), 0x00204080), "FILL");
+	check(slim_put_fill(&w, rect(63, 47, 1, 1), 0xffffffff), "FILL");
+	emit(&w, d, "fill", 1);
+
+	put_set(&w, rect(3, 5, 8, 8), 0);
+	emit(&w, d, "set-xrgb", 1);
+
+	put_set(&w, rect(50, 40, 10, 5), SLIM_SET_RGB888);
+	emit(&w, d, "set-rgb888", 1);
+
+	put_set(&w, rect(0, 0, 16, 16), SLIM_SET_LZ4);
+	emit(&w, d, "set-lz4-xrgb", 1);
+
+	put_set(&w, rect(32, 16, 32, 16), SLIM_SET_LZ4 | SLIM_SET_RGB888);
+	emit(&w, d, "set-lz4-rgb888", 1);
+
+	put_bitmap(&w, rect(1, 2, 13, 9), 0x000000, 0xffffff);
+	put_bitmap(&w, rect(40, 0, 24, 16), 0xff0000, 0x00ff00);
+	emit(&w, d, "bitmap", 1);
+
+	/* overlapping moves in both directions */
+	check(slim_put_copy(&w, rect(0, 0, 40, 30), 8, 6), "COPY");
+	check(slim_put_copy(&w, rect(10, 10, 54, 38), 0, 0), "COPY");
+	emit(&w, d, "copy", 1);
+
+	/* a 16x12 image at 32x24, in two pieces of source rows 0-5 and 6-11 */
+	put_cscs(&w, SLIM_CSCS_DEPTH8, 16, 12, rect(4, 4, 32, 24), rect(0, 0, 16, 6),
+		rect(4, 4, 32, 12));
+	put_cscs(&w, SLIM_CSCS_DEPTH8, 16, 12, rect(4, 4, 32, 24), rect(0, 6, 16, 6),
+		rect(4, 16, 32, 12));
+	emit(&w, d, "cscs-depth8", 1);
+
+	/* odd sizes, at 4 bits a sample */
+	put_cscs(&w, SLIM_CSCS_DEPTH4, 7, 5, rect(20, 20, 14, 10), rect(0, 0, 7, 5),
+		rect(20, 20, 14, 10));
+	emit(&w, d, "cscs-depth4", 1);
+
+	/* scaled down, and partly off the screen: only the visible part is painted */
+	put_cscs(&w, SLIM_CSCS_DEPTH8, 24, 16, rect(56, 40, 12, 8), rect(0, 0, 24, 16),
+		rect(56, 40, 8, 8));
+	emit(&w, d, "cscs-down", 1);
+
+	put_cursor_image(&w, 7, 16, 16, 0, 8);
+	put_cursor_image(&w, 7, 16, 16, 8, 8);
+	check(slim_put_cursor_pos(&w, 30, -3, true), "CURSOR_POS");
+	emit(&w, d, "cursor", 1);
+
+	check(slim_put_fill(&w, rect(8, 8, 16, 16), 0x00abcdef), "FILL");
+	put_frame_end(&w, 1, 1);
+	emit(&w, d, "frame", 1);
+
+	/* every command in one datagram, as the encoder batches them */
+	check(slim_put_fill(&w, rect(0, 0, 64, 8), 0x00336699), "FILL");
+	put_set(&w, rect(0, 8, 4, 4), 0);
+	put_set(&w, rect(4, 8, 4, 4), SLIM_SET_RGB888);
+	put_set(&w, rect(8, 8, 8, 4), SLIM_SET_LZ4 | SLIM_SET_RGB888);
+	put_bitmap(&w, rect(16, 8, 9, 16), 0x00000000, 0x00ffffff);
+	check(slim_put_copy(&w, rect(0, 8, 32, 16), 32, 9), "COPY");
+	put_cscs(&w, SLIM_CSCS_DEPTH8, 8, 8, rect(0, 24, 16, 16), rect(0, 0, 8, 8),
+		rect(0, 24, 16, 16));
+	put_cursor_image(&w, 1, 4, 4, 0, 4);
+	check(slim_put_cursor_pos(&w, 10, 10, false), "CURSOR_POS");
+	put_frame_end(&w, 3, 1);
+	emit(&w, d, "mixed", 1);
+
+	/*
+	 * Several datagrams back to back (fuzz-console splits its input at each
+	 * magic): a gap, a late one, a duplicate and a frame end that ACKs with
+	 * a loss report; then the same across the wrap of the sequence numbers
+	 * (0xffffffff is followed by 1), where a loss is two ranges.
+	 */
+	static const uint32_t seqs[] = { 1, 3, 2, 3, 6 };
+	put_sequence(&w, "sequence", seqs, sizeof(seqs) / sizeof(seqs[0]), 1);
+	static const uint32_t wrap[] = { 0xfffffff0, 0xfffffff2, 3, 0xfffffff1, 5 };
+	put_sequence(&w, "sequence-wrap", wrap, sizeof(wrap) / sizeof(wrap[0]), 0xfffffff0);
+}
+
+static void put_inputs(struct slim_writer *w, const struct slim_wire_input *ev, size_t n)
+{
+	check(slim_put_input(w, ev, n), "INPUT");
+}
+
+static void upstream_corpus(void)
+{
+	const char *d = "upstream";
+	struct slim_writer w;
+	slim_writer_init(&w, buf, MTU, FUZZ_ASSOC, true);
+
+	struct slim_wire_hello hello = {
+		.version = SLIM_VERSION, .width = FUZZ_W, .height = FUZZ_H,
+		.mtu = SLIM_DEFAULT_MTU,
+		.caps = SLIM_CAP_LZ4 | SLIM_CAP_RGB888 | SLIM_CAP_CSCS | SLIM_CAP_CURSOR,
+		.console_id = "fuzz-console-0",
+	};
+	check(slim_put_hello(&w, &hello), "HELLO");
+	emit(&w, d, "hello", 1);
+
+	const struct slim_wire_input keys[] = {
+		{ .kind = SLIM_INPUT_KEY, .code = 30, .value = 1, .time_ms = 10 },
+		{ .kind = SLIM_INPUT_FRAME, .time_ms = 10 },
+		{ .kind = SLIM_INPUT_KEY, .code = 30, .value = 2, .time_ms = 40 },
+		{ .kind = SLIM_INPUT_KEY, .code = 30, .value = 0, .time_ms = 60 },
+		{ .kind = SLIM_INPUT_FRAME, .time_ms = 60 },
+	};
+	put_inputs(&w, keys, sizeof(keys) / sizeof(keys[0]));
+	emit(&w, d, "input-key", 2);
+
+	const struct slim_wire_input pointer[] = {
+		{ .kind = SLIM_INPUT_MOTION_REL, .x = 3 * 256, .y = -2 * 256, .time_ms = 100 },
+		{ .kind = SLIM_INPUT_MOTION_ABS, .x = 32 * 256, .y = 47 * 256 + 255, .time_ms = 101 },
+		{ .kind = SLIM_INPUT_BUTTON, .code = 0x110, .value = 1, .time_ms = 102 },
+		{ .kind = SLIM_INPUT_AXIS, .code = 0, .value = 15 * 256, .x = 1, .time_ms = 103 },
+		{ .kind = SLIM_INPUT_AXIS, .code = 1, .value = -256, .x = 0, .time_ms = 103 },
+		{ .kind = SLIM_INPUT_BUTTON, .code = 0x110, .value = 0, .time_ms = 104 },
+		{ .kind = SLIM_INPUT_FRAME, .time_ms = 104 },
+	};
+	put_inputs(&w, pointer, sizeof(pointer) / sizeof(pointer[0]));
+	emit(&w, d, "input-pointer", 3);
+
+	struct slim_wire_input many[64];
+	for (size_t i = 0; i < 64; i++) {
+		many[i] = (struct slim_wire_input){
+			.kind = (uint8_t)(1 + i % 6), .code = (uint16_t)rng(),
+			.value = (int32_t)rng(), .x = (int32_t)rng(), .y = (int32_t)rng(),
+			.time_ms = (uint32_t)i,
+		};
+	}
+	put_inputs(&w, many, 64);
+	emit(&w, d, "input-many", 4);
+
+	struct slim_wire_ack ack = {
+		.frame = 1, .highest_seq = 1,
+		.received_us = 5000, .applied_us = 5200, .echo_us = 1000001,
+	};
+	check(slim_put_ack(&w, &ack), "ACK");
+	emit(&w, d, "ack", 5);
+
+	struct slim_wire_ack ack_far = {
+		.frame = 0xffffffff, .highest_seq = 0xfffffffe,
+		.received_us = UINT64_MAX, .applied_us = 0, .echo_us = UINT64_MAX,
+	};
+	check(slim_put_ack(&w, &ack_far), "ACK");
+	emit(&w, d, "ack-far", 6);
+
+	struct slim_wire_seq_range one = { 1, 1 };
+	check(slim_put_nack(&w, &one, 1, 0), "NACK");
+	emit(&w, d, "nack", 7);
+
+	struct slim_wire_seq_range ranges[SLIM_NACK_MAX_RANGES];
+	for (uint32_t i = 0; i < SLIM_NACK_MAX_RANGES; i++) {
+		ranges[i] = (struct slim_wire_seq_range){ 1 + 3 * i, 2 + 3 * i };
+	}
+	check(slim_put_nack(&w, ranges, SLIM_NACK_MAX_RANGES, 0), "NACK");
+	emit(&w, d, "nack-many", 8);
+
+	check(slim_put_nack(&w, NULL, 0, SLIM_NACK_REPAINT), "NACK");
+	emit(&w, d, "nack-repaint", 9);
+
+	struct slim_wire_seq_range wrap = { 0xfffffff0, 0xffffffff };
+	check(slim_put_nack(&w, &wrap, 1, 0), "NACK");
+	emit(&w, d, "nack-wrap", 10);
+
+	/* what a console sends at a frame end after a loss */
+	struct slim_wire_seq_range lost = { 2, 2 };
+	check(slim_put_nack(&w, &lost, 1, 0), "NACK");
+	struct slim_wire_ack ack3 = {
+		.frame = 1, .highest_seq = 3,
+		.received_us = 5000, .applied_us = 5300, .echo_us = 1000003,
+	};
+	check(slim_put_ack(&w, &ack3), "ACK");
+	emit(&w, d, "nack-ack", 11);
+
+	check(slim_put_hello(&w, &hello), "HELLO");
+	put_inputs(&w, keys, 2);
+	check(slim_put_ack(&w, &ack), "ACK");
+	emit(&w, d, "mixed", 12);
+
+	emit(&w, d, "empty", 13);
+}
+
+int main(int argc, char *argv[])
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s CORPUS_DIR\n", argv[0]);
+		return 2;
+	}
+	out_dir = argv[1];
+	char path[4096];
+	make_dir(out_dir);
+	snprintf(path, sizeof(path), "%s/console", out_dir);
+	make_dir(path);
+	snprintf(path, sizeof(path), "%s/upstream", out_dir);
+	make_dir(path);
+	console_corpus();
+	upstream_corpus();
+	return 0;
+}

@@ -1,0 +1,401 @@
+/*
+ * The property the whole wire rests on: whatever the server's framebuffer
+ * does, after each frame the console's framebuffer equals it byte for
+ * byte; and when datagrams are lost, duplicated or reordered, NACK/ACK
+ * recovery brings the console back to byte-exact.
+ *
+ * Random framebuffers (text, UI, photo), random damage (over-reported too),
+ * moves with hints, scrolls without hints, tiny changes in big damage.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "console-core.h"
+#include "content.h"
+#include "encoder.h"
+#include "test-util.h"
+
+#define MAX_QUEUE 8192
+
+struct packet {
+	size_t len;
+	uint8_t *buf;
+};
+
+struct queue {
+	size_t n;
+	struct packet p[MAX_QUEUE];
+};
+
+static void queue_push(void *data, const uint8_t *buf, size_t len)
+{
+	struct queue *q = data;
+	assert_true(q->n < MAX_QUEUE);
+	q->p[q->n].buf = malloc(len);
+	assert_non_null(q->p[q->n].buf);
+	memcpy(q->p[q->n].buf, buf, len);
+	q->p[q->n].len = len;
+	q->n++;
+}
+
+static void queue_clear(struct queue *q)
+{
+	for (size_t i = 0; i < q->n; i++) {
+		free(q->p[i].buf);
+	}
+	q->n = 0;
+}
+
+/* What the link does to datagrams, in percent. */
+struct link {
+	uint32_t loss, dup, reorder, up_loss;
+};
+
+struct stream {
+	struct test_rng rng;
+	struct content_rng crng;
+	struct slim_fb fb;
+	struct slim_encoder *enc;
+	struct slim_console_core *console;
+	struct queue down, up;
+	struct link link;
+	pixman_region32_t damage;
+	struct slim_move_hint moves[4];
+	size_t n_moves;
+};
+
+static void deliver(struct stream *s)
+{
+	struct queue *q = &s->down;
+	/* Reorder: swap neighbours before delivery. */
+	for (size_t i = 0; i + 1 < q->n; i++) {
+		if (test_rand_below(&s->rng, 100) < s->link.reorder) {
+			struct packet t = q->p[i];
+			q->p[i] = q->p[i + 1];
+			q->p[i + 1] = t;
+		}
+	}
+	for (size_t i = 0; i < q->n; i++) {
+		if (test_rand_below(&s->rng, 100) < s->link.loss) {
+			continue;
+		}
+		int copies = test_rand_below(&s->rng, 100) < s->link.dup ? 2 : 1;
+		for (int k = 0; k < copies; k++) {
+			assert_int_equal(slim_console_core_receive(s->console, q->p[i].buf, q->p[i].len),
+				SLIM_OK);
+		}
+	}
+	queue_clear(q);
+	for (size_t i = 0; i < s->up.n; i++) {
+		if (test_rand_below(&s->rng, 100) < s->link.up_loss) {
+			continue;
+		}
+		assert_int_equal(slim_encoder_receive(s->enc, s->up.p[i].buf, s->up.p[i].len,
+			NULL, NULL), SLIM_OK);
+	}
+	queue_clear(&s->up);
+}
+
+static void stream_init(struct stream *s, uint32_t w, uint32_t h, uint64_t salt,
+		const struct slim_encoder_config *cfg)
+{
+	memset(s, 0, sizeof(*s));
+	test_rng_init(&s->rng, salt);
+	s->crng.s = test_rand(&s->rng) | 1;
+	s->fb = test_fb_create(w, h, &s->rng);
+	/* X is 0xff on the console; make the server's so too, so memcmp can speak. */
+	for (uint32_t y = 0; y < h; y++) {
+		for (uint32_t x = 0; x < w; x++) {
+			*slim_fb_row(&s->fb, x, y) |= SLIM_OPAQUE;
+		}
+	}
+	s->console = slim_console_core_create(w, h, cfg->mtu ? cfg->mtu : SLIM_DEFAULT_MTU,
+		NULL, queue_push, &s->up);
+	assert_non_null(s->console);
+	slim_console_core_hello(s->console, "test", cfg->assoc);
+	queue_clear(&s->up);
+	s->enc = slim_encoder_create(w, h, cfg, queue_push, &s->down);
+	assert_non_null(s->enc);
+	pixman_region32_init(&s->damage);
+}
+
+static void stream_finish(struct stream *s)
+{
+	slim_encoder_destroy(s->enc);
+	slim_console_core_destroy(s->console);
+	queue_clear(&s->down);
+	queue_clear(&s->up);
+	test_fb_destroy(&s->fb);
+	pixman_region32_fini(&s->damage);
+}
+
+static struct slim_rect random_rect(struct stream *s, uint32_t max_w, uint32_t max_h)
+{
+	uint32_t w = test_rand_range(&s->rng, 1, max_w < s->fb.width ? max_w : s->fb.width);
+	uint32_t h = test_rand_range(&s->rng, 1, max_h < s->fb.height ? max_h : s->fb.height);
+	return (struct slim_rect){ (uint16_t)test_rand_below(&s->rng, s->fb.width - w + 1),
+		(uint16_t)test_rand_below(&s->rng, s->fb.height - h + 1), (uint16_t)w, (uint16_t)h };
+}
+
+static void damage(struct stream *s, struct slim_rect r)
+{
+	pixman_region32_union_rect(&s->damage, &s->damage, r.x, r.y, r.w, r.h);
+}
+
+/* A window moved: its pixels move, what it uncovered is repainted. */
+static void op_move(struct stream *s)
+{
+	struct slim_rect r = random_rect(s, s->fb.width / 2, s->fb.height / 2);
+	int32_t dx = (int32_t)test_rand_range(&s->rng, 0, 40) - 20;
+	int32_t dy = (int32_t)test_rand_range(&s->rng, 0, 40) - 20;
+	if (r.x + dx < 0 || r.y + dy < 0 || r.x + r.w + dx > (int32_t)s->fb.width ||
+			r.y + r.h + dy > (int32_t)s->fb.height) {
+		return;
+	}
+	slim_fb_copy(&s->fb, r, (uint16_t)(r.x + dx), (uint16_t)(r.y + dy));
+	damage(s, r);
+	damage(s, (struct slim_rect){ (uint16_t)(r.x + dx), (uint16_t)(r.y + dy), r.w, r.h });
+	if (s->n_moves < 4) {
+		s->moves[s->n_moves++] = (struct slim_move_hint){ .src = r, .dx = dx, .dy = dy };
+	}
+	/* What the window uncovered: new content where it was and is no longer. */
+	pixman_region32_t old, now;
+	pixman_region32_init_rect(&old, r.x, r.y, r.w, r.h);
+	pixman_region32_init_rect(&now, r.x + dx, r.y + dy, r.w, r.h);
+	pixman_region32_subtract(&old, &old, &now);
+	pixman_region32_fini(&now);
+	int n;
+	const pixman_box32_t *b = pixman_region32_rectangles(&old, &n);
+	for (int i = 0; i < n; i++) {
+		slim_fb_fill(&s->fb, (struct slim_rect){ (uint16_t)b[i].x1, (uint16_t)b[i].y1,
+			(uint16_t)(b[i].x2 - b[i].x1), (uint16_t)(b[i].y2 - b[i].y1) }, 0x336699);
+	}
+	pixman_region32_fini(&old);
+}
+
+/* A terminal scrolled: rows move up, new text at the bottom, no hint. */
+static void op_scroll(struct stream *s)
+{
+	struct slim_rect r = random_rect(s, s->fb.width, s->fb.height);
+	if (r.h < 40) {
+		return;
+	}
+	uint32_t k = test_rand_range(&s->rng, 1, r.h / 2);
+	struct slim_rect src = { r.x, (uint16_t)(r.y + k), r.w, (uint16_t)(r.h - k) };
+	slim_fb_copy(&s->fb, src, r.x, r.y);
+	content_text_lines(&s->fb, (struct slim_rect){ r.x, (uint16_t)(r.y + r.h - k), r.w,
+		(uint16_t)k }, 0xffffff, &s->crng);
+	damage(s, r);
+}
+
+static void mutate(struct stream *s)
+{
+	uint32_t ops = test_rand_range(&s->rng, 1, 4);
+	for (uint32_t i = 0; i < ops; i++) {
+		switch (test_rand_below(&s->rng, 6)) {
+		case 0:
+		case 1: {
+			struct slim_rect r = random_rect(s, 200, 150);
+			content_paint(&s->fb, r, (enum content_kind)test_rand_below(&s->rng, CONTENT_KINDS),
+				&s->crng);
+			damage(s, r);
+			break;
+		}
+		case 2:
+			op_move(s);
+			break;
+		case 3:
+			op_scroll(s);
+			break;
+		case 4: {
+			/* Over-reported damage: nothing changed. */
+			damage(s, random_rect(s, s->fb.width, s->fb.height));
+			break;
+		}
+		default: {
+			/* One pixel changed inside a big damaged area. */
+			struct slim_rect r = random_rect(s, s->fb.width, s->fb.height);
+			*slim_fb_row(&s->fb, r.x + r.w / 2, r.y + r.h / 2) ^= 0x00010203;
+			damage(s, r);
+			break;
+		}
+		}
+	}
+}
+
+static size_t frame(struct stream *s)
+{
+	struct slim_frame f = {
+		.fb = &s->fb, .damage = &s->damage, .moves = s->moves, .n_moves = s->n_moves,
+	};
+	size_t sent = slim_encoder_frame(s->enc, &f);
+	pixman_region32_clear(&s->damage);
+	s->n_moves = 0;
+	return sent;
+}
+
+static void assert_converges(struct stream *s)
+{
+	struct link lossy = s->link;
+	s->link = (struct link){ 0 };
+	for (int round = 0; round < 20; round++) {
+		deliver(s);
+		if (slim_encoder_frames_in_flight(s->enc) > 0) {
+			/* The ACK (or the frame's last datagram) was lost: the timer fires. */
+			slim_encoder_timeout(s->enc);
+		}
+		if (frame(s) == 0 && !slim_encoder_needs_frame(s->enc) &&
+				slim_encoder_frames_in_flight(s->enc) == 0) {
+			break;
+		}
+	}
+	test_fb_assert_equal(&s->fb, slim_console_core_fb(s->console));
+	s->link = lossy;
+}
+
+static void run(uint32_t w, uint32_t h, uint64_t salt, struct link link,
+		const struct slim_encoder_config *cfg, int frames)
+{
+	bool clean = link.loss == 0 && link.dup == 0 && link.reorder == 0 && link.up_loss == 0;
+	struct stream *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	stream_init(s, w, h, salt, cfg);
+	s->link = link;
+	/* The first frame is a full repaint of the noise the framebuffer starts with. */
+	damage(s, (struct slim_rect){ 0, 0, (uint16_t)w, (uint16_t)h });
+	for (int i = 0; i < frames; i++) {
+		if (i > 0) {
+			mutate(s);
+		}
+		frame(s);
+		deliver(s);
+		if (clean) {
+			test_fb_assert_equal(&s->fb, slim_console_core_fb(s->console));
+		} else if (i % 10 == 9) {
+			assert_converges(s);
+		}
+	}
+	assert_converges(s);
+
+	/* Idle: nothing changed, nothing is sent, over-reported damage or not. */
+	damage(s, (struct slim_rect){ 0, 0, (uint16_t)w, (uint16_t)h });
+	assert_int_equal(frame(s), 0);
+	assert_int_equal(frame(s), 0);
+
+	const struct slim_encoder_stats *st = slim_encoder_stats(s->enc);
+	assert_true(st->commands[SLIM_STAT_FILL] > 0);
+	assert_true(st->commands[SLIM_STAT_BITMAP] > 0);
+	assert_true(st->commands[SLIM_STAT_SET] + st->commands[SLIM_STAT_SET_LZ4] > 0);
+	if (clean) {
+		/* Under loss, a move whose source awaits repair is rightly sent as pixels. */
+		assert_true(st->commands[SLIM_STAT_COPY] > 0);
+	}
+	if (getenv("SLIM_TEST_VERBOSE")) {
+		print_message("link %u/%u/%u/%u: %lu datagrams, %lu recovered, %lu repaints, "
+			"%lu late, %lu dup\n", link.loss, link.dup, link.reorder, link.up_loss,
+			(unsigned long)st->datagrams, (unsigned long)st->recovered_seqs,
+			(unsigned long)st->repaints,
+			(unsigned long)slim_console_core_stats(s->console)->late,
+			(unsigned long)slim_console_core_stats(s->console)->duplicates);
+	}
+	if (link.loss > 0) {
+		assert_true(st->recovered_seqs > 0);
+		assert_true(slim_console_core_stats(s->console)->applied < st->datagrams);
+	}
+	stream_finish(s);
+	free(s);
+}
+
+static const struct slim_encoder_config configs[] = {
+	{ .assoc = 7, .lz4 = true, .rgb888 = true, .detect_scroll = true },
+	{ .assoc = 8, .lz4 = false, .rgb888 = false, .detect_scroll = true },
+	{ .assoc = 9, .lz4 = true, .rgb888 = false, .detect_scroll = false, .mtu = 576 },
+	{ .assoc = 10, .lz4 = false, .rgb888 = true, .detect_scroll = true, .mtu = 9000 },
+};
+
+static void test_lossless(void **state)
+{
+	for (size_t c = 0; c < sizeof(configs) / sizeof(configs[0]); c++) {
+		run(320, 240, 100 + c, (struct link){ 0 }, &configs[c], 40);
+		run(333, 211, 200 + c, (struct link){ 0 }, &configs[c], 25);
+	}
+}
+
+static void test_loss(void **state)
+{
+	for (size_t c = 0; c < sizeof(configs) / sizeof(configs[0]); c++) {
+		run(320, 240, 300 + c, (struct link){ .loss = 5 }, &configs[c], 30);
+		run(320, 240, 400 + c, (struct link){ .loss = 20, .up_loss = 10 }, &configs[c], 30);
+	}
+}
+
+static void test_dup_reorder(void **state)
+{
+	for (size_t c = 0; c < sizeof(configs) / sizeof(configs[0]); c++) {
+		run(320, 240, 500 + c, (struct link){ .dup = 10, .reorder = 10 }, &configs[c], 30);
+		run(256, 200, 600 + c, (struct link){ .loss = 20, .dup = 10, .reorder = 10,
+			.up_loss = 20 }, &configs[c], 30);
+	}
+}
+
+/* A scroll with no hint is found and sent as a COPY, far smaller than the pixels. */
+static void test_scroll_is_copy(void **state)
+{
+	struct slim_encoder_config cfg = { .assoc = 3, .lz4 = true, .rgb888 = true,
+		.detect_scroll = true };
+	struct stream *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	stream_init(s, 640, 480, 42, &cfg);
+	struct slim_rect all = { 0, 0, 640, 480 };
+	content_text_lines(&s->fb, all, 0xffffff, &s->crng);
+	damage(s, all);
+	frame(s);
+	deliver(s);
+	uint64_t before = slim_encoder_stats(s->enc)->bytes;
+	/* Scroll up by one 16-pixel line and write a new last line. */
+	slim_fb_copy(&s->fb, (struct slim_rect){ 0, 16, 640, 464 }, 0, 0);
+	content_text_lines(&s->fb, (struct slim_rect){ 0, 464, 640, 16 }, 0xffffff, &s->crng);
+	damage(s, all);
+	frame(s);
+	deliver(s);
+	test_fb_assert_equal(&s->fb, slim_console_core_fb(s->console));
+	const struct slim_encoder_stats *st = slim_encoder_stats(s->enc);
+	assert_int_equal(st->commands[SLIM_STAT_COPY], 1);
+	/* One new line of text: a few KiB at most, against 900 KiB of raw pixels. */
+	assert_true(st->bytes - before < 8192);
+	stream_finish(s);
+	free(s);
+}
+
+/* Refinement: damage over-reported by a client costs nothing. */
+static void test_refinement(void **state)
+{
+	struct slim_encoder_config cfg = { .assoc = 5, .lz4 = true, .rgb888 = true };
+	struct stream *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	stream_init(s, 200, 100, 43, &cfg);
+	damage(s, (struct slim_rect){ 0, 0, 200, 100 });
+	frame(s);
+	deliver(s);
+	const struct slim_encoder_stats *st = slim_encoder_stats(s->enc);
+	uint64_t changed = st->changed_pixels;
+	*slim_fb_row(&s->fb, 150, 70) ^= 0x00ffffff;
+	damage(s, (struct slim_rect){ 0, 0, 200, 100 });
+	assert_true(frame(s) > 0);
+	deliver(s);
+	assert_int_equal(st->changed_pixels - changed, 1);
+	test_fb_assert_equal(&s->fb, slim_console_core_fb(s->console));
+	stream_finish(s);
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lossless),
+		cmocka_unit_test(test_loss),
+		cmocka_unit_test(test_dup_reorder),
+		cmocka_unit_test(test_scroll_is_copy),
+		cmocka_unit_test(test_refinement),
+	};
+	return test_report(cmocka_run_group_tests(tests, NULL, NULL));
+}
