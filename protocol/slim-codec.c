@@ -160,6 +160,25 @@ bool slim_put_nack(struct slim_writer *w, const struct slim_wire_seq_range *rang
 	return true;
 }
 
+bool slim_put_refuse(struct slim_writer *w, uint16_t reason, const char *text)
+{
+	size_t len = strlen(text);
+	len = len < SLIM_REFUSE_TEXT_MAX ? len : SLIM_REFUSE_TEXT_MAX;
+	struct slim_wire_refuse hdr = { .reason = reason };
+	uint8_t *p = slim_writer_add(w, SLIM_CMD_REFUSE, 0, sizeof(hdr) + len);
+	if (!p) {
+		return false;
+	}
+	memcpy(p, &hdr, sizeof(hdr));
+	memcpy(p + sizeof(hdr), text, len);
+	return true;
+}
+
+bool slim_put_ping(struct slim_writer *w)
+{
+	return slim_writer_add(w, SLIM_CMD_PING, 0, 0) != NULL;
+}
+
 size_t slim_cscs_payload_len(uint16_t w, uint16_t h, uint8_t depth,
 		size_t *y_stride, size_t *c_stride)
 {
@@ -363,6 +382,17 @@ static enum slim_error decode_downstream(const struct slim_reader *r,
 		}
 		memcpy(&cmd->frame_end, body, len);
 		return SLIM_OK;
+	case SLIM_CMD_REFUSE: {
+		struct slim_wire_refuse f;
+		if (len < sizeof(f) || len > sizeof(f) + SLIM_REFUSE_TEXT_MAX) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&f, body, sizeof(f));
+		cmd->refuse.reason = f.reason;
+		cmd->refuse.text = (const char *)body + sizeof(f);
+		cmd->refuse.len = len - sizeof(f);
+		return SLIM_OK;
+	}
 	default:
 		return SLIM_ERR_UNKNOWN;
 	}
@@ -389,6 +419,8 @@ static enum slim_error decode_upstream(struct slim_cmd *cmd, const uint8_t *body
 		cmd->input.events = body;
 		cmd->input.count = len / sizeof(struct slim_wire_input);
 		return SLIM_OK;
+	case SLIM_CMD_PING:
+		return len == 0 ? SLIM_OK : SLIM_ERR_LENGTH;
 	case SLIM_CMD_ACK:
 		if (len != sizeof(cmd->ack)) {
 			return SLIM_ERR_LENGTH;

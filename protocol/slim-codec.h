@@ -67,6 +67,9 @@ bool slim_put_input(struct slim_writer *w, const struct slim_wire_input *events,
 bool slim_put_ack(struct slim_writer *w, const struct slim_wire_ack *ack);
 bool slim_put_nack(struct slim_writer *w, const struct slim_wire_seq_range *ranges,
 		size_t n, uint16_t flags);
+/* `text` is cut at SLIM_REFUSE_TEXT_MAX bytes. */
+bool slim_put_refuse(struct slim_writer *w, uint16_t reason, const char *text);
+bool slim_put_ping(struct slim_writer *w);
 
 /* A decoded command. Pointers point into the datagram. */
 struct slim_cscs {
@@ -106,6 +109,11 @@ struct slim_cmd {
 		} cursor_image;
 		struct slim_wire_cursor_pos cursor_pos;
 		struct slim_wire_frame_end frame_end;
+		struct {
+			uint16_t reason;
+			const char *text; /* not terminated */
+			size_t len;
+		} refuse;
 		struct slim_wire_hello hello;
 		struct {
 			const uint8_t *events; /* struct slim_wire_input, unaligned */

@@ -51,12 +51,14 @@ enum slim_cmd_type {
 	SLIM_CMD_CURSOR_IMAGE = 0x06,
 	SLIM_CMD_CURSOR_POS = 0x07,
 	SLIM_CMD_FRAME_END = 0x08,
+	SLIM_CMD_REFUSE = 0x09,
 	/* upstream: console -> server */
 	SLIM_CMD_HELLO = 0x81,
 	SLIM_CMD_INPUT = 0x82,
 	SLIM_CMD_ACK = 0x83,
 	SLIM_CMD_NACK = 0x84,
 	SLIM_CMD_CARD = 0x85, /* reserved: defined with the card reader */
+	SLIM_CMD_PING = 0x86,
 };
 
 /* SET flags */
@@ -70,6 +72,14 @@ enum slim_cmd_type {
 
 /* NACK flags */
 #define SLIM_NACK_REPAINT (1 << 0) /* too much lost to list: repaint everything */
+
+/* REFUSE reasons */
+enum slim_refuse_reason {
+	SLIM_REFUSE_BUSY = 1,    /* another console is attached to this session */
+	SLIM_REFUSE_UNKNOWN = 2, /* no such association (the server restarted): say HELLO */
+};
+
+#define SLIM_REFUSE_TEXT_MAX 200
 
 /* Console capabilities in HELLO. */
 enum slim_caps {
@@ -164,6 +174,12 @@ struct slim_wire_frame_end {
 	uint32_t report_from; /* the console reports losses from here on: all before is settled */
 	uint64_t damage_us; /* server clock: when the frame's first damage arrived */
 	uint64_t encoded_us; /* server clock: when encoding finished */
+} SLIM_PACKED;
+
+struct slim_wire_refuse {
+	uint16_t reason;
+	uint16_t pad;
+	/* then up to SLIM_REFUSE_TEXT_MAX bytes of UTF-8, not terminated */
 } SLIM_PACKED;
 
 struct slim_wire_hello {

@@ -474,6 +474,99 @@ static void test_nack(void **state)
 	free(d);
 }
 
+/* Reads a datagram holding one command and returns the reader's verdict on it. */
+static enum slim_error decode_one(struct dgram *d, bool upstream, struct slim_cmd *cmd)
+{
+	dgram_finish(d);
+	struct slim_reader rd;
+	struct slim_dgram hdr;
+	assert_int_equal(slim_reader_init(&rd, &hdr, d->buf, d->len, upstream, W, H), SLIM_OK);
+	return slim_reader_next(&rd, cmd);
+}
+
+static void test_refuse(void **state)
+{
+	struct dgram *d = dgram_new(false);
+	const char *busy = "desk 7 has this session";
+	char long_text[SLIM_REFUSE_TEXT_MAX + 50];
+	for (size_t i = 0; i < sizeof(long_text) - 1; i++) {
+		long_text[i] = (char)('a' + i % 26);
+	}
+	long_text[sizeof(long_text) - 1] = '\0';
+	assert_true(slim_put_refuse(&d->w, SLIM_REFUSE_BUSY, busy));
+	/* the body: reason, pad, then the text, not terminated */
+	static const uint8_t expect[] = { SLIM_CMD_REFUSE, 0, 4 + 23, 0, SLIM_REFUSE_BUSY, 0, 0, 0 };
+	assert_memory_equal(d->buf + 24, expect, sizeof(expect));
+	assert_memory_equal(d->buf + 24 + 8, busy, 23);
+	assert_int_equal(d->w.len, 24 + 8 + 23);
+	assert_true(slim_put_refuse(&d->w, SLIM_REFUSE_UNKNOWN, ""));
+	/* a long text is cut at SLIM_REFUSE_TEXT_MAX bytes */
+	assert_true(slim_put_refuse(&d->w, 0xbeef, long_text));
+	dgram_finish(d);
+
+	struct slim_reader rd;
+	struct slim_cmd cmd;
+	open_dgram(&rd, d->buf, d->len, false, 3);
+	next_ok(&rd, &cmd, SLIM_CMD_REFUSE, 0);
+	assert_int_equal(cmd.refuse.reason, SLIM_REFUSE_BUSY);
+	assert_int_equal(cmd.refuse.len, strlen(busy));
+	assert_memory_equal(cmd.refuse.text, busy, strlen(busy));
+	next_ok(&rd, &cmd, SLIM_CMD_REFUSE, 0);
+	assert_int_equal(cmd.refuse.reason, SLIM_REFUSE_UNKNOWN);
+	assert_int_equal(cmd.refuse.len, 0);
+	next_ok(&rd, &cmd, SLIM_CMD_REFUSE, 0);
+	assert_int_equal(cmd.refuse.reason, 0xbeef);
+	assert_int_equal(cmd.refuse.len, SLIM_REFUSE_TEXT_MAX);
+	assert_memory_equal(cmd.refuse.text, long_text, SLIM_REFUSE_TEXT_MAX);
+	expect_end(&rd);
+
+	/* too short for its reason, longer than the longest text */
+	static const size_t bad_len[] = { 0, 3, 4 + SLIM_REFUSE_TEXT_MAX + 1 };
+	for (size_t i = 0; i < sizeof(bad_len) / sizeof(bad_len[0]); i++) {
+		slim_writer_reset(&d->w);
+		uint8_t *body = slim_writer_add(&d->w, SLIM_CMD_REFUSE, 0, bad_len[i]);
+		assert_non_null(body);
+		memset(body, 0, bad_len[i]);
+		assert_int_equal(decode_one(d, false, &cmd), SLIM_ERR_LENGTH);
+	}
+	/* downstream only */
+	slim_writer_init(&d->w, d->buf, SLIM_DEFAULT_MTU, ASSOC, true);
+	assert_true(slim_put_refuse(&d->w, SLIM_REFUSE_BUSY, busy));
+	assert_int_equal(decode_one(d, true, &cmd), SLIM_ERR_DIRECTION);
+	free(d);
+}
+
+static void test_ping(void **state)
+{
+	struct dgram *d = dgram_new(true);
+	assert_true(slim_put_ping(&d->w));
+	assert_int_equal(dgram_finish(d), 24 + 4);
+	static const uint8_t expect[] = { SLIM_CMD_PING, 0, 0, 0 };
+	assert_memory_equal(d->buf + 24, expect, sizeof(expect));
+	struct slim_reader rd;
+	struct slim_cmd cmd;
+	open_dgram(&rd, d->buf, d->len, true, 1);
+	next_ok(&rd, &cmd, SLIM_CMD_PING, 0);
+	expect_end(&rd);
+
+	/* a PING has no body */
+	for (size_t len = 1; len <= 8; len *= 2) {
+		slim_writer_reset(&d->w);
+		memset(slim_writer_add(&d->w, SLIM_CMD_PING, 0, len), 0, len);
+		assert_int_equal(decode_one(d, true, &cmd), SLIM_ERR_LENGTH);
+	}
+	/* upstream only */
+	slim_writer_init(&d->w, d->buf, SLIM_DEFAULT_MTU, ASSOC, false);
+	assert_true(slim_put_ping(&d->w));
+	assert_int_equal(decode_one(d, false, &cmd), SLIM_ERR_DIRECTION);
+	/* it needs the room of its header */
+	slim_writer_init(&d->w, d->buf, 24 + 3, ASSOC, true);
+	assert_false(slim_put_ping(&d->w));
+	slim_writer_init(&d->w, d->buf, 24 + 4, ASSOC, true);
+	assert_true(slim_put_ping(&d->w));
+	free(d);
+}
+
 /* Every downstream command in one datagram, read back in order. */
 static void test_batch_downstream(void **state)
 {
@@ -717,6 +810,8 @@ int main(void)
 		cmocka_unit_test(test_input),
 		cmocka_unit_test(test_ack),
 		cmocka_unit_test(test_nack),
+		cmocka_unit_test(test_refuse),
+		cmocka_unit_test(test_ping),
 		cmocka_unit_test(test_batch_downstream),
 		cmocka_unit_test(test_batch_upstream),
 		cmocka_unit_test(test_writer_mtu),

@@ -866,6 +866,126 @@ static void test_send_input(void **state)
 	console_close(&c);
 }
 
+/* What the core told the program around it. */
+struct event_log {
+	int refused, presented;
+	uint16_t reason;
+	char text[SLIM_REFUSE_TEXT_MAX + 1];
+	uint32_t frame;
+	uint64_t applied_us;
+};
+
+static void log_refused(void *data, uint16_t reason, const char *text, size_t len)
+{
+	struct event_log *log = data;
+	assert_true(len <= SLIM_REFUSE_TEXT_MAX);
+	log->refused++;
+	log->reason = reason;
+	memcpy(log->text, text, len);
+	log->text[len] = '\0';
+}
+
+static void log_presented(void *data, uint32_t frame, uint64_t applied_us)
+{
+	struct event_log *log = data;
+	log->presented++;
+	log->frame = frame;
+	log->applied_us = applied_us;
+}
+
+static const struct slim_console_events log_events = {
+	.refused = log_refused,
+	.presented = log_presented,
+};
+
+static void refuse_dgram(struct console *c, uint32_t assoc, uint16_t reason, const char *text)
+{
+	slim_writer_init(&c->w, c->buf, DGRAM_CAP, assoc, false);
+	assert_true(slim_put_refuse(&c->w, reason, text));
+}
+
+/*
+ * A refusal may come from a server that restarted and numbers from 1 again:
+ * it is heard whatever its sequence number, and changes no pixel.
+ */
+static void test_refuse(void **state)
+{
+	struct console c;
+	console_open(&c, 64, 48, SLIM_DEFAULT_MTU, NULL);
+	struct event_log log = { 0 };
+	slim_console_core_set_events(c.core, &log_events, &log);
+	slim_console_core_hello(c.core, "refuse", ASSOC);
+	fill_dgram(&c, (struct slim_rect){ 0, 0, 64, 48 }, 0x123456);
+	assert_int_equal(send_dgram(&c, 1, 0), SLIM_OK);
+	fill_dgram(&c, (struct slim_rect){ 5, 5, 10, 10 }, 0xabcdef);
+	assert_true(slim_put_frame_end(&c.w, &(struct slim_wire_frame_end){ .frame = 9 }));
+	assert_int_equal(send_dgram(&c, 10000, 0), SLIM_OK);
+	assert_int_equal(log.presented, 1);
+	assert_int_equal(log.frame, 9);
+	assert_true(log.applied_us > 0);
+	struct slim_fb before = test_fb_clone(slim_console_core_fb(c.core));
+	const struct slim_console_stats *st = slim_console_core_stats(c.core);
+	struct slim_console_stats st_before = *st;
+	test_sink_clear(c.sink);
+
+	/* far behind the window (and 0, which no datagram carries) */
+	refuse_dgram(&c, ASSOC, SLIM_REFUSE_BUSY, "desk 7 has this session");
+	assert_int_equal(send_dgram(&c, 1, 0), SLIM_OK);
+	assert_int_equal(log.refused, 1);
+	assert_int_equal(log.reason, SLIM_REFUSE_BUSY);
+	assert_string_equal(log.text, "desk 7 has this session");
+	refuse_dgram(&c, ASSOC, SLIM_REFUSE_UNKNOWN, "");
+	assert_int_equal(send_dgram(&c, 0, 0), SLIM_OK);
+	assert_int_equal(log.refused, 2);
+	assert_int_equal(log.reason, SLIM_REFUSE_UNKNOWN);
+	assert_string_equal(log.text, "");
+	test_fb_assert_equal(slim_console_core_fb(c.core), &before);
+	assert_int_equal(st->applied, st_before.applied);
+	assert_int_equal(st->late, st_before.late);
+	assert_int_equal(st->bad, 0);
+	assert_int_equal(c.sink->n, 0); /* nothing to acknowledge or report lost */
+
+	/* another association's refusal is not ours */
+	refuse_dgram(&c, ASSOC + 1, SLIM_REFUSE_UNKNOWN, "who?");
+	assert_int_equal(send_dgram(&c, 10001, 0), SLIM_ERR_ASSOC);
+	assert_int_equal(log.refused, 2);
+	assert_int_equal(st->errors[SLIM_ERR_ASSOC], 1);
+	test_fb_assert_equal(slim_console_core_fb(c.core), &before);
+
+	/* the sequence carries on where it was */
+	fill_dgram(&c, (struct slim_rect){ 0, 0, 1, 1 }, 0xff);
+	assert_int_equal(send_dgram(&c, 10001, 0), SLIM_OK);
+	assert_int_equal(*slim_fb_row(slim_console_core_fb(c.core), 0, 0), 0xff0000ff);
+	assert_int_equal(st->applied, st_before.applied + 1);
+	assert_int_equal(c.sink->n, 0);
+	test_fb_destroy(&before);
+	console_close(&c);
+}
+
+static void test_ping(void **state)
+{
+	struct console c;
+	console_open(&c, 64, 48, SLIM_MIN_MTU, NULL);
+	slim_console_core_hello(c.core, "ping", ASSOC);
+	test_sink_clear(c.sink);
+	slim_console_core_ping(c.core);
+	slim_console_core_ping(c.core);
+	assert_int_equal(c.sink->n, 2);
+	for (size_t i = 0; i < 2; i++) {
+		struct slim_reader r;
+		struct slim_dgram hdr;
+		assert_int_equal(slim_reader_init(&r, &hdr, c.sink->buf[i], c.sink->len[i], true, 0, 0),
+			SLIM_OK);
+		assert_int_equal(hdr.assoc, ASSOC);
+		assert_int_equal(hdr.seq, 2 + i); /* after HELLO, one more each */
+		assert_int_equal(c.sink->len[i], 24 + 4);
+		struct slim_cmd cmd;
+		next_cmd(&r, &cmd, SLIM_CMD_PING);
+		expect_end(&r);
+	}
+	console_close(&c);
+}
+
 static void test_resize(void **state)
 {
 	struct rec_backend *rec = rec_create();
@@ -974,6 +1094,8 @@ int main(void)
 		cmocka_unit_test(test_ack_small_mtu),
 		cmocka_unit_test(test_cursor),
 		cmocka_unit_test(test_send_input),
+		cmocka_unit_test(test_refuse),
+		cmocka_unit_test(test_ping),
 		cmocka_unit_test(test_resize),
 		cmocka_unit_test(test_png),
 	};

@@ -35,6 +35,9 @@ struct slim_console_core {
 	struct slim_cscs_scratch *cscs;
 	uint8_t *up_buf;
 
+	const struct slim_console_events *events;
+	void *events_data;
+
 	struct slim_console_stats stats;
 	struct slim_ratelimit log_limit;
 };
@@ -128,6 +131,21 @@ static void begin_upstream(struct slim_console_core *core, struct slim_writer *w
 	slim_writer_init(w, core->up_buf, core->mtu, core->assoc, true);
 }
 
+void slim_console_core_set_events(struct slim_console_core *core,
+		const struct slim_console_events *events, void *data)
+{
+	core->events = events;
+	core->events_data = data;
+}
+
+void slim_console_core_ping(struct slim_console_core *core)
+{
+	struct slim_writer w;
+	begin_upstream(core, &w);
+	slim_put_ping(&w);
+	send_upstream(core, &w);
+}
+
 void slim_console_core_hello(struct slim_console_core *core, const char *console_id,
 		uint32_t assoc)
 {
@@ -174,8 +192,10 @@ bool slim_console_core_send_input(struct slim_console_core *core,
 	return true;
 }
 
-static void add_damage(struct slim_console_core *core, struct slim_rect r)
+static void add_damage(struct slim_console_core *core, uint8_t type, struct slim_rect r)
 {
+	core->stats.commands[type]++;
+	core->stats.pixels[type] += (uint64_t)r.w * r.h;
 	if (core->n_damage == MAX_DAMAGE) {
 		/* Too many to track one by one: keep their bounds. */
 		struct slim_rect b = core->damage[0];
@@ -272,24 +292,24 @@ static void apply(struct slim_console_core *core, const struct slim_cmd *cmd,
 	switch (cmd->type) {
 	case SLIM_CMD_FILL:
 		slim_fb_fill(fb, cmd->fill.r, cmd->fill.color);
-		add_damage(core, cmd->fill.r);
+		add_damage(core, cmd->type, cmd->fill.r);
 		break;
 	case SLIM_CMD_SET:
 		slim_fb_set(fb, cmd->set.r, cmd->set.data, cmd->flags);
-		add_damage(core, cmd->set.r);
+		add_damage(core, cmd->type, cmd->set.r);
 		break;
 	case SLIM_CMD_BITMAP:
 		slim_fb_bitmap(fb, cmd->bitmap.r, cmd->bitmap.fg, cmd->bitmap.bg, cmd->bitmap.bits);
-		add_damage(core, cmd->bitmap.r);
+		add_damage(core, cmd->type, cmd->bitmap.r);
 		break;
 	case SLIM_CMD_COPY:
 		slim_fb_copy(fb, cmd->copy.src, cmd->copy.dx, cmd->copy.dy);
-		add_damage(core, (struct slim_rect){ cmd->copy.dx, cmd->copy.dy,
+		add_damage(core, cmd->type, (struct slim_rect){ cmd->copy.dx, cmd->copy.dy,
 			cmd->copy.src.w, cmd->copy.src.h });
 		break;
 	case SLIM_CMD_CSCS:
 		slim_fb_cscs(fb, &cmd->cscs, core->cscs);
-		add_damage(core, cmd->cscs.pdst);
+		add_damage(core, cmd->type, cmd->cscs.pdst);
 		break;
 	case SLIM_CMD_CURSOR_IMAGE:
 		apply_cursor_image(core, cmd);
@@ -309,6 +329,9 @@ static void apply(struct slim_console_core *core, const struct slim_cmd *cmd,
 		core->n_damage = 0;
 		core->stats.frames++;
 		ack_frame(core, &cmd->frame_end, time_us);
+		if (core->events && core->events->presented) {
+			core->events->presented(core->events_data, cmd->frame_end.frame, slim_now_us());
+		}
 		core->frame_received_us = 0;
 		break;
 	}
@@ -383,6 +406,20 @@ enum slim_error slim_console_core_receive(struct slim_console_core *core,
 	if (hdr.assoc != core->assoc || core->assoc == 0) {
 		return reject(core, SLIM_ERR_ASSOC, hdr.seq);
 	}
+	/*
+	 * A refusal may come from a server that restarted and numbers from 1
+	 * again: it is outside the sequence and changes no pixel.
+	 */
+	struct slim_reader peek = r;
+	struct slim_cmd cmd;
+	if (hdr.count == 1 && slim_reader_next(&peek, &cmd) == SLIM_OK &&
+			cmd.type == SLIM_CMD_REFUSE) {
+		if (core->events && core->events->refused) {
+			core->events->refused(core->events_data, cmd.refuse.reason, cmd.refuse.text,
+				cmd.refuse.len);
+		}
+		return SLIM_OK;
+	}
 	switch (slim_seq_window_check(&core->window, hdr.seq)) {
 	case SLIM_SEQ_DUPLICATE:
 		core->stats.duplicates++;
@@ -412,5 +449,6 @@ enum slim_error slim_console_core_receive(struct slim_console_core *core,
 		apply(core, &core->cmds[i], hdr.time_us);
 	}
 	core->stats.applied++;
+	core->stats.bytes += len;
 	return SLIM_OK;
 }

@@ -22,14 +22,31 @@ struct slim_console_stats {
 	uint64_t frames;
 	uint64_t errors[SLIM_ERR_COUNT];
 	uint64_t bad;         /* sum of errors[] */
+	uint64_t bytes;       /* of the datagrams applied */
+	/* applied display commands by type (SLIM_CMD_FILL ... SLIM_CMD_CSCS) and their pixels */
+	uint64_t commands[SLIM_CMD_CSCS + 1];
+	uint64_t pixels[SLIM_CMD_CSCS + 1];
 };
 
 struct slim_console_core;
+
+/* What the program around the core may want to know; every member optional. */
+struct slim_console_events {
+	/* The server refused this association (reason: enum slim_refuse_reason). */
+	void (*refused)(void *data, uint16_t reason, const char *text, size_t len);
+	/* A frame was presented; `applied_us` on the console's clock. */
+	void (*presented)(void *data, uint32_t frame, uint64_t applied_us);
+};
 
 struct slim_console_core *slim_console_core_create(uint32_t width, uint32_t height,
 		uint16_t mtu, struct slim_console_backend *backend,
 		slim_send_fn send, void *send_data);
 void slim_console_core_destroy(struct slim_console_core *core);
+
+void slim_console_core_set_events(struct slim_console_core *core,
+		const struct slim_console_events *events, void *data);
+/* Tells the server the console is still there (no answer unless it forgot us). */
+void slim_console_core_ping(struct slim_console_core *core);
 
 /* Starts a new association with the server and sends HELLO. */
 void slim_console_core_hello(struct slim_console_core *core, const char *console_id,

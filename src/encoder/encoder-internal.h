@@ -41,6 +41,7 @@ struct seq_record {
 	uint32_t seq;
 	uint8_t state;
 	uint8_t n;
+	bool cursor; /* carried cursor commands */
 	struct slim_rect r[REC_RECTS];
 };
 
@@ -59,6 +60,7 @@ struct slim_recovery {
 	uint32_t width, height;
 	pixman_region32_t repair; /* lost areas waiting to be repainted */
 	bool repaint_all;
+	bool cursor_lost;
 };
 
 bool recovery_init(struct slim_recovery *rec, uint32_t width, uint32_t height);
@@ -110,6 +112,9 @@ uint8_t *emit_cscs_begin(struct slim_packer *p, const struct slim_wire_cscs *hdr
 		uint8_t depth, size_t payload);
 void emit_cscs_commit(struct slim_packer *p, const uint8_t *body, uint8_t depth);
 void emit_frame_end(struct slim_packer *p, const struct slim_wire_frame_end *fe);
+void emit_cursor_image(struct slim_packer *p, const struct slim_wire_cursor_image *hdr,
+		const uint32_t *rows);
+void emit_cursor_pos(struct slim_packer *p, int16_t x, int16_t y, bool visible);
 
 /* the encoder */
 
@@ -140,6 +145,12 @@ struct slim_encoder {
 
 	uint32_t frame;
 	struct slim_ratelimit log_limit;
+
+	/* cursor.c */
+	uint32_t cursor_px[SLIM_CURSOR_MAX * SLIM_CURSOR_MAX];
+	struct slim_wire_cursor_image cursor;
+	int32_t cursor_x, cursor_y;
+	bool cursor_visible, cursor_image_dirty, cursor_pos_dirty;
 };
 
 static inline uint32_t pixel_rgb(uint32_t p)

@@ -77,7 +77,7 @@ void slim_encoder_repaint(struct slim_encoder *enc)
 
 bool slim_encoder_needs_frame(const struct slim_encoder *enc)
 {
-	return enc->rec.repaint_all || pixman_region32_not_empty(
+	return enc->rec.repaint_all || enc->rec.cursor_lost || pixman_region32_not_empty(
 		(pixman_region32_t *)&enc->rec.repair);
 }
 

@@ -94,6 +94,18 @@ void slim_encoder_repaint(struct slim_encoder *enc);
  */
 size_t slim_encoder_frame(struct slim_encoder *enc, const struct slim_frame *frame);
 
+/*
+ * The pointer, drawn by the console itself so that motion costs no round
+ * trip. Image: ARGB8888 premultiplied, at most SLIM_CURSOR_MAX square.
+ * Changes go out at the next slim_encoder_flush_cursor or frame, and again
+ * if the datagrams carrying them are lost.
+ */
+bool slim_encoder_cursor_image(struct slim_encoder *enc, const uint32_t *argb,
+		uint32_t w, uint32_t h, uint32_t hot_x, uint32_t hot_y);
+void slim_encoder_cursor_pos(struct slim_encoder *enc, int32_t x, int32_t y, bool visible);
+/* Sends what changed of the cursor now; returns the number of datagrams. */
+size_t slim_encoder_flush_cursor(struct slim_encoder *enc);
+
 /* True when lost datagrams are waiting to be repainted by the next frame. */
 bool slim_encoder_needs_frame(const struct slim_encoder *enc);
 

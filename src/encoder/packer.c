@@ -160,6 +160,26 @@ void emit_cscs_commit(struct slim_packer *p, const uint8_t *payload, uint8_t dep
 	count(p, SLIM_STAT_CSCS, sizeof(h) + len, (uint64_t)c.pdst.w * c.pdst.h);
 }
 
+void emit_cursor_image(struct slim_packer *p, const struct slim_wire_cursor_image *hdr,
+		const uint32_t *rows)
+{
+	size_t len = (size_t)hdr->w * hdr->rows * 4;
+	uint8_t *body = reserve(p, SLIM_CMD_CURSOR_IMAGE, 0, sizeof(*hdr) + len);
+	memcpy(body, hdr, sizeof(*hdr));
+	memcpy(body + sizeof(*hdr), rows, len);
+	p->rec->records[p->seq % REC_RING].cursor = true;
+	count(p, SLIM_STAT_OTHER, sizeof(*hdr) + len, 0);
+}
+
+void emit_cursor_pos(struct slim_packer *p, int16_t x, int16_t y, bool visible)
+{
+	struct slim_wire_cursor_pos c = { .x = x, .y = y, .visible = visible };
+	uint8_t *body = reserve(p, SLIM_CMD_CURSOR_POS, 0, sizeof(c));
+	memcpy(body, &c, sizeof(c));
+	p->rec->records[p->seq % REC_RING].cursor = true;
+	count(p, SLIM_STAT_OTHER, sizeof(c), 0);
+}
+
 void emit_frame_end(struct slim_packer *p, const struct slim_wire_frame_end *fe)
 {
 	uint8_t *body = reserve(p, SLIM_CMD_FRAME_END, 0, sizeof(*fe));

@@ -46,6 +46,7 @@ void recovery_reset(struct slim_recovery *rec, uint32_t width, uint32_t height)
 	rec->height = height;
 	pixman_region32_clear(&rec->repair);
 	rec->repaint_all = true;
+	rec->cursor_lost = true;
 }
 
 void recovery_begin_dgram(struct slim_recovery *rec, uint32_t seq)
@@ -54,6 +55,7 @@ void recovery_begin_dgram(struct slim_recovery *rec, uint32_t seq)
 	r->seq = seq;
 	r->state = REC_SENT;
 	r->n = 0;
+	r->cursor = false;
 	rec->last_sent = seq;
 }
 
@@ -142,6 +144,7 @@ uint32_t recovery_lost(struct slim_recovery *rec, uint32_t first, uint32_t last)
 					r->r[k].x, r->r[k].y, r->r[k].w, r->r[k].h);
 			}
 			r->state = REC_RECOVERED;
+			rec->cursor_lost |= r->cursor;
 			if (found++ == 0) {
 				oldest = s;
 			}

@@ -1,0 +1,369 @@
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "control.h"
+#include "slim-log.h"
+
+/* Longer lines are no command this protocol knows; they are reported and skipped. */
+#define LINE_BYTES 4096
+#define MAX_ARGS 4
+/* Pixel and scroll amounts travel as 1/256 in an int32. */
+#define FIXED_MAX 8388607.0
+
+struct slim_control {
+	int fd;
+	FILE *out;
+	struct slim_console_core *core;
+	struct slim_link *link;
+	uint32_t last_frame;
+	bool quit;
+	bool discarding; /* the rest of a line that was too long */
+	size_t len;
+	char buf[LINE_BYTES];
+};
+
+struct slim_control *slim_control_create(int in_fd, FILE *out,
+		struct slim_console_core *core, struct slim_link *link)
+{
+	struct slim_control *ctl = calloc(1, sizeof(*ctl));
+	if (!ctl) {
+		return NULL;
+	}
+	ctl->fd = in_fd;
+	ctl->out = out;
+	ctl->core = core;
+	ctl->link = link;
+	/* whoever reads the events waits on each line: never keep one back */
+	setvbuf(out, NULL, _IOLBF, 0);
+	return ctl;
+}
+
+void slim_control_destroy(struct slim_control *ctl)
+{
+	free(ctl);
+}
+
+int slim_control_fd(const struct slim_control *ctl)
+{
+	return ctl->fd;
+}
+
+static void emit(struct slim_control *ctl, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void emit(struct slim_control *ctl, const char *fmt, ...)
+{
+	va_list args;
+	va_start(args, fmt);
+	vfprintf(ctl->out, fmt, args);
+	va_end(args);
+	fputc('\n', ctl->out);
+	fflush(ctl->out);
+}
+
+void slim_control_connecting(struct slim_control *ctl, const char *server)
+{
+	emit(ctl, "connecting %s", server);
+}
+
+void slim_control_attached(struct slim_control *ctl, uint32_t assoc)
+{
+	emit(ctl, "attached %u", assoc);
+}
+
+void slim_control_frame(struct slim_control *ctl, uint32_t frame, uint64_t applied_us)
+{
+	ctl->last_frame = frame;
+	emit(ctl, "frame %u %llu", frame, (unsigned long long)applied_us);
+}
+
+void slim_control_refused(struct slim_control *ctl, uint16_t reason, const char *text)
+{
+	switch (reason) {
+	case SLIM_REFUSE_BUSY:
+		emit(ctl, "refused busy %s", text);
+		break;
+	case SLIM_REFUSE_UNKNOWN:
+		emit(ctl, "refused unknown");
+		break;
+	default:
+		emit(ctl, "refused %u %s", reason, text);
+		break;
+	}
+}
+
+static bool parse_int(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (end == s || *end != '\0' || errno != 0 || v < lo || v > hi) {
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+/* A decimal number of pixels or scroll units, as 1/256 fixed point. */
+static bool parse_fixed(const char *s, double lo, double hi, int32_t *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	/* the comparison is false for NaN too */
+	if (end == s || *end != '\0' || errno != 0 || !(v >= lo && v <= hi)) {
+		return false;
+	}
+	double f = v * 256.0;
+	*out = (int32_t)(f < 0 ? f - 0.5 : f + 0.5);
+	return true;
+}
+
+/* Stamps and sends events; pointer events end with a FRAME, as libinput's do. */
+static void send_input(struct slim_control *ctl, struct slim_wire_input *ev, size_t n,
+		bool pointer)
+{
+	if (slim_link_state(ctl->link) != SLIM_LINK_ATTACHED) {
+		emit(ctl, "error not attached: input dropped");
+		return;
+	}
+	if (pointer) {
+		ev[n++] = (struct slim_wire_input){ .kind = SLIM_INPUT_FRAME };
+	}
+	uint32_t now_ms = (uint32_t)(slim_now_us() / 1000);
+	for (size_t i = 0; i < n; i++) {
+		ev[i].time_ms = now_ms;
+	}
+	if (!slim_console_core_send_input(ctl->core, ev, n)) {
+		emit(ctl, "error input does not fit the MTU");
+	}
+}
+
+static bool cmd_key_or_button(struct slim_control *ctl, char **argv)
+{
+	long code, value;
+	if (!parse_int(argv[1], 0, UINT16_MAX, &code) || !parse_int(argv[2], 0, 1, &value)) {
+		return false;
+	}
+	bool key = strcmp(argv[0], "key") == 0;
+	struct slim_wire_input ev[2] = { {
+		.kind = key ? SLIM_INPUT_KEY : SLIM_INPUT_BUTTON,
+		.code = (uint16_t)code,
+		.value = (int32_t)value,
+	} };
+	send_input(ctl, ev, 1, !key);
+	return true;
+}
+
+static bool cmd_motion(struct slim_control *ctl, char **argv)
+{
+	const struct slim_fb *fb = slim_console_core_fb(ctl->core);
+	int32_t x, y;
+	/* a position on the screen: [0, width) x [0, height) */
+	if (!parse_fixed(argv[1], 0, fb->width, &x) || !parse_fixed(argv[2], 0, fb->height, &y) ||
+			x >= (int32_t)fb->width * 256 || y >= (int32_t)fb->height * 256) {
+		return false;
+	}
+	struct slim_wire_input ev[2] = { { .kind = SLIM_INPUT_MOTION_ABS, .x = x, .y = y } };
+	send_input(ctl, ev, 1, true);
+	return true;
+}
+
+static bool cmd_rmotion(struct slim_control *ctl, char **argv)
+{
+	int32_t dx, dy;
+	if (!parse_fixed(argv[1], -FIXED_MAX, FIXED_MAX, &dx) ||
+			!parse_fixed(argv[2], -FIXED_MAX, FIXED_MAX, &dy)) {
+		return false;
+	}
+	struct slim_wire_input ev[2] = { { .kind = SLIM_INPUT_MOTION_REL, .x = dx, .y = dy } };
+	send_input(ctl, ev, 1, true);
+	return true;
+}
+
+static bool cmd_axis(struct slim_control *ctl, char **argv)
+{
+	int32_t value;
+	if (!parse_fixed(argv[1], -FIXED_MAX, FIXED_MAX, &value)) {
+		return false;
+	}
+	/* x: discrete steps, one notch per command in the scroll's direction */
+	struct slim_wire_input ev[2] = { {
+		.kind = SLIM_INPUT_AXIS,
+		.code = 0,
+		.value = value,
+		.x = (value > 0) - (value < 0),
+	} };
+	send_input(ctl, ev, 1, true);
+	return true;
+}
+
+static bool cmd_screenshot(struct slim_control *ctl, char **argv)
+{
+	errno = 0;
+	if (slim_png_write(argv[1], slim_console_core_fb(ctl->core))) {
+		emit(ctl, "screenshot %s", argv[1]);
+	} else {
+		emit(ctl, "error screenshot %s: %s", argv[1],
+			errno != 0 ? strerror(errno) : "cannot write the PNG");
+	}
+	return true;
+}
+
+static bool cmd_stats(struct slim_control *ctl, char **argv)
+{
+	const struct slim_console_stats *st = slim_console_core_stats(ctl->core);
+	emit(ctl, "stats frames=%llu datagrams=%llu applied=%llu bad=%llu late=%llu dup=%llu "
+		"bytes=%llu fill=%llu set=%llu bitmap=%llu copy=%llu cscs=%llu "
+		"fill_px=%llu set_px=%llu bitmap_px=%llu copy_px=%llu cscs_px=%llu",
+		(unsigned long long)st->frames, (unsigned long long)st->datagrams,
+		(unsigned long long)st->applied, (unsigned long long)st->bad,
+		(unsigned long long)st->late, (unsigned long long)st->duplicates,
+		(unsigned long long)st->bytes,
+		(unsigned long long)st->commands[SLIM_CMD_FILL],
+		(unsigned long long)st->commands[SLIM_CMD_SET],
+		(unsigned long long)st->commands[SLIM_CMD_BITMAP],
+		(unsigned long long)st->commands[SLIM_CMD_COPY],
+		(unsigned long long)st->commands[SLIM_CMD_CSCS],
+		(unsigned long long)st->pixels[SLIM_CMD_FILL],
+		(unsigned long long)st->pixels[SLIM_CMD_SET],
+		(unsigned long long)st->pixels[SLIM_CMD_BITMAP],
+		(unsigned long long)st->pixels[SLIM_CMD_COPY],
+		(unsigned long long)st->pixels[SLIM_CMD_CSCS]);
+	return true;
+}
+
+static bool cmd_sync(struct slim_control *ctl, char **argv)
+{
+	emit(ctl, "sync %u", ctl->last_frame);
+	return true;
+}
+
+static bool cmd_quit(struct slim_control *ctl, char **argv)
+{
+	ctl->quit = true;
+	return true;
+}
+
+struct command {
+	const char *name;
+	int argc; /* words after the name; -1: the rest of the line, not empty */
+	const char *usage;
+	/* false: bad arguments, answered with the usage */
+	bool (*run)(struct slim_control *ctl, char **argv);
+};
+
+static const struct command commands[] = {
+	{ "key", 2, "key CODE 0|1", cmd_key_or_button },
+	{ "button", 2, "button CODE 0|1", cmd_key_or_button },
+	{ "motion", 2, "motion X Y (on the screen)", cmd_motion },
+	{ "rmotion", 2, "rmotion DX DY", cmd_rmotion },
+	{ "axis", 1, "axis VALUE", cmd_axis },
+	{ "screenshot", -1, "screenshot PATH", cmd_screenshot },
+	{ "stats", 0, "stats", cmd_stats },
+	{ "sync", 0, "sync", cmd_sync },
+	{ "quit", 0, "quit", cmd_quit },
+};
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+/* Splits off the first word; returns what follows it, past the blanks. */
+static char *next_word(char *s, char **word)
+{
+	while (is_space(*s)) {
+		s++;
+	}
+	*word = s;
+	while (*s && !is_space(*s)) {
+		s++;
+	}
+	if (*s) {
+		*s++ = '\0';
+	}
+	while (is_space(*s)) {
+		s++;
+	}
+	return s;
+}
+
+static void run_line(struct slim_control *ctl, char *line)
+{
+	char *argv[MAX_ARGS + 1] = { 0 };
+	char *rest = next_word(line, &argv[0]);
+	if (argv[0][0] == '\0' || argv[0][0] == '#') {
+		return; /* blank lines and comments, for scripts */
+	}
+	const struct command *cmd = NULL;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(commands[i].name, argv[0]) == 0) {
+			cmd = &commands[i];
+		}
+	}
+	if (!cmd) {
+		emit(ctl, "error unknown command %.64s", argv[0]);
+		return;
+	}
+	int argc = 0;
+	if (cmd->argc < 0) {
+		/* a path may hold blanks: the rest of the line, without trailing ones */
+		size_t n = strlen(rest);
+		while (n > 0 && is_space(rest[n - 1])) {
+			rest[--n] = '\0';
+		}
+		argv[1] = rest;
+		argc = n > 0 ? -1 : 0;
+	} else {
+		while (*rest && argc < MAX_ARGS) {
+			rest = next_word(rest, &argv[++argc]);
+		}
+	}
+	if (argc != cmd->argc || (cmd->argc >= 0 && *rest) || !cmd->run(ctl, argv)) {
+		emit(ctl, "error usage: %s", cmd->usage);
+	}
+}
+
+bool slim_control_dispatch(struct slim_control *ctl)
+{
+	ssize_t n = read(ctl->fd, ctl->buf + ctl->len, sizeof(ctl->buf) - ctl->len);
+	if (n < 0) {
+		if (errno == EINTR || errno == EAGAIN) {
+			return true;
+		}
+		slim_log(SLIM_LOG_ERROR, "control: read: %s", strerror(errno));
+		return false;
+	}
+	bool eof = n == 0;
+	ctl->len += (size_t)n;
+	size_t start = 0;
+	for (size_t i = 0; i < ctl->len && !ctl->quit; i++) {
+		if (ctl->buf[i] != '\n') {
+			continue;
+		}
+		ctl->buf[i] = '\0';
+		if (!ctl->discarding) {
+			run_line(ctl, ctl->buf + start);
+		}
+		ctl->discarding = false;
+		start = i + 1;
+	}
+	memmove(ctl->buf, ctl->buf + start, ctl->len - start);
+	ctl->len -= start;
+	if (ctl->len == sizeof(ctl->buf)) {
+		if (!ctl->discarding) {
+			emit(ctl, "error line longer than %d bytes", LINE_BYTES - 1);
+		}
+		ctl->discarding = true;
+		ctl->len = 0;
+	}
+	if (eof && ctl->len > 0 && !ctl->discarding && !ctl->quit) {
+		/* a last command without its newline still counts */
+		ctl->buf[ctl->len] = '\0';
+		run_line(ctl, ctl->buf);
+	}
+	return !ctl->quit && !eof;
+}

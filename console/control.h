@@ -1,0 +1,49 @@
+/*
+ * --control: a line protocol on stdin and stdout for tests and benchmarks.
+ *
+ * Commands, one a line:
+ *   key CODE 0|1          evdev key (KEY_A = 30) up or down
+ *   button CODE 0|1       evdev button (BTN_LEFT = 272) up or down
+ *   motion X Y            pointer to (X, Y) in console pixels (fractions allowed)
+ *   rmotion DX DY         pointer moved by (DX, DY) pixels
+ *   axis VALUE            vertical scroll by VALUE scroll units
+ *   screenshot PATH       PNG of the shadow framebuffer; answers "screenshot PATH"
+ *   stats                 answers "stats frames=N datagrams=N applied=N bad=N late=N dup=N"
+ *   sync                  answers "sync FRAME", the last presented frame (0: none yet)
+ *   quit                  (the end of stdin quits too: no console outlives its driver)
+ * Events, one a line, flushed at once:
+ *   connecting HOST:PORT, attached ASSOC, frame ID APPLIED_US,
+ *   refused busy TEXT, refused unknown, error TEXT (a bad command, or input
+ *   while not attached, which is dropped). ASSOC is decimal; TEXT is the
+ *   server's, with control characters shown as '?'.
+ *
+ * Input events carry CLOCK_MONOTONIC milliseconds, and "frame" is printed
+ * the moment the frame is presented, so that "key 30 1" to "frame" is the
+ * console's view of the round trip through the server.
+ */
+#ifndef SLIM_CONSOLE_CONTROL_H
+#define SLIM_CONSOLE_CONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "console-core.h"
+#include "link.h"
+
+struct slim_control;
+
+struct slim_control *slim_control_create(int in_fd, FILE *out,
+		struct slim_console_core *core, struct slim_link *link);
+void slim_control_destroy(struct slim_control *ctl);
+
+int slim_control_fd(const struct slim_control *ctl);
+/* Reads and runs commands; false once "quit" was read or stdin closed. */
+bool slim_control_dispatch(struct slim_control *ctl);
+
+void slim_control_connecting(struct slim_control *ctl, const char *server);
+void slim_control_attached(struct slim_control *ctl, uint32_t assoc);
+void slim_control_frame(struct slim_control *ctl, uint32_t frame, uint64_t applied_us);
+void slim_control_refused(struct slim_control *ctl, uint16_t reason, const char *text);
+
+#endif

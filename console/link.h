@@ -1,0 +1,70 @@
+/*
+ * The console's side of the network: one UDP socket connected to the
+ * server, and the association's life cycle around the core.
+ *
+ *   CONNECTING: HELLO now, again after 250 ms, doubling up to 4 s, until
+ *               a datagram of the association arrives;
+ *   ATTACHED:   PING every second, so that a server that forgot us (it
+ *               restarted) says REFUSE UNKNOWN and we say HELLO again;
+ *   BUSY:       another console holds the session: HELLO every 5 s.
+ *
+ * An idle server sends nothing at all, so silence proves nothing; a
+ * server that went away shows up as ECONNREFUSED (the ICMP port
+ * unreachable that the connected socket reports), which starts over.
+ */
+#ifndef SLIM_CONSOLE_LINK_H
+#define SLIM_CONSOLE_LINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "console-core.h"
+
+enum slim_link_state {
+	SLIM_LINK_CONNECTING,
+	SLIM_LINK_ATTACHED,
+	SLIM_LINK_BUSY,
+};
+
+/* What the program may want to show; every member optional. */
+struct slim_link_listener {
+	/* A new association is being set up; `why` is NULL at start. */
+	void (*connecting)(void *data, const char *why);
+	/* The first datagram of the association arrived. */
+	void (*attached)(void *data, uint32_t assoc);
+	/* The server refused us (enum slim_refuse_reason); `text` is its reason,
+	 * one printable line (control characters became '?'). */
+	void (*refused)(void *data, uint16_t reason, const char *text);
+	/* The core presented a frame. */
+	void (*presented)(void *data, uint32_t frame, uint64_t applied_us);
+};
+
+struct slim_link;
+
+/*
+ * Resolves `server` ("HOST:PORT" or "[ADDR]:PORT") and connects a socket
+ * to it. On failure returns NULL with a one-line reason in `err`.
+ */
+struct slim_link *slim_link_create(const char *server, char *err, size_t err_len);
+void slim_link_destroy(struct slim_link *link);
+
+/* The core's slim_send_fn: `data` is the link. */
+void slim_link_send(void *data, const uint8_t *buf, size_t len);
+
+/* Takes over the core's events and starts CONNECTING. `id` goes in HELLO. */
+void slim_link_start(struct slim_link *link, struct slim_console_core *core,
+		const char *id, const struct slim_link_listener *listener, void *data);
+
+/* The socket, to poll for input. */
+int slim_link_fd(const struct slim_link *link);
+/* Reads and applies what arrived. */
+void slim_link_dispatch(struct slim_link *link);
+/* Runs what is due at `now_us` (retries, pings, a refused connection). */
+void slim_link_tick(struct slim_link *link, uint64_t now_us);
+/* How long poll() may wait before slim_link_tick has work, in ms. */
+int slim_link_timeout_ms(const struct slim_link *link, uint64_t now_us);
+
+enum slim_link_state slim_link_state(const struct slim_link *link);
+const char *slim_link_server(const struct slim_link *link);
+
+#endif

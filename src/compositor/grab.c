@@ -1,0 +1,78 @@
+/*
+ * Interactive move and resize: started by a client's request (a drag on
+ * its title bar) or by the modifier plus a drag anywhere in a window, and
+ * ended by releasing the button.
+ */
+#include <wlr/types/wlr_seat.h>
+#include <wlr/types/wlr_xdg_shell.h>
+#include <wlr/util/edges.h>
+#include "server.h"
+
+void grab_begin(struct slim_view *view, enum slim_grab_mode mode, uint32_t edges)
+{
+	struct slim_server *server = view->server;
+	if (view->fullscreen) {
+		return;
+	}
+	struct wlr_box geo;
+	wlr_xdg_surface_get_geometry(view->xdg, &geo);
+	server->grab = (struct slim_grab){
+		.mode = mode,
+		.view = view,
+		.start_x = server->pointer_x,
+		.start_y = server->pointer_y,
+		.start_box = { view->x, view->y, geo.width, geo.height },
+		.edges = edges,
+	};
+	if (mode == SLIM_GRAB_RESIZE) {
+		wlr_xdg_toplevel_set_resizing(view->xdg, true);
+	}
+}
+
+void grab_end(struct slim_server *server)
+{
+	struct slim_grab *grab = &server->grab;
+	if (grab->mode == SLIM_GRAB_RESIZE && grab->view) {
+		wlr_xdg_toplevel_set_resizing(grab->view->xdg, false);
+	}
+	*grab = (struct slim_grab){ .mode = SLIM_GRAB_NONE };
+}
+
+static void grab_resize(struct slim_server *server)
+{
+	struct slim_grab *grab = &server->grab;
+	int32_t dx = (int32_t)(server->pointer_x - grab->start_x);
+	int32_t dy = (int32_t)(server->pointer_y - grab->start_y);
+	struct wlr_box b = grab->start_box;
+	int32_t left = b.x, right = b.x + b.width, top = b.y, bottom = b.y + b.height;
+	if (grab->edges & WLR_EDGE_LEFT) {
+		left = left + dx < right - 1 ? left + dx : right - 1;
+	} else if (grab->edges & WLR_EDGE_RIGHT) {
+		right = right + dx > left + 1 ? right + dx : left + 1;
+	}
+	if (grab->edges & WLR_EDGE_TOP) {
+		top = top + dy < bottom - 1 ? top + dy : bottom - 1;
+	} else if (grab->edges & WLR_EDGE_BOTTOM) {
+		bottom = bottom + dy > top + 1 ? bottom + dy : top + 1;
+	}
+	struct slim_view *view = grab->view;
+	view_move_to(view, left, top);
+	wlr_xdg_toplevel_set_size(view->xdg, (uint32_t)(right - left), (uint32_t)(bottom - top));
+}
+
+bool grab_motion(struct slim_server *server)
+{
+	struct slim_grab *grab = &server->grab;
+	switch (grab->mode) {
+	case SLIM_GRAB_MOVE:
+		view_move_to(grab->view,
+			grab->start_box.x + (int32_t)(server->pointer_x - grab->start_x),
+			grab->start_box.y + (int32_t)(server->pointer_y - grab->start_y));
+		return true;
+	case SLIM_GRAB_RESIZE:
+		grab_resize(server);
+		return true;
+	default:
+		return false;
+	}
+}

@@ -1,0 +1,201 @@
+/*
+ * Input comes from the console as evdev codes and pointer positions. Keys
+ * go through a headless wlr_keyboard, so that xkbcommon keeps the state
+ * (layout from XKB_DEFAULT_* in the environment) and the focused client
+ * gets the keymap; the pointer drives the seat directly, since there is no
+ * pointer device on the server to speak of.
+ */
+#include <linux/input-event-codes.h>
+#include <stdlib.h>
+#include <time.h>
+#include <wlr/backend/headless.h>
+#include <wlr/interfaces/wlr_keyboard.h>
+#include <wlr/types/wlr_input_device.h>
+#include <wlr/types/wlr_keyboard.h>
+#include <wlr/types/wlr_seat.h>
+#include <wlr/util/edges.h>
+#include <wlr/util/log.h>
+#include "server.h"
+
+/* The modifier that turns a drag anywhere in a window into a move or resize. */
+#define GRAB_MODIFIER WLR_MODIFIER_ALT
+
+static uint32_t now_msec(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint32_t)(ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+/* Compositor key bindings; true when the key was one. */
+static bool handle_binding(struct slim_server *server, xkb_keysym_t sym, uint32_t mods)
+{
+	if ((mods & WLR_MODIFIER_ALT) && sym == XKB_KEY_Tab) {
+		view_cycle(server);
+		return true;
+	}
+	return false;
+}
+
+static void handle_key(struct wl_listener *listener, void *data)
+{
+	struct slim_server *server = wl_container_of(listener, server, keyboard_key);
+	struct wlr_event_keyboard_key *event = data;
+	struct wlr_keyboard *kb = server->keyboard->keyboard;
+	if (event->state == WL_KEYBOARD_KEY_STATE_PRESSED) {
+		const xkb_keysym_t *syms;
+		int n = xkb_state_key_get_syms(kb->xkb_state, event->keycode + 8, &syms);
+		uint32_t mods = wlr_keyboard_get_modifiers(kb);
+		for (int i = 0; i < n; i++) {
+			if (handle_binding(server, syms[i], mods)) {
+				return;
+			}
+		}
+	}
+	wlr_seat_keyboard_notify_key(server->seat, event->time_msec, event->keycode,
+		event->state);
+}
+
+static void handle_modifiers(struct wl_listener *listener, void *data)
+{
+	struct slim_server *server = wl_container_of(listener, server, keyboard_modifiers);
+	wlr_seat_keyboard_notify_modifiers(server->seat, &server->keyboard->keyboard->modifiers);
+}
+
+bool input_init(struct slim_server *server)
+{
+	server->keyboard = wlr_headless_add_input_device(server->backend,
+		WLR_INPUT_DEVICE_KEYBOARD);
+	struct xkb_context *ctx = xkb_context_new(XKB_CONTEXT_NO_FLAGS);
+	if (!server->keyboard || !ctx) {
+		wlr_log(WLR_ERROR, "cannot create the keyboard");
+		xkb_context_unref(ctx);
+		return false;
+	}
+	/* NULL names: rules, model, layout, variant and options from XKB_DEFAULT_*. */
+	server->keymap = xkb_keymap_new_from_names(ctx, NULL, XKB_KEYMAP_COMPILE_NO_FLAGS);
+	xkb_context_unref(ctx);
+	if (!server->keymap) {
+		wlr_log(WLR_ERROR, "cannot compile the keymap (check XKB_DEFAULT_LAYOUT)");
+		return false;
+	}
+	struct wlr_keyboard *kb = server->keyboard->keyboard;
+	wlr_keyboard_set_keymap(kb, server->keymap);
+	wlr_keyboard_set_repeat_info(kb, 25, 600);
+	server->keyboard_key.notify = handle_key;
+	wl_signal_add(&kb->events.key, &server->keyboard_key);
+	server->keyboard_modifiers.notify = handle_modifiers;
+	wl_signal_add(&kb->events.modifiers, &server->keyboard_modifiers);
+	wlr_seat_set_keyboard(server->seat, server->keyboard);
+	wlr_seat_set_capabilities(server->seat,
+		WL_SEAT_CAPABILITY_KEYBOARD | WL_SEAT_CAPABILITY_POINTER);
+	return true;
+}
+
+void input_finish(struct slim_server *server)
+{
+	if (server->keymap) {
+		wl_list_remove(&server->keyboard_key.link);
+		wl_list_remove(&server->keyboard_modifiers.link);
+		xkb_keymap_unref(server->keymap);
+		server->keymap = NULL;
+	}
+}
+
+void input_pointer_refresh(struct slim_server *server, uint32_t time_msec)
+{
+	time_msec = time_msec ? time_msec : now_msec();
+	struct wlr_surface *surface = NULL;
+	double sx, sy;
+	view_at(server, server->pointer_x, server->pointer_y, &surface, &sx, &sy);
+	if (surface) {
+		wlr_seat_pointer_notify_enter(server->seat, surface, sx, sy);
+		wlr_seat_pointer_notify_motion(server->seat, time_msec, sx, sy);
+	} else {
+		wlr_seat_pointer_clear_focus(server->seat);
+		cursor_set_theme(server, "left_ptr");
+	}
+}
+
+static void pointer_moved(struct slim_server *server, uint32_t time_msec)
+{
+	double maxx = server->width ? server->width - 1 : 0;
+	double maxy = server->height ? server->height - 1 : 0;
+	server->pointer_x = server->pointer_x < 0 ? 0 : server->pointer_x > maxx ? maxx : server->pointer_x;
+	server->pointer_y = server->pointer_y < 0 ? 0 : server->pointer_y > maxy ? maxy : server->pointer_y;
+	cursor_moved(server);
+	if (!grab_motion(server)) {
+		input_pointer_refresh(server, time_msec);
+	}
+}
+
+static void pointer_button(struct slim_server *server, uint32_t button, bool pressed,
+		uint32_t time_msec)
+{
+	struct wlr_surface *surface = NULL;
+	double sx, sy;
+	struct slim_view *view = view_at(server, server->pointer_x, server->pointer_y,
+		&surface, &sx, &sy);
+	if (!pressed && server->grab.mode != SLIM_GRAB_NONE) {
+		grab_end(server);
+		input_pointer_refresh(server, time_msec);
+		return;
+	}
+	if (pressed && view) {
+		view_focus(view, surface);
+		uint32_t mods = wlr_keyboard_get_modifiers(server->keyboard->keyboard);
+		if ((mods & GRAB_MODIFIER) && (button == BTN_LEFT || button == BTN_RIGHT)) {
+			/* Resize from the corner nearest to the pointer. */
+			struct wlr_box geo;
+			wlr_xdg_surface_get_geometry(view->xdg, &geo);
+			uint32_t edges = (server->pointer_x < view->x + geo.width / 2 ?
+				WLR_EDGE_LEFT : WLR_EDGE_RIGHT) |
+				(server->pointer_y < view->y + geo.height / 2 ? WLR_EDGE_TOP : WLR_EDGE_BOTTOM);
+			grab_begin(view, button == BTN_LEFT ? SLIM_GRAB_MOVE : SLIM_GRAB_RESIZE, edges);
+			return;
+		}
+	}
+	wlr_seat_pointer_notify_button(server->seat, time_msec, button,
+		pressed ? WLR_BUTTON_PRESSED : WLR_BUTTON_RELEASED);
+}
+
+void input_handle_console(struct slim_server *server, const struct slim_wire_input *ev)
+{
+	uint32_t t = now_msec();
+	switch (ev->kind) {
+	case SLIM_INPUT_KEY:
+		if (ev->value == 0 || ev->value == 1) {
+			/* Repeats (2) are the client's business, from the keymap's repeat info. */
+			struct wlr_event_keyboard_key key = {
+				.time_msec = t, .keycode = ev->code, .update_state = true,
+				.state = ev->value ? WL_KEYBOARD_KEY_STATE_PRESSED :
+					WL_KEYBOARD_KEY_STATE_RELEASED,
+			};
+			wlr_keyboard_notify_key(server->keyboard->keyboard, &key);
+		}
+		break;
+	case SLIM_INPUT_MOTION_ABS:
+		server->pointer_x = ev->x / 256.0;
+		server->pointer_y = ev->y / 256.0;
+		pointer_moved(server, t);
+		break;
+	case SLIM_INPUT_MOTION_REL:
+		server->pointer_x += ev->x / 256.0;
+		server->pointer_y += ev->y / 256.0;
+		pointer_moved(server, t);
+		break;
+	case SLIM_INPUT_BUTTON:
+		pointer_button(server, ev->code, ev->value != 0, t);
+		break;
+	case SLIM_INPUT_AXIS:
+		wlr_seat_pointer_notify_axis(server->seat, t,
+			ev->code ? WLR_AXIS_ORIENTATION_HORIZONTAL : WLR_AXIS_ORIENTATION_VERTICAL,
+			ev->value / 256.0, ev->x, WLR_AXIS_SOURCE_WHEEL);
+		break;
+	case SLIM_INPUT_FRAME:
+		wlr_seat_pointer_notify_frame(server->seat);
+		break;
+	default:
+		break; /* a newer console's event: nothing to do with it */
+	}
+}

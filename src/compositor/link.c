@@ -1,0 +1,373 @@
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "link.h"
+#include "slim-log.h"
+
+/* A console we have not heard from for this long may be replaced by another. */
+#define LINK_SILENCE_US (10 * 1000000ull)
+/* Unanswered frame timeouts after which an attached console is taken for gone. */
+#define LINK_MAX_TIMEOUTS 8
+#define LINK_MTU SLIM_DEFAULT_MTU
+
+struct slim_link {
+	int fd;
+	struct wl_event_source *readable, *ack_timer;
+	const struct slim_link_handler *handler;
+	void *data;
+
+	bool attached;
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
+	uint32_t assoc;
+	char console_id[SLIM_CONSOLE_ID_LEN + 1];
+	uint64_t last_heard_us;
+	uint32_t timeouts;
+	struct slim_encoder *enc;
+
+	uint64_t bytes_sent;
+	uint8_t buf[SLIM_MAX_MTU];
+	struct slim_ratelimit log_limit;
+};
+
+static bool same_addr(const struct sockaddr_storage *a, socklen_t alen,
+		const struct sockaddr_storage *b, socklen_t blen)
+{
+	return alen == blen && memcmp(a, b, alen) == 0;
+}
+
+static void send_to_peer(void *data, const uint8_t *buf, size_t len)
+{
+	struct slim_link *link = data;
+	/* A full socket buffer loses the datagram: recovery repaints it like any loss. */
+	if (sendto(link->fd, buf, len, MSG_DONTWAIT, (struct sockaddr *)&link->peer,
+			link->peer_len) == (ssize_t)len) {
+		link->bytes_sent += len;
+	}
+}
+
+/* Outside any sequence: sent to whoever asked, with their association. */
+static void refuse(struct slim_link *link, const struct sockaddr_storage *to, socklen_t to_len,
+		uint32_t assoc, uint16_t reason, const char *text)
+{
+	uint8_t buf[256];
+	struct slim_writer w;
+	slim_writer_init(&w, buf, sizeof(buf), assoc, false);
+	slim_put_refuse(&w, reason, text);
+	size_t len = slim_writer_finish(&w, 0, slim_now_us());
+	sendto(link->fd, buf, len, MSG_DONTWAIT, (const struct sockaddr *)to, to_len);
+}
+
+static void log_limited(struct slim_link *link, const char *what, const char *why)
+{
+	if (slim_ratelimit(&link->log_limit, slim_now_us())) {
+		slim_log(SLIM_LOG_ERROR, "link: %s: %s", what, why);
+	}
+}
+
+static void detach(struct slim_link *link, const char *why)
+{
+	if (!link->attached) {
+		return;
+	}
+	slim_log(SLIM_LOG_INFO, "link: console %s detached: %s", link->console_id, why);
+	link->attached = false;
+	slim_encoder_destroy(link->enc);
+	link->enc = NULL;
+	wl_event_source_timer_update(link->ack_timer, 0);
+	link->handler->detached(link->data);
+}
+
+static void attach(struct slim_link *link, const struct sockaddr_storage *from,
+		socklen_t from_len, uint32_t assoc, const struct slim_wire_hello *hello)
+{
+	char id[SLIM_CONSOLE_ID_LEN + 1] = { 0 };
+	memcpy(id, hello->console_id, SLIM_CONSOLE_ID_LEN);
+	uint64_t now = slim_now_us();
+	bool same = link->attached && strcmp(id, link->console_id) == 0;
+	bool silent = now - link->last_heard_us > LINK_SILENCE_US;
+	if (link->attached && !same && !silent) {
+		char text[128];
+		snprintf(text, sizeof(text), "this session already has a console (%s)",
+			link->console_id);
+		refuse(link, from, from_len, assoc, SLIM_REFUSE_BUSY, text);
+		log_limited(link, id, "refused: another console is attached");
+		return;
+	}
+	if (link->attached && !same) {
+		detach(link, "replaced by a new console");
+	}
+	struct slim_encoder_config cfg = {
+		.mtu = hello->mtu < LINK_MTU ? hello->mtu : LINK_MTU,
+		.assoc = assoc,
+		.lz4 = hello->caps & SLIM_CAP_LZ4,
+		.rgb888 = hello->caps & SLIM_CAP_RGB888,
+		.detect_scroll = true,
+	};
+	struct slim_encoder *enc = slim_encoder_create(hello->width, hello->height, &cfg,
+		send_to_peer, link);
+	if (!enc) {
+		log_limited(link, id, "cannot create an encoder for this console");
+		return;
+	}
+	slim_encoder_destroy(link->enc);
+	link->enc = enc;
+	link->peer = *from;
+	link->peer_len = from_len;
+	link->assoc = assoc;
+	link->attached = true;
+	link->last_heard_us = now;
+	link->timeouts = 0;
+	memcpy(link->console_id, id, sizeof(id));
+	slim_log(SLIM_LOG_INFO, "link: console %s attached, %ux%u, association %08x",
+		id, hello->width, hello->height, assoc);
+	link->handler->attached(link->data, hello->width, hello->height);
+}
+
+static void handle_other(void *data, const struct slim_cmd *cmd)
+{
+	struct slim_link *link = data;
+	if (cmd->type == SLIM_CMD_INPUT) {
+		for (size_t i = 0; i < cmd->input.count; i++) {
+			struct slim_wire_input ev;
+			slim_input_get(cmd, i, &ev);
+			link->handler->input(link->data, &ev);
+		}
+	}
+	/* PING: hearing from the console is all it is for. HELLO: see below. */
+}
+
+/* A datagram from the attached console, in its association. */
+static void from_console(struct slim_link *link, const uint8_t *buf, size_t len)
+{
+	link->last_heard_us = slim_now_us();
+	link->timeouts = 0;
+	uint32_t in_flight = slim_encoder_frames_in_flight(link->enc);
+	if (slim_encoder_receive(link->enc, buf, len, handle_other, link) != SLIM_OK) {
+		return;
+	}
+	if (slim_encoder_needs_frame(link->enc) ||
+			(in_flight >= LINK_MAX_IN_FLIGHT &&
+			slim_encoder_frames_in_flight(link->enc) < LINK_MAX_IN_FLIGHT)) {
+		link->handler->want_frame(link->data);
+	}
+	if (slim_encoder_frames_in_flight(link->enc) == 0) {
+		wl_event_source_timer_update(link->ack_timer, 0);
+	}
+}
+
+static void handle_datagram(struct slim_link *link, const uint8_t *buf, size_t len,
+		const struct sockaddr_storage *from, socklen_t from_len)
+{
+	struct slim_reader r;
+	struct slim_dgram hdr;
+	struct slim_cmd cmd;
+	enum slim_error err = slim_reader_init(&r, &hdr, buf, len, true, 0, 0);
+	if (err != SLIM_OK) {
+		log_limited(link, "bad datagram", slim_error_str(err));
+		return;
+	}
+	/* A HELLO (alone in its datagram) starts or renews an association. */
+	if (hdr.count == 1 && slim_reader_next(&r, &cmd) == SLIM_OK &&
+			cmd.type == SLIM_CMD_HELLO && slim_reader_next(&r, &cmd) == SLIM_OK) {
+		if (link->attached && hdr.assoc == link->assoc &&
+				same_addr(from, from_len, &link->peer, link->peer_len)) {
+			/* The console lost our picture: repaint, no renegotiation. */
+			slim_encoder_repaint(link->enc);
+			link->handler->want_frame(link->data);
+			return;
+		}
+		struct slim_reader again;
+		slim_reader_init(&again, &hdr, buf, len, true, 0, 0);
+		slim_reader_next(&again, &cmd);
+		attach(link, from, from_len, hdr.assoc, &cmd.hello);
+		return;
+	}
+	if (link->attached && hdr.assoc == link->assoc &&
+			same_addr(from, from_len, &link->peer, link->peer_len)) {
+		from_console(link, buf, len);
+		return;
+	}
+	/* Someone we do not know, most likely a console of ours before a restart. */
+	refuse(link, from, from_len, hdr.assoc, SLIM_REFUSE_UNKNOWN,
+		"unknown association: say HELLO");
+}
+
+static int handle_readable(int fd, uint32_t mask, void *data)
+{
+	struct slim_link *link = data;
+	for (int n = 0; n < 256; n++) {
+		struct sockaddr_storage from;
+		socklen_t from_len = sizeof(from);
+		ssize_t len = recvfrom(fd, link->buf, sizeof(link->buf), MSG_DONTWAIT,
+			(struct sockaddr *)&from, &from_len);
+		if (len < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+				log_limited(link, "recvfrom", strerror(errno));
+			}
+			break;
+		}
+		handle_datagram(link, link->buf, (size_t)len, &from, from_len);
+	}
+	return 0;
+}
+
+/* No ACK in time: whatever is unconfirmed is lost, and the next frame repairs it. */
+static int handle_ack_timeout(void *data)
+{
+	struct slim_link *link = data;
+	if (!link->attached || slim_encoder_frames_in_flight(link->enc) == 0) {
+		return 0;
+	}
+	if (++link->timeouts >= LINK_MAX_TIMEOUTS &&
+			slim_now_us() - link->last_heard_us > LINK_SILENCE_US / 4) {
+		detach(link, "no answer");
+		return 0;
+	}
+	slim_encoder_timeout(link->enc);
+	link->handler->want_frame(link->data);
+	return 0;
+}
+
+static int ack_timeout_ms(const struct slim_link *link)
+{
+	uint64_t rtt_ms = slim_encoder_stats(link->enc)->rtt_us / 1000;
+	uint64_t ms = 4 * rtt_ms + 20;
+	return (int)(ms > 250 ? 250 : ms);
+}
+
+static int open_socket(const char *listen)
+{
+	char host[256];
+	const char *colon = strrchr(listen, ':');
+	if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof(host)) {
+		slim_log(SLIM_LOG_ERROR, "link: --listen wants ADDRESS:PORT, not '%s'", listen);
+		return -1;
+	}
+	memcpy(host, listen, (size_t)(colon - listen));
+	host[colon - listen] = '\0';
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = '\0';
+	}
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_flags = AI_PASSIVE };
+	struct addrinfo *res;
+	int gai = getaddrinfo(host, colon + 1, &hints, &res);
+	if (gai != 0) {
+		slim_log(SLIM_LOG_ERROR, "link: %s: %s", listen, gai_strerror(gai));
+		return -1;
+	}
+	int fd = socket(res->ai_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) != 0) {
+		slim_log(SLIM_LOG_ERROR, "link: cannot listen on %s: %s", listen, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+		}
+		freeaddrinfo(res);
+		return -1;
+	}
+	freeaddrinfo(res);
+	/* A whole frame may leave at once; let the kernel queue it. */
+	int size = 8 << 20;
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	return fd;
+}
+
+struct slim_link *slim_link_create(struct wl_event_loop *loop, const char *listen,
+		const struct slim_link_handler *handler, void *data)
+{
+	struct slim_link *link = calloc(1, sizeof(*link));
+	if (!link) {
+		return NULL;
+	}
+	link->handler = handler;
+	link->data = data;
+	link->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
+	link->fd = open_socket(listen);
+	if (link->fd < 0) {
+		free(link);
+		return NULL;
+	}
+	link->readable = wl_event_loop_add_fd(loop, link->fd, WL_EVENT_READABLE,
+		handle_readable, link);
+	link->ack_timer = wl_event_loop_add_timer(loop, handle_ack_timeout, link);
+	if (!link->readable || !link->ack_timer) {
+		slim_link_destroy(link);
+		return NULL;
+	}
+	slim_log(SLIM_LOG_INFO, "link: listening on %s", listen);
+	return link;
+}
+
+void slim_link_destroy(struct slim_link *link)
+{
+	if (!link) {
+		return;
+	}
+	if (link->readable) {
+		wl_event_source_remove(link->readable);
+	}
+	if (link->ack_timer) {
+		wl_event_source_remove(link->ack_timer);
+	}
+	slim_encoder_destroy(link->enc);
+	close(link->fd);
+	free(link);
+}
+
+struct slim_encoder *slim_link_encoder(struct slim_link *link)
+{
+	return link->attached ? link->enc : NULL;
+}
+
+bool slim_link_ready(const struct slim_link *link)
+{
+	return link->attached && slim_encoder_frames_in_flight(link->enc) < LINK_MAX_IN_FLIGHT;
+}
+
+size_t slim_link_send_frame(struct slim_link *link, const struct slim_frame *frame)
+{
+	if (!link->attached) {
+		return 0;
+	}
+	size_t sent = slim_encoder_frame(link->enc, frame);
+	if (sent > 0) {
+		wl_event_source_timer_update(link->ack_timer, ack_timeout_ms(link));
+	}
+	return sent;
+}
+
+void slim_link_cursor_image(struct slim_link *link, const uint32_t *argb, uint32_t w,
+		uint32_t h, uint32_t hot_x, uint32_t hot_y)
+{
+	if (link->attached && slim_encoder_cursor_image(link->enc, argb, w, h, hot_x, hot_y)) {
+		slim_encoder_flush_cursor(link->enc);
+	}
+}
+
+void slim_link_cursor_pos(struct slim_link *link, int32_t x, int32_t y, bool visible)
+{
+	if (link->attached) {
+		slim_encoder_cursor_pos(link->enc, x, y, visible);
+		slim_encoder_flush_cursor(link->enc);
+	}
+}
+
+void slim_link_resized(struct slim_link *link, uint32_t width, uint32_t height)
+{
+	if (link->attached) {
+		slim_encoder_resize(link->enc, width, height);
+		link->handler->want_frame(link->data);
+	}
+}
+
+uint64_t slim_link_bytes_sent(const struct slim_link *link)
+{
+	return link->bytes_sent;
+}

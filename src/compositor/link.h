@@ -1,0 +1,54 @@
+/*
+ * The compositor's end of the wire: one UDP socket, at most one console.
+ *
+ * A console says HELLO and becomes this session's console; the link then
+ * owns the encoder for it, paces frames by its ACKs (at most
+ * LINK_MAX_IN_FLIGHT frames unacknowledged: while the console is behind,
+ * damage keeps piling up in the scene and the newest pixels win), repairs
+ * losses, and hands the console's input to the compositor. A second console
+ * is refused politely until the session manager exists to choose.
+ *
+ * No wlroots here: only the Wayland event loop.
+ */
+#ifndef SLIM_LINK_H
+#define SLIM_LINK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <wayland-server-core.h>
+#include "encoder.h"
+
+#define LINK_MAX_IN_FLIGHT 2
+
+struct slim_link_handler {
+	/* A console attached (or re-attached): the screen is width x height. */
+	void (*attached)(void *data, uint32_t width, uint32_t height);
+	void (*detached)(void *data);
+	void (*input)(void *data, const struct slim_wire_input *ev);
+	/* The link can take a frame it could not take before, or must repair one. */
+	void (*want_frame)(void *data);
+};
+
+struct slim_link;
+
+struct slim_link *slim_link_create(struct wl_event_loop *loop, const char *listen,
+		const struct slim_link_handler *handler, void *data);
+void slim_link_destroy(struct slim_link *link);
+
+/* The encoder of the attached console, or NULL. */
+struct slim_encoder *slim_link_encoder(struct slim_link *link);
+/* Whether a frame may be sent now (a console is attached and not too far behind). */
+bool slim_link_ready(const struct slim_link *link);
+/* Encodes and sends a frame; returns datagrams sent. */
+size_t slim_link_send_frame(struct slim_link *link, const struct slim_frame *frame);
+/* Cursor changes go out at once: the console moves the pointer without a frame. */
+void slim_link_cursor_image(struct slim_link *link, const uint32_t *argb, uint32_t w,
+		uint32_t h, uint32_t hot_x, uint32_t hot_y);
+void slim_link_cursor_pos(struct slim_link *link, int32_t x, int32_t y, bool visible);
+/* The screen was resized to what the console asked for: repaint everything. */
+void slim_link_resized(struct slim_link *link, uint32_t width, uint32_t height);
+
+/* Bytes sent downstream since the link was created (tests and benchmarks). */
+uint64_t slim_link_bytes_sent(const struct slim_link *link);
+
+#endif

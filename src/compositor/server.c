@@ -1,0 +1,159 @@
+#include <stdlib.h>
+#include <wlr/backend.h>
+#include <wlr/backend/headless.h>
+#include <wlr/render/allocator.h>
+#include <wlr/render/pixman.h>
+#include <wlr/render/wlr_renderer.h>
+#include <wlr/types/wlr_compositor.h>
+#include <wlr/types/wlr_data_control_v1.h>
+#include <wlr/types/wlr_data_device.h>
+#include <wlr/types/wlr_output_layout.h>
+#include <wlr/types/wlr_presentation_time.h>
+#include <wlr/types/wlr_primary_selection.h>
+#include <wlr/types/wlr_primary_selection_v1.h>
+#include <wlr/types/wlr_scene.h>
+#include <wlr/types/wlr_screencopy_v1.h>
+#include <wlr/types/wlr_seat.h>
+#include <wlr/types/wlr_viewporter.h>
+#include <wlr/types/wlr_xdg_output_v1.h>
+#include <wlr/util/log.h>
+#include "server.h"
+
+static void handle_new_output(struct wl_listener *listener, void *data)
+{
+	struct slim_server *server = wl_container_of(listener, server, new_output);
+	output_create(server, data);
+}
+
+static void handle_request_set_selection(struct wl_listener *listener, void *data)
+{
+	struct slim_server *server = wl_container_of(listener, server, request_set_selection);
+	struct wlr_seat_request_set_selection_event *event = data;
+	wlr_seat_set_selection(server->seat, event->source, event->serial);
+}
+
+static void handle_request_set_primary_selection(struct wl_listener *listener, void *data)
+{
+	struct slim_server *server =
+		wl_container_of(listener, server, request_set_primary_selection);
+	struct wlr_seat_request_set_primary_selection_event *event = data;
+	wlr_seat_set_primary_selection(server->seat, event->source, event->serial);
+}
+
+/*
+ * The globals a desktop client expects, on a headless backend rendered by
+ * pixman: never the autocreated renderer, which would pick GLES2 wherever
+ * a render node exists, and has nothing to gain on a streamed output.
+ */
+static void handle_link_attached(void *data, uint32_t width, uint32_t height)
+{
+	struct slim_server *server = data;
+	output_resize(server, width, height);
+	cursor_resend(server);
+	output_schedule_frame(server);
+}
+
+static void handle_link_detached(void *data)
+{
+}
+
+static void handle_link_input(void *data, const struct slim_wire_input *ev)
+{
+	input_handle_console(data, ev);
+}
+
+static void handle_link_want_frame(void *data)
+{
+	output_link_ready(data);
+}
+
+static const struct slim_link_handler link_handler = {
+	.attached = handle_link_attached,
+	.detached = handle_link_detached,
+	.input = handle_link_input,
+	.want_frame = handle_link_want_frame,
+};
+
+bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
+		const char *listen)
+{
+	wl_list_init(&server->views);
+	server->width = width;
+	server->height = height;
+	server->display = wl_display_create();
+	if (!server->display) {
+		return false;
+	}
+	server->loop = wl_display_get_event_loop(server->display);
+	server->link = slim_link_create(server->loop, listen, &link_handler, server);
+	if (!server->link) {
+		return false;
+	}
+	server->backend = wlr_headless_backend_create(server->display);
+	server->renderer = wlr_pixman_renderer_create();
+	if (!server->backend || !server->renderer ||
+			!wlr_renderer_init_wl_display(server->renderer, server->display)) {
+		wlr_log(WLR_ERROR, "cannot create the headless backend or pixman renderer");
+		return false;
+	}
+	server->allocator = wlr_allocator_autocreate(server->backend, server->renderer);
+	if (!server->allocator) {
+		wlr_log(WLR_ERROR, "cannot create an allocator");
+		return false;
+	}
+
+	wlr_compositor_create(server->display, server->renderer);
+	wlr_data_device_manager_create(server->display);
+	wlr_primary_selection_v1_device_manager_create(server->display);
+	wlr_data_control_manager_v1_create(server->display);
+	wlr_viewporter_create(server->display);
+	wlr_screencopy_manager_v1_create(server->display);
+
+	server->layout = wlr_output_layout_create();
+	wlr_xdg_output_manager_v1_create(server->display, server->layout);
+	server->scene = wlr_scene_create();
+	wlr_scene_attach_output_layout(server->scene, server->layout);
+	wlr_scene_set_presentation(server->scene,
+		wlr_presentation_create(server->display, server->backend));
+	if (!background_set_size(server, width, height)) {
+		return false;
+	}
+
+	server->xdg_shell = wlr_xdg_shell_create(server->display);
+	server->new_xdg_surface.notify = view_handle_new_xdg_surface;
+	wl_signal_add(&server->xdg_shell->events.new_surface, &server->new_xdg_surface);
+
+	server->seat = wlr_seat_create(server->display, "seat0");
+	server->request_set_selection.notify = handle_request_set_selection;
+	wl_signal_add(&server->seat->events.request_set_selection,
+		&server->request_set_selection);
+	server->request_set_primary_selection.notify = handle_request_set_primary_selection;
+	wl_signal_add(&server->seat->events.request_set_primary_selection,
+		&server->request_set_primary_selection);
+	server->request_cursor.notify = cursor_handle_request;
+	wl_signal_add(&server->seat->events.request_set_cursor, &server->request_cursor);
+
+	server->new_output.notify = handle_new_output;
+	wl_signal_add(&server->backend->events.new_output, &server->new_output);
+	if (!input_init(server) || !cursor_init(server)) {
+		return false;
+	}
+	if (!wlr_backend_start(server->backend)) {
+		wlr_log(WLR_ERROR, "cannot start the backend");
+		return false;
+	}
+	return wlr_headless_add_output(server->backend, width, height) != NULL;
+}
+
+void server_finish(struct slim_server *server)
+{
+	if (!server->display) {
+		return;
+	}
+	wl_display_destroy_clients(server->display);
+	cursor_finish(server);
+	input_finish(server);
+	slim_link_destroy(server->link);
+	wl_display_destroy(server->display);
+	wlr_output_layout_destroy(server->layout);
+}

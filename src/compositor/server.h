@@ -1,0 +1,163 @@
+/*
+ * The slimland compositor: one user's session, a wlroots 0.15 headless
+ * output rendered with pixman into RAM and streamed to a console.
+ *
+ *   main.c     options, start-up and tear-down, the startup command
+ *   background.c  the desktop under the windows
+ *   server.c   the Wayland globals (protocols) and the seat's requests
+ *   output.c   the output: frames paced by the console, damage -> encoder
+ *   view.c     toplevels and popups: focus, stacking, maximize, fullscreen
+ *   grab.c     interactive move and resize
+ *   input.c    the console's keys and pointer, through the seat
+ *   cursor.c   the pointer image, sent for the console to draw
+ *   link.c     the console association (no wlroots)
+ *
+ * wlroots is called from these files only, so that a port to a later
+ * wlroots touches them and nothing else.
+ */
+#ifndef SLIM_SERVER_H
+#define SLIM_SERVER_H
+
+#include <pixman.h>
+#include <stdbool.h>
+#include <wayland-server-core.h>
+#include <wlr/types/wlr_xdg_shell.h>
+#include <xkbcommon/xkbcommon.h>
+#include "encoder.h"
+#include "link.h"
+
+struct wlr_output;
+struct wlr_scene_output;
+struct wlr_scene_buffer;
+struct wlr_input_device;
+struct wlr_surface;
+
+enum slim_grab_mode {
+	SLIM_GRAB_NONE,
+	SLIM_GRAB_MOVE,
+	SLIM_GRAB_RESIZE,
+};
+
+struct slim_view {
+	struct wl_list link; /* slim_server.views, topmost first */
+	struct slim_server *server;
+	struct wlr_xdg_surface *xdg;
+	struct wlr_scene_node *node;
+	int32_t x, y;
+	bool mapped;
+	/* where the view was before it was maximized or made fullscreen */
+	struct wlr_box saved;
+	bool maximized, fullscreen;
+
+	struct wl_listener map, unmap, destroy, new_popup;
+	struct wl_listener request_move, request_resize, request_maximize, request_fullscreen;
+};
+
+struct slim_popup {
+	struct wlr_xdg_popup *popup;
+	struct wl_listener destroy;
+};
+
+struct slim_output {
+	struct slim_server *server;
+	struct wlr_output *wlr;
+	struct wlr_scene_output *scene_output;
+	/* damage of the frames rendered since the last one streamed */
+	pixman_region32_t damage;
+	/* frames paced by the console: see output.c */
+	struct wl_event_source *pace_timer;
+	uint64_t last_commit_us;
+	struct wl_listener frame, precommit, commit, destroy;
+};
+
+struct slim_grab {
+	enum slim_grab_mode mode;
+	struct slim_view *view;
+	double start_x, start_y; /* pointer at the start */
+	struct wlr_box start_box;
+	uint32_t edges;
+};
+
+struct slim_server {
+	struct wl_display *display;
+	struct wl_event_loop *loop;
+	struct wlr_backend *backend;
+	struct wlr_renderer *renderer;
+	struct wlr_allocator *allocator;
+	struct wlr_output_layout *layout;
+	struct wlr_scene *scene;
+	struct wlr_scene_buffer *background;
+	struct wlr_xdg_shell *xdg_shell;
+	struct wlr_seat *seat;
+	struct wlr_input_device *keyboard;
+	struct xkb_keymap *keymap;
+	struct wlr_xcursor_manager *xcursors;
+
+	struct slim_output *output;
+	struct wl_list views;
+	struct slim_link *link;
+	uint32_t width, height;
+
+	/* the pointer, in output coordinates */
+	double pointer_x, pointer_y;
+	struct wlr_surface *cursor_surface; /* set by the client under the pointer */
+	int32_t cursor_hot_x, cursor_hot_y;
+	bool cursor_from_client;
+	struct slim_grab grab;
+	/* moves since the last streamed frame, as COPY hints */
+	struct slim_move_hint moves[8];
+	size_t n_moves;
+
+	struct wl_listener new_output, new_xdg_surface;
+	struct wl_listener request_cursor, cursor_commit, cursor_destroy;
+	struct wl_listener request_set_selection, request_set_primary_selection;
+	struct wl_listener keyboard_key, keyboard_modifiers;
+};
+
+/* server.c */
+bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
+		const char *listen);
+void server_finish(struct slim_server *server);
+
+/* background.c */
+bool background_set_size(struct slim_server *server, uint32_t width, uint32_t height);
+
+/* output.c */
+void output_create(struct slim_server *server, struct wlr_output *wlr);
+void output_resize(struct slim_server *server, uint32_t width, uint32_t height);
+void output_schedule_frame(struct slim_server *server);
+/* The console can take a frame again: render now if one is due. */
+void output_link_ready(struct slim_server *server);
+
+/* view.c */
+void view_handle_new_xdg_surface(struct wl_listener *listener, void *data);
+struct slim_view *view_at(struct slim_server *server, double x, double y,
+		struct wlr_surface **surface, double *sx, double *sy);
+void view_focus(struct slim_view *view, struct wlr_surface *surface);
+void view_move_to(struct slim_view *view, int32_t x, int32_t y);
+void view_cycle(struct slim_server *server);
+void views_fit_output(struct slim_server *server);
+
+/* grab.c */
+void grab_begin(struct slim_view *view, enum slim_grab_mode mode, uint32_t edges);
+/* Returns true if a grab took the motion. */
+bool grab_motion(struct slim_server *server);
+void grab_end(struct slim_server *server);
+
+/* input.c */
+bool input_init(struct slim_server *server);
+void input_finish(struct slim_server *server);
+void input_handle_console(struct slim_server *server, const struct slim_wire_input *ev);
+/* Re-evaluates what is under the pointer (after views moved or appeared). */
+void input_pointer_refresh(struct slim_server *server, uint32_t time_msec);
+
+/* cursor.c */
+bool cursor_init(struct slim_server *server);
+void cursor_finish(struct slim_server *server);
+void cursor_set_theme(struct slim_server *server, const char *name);
+void cursor_handle_request(struct wl_listener *listener, void *data);
+void cursor_moved(struct slim_server *server);
+/* Sends the current image and position again (a console attached). */
+void cursor_resend(struct slim_server *server);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * A slimland session for benchmarks: the compositor started for real, and
+ * this process as its console (the console core on a UDP socket), so that
+ * times are taken where the console sends and applies, with no pipes or
+ * other processes in between. Clients are started with WAYLAND_DISPLAY set.
+ */
+#ifndef SLIM_BENCH_SESSION_H
+#define SLIM_BENCH_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "console-core.h"
+
+struct bench_frame {
+	uint32_t id;
+	uint64_t first_rx_us;  /* console: first datagram of the frame received */
+	uint64_t applied_us;   /* console: presented */
+	uint64_t encode_us;    /* server: encoding started */
+	uint64_t encoded_us;   /* server: encoding done */
+	uint64_t bytes;        /* datagrams of the frame, headers included */
+};
+
+struct bench_session {
+	pid_t compositor;
+	char runtime_dir[64];
+	char wayland_display[32];
+	int fd;
+	struct slim_console_backend *backend;
+	struct slim_console_core *core;
+	uint32_t width, height;
+
+	/* the frame being received, and the last one presented */
+	struct bench_frame current, last;
+	uint32_t presented;
+	uint64_t bytes_received;
+};
+
+/* Starts slimland (path `slimland`) and attaches as a console of width x height. */
+bool bench_session_start(struct bench_session *s, const char *slimland, uint32_t width,
+		uint32_t height);
+void bench_session_stop(struct bench_session *s);
+
+/* Starts `argv` as a client; with `out`, its stdout is readable there. */
+pid_t bench_session_client(struct bench_session *s, char *const argv[], int *out);
+/* Reads a line from a client's stdout (within timeout_ms); false on timeout or EOF. */
+bool bench_read_line(int fd, char *line, size_t size, int timeout_ms);
+
+/* Receives datagrams until a frame is presented; false after timeout_ms without one. */
+bool bench_session_wait_frame(struct bench_session *s, int timeout_ms);
+/* Receives until no frame has come for quiet_ms (or max_ms passed). */
+void bench_session_settle(struct bench_session *s, int quiet_ms, int max_ms);
+void bench_session_input(struct bench_session *s, const struct slim_wire_input *ev, size_t n);
+void bench_session_key(struct bench_session *s, uint32_t code, bool down);
+void bench_session_pointer(struct bench_session *s, double x, double y);
+void bench_session_button(struct bench_session *s, uint32_t button, bool down);
+
+uint64_t bench_now_us(void);
+int bench_cmp_u64(const void *a, const void *b);
+
+#endif
