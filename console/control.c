@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "card.h"
 #include "control.h"
 #include "slim-log.h"
 
@@ -18,6 +19,8 @@ struct slim_control {
 	struct slim_console_core *core;
 	struct slim_link *link;
 	uint32_t last_frame;
+	bool cards; /* --card-reader=stdin: "card" commands are reader 0 */
+	struct slim_wire_card card;
 	bool quit;
 	bool discarding; /* the rest of a line that was too long */
 	size_t len;
@@ -35,6 +38,7 @@ struct slim_control *slim_control_create(int in_fd, FILE *out,
 	ctl->out = out;
 	ctl->core = core;
 	ctl->link = link;
+	ctl->card.event = SLIM_CARD_REMOVED;
 	/* whoever reads the events waits on each line: never keep one back */
 	setvbuf(out, NULL, _IOLBF, 0);
 	return ctl;
@@ -43,6 +47,11 @@ struct slim_control *slim_control_create(int in_fd, FILE *out,
 void slim_control_destroy(struct slim_control *ctl)
 {
 	free(ctl);
+}
+
+void slim_control_enable_cards(struct slim_control *ctl)
+{
+	ctl->cards = true;
 }
 
 int slim_control_fd(const struct slim_control *ctl)
@@ -241,6 +250,20 @@ static bool cmd_sync(struct slim_control *ctl, char **argv)
 	return true;
 }
 
+static bool cmd_card(struct slim_control *ctl, char **argv)
+{
+	const char *err;
+	if (!ctl->cards) {
+		emit(ctl, "error card: the card reader is not --card-reader=stdin");
+	} else if (slim_card_parse_line(argv[1], &ctl->card, &err)) {
+		/* kept by the link until attached: no "not attached" error here */
+		slim_link_send_card(ctl->link, &ctl->card);
+	} else {
+		emit(ctl, "error card: %s", err ? err : "usage: card insert HEX | card remove");
+	}
+	return true;
+}
+
 static bool cmd_quit(struct slim_control *ctl, char **argv)
 {
 	ctl->quit = true;
@@ -264,6 +287,7 @@ static const struct command commands[] = {
 	{ "screenshot", -1, "screenshot PATH", cmd_screenshot },
 	{ "stats", 0, "stats", cmd_stats },
 	{ "sync", 0, "sync", cmd_sync },
+	{ "card", -1, "card insert HEX | card remove", cmd_card },
 	{ "quit", 0, "quit", cmd_quit },
 };
 

@@ -10,6 +10,8 @@
  *   screenshot PATH       PNG of the shadow framebuffer; answers "screenshot PATH"
  *   stats                 answers "stats frames=N datagrams=N applied=N bad=N late=N dup=N"
  *   sync                  answers "sync FRAME", the last presented frame (0: none yet)
+ *   card insert HEX       with --card-reader=stdin: a card with this UID (1..32
+ *   card remove           bytes) put on reader 0, and taken off again
  *   quit                  (the end of stdin quits too: no console outlives its driver)
  * Events, one a line, flushed at once:
  *   connecting HOST:PORT, attached ASSOC, frame ID APPLIED_US,
@@ -37,6 +39,8 @@ struct slim_control *slim_control_create(int in_fd, FILE *out,
 		struct slim_console_core *core, struct slim_link *link);
 void slim_control_destroy(struct slim_control *ctl);
 
+/* "card" commands become reader 0's events (--card-reader=stdin with --control). */
+void slim_control_enable_cards(struct slim_control *ctl);
 int slim_control_fd(const struct slim_control *ctl);
 /* Reads and runs commands; false once "quit" was read or stdin closed. */
 bool slim_control_dispatch(struct slim_control *ctl);

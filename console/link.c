@@ -8,6 +8,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "card.h"
 #include "link.h"
 #include "slim-log.h"
 
@@ -39,6 +40,14 @@ struct slim_link {
 	bool refusal;
 	uint16_t refusal_reason;
 	char refusal_text[SLIM_REFUSE_TEXT_MAX + 1];
+
+	/*
+	 * Each reader's latest card event (bit set in card_known), and which
+	 * of them no server has heard yet (card_unsent): what happens while
+	 * not attached is told once attached, the latest state only.
+	 */
+	struct slim_wire_card cards[SLIM_CARD_MAX_READERS];
+	uint32_t card_known, card_unsent;
 
 	uint8_t buf[65536];
 };
@@ -231,12 +240,52 @@ static void enter_connecting(struct slim_link *link, const char *why, uint64_t n
 	schedule_hello_retry(link, now_us);
 }
 
+static void send_card(struct slim_link *link, size_t reader)
+{
+	if (slim_console_core_send_card(link->core, &link->cards[reader])) {
+		link->card_unsent &= ~(1u << reader);
+	}
+}
+
 static void enter_attached(struct slim_link *link, uint64_t now_us)
 {
 	link->state = SLIM_LINK_ATTACHED;
 	link->deadline_us = now_us + PING_MS * 1000ull;
 	if (link->listener && link->listener->attached) {
 		link->listener->attached(link->listener_data, link->assoc);
+	}
+	/*
+	 * What no server heard yet, and every card still on a reader: a new
+	 * association may be a server that restarted and knows no card,
+	 * just as it knows no pixel.
+	 */
+	for (size_t i = 0; i < SLIM_CARD_MAX_READERS; i++) {
+		if ((link->card_unsent & (1u << i)) || ((link->card_known & (1u << i)) &&
+				link->cards[i].event == SLIM_CARD_INSERTED)) {
+			send_card(link, i);
+		}
+	}
+}
+
+void slim_link_send_card(struct slim_link *link, const struct slim_wire_card *card)
+{
+	if (card->reader >= SLIM_CARD_MAX_READERS) {
+		return; /* the card sources number no reader this high */
+	}
+	link->cards[card->reader] = *card;
+	link->card_known |= 1u << card->reader;
+	link->card_unsent |= 1u << card->reader;
+	if (link->state == SLIM_LINK_ATTACHED) {
+		send_card(link, card->reader);
+	}
+}
+
+void slim_link_request_repaint(struct slim_link *link)
+{
+	if (link->core && link->state == SLIM_LINK_ATTACHED) {
+		slim_log(SLIM_LOG_DEBUG, "link: HELLO again for a repaint, association %08x",
+			link->assoc);
+		slim_console_core_request_repaint(link->core, link->id);
 	}
 }
 

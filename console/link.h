@@ -55,6 +55,20 @@ void slim_link_send(void *data, const uint8_t *buf, size_t len);
 void slim_link_start(struct slim_link *link, struct slim_console_core *core,
 		const char *id, const struct slim_link_listener *listener, void *data);
 
+/*
+ * A card event for the server: sent now if attached, else kept (the
+ * latest per reader) and sent once attached. A card still on its reader
+ * is told again to every new association.
+ */
+void slim_link_send_card(struct slim_link *link, const struct slim_wire_card *card);
+
+/*
+ * The console lost its picture (the display came back after a VT switch):
+ * HELLO again in the same association, which the server takes as "repaint
+ * everything". Until attached a HELLO is on its way anyway.
+ */
+void slim_link_request_repaint(struct slim_link *link);
+
 /* The socket, to poll for input. */
 int slim_link_fd(const struct slim_link *link);
 /* Reads and applies what arrived. */

@@ -17,10 +17,20 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 #include "backend.h"
+#include "card.h"
 #include "console-core.h"
 #include "control.h"
 #include "link.h"
 #include "slim-log.h"
+#include "status-screen.h"
+#ifdef SLIM_HAVE_WINDOW
+#include "window.h"
+#endif
+#ifdef SLIM_HAVE_DRM
+#include "drm.h"
+#include "input.h"
+#include "seat.h"
+#endif
 
 #define EXIT_USAGE 2
 
@@ -32,6 +42,22 @@ struct options {
 	const char *screenshot;
 	bool control;
 	bool verbose;
+	bool window; /* --output window */
+	bool drm; /* --output drm, or the default with a DRM device */
+	bool output_given; /* --output named one: say so when it cannot be had */
+	bool size_given; /* --size: the mode to ask a display for */
+	enum input_mode {
+		INPUT_DEFAULT, /* libinput with --output drm, else none */
+		INPUT_NONE,
+		INPUT_LIBINPUT,
+	} input;
+	bool bench_present;
+	enum card_mode {
+		CARD_DEFAULT, /* pcsc if pcscd is there now, else none */
+		CARD_NONE,
+		CARD_PCSC,
+		CARD_STDIN,
+	} card_reader;
 };
 
 struct console {
@@ -40,6 +66,9 @@ struct console {
 	struct slim_console_core *core;
 	struct slim_link *link;
 	struct slim_control *control;
+	struct slim_card_reader *card;
+	struct slim_seat *seat; /* --output drm, --input libinput */
+	struct slim_input *input;
 	int signal_fd;
 	bool busy_shown; /* "server busy" is said once per wait */
 	bool quit;
@@ -48,11 +77,20 @@ struct console {
 static const char usage_text[] =
 	"usage: slimland-console --server HOST:PORT [options]\n"
 	"  --server HOST:PORT  the slimland server; [IPV6]:PORT for an IPv6 address\n"
-	"  --output NAME       where the picture goes: headless (the only one in this build)\n"
-	"  --size WxH          screen size (default 1280x720)\n"
+	"  --output NAME       where the picture goes: headless, drm (a KMS display;\n"
+	"                      the default when there is one), or window (a desktop\n"
+	"                      window; in builds with SDL2)\n"
+	"  --input NAME        none, or libinput (the seat's keyboards and pointers;\n"
+	"                      the default with --output drm)\n"
+	"  --bench-present     time copying damage to the KMS display, and exit\n"
+	"  --size WxH          screen size (default 1280x720; with drm, the mode to\n"
+	"                      ask the display for, default its preferred one)\n"
 	"  --id NAME           console id sent to the server (default: the host name)\n"
 	"  --mtu N             largest datagram, 256..65000 (default 1400)\n"
 	"  --control           commands on stdin, events on stdout, for tests\n"
+	"  --card-reader=none|pcsc|stdin  where card taps come from (default: pcsc if\n"
+	"                      pcscd is running); stdin: lines \"insert HEX\" and \"remove\",\n"
+	"                      or with --control its \"card insert HEX\" and \"card remove\"\n"
 	"  --screenshot PATH   where SIGUSR1 writes a PNG of the screen\n"
 	"  -v, --verbose       debug messages\n"
 	"  -h, --help\n";
@@ -97,7 +135,8 @@ static bool parse_size(const char *s, uint32_t *width, uint32_t *height)
 /* Returns -1 to go on, or the exit status. */
 static int parse_options(int argc, char *argv[], struct options *o)
 {
-	enum { OPT_SERVER = 256, OPT_OUTPUT, OPT_SIZE, OPT_ID, OPT_MTU, OPT_CONTROL, OPT_SCREENSHOT };
+	enum { OPT_SERVER = 256, OPT_OUTPUT, OPT_SIZE, OPT_ID, OPT_MTU, OPT_CONTROL, OPT_SCREENSHOT,
+		OPT_CARD_READER, OPT_INPUT, OPT_BENCH_PRESENT };
 	static const struct option longopts[] = {
 		{ "server", required_argument, NULL, OPT_SERVER },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
@@ -106,6 +145,9 @@ static int parse_options(int argc, char *argv[], struct options *o)
 		{ "mtu", required_argument, NULL, OPT_MTU },
 		{ "control", no_argument, NULL, OPT_CONTROL },
 		{ "screenshot", required_argument, NULL, OPT_SCREENSHOT },
+		{ "card-reader", required_argument, NULL, OPT_CARD_READER },
+		{ "input", required_argument, NULL, OPT_INPUT },
+		{ "bench-present", no_argument, NULL, OPT_BENCH_PRESENT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -128,13 +170,27 @@ static int parse_options(int argc, char *argv[], struct options *o)
 			o->server = optarg;
 			break;
 		case OPT_OUTPUT:
-			/* drm and window come with their backends */
-			if (strcmp(optarg, "headless") != 0) {
+			/* drm comes with its backend */
+			o->output_given = true;
+			o->drm = false;
+			if (strcmp(optarg, "headless") == 0) {
+				o->window = false;
+#ifdef SLIM_HAVE_DRM
+			} else if (strcmp(optarg, "drm") == 0) {
+				o->window = false;
+				o->drm = true;
+#endif
+#ifdef SLIM_HAVE_WINDOW
+			} else if (strcmp(optarg, "window") == 0) {
+				o->window = true;
+#endif
+			} else {
 				status("output %s not available in this build", optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case OPT_SIZE:
+			o->size_given = true;
 			if (!parse_size(optarg, &o->width, &o->height)) {
 				status("--size %s: expected WxH, each 1..%d", optarg, SLIM_MAX_DIM);
 				return EXIT_USAGE;
@@ -160,6 +216,33 @@ static int parse_options(int argc, char *argv[], struct options *o)
 		case OPT_SCREENSHOT:
 			o->screenshot = optarg;
 			break;
+		case OPT_CARD_READER:
+			if (strcmp(optarg, "none") == 0) {
+				o->card_reader = CARD_NONE;
+			} else if (strcmp(optarg, "pcsc") == 0) {
+				o->card_reader = CARD_PCSC;
+			} else if (strcmp(optarg, "stdin") == 0) {
+				o->card_reader = CARD_STDIN;
+			} else {
+				status("--card-reader %s: expected none, pcsc or stdin", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_INPUT:
+			if (strcmp(optarg, "none") == 0) {
+				o->input = INPUT_NONE;
+#ifdef SLIM_HAVE_DRM
+			} else if (strcmp(optarg, "libinput") == 0) {
+				o->input = INPUT_LIBINPUT;
+#endif
+			} else {
+				status("input %s not available in this build", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_BENCH_PRESENT:
+			o->bench_present = true;
+			break;
 		case 'v':
 			o->verbose = true;
 			break;
@@ -176,17 +259,35 @@ static int parse_options(int argc, char *argv[], struct options *o)
 		status("unexpected argument %s", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (!o->server) {
+	if (!o->server && !o->bench_present) {
 		status("--server HOST:PORT is required");
 		return EXIT_USAGE;
 	}
 	return -1;
 }
 
+/*
+ * Until the server's picture arrives the screen says why there is none.
+ * It is drawn into the shadow framebuffer like any picture, and goes the
+ * same way: the server repaints the whole screen for a new association.
+ */
+static void show_status(struct console *c, const char *line, const char *detail)
+{
+	const char *lines[] = { line, detail };
+	if (c->backend->impl->cursor) {
+		/* the last server's pointer means nothing over this screen */
+		c->backend->impl->cursor(c->backend, &(struct slim_console_cursor){ .visible = false });
+	}
+	slim_status_screen_show(slim_console_core_fb(c->core), c->backend, lines, detail ? 2 : 1);
+}
+
 static void on_connecting(void *data, const char *why)
 {
 	struct console *c = data;
 	c->busy_shown = false;
+	char line[320];
+	snprintf(line, sizeof(line), "connecting to %s...", c->opts.server);
+	show_status(c, line, why);
 	if (why) {
 		status("%s; connecting to %s again", why, c->opts.server);
 	} else {
@@ -213,6 +314,9 @@ static void on_refused(void *data, uint16_t reason, const char *text)
 	if (reason == SLIM_REFUSE_BUSY && !c->busy_shown) {
 		c->busy_shown = true;
 		status("server busy: %s", text);
+		char line[320];
+		snprintf(line, sizeof(line), "%s is busy:", c->opts.server);
+		show_status(c, line, text);
 	}
 	if (c->control) {
 		slim_control_refused(c->control, reason, text);
@@ -225,6 +329,58 @@ static void on_presented(void *data, uint32_t frame, uint64_t applied_us)
 	if (c->control) {
 		slim_control_frame(c->control, frame, applied_us);
 	}
+}
+
+static void on_card(void *data, const struct slim_wire_card *card)
+{
+	struct console *c = data;
+	status("card %s on reader %u", card->event == SLIM_CARD_INSERTED ? "inserted" : "removed",
+		card->reader);
+	slim_link_send_card(c->link, card);
+}
+
+static void on_card_status(void *data, const char *text)
+{
+	status("%s", text);
+}
+
+static const struct slim_card_listener card_listener = {
+	.card = on_card,
+	.status = on_card_status,
+};
+
+/* Sets up --card-reader; false only if an explicit choice cannot work. */
+static bool open_card_reader(struct console *c)
+{
+	char err[256];
+	switch (c->opts.card_reader) {
+	case CARD_NONE:
+		return true;
+	case CARD_STDIN:
+		/* --control owns stdin: its "card" commands are the reader then */
+		if (c->control) {
+			slim_control_enable_cards(c->control);
+			return true;
+		}
+		c->card = slim_card_stdin_create(STDIN_FILENO, &card_listener, c);
+		if (!c->card) {
+			status("out of memory");
+		}
+		return c->card != NULL;
+	case CARD_PCSC:
+		c->card = slim_card_pcsc_create(true, &card_listener, c, err, sizeof(err));
+		if (!c->card) {
+			status("--card-reader=pcsc: %s", err);
+		}
+		return c->card != NULL;
+	case CARD_DEFAULT:
+		c->card = slim_card_pcsc_create(false, &card_listener, c, err, sizeof(err));
+		if (!c->card) {
+			status("%s: no card reader (--card-reader=pcsc waits for pcscd)", err);
+		}
+		return true;
+	}
+	return true;
 }
 
 static const struct slim_link_listener link_listener = {
@@ -274,19 +430,223 @@ static void handle_signals(struct console *c)
 	}
 }
 
+/*
+ * -1, or how long the loop may sleep before the backend wants its dispatch
+ * hook called again: a window is dispatched after every pass.
+ */
+static int backend_pump_ms(struct console *c)
+{
+#ifdef SLIM_HAVE_WINDOW
+	if (c->opts.window) {
+		return slim_window_backend_timeout_ms(c->backend);
+	}
+#endif
+	return -1;
+}
+
+#ifdef SLIM_HAVE_WINDOW
+static void on_window_input(void *data, const struct slim_wire_input *ev, size_t n)
+{
+	struct console *c = data;
+	/* as with --control: input for a server that is not listening is dropped */
+	if (c->core && slim_link_state(c->link) == SLIM_LINK_ATTACHED) {
+		slim_console_core_send_input(c->core, ev, n);
+	}
+}
+
+static void on_window_closed(void *data)
+{
+	struct console *c = data;
+	c->quit = true; /* closing the window is how a desktop user ends the console */
+}
+#endif
+
+#ifdef SLIM_HAVE_DRM
+static void on_drm_repaint(void *data)
+{
+	struct console *c = data;
+	status("display back: asking %s for a repaint", c->opts.server);
+	slim_link_request_repaint(c->link);
+}
+
+static void on_drm_lost(void *data, const char *why)
+{
+	status("display lost (%s); the console goes on without a picture", why);
+}
+
+static const struct slim_drm_listener drm_listener = {
+	.repaint = on_drm_repaint,
+	.lost = on_drm_lost,
+};
+
+static void on_input_send(void *data, const struct slim_wire_input *ev, size_t n)
+{
+	struct console *c = data;
+	/* as with --control: input for a server that is not listening is dropped */
+	if (c->core && slim_link_state(c->link) == SLIM_LINK_ATTACHED) {
+		slim_console_core_send_input(c->core, ev, n);
+	}
+}
+
+static void on_input_pointer(void *data, double x, double y, bool relative)
+{
+	struct console *c = data;
+	if (slim_drm_backend_is(c->backend)) {
+		slim_drm_backend_move_pointer(c->backend, x, y, relative);
+	}
+}
+
+static const struct slim_input_listener input_listener = {
+	.send = on_input_send,
+	.pointer = on_input_pointer,
+};
+
+static bool open_seat(struct console *c, const char *what)
+{
+	char err[256];
+	if (!c->seat) {
+		c->seat = slim_seat_create(err, sizeof(err));
+		if (!c->seat) {
+			status("%s: %s", what, err);
+		}
+	}
+	return c->seat != NULL;
+}
+
+/*
+ * --output drm, or the default on a machine with a DRM device: a KMS
+ * display, whose mode is the screen's size. Whatever stands in the way
+ * (no device, no permission, no display connected) is said once and the
+ * console goes on headless, which the server serves the same.
+ */
+static void create_drm_backend(struct console *c)
+{
+	if (!c->opts.output_given && !slim_drm_device_present()) {
+		c->opts.drm = false;
+		return;
+	}
+	const char *what = c->opts.output_given ? "--output drm" : "drm output";
+	char err[512] = "no DRM device (/dev/dri/card*)";
+	if (slim_drm_device_present()) {
+		c->seat = c->seat ? c->seat : slim_seat_create(err, sizeof(err));
+		if (c->seat) {
+			c->backend = slim_drm_backend_create(c->seat,
+				c->opts.size_given ? c->opts.width : 0,
+				c->opts.size_given ? c->opts.height : 0, &drm_listener, c, err,
+				sizeof(err));
+		}
+	}
+	if (!c->backend) {
+		c->opts.drm = false;
+		status("%s: %s; going on headless at %ux%u", what, err, c->opts.width,
+			c->opts.height);
+		return;
+	}
+	slim_drm_backend_size(c->backend, &c->opts.width, &c->opts.height);
+}
+
+/* --input libinput, the default with a display of our own. */
+static bool open_input(struct console *c)
+{
+	if (c->opts.input == INPUT_NONE ||
+			(c->opts.input == INPUT_DEFAULT && !slim_drm_backend_is(c->backend))) {
+		return true;
+	}
+	bool explicit = c->opts.input == INPUT_LIBINPUT;
+	const char *what = explicit ? "--input libinput" : "input";
+	char err[256];
+	if (open_seat(c, what)) {
+		c->input = slim_input_create(c->seat, c->opts.width, c->opts.height, &input_listener,
+			c, err, sizeof(err));
+		if (!c->input) {
+			status("%s: %s", what, err);
+		}
+	}
+	if (!c->input) {
+		/* a console whose screen works is still worth having: go on without keys */
+		status("%s: going on without local input", what);
+	}
+	return true;
+}
+
+/* --bench-present: the DRM column of the Table 5 benchmark. */
+static int bench_present(struct console *c)
+{
+	c->opts.output_given = true;
+	create_drm_backend(c);
+	if (!slim_drm_backend_is(c->backend)) {
+		return EXIT_FAILURE;
+	}
+	return slim_drm_backend_bench(c->backend, stdout) ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+#endif
+
+/* The output --output names; false once the reason is said. */
+static bool create_backend(struct console *c)
+{
+#ifdef SLIM_HAVE_WINDOW
+	if (c->opts.window) {
+		char title[320], err[512];
+		snprintf(title, sizeof(title), "slimland-console: %s", c->opts.server);
+		struct slim_console_input_sink sink = {
+			.send = on_window_input,
+			.closed = on_window_closed,
+			.data = c,
+		};
+		c->backend = slim_window_backend_create(title, &sink, err, sizeof(err));
+		if (!c->backend) {
+			status("%s", err);
+		}
+		return c->backend != NULL;
+	}
+#endif
+#ifdef SLIM_HAVE_DRM
+	if (c->opts.drm || !c->opts.output_given) {
+		create_drm_backend(c);
+		if (c->backend) {
+			return true;
+		}
+	}
+#endif
+	c->backend = slim_headless_backend_create();
+	if (!c->backend) {
+		status("cannot create the headless output");
+	}
+	return c->backend != NULL;
+}
+
 static bool run(struct console *c)
 {
-	enum { FD_SIGNAL, FD_LINK, FD_CONTROL, FD_COUNT };
+	int pump_ms = backend_pump_ms(c);
+	enum { FD_SIGNAL, FD_LINK, FD_CONTROL, FD_CARD, FD_BACKEND, FD_SEAT, FD_INPUT, FD_COUNT };
 	struct pollfd fds[FD_COUNT] = {
 		[FD_SIGNAL] = { .fd = c->signal_fd, .events = POLLIN },
 		[FD_LINK] = { .fd = slim_link_fd(c->link), .events = POLLIN },
 		/* poll() skips a negative fd: without --control stdin is not read */
 		[FD_CONTROL] = { .fd = c->control ? slim_control_fd(c->control) : -1,
 			.events = POLLIN },
+		[FD_CARD] = { .events = POLLIN },
+		[FD_BACKEND] = { .events = POLLIN },
+		[FD_SEAT] = { .fd = -1, .events = POLLIN },
+		[FD_INPUT] = { .fd = -1, .events = POLLIN },
 	};
+#ifdef SLIM_HAVE_DRM
+	fds[FD_INPUT].fd = c->input ? slim_input_fd(c->input) : -1;
+#endif
 	while (!c->quit) {
+		/* the stdin card reader is done at the end of its input */
+		fds[FD_CARD].fd = c->card ? slim_card_reader_fd(c->card) : -1;
+		fds[FD_BACKEND].fd = c->backend->impl->fd ? c->backend->impl->fd(c->backend) : -1;
+#ifdef SLIM_HAVE_DRM
+		/* -1 once the seat manager is gone */
+		fds[FD_SEAT].fd = c->seat ? slim_seat_fd(c->seat) : -1;
+#endif
 		slim_link_tick(c->link, slim_now_us());
-		if (poll(fds, FD_COUNT, slim_link_timeout_ms(c->link, slim_now_us())) < 0) {
+		int timeout_ms = slim_link_timeout_ms(c->link, slim_now_us());
+		if (pump_ms >= 0 && timeout_ms > pump_ms) {
+			timeout_ms = pump_ms;
+		}
+		if (poll(fds, FD_COUNT, timeout_ms) < 0) {
 			if (errno == EINTR) {
 				continue;
 			}
@@ -303,6 +663,23 @@ static bool run(struct console *c)
 		if (fds[FD_CONTROL].revents && !slim_control_dispatch(c->control)) {
 			c->quit = true;
 		}
+		if (fds[FD_CARD].revents) {
+			slim_card_reader_dispatch(c->card);
+		}
+#ifdef SLIM_HAVE_DRM
+		/* the seat before the devices: a VT switch stops them first */
+		if (fds[FD_SEAT].revents) {
+			/* a lost seat is said once; the devices were told to stop */
+			slim_seat_dispatch(c->seat);
+		}
+		if (fds[FD_INPUT].revents) {
+			slim_input_dispatch(c->input);
+		}
+#endif
+		/* last: what presenting read into a window's display queue, no poll() sees */
+		if (c->backend->impl->dispatch && (fds[FD_BACKEND].revents || pump_ms >= 0)) {
+			c->backend->impl->dispatch(c->backend);
+		}
 	}
 	return true;
 }
@@ -315,6 +692,15 @@ int main(int argc, char *argv[])
 		return ret;
 	}
 	slim_log_init(c.opts.verbose ? SLIM_LOG_DEBUG : SLIM_LOG_INFO, NULL);
+	if (c.opts.bench_present) {
+#ifdef SLIM_HAVE_DRM
+		ret = bench_present(&c);
+#else
+		status("--bench-present: no drm output in this build");
+		ret = EXIT_FAILURE;
+#endif
+		goto out;
+	}
 
 	char err[512];
 	ret = EXIT_USAGE;
@@ -324,9 +710,7 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	ret = EXIT_FAILURE;
-	c.backend = slim_headless_backend_create();
-	if (!c.backend) {
-		status("cannot create the headless output");
+	if (!create_backend(&c)) {
 		goto out;
 	}
 	c.core = slim_console_core_create(c.opts.width, c.opts.height, c.opts.mtu, c.backend,
@@ -347,17 +731,34 @@ int main(int argc, char *argv[])
 		status("signalfd: %s", strerror(errno));
 		goto out;
 	}
+	/* after the signals are blocked: the PC/SC thread inherits the mask */
+	if (!open_card_reader(&c)) {
+		goto out;
+	}
+#ifdef SLIM_HAVE_DRM
+	if (!open_input(&c)) {
+		goto out;
+	}
+#endif
 	slim_link_start(c.link, c.core, c.opts.id, &link_listener, &c);
 	ret = run(&c) ? EXIT_SUCCESS : EXIT_FAILURE;
 
 out:
+	slim_card_reader_destroy(c.card);
 	slim_control_destroy(c.control);
 	/* before the core: the link lets go of the core's events */
 	slim_link_destroy(c.link);
 	slim_console_core_destroy(c.core);
+#ifdef SLIM_HAVE_DRM
+	slim_input_destroy(c.input);
+#endif
 	if (c.backend) {
 		c.backend->impl->destroy(c.backend);
 	}
+#ifdef SLIM_HAVE_DRM
+	/* last: the devices above were opened through it */
+	slim_seat_destroy(c.seat);
+#endif
 	if (c.signal_fd >= 0) {
 		close(c.signal_fd);
 	}

@@ -174,6 +174,11 @@ bool slim_put_refuse(struct slim_writer *w, uint16_t reason, const char *text)
 	return true;
 }
 
+bool slim_put_card(struct slim_writer *w, const struct slim_wire_card *card)
+{
+	return put(w, SLIM_CMD_CARD, 0, card, sizeof(*card));
+}
+
 bool slim_put_ping(struct slim_writer *w)
 {
 	return slim_writer_add(w, SLIM_CMD_PING, 0, 0) != NULL;
@@ -421,6 +426,18 @@ static enum slim_error decode_upstream(struct slim_cmd *cmd, const uint8_t *body
 		return SLIM_OK;
 	case SLIM_CMD_PING:
 		return len == 0 ? SLIM_OK : SLIM_ERR_LENGTH;
+	case SLIM_CMD_CARD:
+		if (len != sizeof(cmd->card)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&cmd->card, body, len);
+		if (cmd->card.event > SLIM_CARD_INSERTED ||
+				(cmd->card.event == SLIM_CARD_INSERTED &&
+				(cmd->card.kind < SLIM_CARD_UID || cmd->card.kind > SLIM_CARD_ATR_HASH ||
+				cmd->card.len == 0 || cmd->card.len > SLIM_CARD_TOKEN_MAX))) {
+			return SLIM_ERR_FIELD;
+		}
+		return SLIM_OK;
 	case SLIM_CMD_ACK:
 		if (len != sizeof(cmd->ack)) {
 			return SLIM_ERR_LENGTH;

@@ -70,6 +70,7 @@ bool slim_put_nack(struct slim_writer *w, const struct slim_wire_seq_range *rang
 /* `text` is cut at SLIM_REFUSE_TEXT_MAX bytes. */
 bool slim_put_refuse(struct slim_writer *w, uint16_t reason, const char *text);
 bool slim_put_ping(struct slim_writer *w);
+bool slim_put_card(struct slim_writer *w, const struct slim_wire_card *card);
 
 /* A decoded command. Pointers point into the datagram. */
 struct slim_cscs {
@@ -120,6 +121,7 @@ struct slim_cmd {
 			size_t count;
 		} input;
 		struct slim_wire_ack ack;
+		struct slim_wire_card card;
 		struct {
 			const uint8_t *ranges; /* struct slim_wire_seq_range, unaligned */
 			size_t count;

@@ -57,7 +57,7 @@ enum slim_cmd_type {
 	SLIM_CMD_INPUT = 0x82,
 	SLIM_CMD_ACK = 0x83,
 	SLIM_CMD_NACK = 0x84,
-	SLIM_CMD_CARD = 0x85, /* reserved: defined with the card reader */
+	SLIM_CMD_CARD = 0x85,
 	SLIM_CMD_PING = 0x86,
 };
 
@@ -176,6 +176,27 @@ struct slim_wire_frame_end {
 	uint64_t encoded_us; /* server clock: when encoding finished */
 } SLIM_PACKED;
 
+/* CARD: a card was put on or taken off the console's reader. */
+enum slim_card_event {
+	SLIM_CARD_REMOVED = 0,
+	SLIM_CARD_INSERTED = 1,
+};
+
+enum slim_card_token_kind {
+	SLIM_CARD_UID = 1,      /* the contactless UID (GET DATA FF CA 00 00 00) */
+	SLIM_CARD_ATR_HASH = 2, /* SHA-256 of the ATR, for cards without a UID */
+};
+
+#define SLIM_CARD_TOKEN_MAX 32
+
+struct slim_wire_card {
+	uint8_t event;  /* enum slim_card_event */
+	uint8_t kind;   /* enum slim_card_token_kind */
+	uint8_t len;    /* token bytes used, 1..SLIM_CARD_TOKEN_MAX */
+	uint8_t reader; /* which reader of the console, from 0 */
+	uint8_t token[SLIM_CARD_TOKEN_MAX];
+} SLIM_PACKED;
+
 struct slim_wire_refuse {
 	uint16_t reason;
 	uint16_t pad;
@@ -230,5 +251,6 @@ _Static_assert(sizeof(struct slim_wire_frame_end) == 24, "FRAME_END");
 _Static_assert(sizeof(struct slim_wire_hello) == 44, "HELLO");
 _Static_assert(sizeof(struct slim_wire_input) == 20, "INPUT event");
 _Static_assert(sizeof(struct slim_wire_ack) == 32, "ACK");
+_Static_assert(sizeof(struct slim_wire_card) == 36, "CARD");
 
 #endif

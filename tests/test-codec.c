@@ -567,6 +567,83 @@ static void test_ping(void **state)
 	free(d);
 }
 
+static void test_card(void **state)
+{
+	struct dgram *d = dgram_new(true);
+	struct slim_wire_card card = {
+		.event = SLIM_CARD_INSERTED,
+		.kind = SLIM_CARD_UID,
+		.len = 7,
+		.reader = 3,
+		.token = { 0x04, 0xa2, 0x5b, 0x1c, 0x3d, 0x80, 0x7f },
+	};
+	assert_true(slim_put_card(&d->w, &card));
+	assert_int_equal(dgram_finish(d), 24 + 4 + 36);
+	static const uint8_t expect[] = { SLIM_CMD_CARD, 0, 36, 0, 1, 1, 7, 3,
+		0x04, 0xa2, 0x5b, 0x1c, 0x3d, 0x80, 0x7f, 0 };
+	assert_memory_equal(d->buf + 24, expect, sizeof(expect));
+	struct slim_reader rd;
+	struct slim_cmd cmd;
+	open_dgram(&rd, d->buf, d->len, true, 1);
+	next_ok(&rd, &cmd, SLIM_CMD_CARD, 0);
+	assert_memory_equal(&cmd.card, &card, sizeof(card));
+	expect_end(&rd);
+
+	/* the largest token, an ATR hash, and its removal */
+	card.kind = SLIM_CARD_ATR_HASH;
+	card.len = SLIM_CARD_TOKEN_MAX;
+	memset(card.token, 0xc3, sizeof(card.token));
+	for (uint8_t event = SLIM_CARD_REMOVED; event <= SLIM_CARD_INSERTED; event++) {
+		card.event = event;
+		slim_writer_reset(&d->w);
+		assert_true(slim_put_card(&d->w, &card));
+		assert_int_equal(decode_one(d, true, &cmd), SLIM_OK);
+		assert_memory_equal(&cmd.card, &card, sizeof(card));
+	}
+	/* a removal of a card the console does not know: all zero */
+	struct slim_wire_card unknown = { .event = SLIM_CARD_REMOVED };
+	slim_writer_reset(&d->w);
+	assert_true(slim_put_card(&d->w, &unknown));
+	assert_int_equal(decode_one(d, true, &cmd), SLIM_OK);
+	assert_memory_equal(&cmd.card, &unknown, sizeof(unknown));
+
+	/* bad fields */
+	static const struct { uint8_t event, kind, len; } bad[] = {
+		{ 2, SLIM_CARD_UID, 4 },
+		{ 0xff, SLIM_CARD_UID, 4 },
+		{ SLIM_CARD_INSERTED, 0, 4 },
+		{ SLIM_CARD_INSERTED, 3, 4 },
+		{ SLIM_CARD_INSERTED, SLIM_CARD_UID, 0 },
+		{ SLIM_CARD_INSERTED, SLIM_CARD_ATR_HASH, SLIM_CARD_TOKEN_MAX + 1 },
+		{ SLIM_CARD_INSERTED, SLIM_CARD_UID, 0xff },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct slim_wire_card b = { .event = bad[i].event, .kind = bad[i].kind,
+			.len = bad[i].len };
+		slim_writer_reset(&d->w);
+		assert_true(slim_put_card(&d->w, &b));
+		assert_int_equal(decode_one(d, true, &cmd), SLIM_ERR_FIELD);
+	}
+	/* exactly 36 bytes */
+	static const size_t lens[] = { 0, 4, 35, 37, 72 };
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		slim_writer_reset(&d->w);
+		uint8_t *body = slim_writer_add(&d->w, SLIM_CMD_CARD, 0, lens[i]);
+		assert_non_null(body);
+		memset(body, 0, lens[i]);
+		if (lens[i] > 0) {
+			body[0] = SLIM_CARD_REMOVED;
+		}
+		assert_int_equal(decode_one(d, true, &cmd), SLIM_ERR_LENGTH);
+	}
+	/* upstream only */
+	slim_writer_init(&d->w, d->buf, SLIM_DEFAULT_MTU, ASSOC, false);
+	card.event = SLIM_CARD_INSERTED;
+	assert_true(slim_put_card(&d->w, &card));
+	assert_int_equal(decode_one(d, false, &cmd), SLIM_ERR_DIRECTION);
+	free(d);
+}
+
 /* Every downstream command in one datagram, read back in order. */
 static void test_batch_downstream(void **state)
 {
@@ -812,6 +889,7 @@ int main(void)
 		cmocka_unit_test(test_nack),
 		cmocka_unit_test(test_refuse),
 		cmocka_unit_test(test_ping),
+		cmocka_unit_test(test_card),
 		cmocka_unit_test(test_batch_downstream),
 		cmocka_unit_test(test_batch_upstream),
 		cmocka_unit_test(test_writer_mtu),

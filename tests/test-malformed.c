@@ -434,7 +434,7 @@ static void test_upstream_in_downstream(void **state)
 			assert_true(slim_put_nack(&d->w, &range, 1, 0));
 			break;
 		case 4:
-			add_raw(&d->w, SLIM_CMD_CARD, 0, NULL, 8);
+			add_raw(&d->w, 0x87, 0, NULL, 8);
 			break;
 		}
 		dgram_end(f, d);
@@ -969,7 +969,7 @@ static void test_upstream_fields(void **state)
 		{ SLIM_CMD_ACK, 31, 0, 0, 0, 0, SLIM_ERR_LENGTH },
 		{ SLIM_CMD_ACK, 33, 0, 0, 0, 0, SLIM_ERR_LENGTH },
 		{ SLIM_CMD_ACK, 32, 0, 0, 0, 0, SLIM_OK },
-		{ SLIM_CMD_CARD, 8, 0, 0, 0, 0, SLIM_ERR_UNKNOWN },
+		{ 0x87, 8, 0, 0, 0, 0, SLIM_ERR_UNKNOWN },
 		{ 0xff, 8, 0, 0, 0, 0, SLIM_ERR_UNKNOWN },
 		{ SLIM_CMD_FILL, 12, 0, 0, 0, 0, SLIM_ERR_DIRECTION },
 	};

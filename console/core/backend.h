@@ -32,10 +32,30 @@ struct slim_console_backend_impl {
 	/* optional: the pointer, drawn by the backend over the picture */
 	void (*cursor)(struct slim_console_backend *backend,
 		const struct slim_console_cursor *cursor);
+	/*
+	 * optional: a descriptor the program's poll loop watches for the
+	 * backend (-1: none now), and what to do when it is readable (a DRM
+	 * page-flip event, for one).
+	 */
+	int (*fd)(struct slim_console_backend *backend);
+	void (*dispatch)(struct slim_console_backend *backend);
 };
 
 struct slim_console_backend {
 	const struct slim_console_backend_impl *impl;
+};
+
+/*
+ * Where a backend with input devices of its own (a window) sends what the
+ * user does, so that it needs to know nothing of the network: the program
+ * stamps nothing, checks the association and sends INPUT.
+ */
+struct slim_console_input_sink {
+	/* events already stamped; pointer events closed by a FRAME */
+	void (*send)(void *data, const struct slim_wire_input *ev, size_t n);
+	/* optional: the user asked the console to end (closed its window) */
+	void (*closed)(void *data);
+	void *data;
 };
 
 /* Keeps the picture in RAM only; counts what it was asked to present. */

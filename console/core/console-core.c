@@ -146,16 +146,9 @@ void slim_console_core_ping(struct slim_console_core *core)
 	send_upstream(core, &w);
 }
 
-void slim_console_core_hello(struct slim_console_core *core, const char *console_id,
-		uint32_t assoc)
+/* HELLO in the current association, with the datagram's own upstream number. */
+static void send_hello(struct slim_console_core *core, const char *console_id)
 {
-	core->assoc = assoc;
-	core->up_seq = 0;
-	core->n_damage = 0;
-	core->frame_received_us = 0;
-	core->cursor = (struct slim_console_cursor){ 0 };
-	core->cursor_serial = 0;
-	slim_seq_window_reset(&core->window);
 	struct slim_wire_hello hello = {
 		.version = SLIM_VERSION,
 		.width = (uint16_t)core->fb.width,
@@ -168,6 +161,27 @@ void slim_console_core_hello(struct slim_console_core *core, const char *console
 	begin_upstream(core, &w);
 	slim_put_hello(&w, &hello);
 	send_upstream(core, &w);
+}
+
+void slim_console_core_hello(struct slim_console_core *core, const char *console_id,
+		uint32_t assoc)
+{
+	core->assoc = assoc;
+	core->up_seq = 0;
+	core->n_damage = 0;
+	core->frame_received_us = 0;
+	core->cursor = (struct slim_console_cursor){ 0 };
+	core->cursor_serial = 0;
+	slim_seq_window_reset(&core->window);
+	send_hello(core, console_id);
+}
+
+void slim_console_core_request_repaint(struct slim_console_core *core, const char *console_id)
+{
+	/* nothing is reset: the server goes on numbering where it was */
+	if (core->assoc != 0) {
+		send_hello(core, console_id);
+	}
 }
 
 bool slim_console_core_resize(struct slim_console_core *core, uint32_t width, uint32_t height)
@@ -186,6 +200,18 @@ bool slim_console_core_send_input(struct slim_console_core *core,
 	struct slim_writer w;
 	begin_upstream(core, &w);
 	if (!slim_put_input(&w, events, n)) {
+		return false;
+	}
+	send_upstream(core, &w);
+	return true;
+}
+
+bool slim_console_core_send_card(struct slim_console_core *core,
+		const struct slim_wire_card *card)
+{
+	struct slim_writer w;
+	begin_upstream(core, &w);
+	if (!slim_put_card(&w, card)) {
 		return false;
 	}
 	send_upstream(core, &w);

@@ -51,6 +51,12 @@ void slim_console_core_ping(struct slim_console_core *core);
 /* Starts a new association with the server and sends HELLO. */
 void slim_console_core_hello(struct slim_console_core *core, const char *console_id,
 		uint32_t assoc);
+/*
+ * Says HELLO again in the same association: the server repaints the whole
+ * screen (the console lost its picture, e.g. to a VT switch) while the
+ * sequence numbers go on.
+ */
+void slim_console_core_request_repaint(struct slim_console_core *core, const char *console_id);
 /* Applies one datagram; a bad one is dropped whole and changes nothing. */
 enum slim_error slim_console_core_receive(struct slim_console_core *core,
 		const uint8_t *buf, size_t len);
@@ -58,6 +64,9 @@ enum slim_error slim_console_core_receive(struct slim_console_core *core,
 bool slim_console_core_resize(struct slim_console_core *core, uint32_t width, uint32_t height);
 bool slim_console_core_send_input(struct slim_console_core *core,
 		const struct slim_wire_input *events, size_t n);
+/* A card put on or taken off a reader (console/card.h finds them). */
+bool slim_console_core_send_card(struct slim_console_core *core,
+		const struct slim_wire_card *card);
 
 const struct slim_fb *slim_console_core_fb(const struct slim_console_core *core);
 const struct slim_console_stats *slim_console_core_stats(const struct slim_console_core *core);

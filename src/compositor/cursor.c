@@ -22,8 +22,6 @@ bool cursor_init(struct slim_server *server)
 		wlr_log(WLR_ERROR, "cannot load a cursor theme");
 		return false;
 	}
-	wl_list_init(&server->cursor_commit.link);
-	wl_list_init(&server->cursor_destroy.link);
 	return true;
 }
 

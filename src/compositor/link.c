@@ -138,6 +138,18 @@ static void handle_other(void *data, const struct slim_cmd *cmd)
 			slim_input_get(cmd, i, &ev);
 			link->handler->input(link->data, &ev);
 		}
+	} else if (cmd->type == SLIM_CMD_CARD) {
+		/* The session manager will act on these; until then the log says who tapped. */
+		char hex[2 * SLIM_CARD_TOKEN_MAX + 1] = "";
+		size_t len = cmd->card.len < SLIM_CARD_TOKEN_MAX ? cmd->card.len : SLIM_CARD_TOKEN_MAX;
+		for (size_t i = 0; i < len; i++) {
+			snprintf(hex + 2 * i, 3, "%02x", cmd->card.token[i]);
+		}
+		if (slim_ratelimit(&link->log_limit, slim_now_us())) {
+			slim_log(SLIM_LOG_INFO, "link: card %s on console %s: kind %u, token %s",
+				cmd->card.event == SLIM_CARD_INSERTED ? "inserted" : "removed",
+				link->console_id, cmd->card.kind, len > 0 ? hex : "-");
+		}
 	}
 	/* PING: hearing from the console is all it is for. HELLO: see below. */
 }
@@ -247,6 +259,13 @@ static int open_socket(const char *listen)
 	const char *colon = strrchr(listen, ':');
 	if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof(host)) {
 		slim_log(SLIM_LOG_ERROR, "link: --listen wants ADDRESS:PORT, not '%s'", listen);
+		return -1;
+	}
+	char *end;
+	unsigned long port = strtoul(colon + 1, &end, 10);
+	if (*end || end == colon + 1 || port == 0 || port > 65535) {
+		slim_log(SLIM_LOG_ERROR, "link: --listen wants a port from 1 to 65535, not '%s'",
+			colon + 1);
 		return -1;
 	}
 	memcpy(host, listen, (size_t)(colon - listen));

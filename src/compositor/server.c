@@ -78,6 +78,9 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 		const char *listen)
 {
 	wl_list_init(&server->views);
+	/* server_finish() removes these whether or not start-up got that far. */
+	wl_list_init(&server->cursor_commit.link);
+	wl_list_init(&server->cursor_destroy.link);
 	server->width = width;
 	server->height = height;
 	server->display = wl_display_create();
@@ -154,6 +157,20 @@ void server_finish(struct slim_server *server)
 	cursor_finish(server);
 	input_finish(server);
 	slim_link_destroy(server->link);
+	/*
+	 * The scene's nodes (the background's buffer among them) hold each
+	 * other; they go while the output they show on is still there.
+	 */
+	if (server->scene) {
+		wlr_scene_node_destroy(&server->scene->node);
+	}
 	wl_display_destroy(server->display);
 	wlr_output_layout_destroy(server->layout);
+	/* the display took the backend with it; these are ours to destroy */
+	if (server->allocator) {
+		wlr_allocator_destroy(server->allocator);
+	}
+	if (server->renderer) {
+		wlr_renderer_destroy(server->renderer);
+	}
 }

@@ -63,9 +63,8 @@ void view_move_to(struct slim_view *view, int32_t x, int32_t y)
 	}
 	view->x = x;
 	view->y = y;
-	struct wlr_box geo;
-	wlr_xdg_surface_get_geometry(view->xdg, &geo);
-	wlr_scene_node_set_position(view->node, x - geo.x, y - geo.y);
+	/* The scene's xdg node already puts the window geometry's corner at its origin. */
+	wlr_scene_node_set_position(view->node, x, y);
 }
 
 void view_focus(struct slim_view *view, struct wlr_surface *surface)
@@ -162,7 +161,6 @@ static void handle_map(struct wl_listener *listener, void *data)
 {
 	struct slim_view *view = wl_container_of(listener, view, map);
 	struct slim_server *server = view->server;
-	view->mapped = true;
 	/* New windows cascade from the top left, clear of the screen's edges. */
 	int n = wl_list_length(&server->views);
 	struct wlr_box box = view_box(view);
@@ -176,6 +174,8 @@ static void handle_map(struct wl_listener *listener, void *data)
 	if (!view->maximized && !view->fullscreen) {
 		view_move_to(view, x, y);
 	}
+	/* Mapped only now: placing a new window is no move for the console to copy. */
+	view->mapped = true;
 	wl_list_insert(&server->views, &view->link);
 	view_focus(view, view->xdg->surface);
 	input_pointer_refresh(server, 0);
@@ -247,14 +247,20 @@ static void handle_request_fullscreen(struct wl_listener *listener, void *data)
 static void create_popup(struct slim_server *server, struct wlr_xdg_surface *xdg)
 {
 	struct wlr_xdg_surface *parent = wlr_xdg_surface_from_wlr_surface(xdg->popup->parent);
-	struct wlr_scene_node *parent_node = parent->data;
-	xdg->data = wlr_scene_xdg_surface_create(parent_node, xdg);
-	/* The screen, in the coordinates of the parent's window geometry. */
-	int lx = 0, ly = 0;
-	wlr_scene_node_coords(parent_node, &lx, &ly);
+	xdg->data = wlr_scene_xdg_surface_create(parent->data, xdg);
+	/* wlroots wants the screen in the root toplevel's surface coordinates. */
+	struct wlr_xdg_surface *root = parent;
+	while (root->role == WLR_XDG_SURFACE_ROLE_POPUP) {
+		root = wlr_xdg_surface_from_wlr_surface(root->popup->parent);
+	}
+	struct wlr_scene_node *node = root->data;
+	struct slim_view *view = node ? node->data : NULL;
+	if (!view) {
+		return;
+	}
 	struct wlr_box geo;
-	wlr_xdg_surface_get_geometry(parent, &geo);
-	struct wlr_box box = { -(lx + geo.x), -(ly + geo.y), (int)server->width,
+	wlr_xdg_surface_get_geometry(root, &geo);
+	struct wlr_box box = { geo.x - view->x, geo.y - view->y, (int)server->width,
 		(int)server->height };
 	wlr_xdg_popup_unconstrain_from_box(xdg->popup, &box);
 }

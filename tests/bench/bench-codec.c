@@ -16,6 +16,12 @@
  * One core, nothing pinned, CLOCK_MONOTONIC, median of several repetitions
  * after a warm-up. The whole run takes well under a minute.
  *
+ * The DRM column is the console's other cost for each command's pixels:
+ * copying the damage into the KMS scanout buffer. It needs a display, so
+ * the VM test (tests/vm, `meson test --suite vm`) measures it under QEMU's
+ * software emulation and leaves it in drm-present.json, which this reads
+ * ($SLIM_DRM_PRESENT_JSON overrides where); "-" when it was not measured.
+ *
  *   bench-codec [--json] [--quick] [--verbose]
  */
 #include <lz4.h>
@@ -85,8 +91,15 @@ struct encoder_result {
 	double compression; /* raw 24-bit pixels / bytes on the wire */
 };
 
+/* copying damage into the scanout buffer, from the VM test */
+struct drm_present {
+	bool measured;
+	double startup_ns, ns_per_pixel;
+};
+
 struct results {
 	bool quick;
+	struct drm_present drm;
 	double datagram_ns; /* an empty datagram: header, association, sequence window */
 	struct cmd_result cmd[CMD_COUNT];
 	struct encoder_result encoder[CONTENT_COUNT];
@@ -762,6 +775,34 @@ static void bench_encoder(struct bench *b, struct results *res)
 	pixman_region32_fini(&damage);
 }
 
+/* The two numbers of drm-present.json, which the VM test writes. */
+static struct drm_present read_drm_present(void)
+{
+	struct drm_present p = { 0 };
+	const char *path = getenv("SLIM_DRM_PRESENT_JSON");
+#ifdef SLIM_DRM_PRESENT_JSON
+	if (!path) {
+		path = SLIM_DRM_PRESENT_JSON;
+	}
+#endif
+	FILE *f = path ? fopen(path, "r") : NULL;
+	if (!f) {
+		return p;
+	}
+	char text[4096];
+	size_t len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = '\0';
+	const char *startup = strstr(text, "\"startup_ns\":");
+	const char *per_px = strstr(text, "\"per_pixel_ns\":");
+	if (startup && per_px) {
+		p.startup_ns = strtod(startup + strlen("\"startup_ns\":"), NULL);
+		p.ns_per_pixel = strtod(per_px + strlen("\"per_pixel_ns\":"), NULL);
+		p.measured = true;
+	}
+	return p;
+}
+
 static bool meets(double value, double target)
 {
 	return value <= target;
@@ -774,10 +815,18 @@ static void print_table(const struct results *res)
 	printf("one core, %dx%d framebuffer, through slim_console_core_receive;\n"
 		"cost of a command = startup + pixels x per-pixel (CSCS: output pixels)\n\n",
 		SCREEN_W, SCREEN_H);
-	printf("%-28s %19s   %19s   %8s   %19s\n", "", "Sun Ray 1", "slimland", "wire",
-		"target");
-	printf("%-28s %9s %9s   %9s %9s   %8s   %9s %9s\n", "command", "startup", "per px",
-		"startup", "per px", "B/px", "startup", "per px");
+	printf("%-28s %19s   %19s   %8s   %19s   %19s\n", "", "Sun Ray 1", "slimland", "wire",
+		"DRM present (emul.)", "target");
+	printf("%-28s %9s %9s   %9s %9s   %8s   %9s %9s   %9s %9s\n", "command", "startup",
+		"per px", "startup", "per px", "B/px", "startup", "per px", "startup", "per px");
+	/* the same for every command: what its damage costs to put on a KMS display */
+	char drm[64];
+	if (res->drm.measured) {
+		snprintf(drm, sizeof(drm), "%6.0f ns %6.2f ns", res->drm.startup_ns,
+			res->drm.ns_per_pixel);
+	} else {
+		snprintf(drm, sizeof(drm), "%9s %9s", "-", "-");
+	}
 	bool all = true;
 	for (int i = 0; i < CMD_COUNT; i++) {
 		const struct cmd_spec *spec = &specs[i];
@@ -796,14 +845,17 @@ static void print_table(const struct results *res)
 		if (spec->sunray_note) {
 			snprintf(note, sizeof(note), "  (Sun Ray: %s)", spec->sunray_note);
 		}
-		printf("%-28s %s   %6.0f ns %6.2f ns   %8.4f   %6.0f ns %6.0f ns  %-6s%s\n",
+		printf("%-28s %s   %6.0f ns %6.2f ns   %8.4f   %s   %6.0f ns %6.0f ns  %-6s%s\n",
 			spec->name, sunray, c->startup_ns, c->ns_per_pixel,
-			c->wire_bytes_per_pixel, TARGET_STARTUP_NS, spec->target_ns_per_pixel,
+			c->wire_bytes_per_pixel, drm, TARGET_STARTUP_NS, spec->target_ns_per_pixel,
 			ok ? "ok" : "MISSED", note);
 	}
 	printf("%-28s %19s   %6.0f ns\n", "datagram (header, sequence)", "",
 		res->datagram_ns);
 	printf("\ntargets %s\n", all ? "met" : "MISSED");
+	printf("DRM present: copying the damage into the KMS scanout buffer, %s\n",
+		res->drm.measured ? "measured by the VM test under QEMU software emulation "
+		"(a real machine is faster)" : "not measured (meson test --suite vm measures it)");
 
 	bool any = false;
 	for (int i = 0; i < CONTENT_COUNT; i++) {
@@ -848,6 +900,12 @@ static void print_json(const struct results *res)
 	}
 	printf(", \"target_startup_ns\": %.1f, \"targets_met\": %s", TARGET_STARTUP_NS,
 		all ? "true" : "false");
+	if (res->drm.measured) {
+		printf(", \"drm_present_startup_ns\": %.1f, \"drm_present_ns_per_pixel\": %.4f"
+			", \"drm_present_emulated\": true", res->drm.startup_ns, res->drm.ns_per_pixel);
+	} else {
+		printf(", \"drm_present_startup_ns\": null, \"drm_present_ns_per_pixel\": null");
+	}
 	for (int i = 0; i < CONTENT_COUNT; i++) {
 		const struct encoder_result *e = &res->encoder[i];
 		if (e->measured) {
@@ -905,7 +963,7 @@ int main(int argc, char *argv[])
 	}
 	slim_console_core_hello(b.core, "bench", BENCH_ASSOC);
 
-	struct results res = { .quick = b.quick };
+	struct results res = { .quick = b.quick, .drm = read_drm_present() };
 	bench_console(&b, &res);
 	bench_encoder(&b, &res);
 

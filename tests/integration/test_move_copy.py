@@ -1,0 +1,45 @@
+"""Alt + drag moves a window; the console receives the move as COPY
+commands, not as the window's pixels again."""
+from slimtest import BTN_LEFT, KEY_LEFTALT, BACKGROUND, Session, log, run
+
+STEPS = 20
+STEP = (10, 5)  # pixels per motion: 200 x 100 in all
+
+
+def test():
+    with Session('move_copy') as s:
+        s.start_client([s.slim_echo], wait_line='ready')
+        # the first window is placed at (32, 32); slim-echo is 256x256 and white
+        x0, y0 = 32, 32
+        img = s.wait_screen(lambda img: img.getpixel((x0 + 128, y0 + 128)) == (255, 255, 255),
+                            'slim-echo at (32, 32)')
+        s.settled()
+        before = s.stats()
+        s.motion(x0 + 128, y0 + 128)
+        s.key(KEY_LEFTALT, True)
+        s.button(BTN_LEFT, True)
+        for _ in range(STEPS):
+            mark = s.console.mark()
+            s.rmotion(*STEP)
+            if s.console.next_frame(5, start=mark) is None:
+                s.fail('no frame after a motion step of the drag')
+        s.button(BTN_LEFT, False)
+        s.key(KEY_LEFTALT, False)
+        s.settled()
+        after = s.stats()
+        d = {k: after[k] - before[k] for k in after}
+        log('during the drag: copy_px=%d fill_px=%d set_px=%d bitmap_px=%d frames=%d bytes=%d' % (
+            d['copy_px'], d['fill_px'], d['set_px'], d['bitmap_px'], d['frames'], d['bytes']))
+        painted = d['set_px'] + d['bitmap_px'] + d['fill_px']
+        if d['copy_px'] < 2 * painted:
+            s.fail('the drag arrived mostly as pixels, not moves: copy_px=%d, '
+                   'set_px+bitmap_px+fill_px=%d' % (d['copy_px'], painted))
+        img = s.assert_screens_equal()
+        # the window is where the drag left it, and no longer where it was
+        x1, y1 = x0 + STEPS * STEP[0], y0 + STEPS * STEP[1]
+        if img.getpixel((x1 + 128, y1 + 128)) != (255, 255, 255) or \
+                img.getpixel((x0 + 8, y0 + 8)) != BACKGROUND:
+            s.fail('the window is not at (%d, %d) after the drag' % (x1, y1))
+
+
+run(test)

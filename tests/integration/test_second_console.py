@@ -1,0 +1,31 @@
+"""A second console (another id) is refused as busy; the first one keeps
+working, and the compositor's log says it refused."""
+from slimtest import KEY_A, Session, log, run
+
+
+def test():
+    with Session('second_console') as s:
+        s.start_client([s.slim_echo], wait_line='ready')
+        s.settled()
+        log_mark = s.compositor.stderr.mark()
+        second = s.start_console(console_id='console-b', wait_attached=False)
+        line = second.wait_for('refused ', 15)
+        if not line.startswith('refused busy '):
+            s.fail('the second console was told "%s", not "refused busy ..."' % line)
+        log('second console: %s' % line)
+        if any(l.startswith('attached') for l in second.stdout.since(0)):
+            s.fail('the second console says it is attached')
+        # the first console still drives the session: a key paints a cell
+        mark = s.console.mark()
+        s.tap(KEY_A)
+        if s.console.next_frame(10, start=mark) is None:
+            s.fail('the first console got no frame after a key')
+        s.assert_screens_equal()
+        refusals = [l for l in s.compositor.log_since(log_mark) if 'refused' in l]
+        if not any('console-b' in l for l in refusals):
+            s.fail('the compositor\'s log does not say it refused console-b')
+        log('compositor: %s' % refusals[0])
+        second.quit()
+
+
+run(test)

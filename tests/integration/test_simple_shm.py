@@ -1,0 +1,24 @@
+"""weston-simple-shm animates; once it is stopped, the console shows what the
+compositor renders, byte for byte."""
+import signal
+
+from slimtest import BACKGROUND, Session, fraction_not, log, require_programs, run
+
+
+def test():
+    require_programs('weston-simple-shm')
+    with Session('simple_shm') as s:
+        shm = s.start_client(['weston-simple-shm'])
+        s.wait_screen(lambda img: fraction_not(img, BACKGROUND) > 0.05, 'weston-simple-shm')
+        # a few frames of animation go through
+        for _ in range(10):
+            if s.console.next_frame(5) is None:
+                s.fail('weston-simple-shm does not animate')
+        shm.send_signal(signal.SIGSTOP)
+        log('weston-simple-shm stopped')
+        s.assert_screens_equal()
+        shm.send_signal(signal.SIGCONT)
+        shm.stop()
+
+
+run(test)

@@ -1,0 +1,234 @@
+"""slimland-console --output window on an X server (Xvfb): the window shows
+the "connecting" screen while there is no server, then exactly the
+console's picture (compared with the console's own screenshot, pixel for
+pixel: the window is the console's size, so nothing is scaled), then the
+"connecting" screen again when the server goes away, and the new server's
+picture when it comes back, without a restart.
+
+Needs Xvfb (skipped without it), xwininfo (x11-utils) and Pillow built
+with XCB (Debian's python3-pil), which grabs the X screen."""
+import os
+import select
+import shutil
+import subprocess
+import time
+
+from slimtest import (Console, Process, Session, TestFailure, TestSkip, log, run, scaled)
+
+try:
+    from PIL import Image, ImageChops, ImageGrab
+except ImportError:
+    Image = ImageChops = ImageGrab = None
+
+SIZE = (800, 600)
+SCREEN = '1280x800x24'
+# console/core/status-screen.h: SLIM_STATUS_BACKGROUND
+STATUS_BACKGROUND = (0x1d, 0x23, 0x2b)
+# The drawn pointer is parked in the bottom right corner, and this much of
+# the corner is left out of the comparison (the console's screenshot has
+# no pointer in it; SLIM_CURSOR_MAX would be 256, theme cursors are 64 at most).
+CURSOR_BOX = 64
+
+
+class Xvfb:
+    """An X server on a display number it picks itself (-displayfd)."""
+
+    def __init__(self, outdir):
+        if not shutil.which('Xvfb'):
+            raise TestSkip('Xvfb is not installed (apt-get install xvfb)')
+        r, w = os.pipe()
+        self.log = open(os.path.join(outdir, 'xvfb.log'), 'wb')
+        self.proc = subprocess.Popen(
+            ['Xvfb', '-displayfd', str(w), '-screen', '0', SCREEN, '-nolisten', 'tcp'],
+            pass_fds=[w], stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        os.close(w)
+        number = b''
+        deadline = time.monotonic() + scaled(15)
+        # Xvfb writes the display number once it accepts connections
+        while not number.endswith(b'\n'):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([r], [], [], left)[0]:
+                break
+            chunk = os.read(r, 16)
+            if not chunk:
+                break
+            number += chunk
+        os.close(r)
+        if not number.strip().isdigit():
+            self.stop()
+            raise TestFailure('Xvfb did not start (see %s)' % self.log.name)
+        self.display = ':' + number.decode().strip()
+        log('Xvfb (pid %d) on display %s' % (self.proc.pid, self.display))
+
+    def grab(self):
+        return ImageGrab.grab(xdisplay=self.display).convert('RGB')
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+class WindowConsole(Console):
+    """Console's commands and events, with the picture in a window on `display`."""
+
+    def __init__(self, session, port, display, suppressions):
+        self.session = session
+        self.size = SIZE
+        self.console_id = 'console-window'
+        self.pos = 0
+        self.title = 'slimland-console: 127.0.0.1:%d' % port
+        argv = [session.slimland_console, '--server', '127.0.0.1:%d' % port,
+                '--output', 'window', '--size', '%dx%d' % SIZE, '--id', self.console_id,
+                '--control']
+        env = session.console_env()
+        env['DISPLAY'] = display
+        # libdbus (SDL opens it) keeps a buffer LeakSanitizer reports at exit
+        if suppressions and os.path.exists(suppressions):
+            env['LSAN_OPTIONS'] = ':'.join(filter(None, [env.get('LSAN_OPTIONS'),
+                                                        'suppressions=' + suppressions]))
+        Process.__init__(self, 'console-window', argv, env, session.outdir, stdout_lines=True)
+
+
+def window_geometry(display, title):
+    """(x, y, width, height) of the window on the X screen, from xwininfo."""
+    out = subprocess.run(['xwininfo', '-display', display, '-name', title],
+                         capture_output=True, text=True, timeout=scaled(10))
+    if out.returncode != 0:
+        raise TestFailure('xwininfo: no window "%s": %s' % (title, out.stderr.strip()))
+    fields = {}
+    for line in out.stdout.splitlines():
+        key, _, value = line.strip().partition(':')
+        fields[key] = value.strip()
+    try:
+        return (int(fields['Absolute upper-left X']), int(fields['Absolute upper-left Y']),
+                int(fields['Width']), int(fields['Height']))
+    except (KeyError, ValueError):
+        raise TestFailure('xwininfo said:\n' + out.stdout)
+
+
+def window_image(xvfb, geometry):
+    x, y, w, h = geometry
+    return xvfb.grab().crop((x, y, x + w, y + h))
+
+
+def without_corner(img):
+    img = img.copy()
+    w, h = img.size
+    img.paste((0, 0, 0), (w - CURSOR_BOX, h - CURSOR_BOX, w, h))
+    return img
+
+
+def shows_status_screen(img):
+    """The status screen: its background at the corners, text in the middle."""
+    w, h = img.size
+    corners = [img.getpixel(p) for p in ((0, 0), (w - 1, 0), (0, h - 1), (w - 1, h - 1))]
+    middle = img.crop((0, h // 2 - 40, w, h // 2 + 40))
+    colours = middle.getcolors(maxcolors=1 << 16) or []
+    return all(c == STATUS_BACKGROUND for c in corners) and len(colours) >= 2
+
+
+def wait_status_screen(s, console, xvfb, geometry, what):
+    """Polls the X screen (presenting and grabbing are two X clients, in
+    no set order) until the status screen is there, a few seconds at most."""
+    deadline = time.monotonic() + scaled(10)
+    while True:
+        img = window_image(xvfb, geometry)
+        if shows_status_screen(img):
+            log('the window shows the status screen (%s)' % what)
+            return img
+        if time.monotonic() > deadline:
+            path = os.path.join(s.outdir, 'no-status-screen.png')
+            img.save(path)
+            s.fail('the window does not show the status screen (%s): %s' % (what, path))
+        console.next_frame(0.1)
+
+
+def assert_window_shows_console(s, console, xvfb, geometry):
+    """The window's pixels are the console's, but for the pointer's corner.
+    While they differ, waits for the console's next frame (or a short while:
+    a pointer move or a swap still on its way shows no frame) and retries."""
+    why = None
+    for attempt in range(30):
+        mark = console.mark()
+        shot = s.console_image(console)
+        win = window_image(xvfb, geometry)
+        diff = ImageChops.difference(without_corner(shot), without_corner(win)).getbbox()
+        if diff is None:
+            log('window equals the console\'s screenshot (%dx%d) after %d attempt(s)' % (
+                shot.size + (attempt + 1,)))
+            return shot
+        why = 'differing pixels inside %s' % (diff,)
+        console.next_frame(scaled(0.5), start=mark)
+    shot.save(os.path.join(s.outdir, 'unequal-console.png'))
+    win.save(os.path.join(s.outdir, 'unequal-window.png'))
+    ImageChops.difference(shot, win).save(os.path.join(s.outdir, 'unequal-diff.png'))
+    s.fail('the window does not show the console\'s picture: %s (images in %s)' % (
+        why, s.outdir))
+
+
+def attach_and_compare(s, console, xvfb, geometry, mark):
+    console.wait_for('attached', 20, start=mark)
+    s.start_client([s.slim_echo], wait_line='ready')
+    s.settled(console=console)
+    # the pointer to the corner left out of the comparison
+    console.motion(SIZE[0] - 1, SIZE[1] - 1)
+    img = assert_window_shows_console(s, console, xvfb, geometry)
+    if img.getpixel((SIZE[0] // 2, SIZE[1] // 2)) == STATUS_BACKGROUND and \
+            shows_status_screen(img):
+        s.fail('the console still shows the status screen after attaching')
+    return img
+
+
+def test():
+    if Image is None:
+        raise TestFailure('Pillow is missing: apt-get install python3-pil')
+    if not shutil.which('Xvfb'):
+        raise TestSkip('Xvfb is not installed (apt-get install xvfb)')
+    if not shutil.which('xwininfo'):
+        raise TestFailure('xwininfo is missing: apt-get install x11-utils')
+    suppressions = os.environ.get('SLIMTEST_LSAN_SUPPRESSIONS')
+    with Session('window', size=SIZE, console=False) as s:
+        xvfb = Xvfb(s.outdir)
+        try:
+            # No server yet: the session's compositor goes, its port stays.
+            s.stop_compositor()
+            console = WindowConsole(s, s.port, xvfb.display, suppressions)
+            s.consoles.append(console)
+            console.wait_for('connecting', 15)
+            geometry = window_geometry(xvfb.display, console.title)
+            log('window at %s' % (geometry,))
+            if geometry[2:] != SIZE:
+                s.fail('the window is %dx%d, not the console\'s %dx%d' % (geometry[2:] + SIZE))
+            wait_status_screen(s, console, xvfb, geometry, 'no server yet')
+
+            mark = console.mark()
+            s.start_compositor()
+            attach_and_compare(s, console, xvfb, geometry, mark)
+
+            # The server goes: the console says so, and waits for it.
+            for client in s.clients:
+                client.stop()
+            s.clients = []
+            mark = console.mark()
+            s.stop_compositor()
+            console.wait_for('connecting', 15, start=mark)
+            wait_status_screen(s, console, xvfb, geometry, 'server gone')
+
+            # ... and comes back: repainted, no restart.
+            mark = console.mark()
+            s.start_compositor()
+            attach_and_compare(s, console, xvfb, geometry, mark)
+            status = console.quit()
+            if status != 0:
+                s.fail('the window console exited with status %s' % status)
+        finally:
+            xvfb.stop()
+
+
+run(test)

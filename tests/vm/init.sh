@@ -1,0 +1,48 @@
+#!/bin/sh
+# /init of the VM test's initramfs: a console machine in a few lines. It
+# brings up the devices (virtio-gpu for KMS, virtio keyboard and tablet,
+# virtio-net), runs udev so that libinput knows what each input device is,
+# times the DRM present path once, then runs slimland-console against the
+# test's compositor on the host (10.0.2.2 is the host's loopback under
+# QEMU's user networking). Everything it says goes to the serial console,
+# which the test reads line by line.
+/bin/busybox --install -s /bin
+export PATH=/bin:/usr/bin:/sbin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /tmp
+
+port=
+for word in $(cat /proc/cmdline); do
+	case "$word" in
+	slim.port=*) port=${word#slim.port=} ;;
+	esac
+done
+
+for module in virtio_pci virtio_net virtio_input evdev virtio-gpu; do
+	modprobe "$module" || echo "vm: modprobe $module failed"
+done
+
+ip link set lo up
+ip link set eth0 up
+ip addr add 10.0.2.15/24 dev eth0
+ip route add default via 10.0.2.2
+
+# What a desk console would have: udev tags the input devices
+# (ID_INPUT_KEYBOARD, ID_INPUT_MOUSE...) that libinput goes by.
+/lib/systemd/systemd-udevd --daemon
+udevadm trigger --action=add
+udevadm settle --timeout=30
+echo "vm: devices:" /dev/dri/* /dev/input/event*
+
+echo "vm: bench"
+slimland-console --bench-present 2>&1
+echo "vm: bench done ($?)"
+
+echo "vm: console"
+slimland-console --server "10.0.2.2:$port" --output drm --input libinput \
+	--card-reader=none --id vm-console -v 2>&1
+echo "vm: console exited with status $?"
+poweroff -f
