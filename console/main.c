@@ -5,9 +5,7 @@
  * one poll() loop over the UDP socket, stdin (--control) and a signalfd;
  * the link's next retry or ping is the poll timeout.
  */
-#define _GNU_SOURCE /* getopt_long */
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -21,6 +19,7 @@
 #include "console-core.h"
 #include "control.h"
 #include "link.h"
+#include "options.h"
 #include "slim-log.h"
 #include "status-screen.h"
 #ifdef SLIM_HAVE_WINDOW
@@ -31,34 +30,6 @@
 #include "input.h"
 #include "seat.h"
 #endif
-
-#define EXIT_USAGE 2
-
-struct options {
-	const char *server;
-	uint32_t width, height;
-	uint16_t mtu;
-	char id[SLIM_CONSOLE_ID_LEN];
-	const char *screenshot;
-	bool control;
-	bool verbose;
-	bool window; /* --output window */
-	bool drm; /* --output drm, or the default with a DRM device */
-	bool output_given; /* --output named one: say so when it cannot be had */
-	bool size_given; /* --size: the mode to ask a display for */
-	enum input_mode {
-		INPUT_DEFAULT, /* libinput with --output drm, else none */
-		INPUT_NONE,
-		INPUT_LIBINPUT,
-	} input;
-	bool bench_present;
-	enum card_mode {
-		CARD_DEFAULT, /* pcsc if pcscd is there now, else none */
-		CARD_NONE,
-		CARD_PCSC,
-		CARD_STDIN,
-	} card_reader;
-};
 
 struct console {
 	struct options opts;
@@ -74,197 +45,7 @@ struct console {
 	bool quit;
 };
 
-static const char usage_text[] =
-	"usage: slimland-console --server HOST:PORT [options]\n"
-	"  --server HOST:PORT  the slimland server; [IPV6]:PORT for an IPv6 address\n"
-	"  --output NAME       where the picture goes: headless, drm (a KMS display;\n"
-	"                      the default when there is one), or window (a desktop\n"
-	"                      window; in builds with SDL2)\n"
-	"  --input NAME        none, or libinput (the seat's keyboards and pointers;\n"
-	"                      the default with --output drm)\n"
-	"  --bench-present     time copying damage to the KMS display, and exit\n"
-	"  --size WxH          screen size (default 1280x720; with drm, the mode to\n"
-	"                      ask the display for, default its preferred one)\n"
-	"  --id NAME           console id sent to the server (default: the host name)\n"
-	"  --mtu N             largest datagram, 256..65000 (default 1400)\n"
-	"  --control           commands on stdin, events on stdout, for tests\n"
-	"  --card-reader=none|pcsc|stdin  where card taps come from (default: pcsc if\n"
-	"                      pcscd is running); stdin: lines \"insert HEX\" and \"remove\",\n"
-	"                      or with --control its \"card insert HEX\" and \"card remove\"\n"
-	"  --screenshot PATH   where SIGUSR1 writes a PNG of the screen\n"
-	"  -v, --verbose       debug messages\n"
-	"  -h, --help\n";
 
-static void status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* One line on stderr for what a person at the console may want to know. */
-static void status(const char *fmt, ...)
-{
-	va_list args;
-	va_start(args, fmt);
-	fputs("slimland-console: ", stderr);
-	vfprintf(stderr, fmt, args);
-	fputc('\n', stderr);
-	va_end(args);
-}
-
-static bool parse_uint(const char *s, unsigned long lo, unsigned long hi,
-		unsigned long *out, char **end)
-{
-	if (*s < '0' || *s > '9') {
-		return false; /* strtoul would take blanks and signs */
-	}
-	errno = 0;
-	*out = strtoul(s, end, 10);
-	return errno == 0 && *out >= lo && *out <= hi;
-}
-
-static bool parse_size(const char *s, uint32_t *width, uint32_t *height)
-{
-	unsigned long w, h;
-	char *end;
-	if (!parse_uint(s, 1, SLIM_MAX_DIM, &w, &end) || *end != 'x' ||
-			!parse_uint(end + 1, 1, SLIM_MAX_DIM, &h, &end) || *end != '\0') {
-		return false;
-	}
-	*width = (uint32_t)w;
-	*height = (uint32_t)h;
-	return true;
-}
-
-/* Returns -1 to go on, or the exit status. */
-static int parse_options(int argc, char *argv[], struct options *o)
-{
-	enum { OPT_SERVER = 256, OPT_OUTPUT, OPT_SIZE, OPT_ID, OPT_MTU, OPT_CONTROL, OPT_SCREENSHOT,
-		OPT_CARD_READER, OPT_INPUT, OPT_BENCH_PRESENT };
-	static const struct option longopts[] = {
-		{ "server", required_argument, NULL, OPT_SERVER },
-		{ "output", required_argument, NULL, OPT_OUTPUT },
-		{ "size", required_argument, NULL, OPT_SIZE },
-		{ "id", required_argument, NULL, OPT_ID },
-		{ "mtu", required_argument, NULL, OPT_MTU },
-		{ "control", no_argument, NULL, OPT_CONTROL },
-		{ "screenshot", required_argument, NULL, OPT_SCREENSHOT },
-		{ "card-reader", required_argument, NULL, OPT_CARD_READER },
-		{ "input", required_argument, NULL, OPT_INPUT },
-		{ "bench-present", no_argument, NULL, OPT_BENCH_PRESENT },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	*o = (struct options){ .width = 1280, .height = 720, .mtu = SLIM_DEFAULT_MTU };
-	/* The host name tells the server's logs which desk this is; the core cuts it. */
-	char host[256] = "slimland-console";
-	if (gethostname(host, sizeof(host)) != 0 || host[0] == '\0') {
-		strcpy(host, "slimland-console");
-	}
-	host[sizeof(host) - 1] = '\0';
-	snprintf(o->id, sizeof(o->id), "%.*s", (int)sizeof(o->id) - 1, host);
-
-	int opt;
-	unsigned long mtu;
-	char *end;
-	while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_SERVER:
-			o->server = optarg;
-			break;
-		case OPT_OUTPUT:
-			/* drm comes with its backend */
-			o->output_given = true;
-			o->drm = false;
-			if (strcmp(optarg, "headless") == 0) {
-				o->window = false;
-#ifdef SLIM_HAVE_DRM
-			} else if (strcmp(optarg, "drm") == 0) {
-				o->window = false;
-				o->drm = true;
-#endif
-#ifdef SLIM_HAVE_WINDOW
-			} else if (strcmp(optarg, "window") == 0) {
-				o->window = true;
-#endif
-			} else {
-				status("output %s not available in this build", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_SIZE:
-			o->size_given = true;
-			if (!parse_size(optarg, &o->width, &o->height)) {
-				status("--size %s: expected WxH, each 1..%d", optarg, SLIM_MAX_DIM);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_ID:
-			if (optarg[0] == '\0' || strlen(optarg) >= sizeof(o->id)) {
-				status("--id: 1..%zu bytes", sizeof(o->id) - 1);
-				return EXIT_USAGE;
-			}
-			strcpy(o->id, optarg);
-			break;
-		case OPT_MTU:
-			if (!parse_uint(optarg, SLIM_MIN_MTU, SLIM_MAX_MTU, &mtu, &end) || *end != '\0') {
-				status("--mtu %s: expected %d..%d", optarg, SLIM_MIN_MTU, SLIM_MAX_MTU);
-				return EXIT_USAGE;
-			}
-			o->mtu = (uint16_t)mtu;
-			break;
-		case OPT_CONTROL:
-			o->control = true;
-			break;
-		case OPT_SCREENSHOT:
-			o->screenshot = optarg;
-			break;
-		case OPT_CARD_READER:
-			if (strcmp(optarg, "none") == 0) {
-				o->card_reader = CARD_NONE;
-			} else if (strcmp(optarg, "pcsc") == 0) {
-				o->card_reader = CARD_PCSC;
-			} else if (strcmp(optarg, "stdin") == 0) {
-				o->card_reader = CARD_STDIN;
-			} else {
-				status("--card-reader %s: expected none, pcsc or stdin", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_INPUT:
-			if (strcmp(optarg, "none") == 0) {
-				o->input = INPUT_NONE;
-#ifdef SLIM_HAVE_DRM
-			} else if (strcmp(optarg, "libinput") == 0) {
-				o->input = INPUT_LIBINPUT;
-#endif
-			} else {
-				status("input %s not available in this build", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_BENCH_PRESENT:
-			o->bench_present = true;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return EXIT_SUCCESS;
-		default:
-			/* getopt said what was wrong */
-			fputs("usage: slimland-console --server HOST:PORT [options] (--help)\n", stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		status("unexpected argument %s", argv[optind]);
-		return EXIT_USAGE;
-	}
-	if (!o->server && !o->bench_present) {
-		status("--server HOST:PORT is required");
-		return EXIT_USAGE;
-	}
-	return -1;
-}
 
 /*
  * Until the server's picture arrives the screen says why there is none.
@@ -289,9 +70,9 @@ static void on_connecting(void *data, const char *why)
 	snprintf(line, sizeof(line), "connecting to %s...", c->opts.server);
 	show_status(c, line, why);
 	if (why) {
-		status("%s; connecting to %s again", why, c->opts.server);
+		slim_console_status("%s; connecting to %s again", why, c->opts.server);
 	} else {
-		status("connecting to %s", c->opts.server);
+		slim_console_status("connecting to %s", c->opts.server);
 	}
 	if (c->control) {
 		slim_control_connecting(c->control, c->opts.server);
@@ -302,7 +83,7 @@ static void on_attached(void *data, uint32_t assoc)
 {
 	struct console *c = data;
 	c->busy_shown = false;
-	status("attached to %s (association %08x)", c->opts.server, assoc);
+	slim_console_status("attached to %s (association %08x)", c->opts.server, assoc);
 	if (c->control) {
 		slim_control_attached(c->control, assoc);
 	}
@@ -313,7 +94,7 @@ static void on_refused(void *data, uint16_t reason, const char *text)
 	struct console *c = data;
 	if (reason == SLIM_REFUSE_BUSY && !c->busy_shown) {
 		c->busy_shown = true;
-		status("server busy: %s", text);
+		slim_console_status("server busy: %s", text);
 		char line[320];
 		snprintf(line, sizeof(line), "%s is busy:", c->opts.server);
 		show_status(c, line, text);
@@ -334,14 +115,14 @@ static void on_presented(void *data, uint32_t frame, uint64_t applied_us)
 static void on_card(void *data, const struct slim_wire_card *card)
 {
 	struct console *c = data;
-	status("card %s on reader %u", card->event == SLIM_CARD_INSERTED ? "inserted" : "removed",
+	slim_console_status("card %s on reader %u", card->event == SLIM_CARD_INSERTED ? "inserted" : "removed",
 		card->reader);
 	slim_link_send_card(c->link, card);
 }
 
 static void on_card_status(void *data, const char *text)
 {
-	status("%s", text);
+	slim_console_status("%s", text);
 }
 
 static const struct slim_card_listener card_listener = {
@@ -364,19 +145,19 @@ static bool open_card_reader(struct console *c)
 		}
 		c->card = slim_card_stdin_create(STDIN_FILENO, &card_listener, c);
 		if (!c->card) {
-			status("out of memory");
+			slim_console_status("out of memory");
 		}
 		return c->card != NULL;
 	case CARD_PCSC:
 		c->card = slim_card_pcsc_create(true, &card_listener, c, err, sizeof(err));
 		if (!c->card) {
-			status("--card-reader=pcsc: %s", err);
+			slim_console_status("--card-reader=pcsc: %s", err);
 		}
 		return c->card != NULL;
 	case CARD_DEFAULT:
 		c->card = slim_card_pcsc_create(false, &card_listener, c, err, sizeof(err));
 		if (!c->card) {
-			status("%s: no card reader (--card-reader=pcsc waits for pcscd)", err);
+			slim_console_status("%s: no card reader (--card-reader=pcsc waits for pcscd)", err);
 		}
 		return true;
 	}
@@ -410,11 +191,11 @@ static int open_signals(void)
 static void screenshot(struct console *c)
 {
 	if (!c->opts.screenshot) {
-		status("SIGUSR1: no --screenshot PATH to write to");
+		slim_console_status("SIGUSR1: no --screenshot PATH to write to");
 	} else if (slim_png_write(c->opts.screenshot, slim_console_core_fb(c->core))) {
-		status("screenshot written to %s", c->opts.screenshot);
+		slim_console_status("screenshot written to %s", c->opts.screenshot);
 	} else {
-		status("screenshot: cannot write %s", c->opts.screenshot);
+		slim_console_status("screenshot: cannot write %s", c->opts.screenshot);
 	}
 }
 
@@ -465,13 +246,13 @@ static void on_window_closed(void *data)
 static void on_drm_repaint(void *data)
 {
 	struct console *c = data;
-	status("display back: asking %s for a repaint", c->opts.server);
+	slim_console_status("display back: asking %s for a repaint", c->opts.server);
 	slim_link_request_repaint(c->link);
 }
 
 static void on_drm_lost(void *data, const char *why)
 {
-	status("display lost (%s); the console goes on without a picture", why);
+	slim_console_status("display lost (%s); the console goes on without a picture", why);
 }
 
 static const struct slim_drm_listener drm_listener = {
@@ -507,7 +288,7 @@ static bool open_seat(struct console *c, const char *what)
 	if (!c->seat) {
 		c->seat = slim_seat_create(err, sizeof(err));
 		if (!c->seat) {
-			status("%s: %s", what, err);
+			slim_console_status("%s: %s", what, err);
 		}
 	}
 	return c->seat != NULL;
@@ -538,7 +319,7 @@ static void create_drm_backend(struct console *c)
 	}
 	if (!c->backend) {
 		c->opts.drm = false;
-		status("%s: %s; going on headless at %ux%u", what, err, c->opts.width,
+		slim_console_status("%s: %s; going on headless at %ux%u", what, err, c->opts.width,
 			c->opts.height);
 		return;
 	}
@@ -559,12 +340,12 @@ static bool open_input(struct console *c)
 		c->input = slim_input_create(c->seat, c->opts.width, c->opts.height, &input_listener,
 			c, err, sizeof(err));
 		if (!c->input) {
-			status("%s: %s", what, err);
+			slim_console_status("%s: %s", what, err);
 		}
 	}
 	if (!c->input) {
 		/* a console whose screen works is still worth having: go on without keys */
-		status("%s: going on without local input", what);
+		slim_console_status("%s: going on without local input", what);
 	}
 	return true;
 }
@@ -595,7 +376,7 @@ static bool create_backend(struct console *c)
 		};
 		c->backend = slim_window_backend_create(title, &sink, err, sizeof(err));
 		if (!c->backend) {
-			status("%s", err);
+			slim_console_status("%s", err);
 		}
 		return c->backend != NULL;
 	}
@@ -610,7 +391,7 @@ static bool create_backend(struct console *c)
 #endif
 	c->backend = slim_headless_backend_create();
 	if (!c->backend) {
-		status("cannot create the headless output");
+		slim_console_status("cannot create the headless output");
 	}
 	return c->backend != NULL;
 }
@@ -650,7 +431,7 @@ static bool run(struct console *c)
 			if (errno == EINTR) {
 				continue;
 			}
-			status("poll: %s", strerror(errno));
+			slim_console_status("poll: %s", strerror(errno));
 			return false;
 		}
 		/* Signals first: a SIGUSR1 sent before a command is served before it. */
@@ -687,7 +468,7 @@ static bool run(struct console *c)
 int main(int argc, char *argv[])
 {
 	struct console c = { .signal_fd = -1 };
-	int ret = parse_options(argc, argv, &c.opts);
+	int ret = slim_options_parse(argc, argv, &c.opts);
 	if (ret >= 0) {
 		return ret;
 	}
@@ -696,7 +477,7 @@ int main(int argc, char *argv[])
 #ifdef SLIM_HAVE_DRM
 		ret = bench_present(&c);
 #else
-		status("--bench-present: no drm output in this build");
+		slim_console_status("--bench-present: no drm output in this build");
 		ret = EXIT_FAILURE;
 #endif
 		goto out;
@@ -706,7 +487,7 @@ int main(int argc, char *argv[])
 	ret = EXIT_USAGE;
 	c.link = slim_link_create(c.opts.server, err, sizeof(err));
 	if (!c.link) {
-		status("%s", err);
+		slim_console_status("%s", err);
 		goto out;
 	}
 	ret = EXIT_FAILURE;
@@ -716,19 +497,19 @@ int main(int argc, char *argv[])
 	c.core = slim_console_core_create(c.opts.width, c.opts.height, c.opts.mtu, c.backend,
 		slim_link_send, c.link);
 	if (!c.core) {
-		status("cannot create a %ux%u screen", c.opts.width, c.opts.height);
+		slim_console_status("cannot create a %ux%u screen", c.opts.width, c.opts.height);
 		goto out;
 	}
 	if (c.opts.control) {
 		c.control = slim_control_create(STDIN_FILENO, stdout, c.core, c.link);
 		if (!c.control) {
-			status("out of memory");
+			slim_console_status("out of memory");
 			goto out;
 		}
 	}
 	c.signal_fd = open_signals();
 	if (c.signal_fd < 0) {
-		status("signalfd: %s", strerror(errno));
+		slim_console_status("signalfd: %s", strerror(errno));
 		goto out;
 	}
 	/* after the signals are blocked: the PC/SC thread inherits the mask */

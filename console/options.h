@@ -1,0 +1,43 @@
+/* The console's command line. */
+#ifndef SLIM_CONSOLE_OPTIONS_H
+#define SLIM_CONSOLE_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "slim-proto.h"
+
+#define EXIT_USAGE 2
+
+struct options {
+	const char *server;
+	uint32_t width, height;
+	uint16_t mtu;
+	char id[SLIM_CONSOLE_ID_LEN];
+	const char *screenshot;
+	bool control;
+	bool verbose;
+	bool window; /* --output window */
+	bool drm; /* --output drm, or the default with a DRM device */
+	bool output_given; /* --output named one: say so when it cannot be had */
+	bool size_given; /* --size: the mode to ask a display for */
+	enum input_mode {
+		INPUT_DEFAULT, /* libinput with --output drm, else none */
+		INPUT_NONE,
+		INPUT_LIBINPUT,
+	} input;
+	bool bench_present;
+	enum card_mode {
+		CARD_DEFAULT, /* pcsc if pcscd is there now, else none */
+		CARD_NONE,
+		CARD_PCSC,
+		CARD_STDIN,
+	} card_reader;
+};
+
+/* One line on stderr, for the person at the console: a bad option, a state change. */
+void slim_console_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Returns -1 to go on, or the status to exit with (help or a bad argument). */
+int slim_options_parse(int argc, char *argv[], struct options *o);
+
+#endif
