@@ -132,6 +132,23 @@ bool slim_put_hello(struct slim_writer *w, const struct slim_wire_hello *hello)
 	return put(w, SLIM_CMD_HELLO, 0, hello, sizeof(*hello));
 }
 
+bool slim_put_hello_token(struct slim_writer *w, const struct slim_wire_hello *hello,
+		const uint8_t token[SLIM_ATTACH_TOKEN_LEN])
+{
+	uint8_t *p = slim_writer_add(w, SLIM_CMD_HELLO, 0, sizeof(*hello) + SLIM_ATTACH_TOKEN_LEN);
+	if (!p) {
+		return false;
+	}
+	memcpy(p, hello, sizeof(*hello));
+	memcpy(p + sizeof(*hello), token, SLIM_ATTACH_TOKEN_LEN);
+	return true;
+}
+
+bool slim_put_redirect(struct slim_writer *w, const struct slim_wire_redirect *redirect)
+{
+	return put(w, SLIM_CMD_REDIRECT, 0, redirect, sizeof(*redirect));
+}
+
 bool slim_put_input(struct slim_writer *w, const struct slim_wire_input *events, size_t n)
 {
 	return n > 0 && put(w, SLIM_CMD_INPUT, 0, events, n * sizeof(*events));
@@ -387,6 +404,13 @@ static enum slim_error decode_downstream(const struct slim_reader *r,
 		}
 		memcpy(&cmd->frame_end, body, len);
 		return SLIM_OK;
+	case SLIM_CMD_REDIRECT:
+		if (len != sizeof(cmd->redirect)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&cmd->redirect, body, len);
+		return (cmd->redirect.family == 4 || cmd->redirect.family == 6) &&
+			cmd->redirect.port != 0 ? SLIM_OK : SLIM_ERR_FIELD;
 	case SLIM_CMD_REFUSE: {
 		struct slim_wire_refuse f;
 		if (len < sizeof(f) || len > sizeof(f) + SLIM_REFUSE_TEXT_MAX) {
@@ -407,10 +431,14 @@ static enum slim_error decode_upstream(struct slim_cmd *cmd, const uint8_t *body
 {
 	switch (cmd->type) {
 	case SLIM_CMD_HELLO:
-		if (len != sizeof(cmd->hello)) {
+		if (len != sizeof(cmd->hello) && len != sizeof(cmd->hello) + SLIM_ATTACH_TOKEN_LEN) {
 			return SLIM_ERR_LENGTH;
 		}
-		memcpy(&cmd->hello, body, len);
+		memcpy(&cmd->hello, body, sizeof(cmd->hello));
+		cmd->has_token = len > sizeof(cmd->hello);
+		if (cmd->has_token) {
+			memcpy(cmd->token, body + sizeof(cmd->hello), SLIM_ATTACH_TOKEN_LEN);
+		}
 		if (cmd->hello.width == 0 || cmd->hello.height == 0 ||
 				cmd->hello.width > SLIM_MAX_DIM || cmd->hello.height > SLIM_MAX_DIM ||
 				cmd->hello.mtu < SLIM_MIN_MTU || cmd->hello.mtu > SLIM_MAX_MTU) {

@@ -63,6 +63,10 @@ bool slim_put_copy(struct slim_writer *w, struct slim_rect src, uint16_t dx, uin
 bool slim_put_cursor_pos(struct slim_writer *w, int16_t x, int16_t y, bool visible);
 bool slim_put_frame_end(struct slim_writer *w, const struct slim_wire_frame_end *fe);
 bool slim_put_hello(struct slim_writer *w, const struct slim_wire_hello *hello);
+/* A HELLO that presents an attach token (from a REDIRECT). */
+bool slim_put_hello_token(struct slim_writer *w, const struct slim_wire_hello *hello,
+		const uint8_t token[SLIM_ATTACH_TOKEN_LEN]);
+bool slim_put_redirect(struct slim_writer *w, const struct slim_wire_redirect *redirect);
 bool slim_put_input(struct slim_writer *w, const struct slim_wire_input *events, size_t n);
 bool slim_put_ack(struct slim_writer *w, const struct slim_wire_ack *ack);
 bool slim_put_nack(struct slim_writer *w, const struct slim_wire_seq_range *ranges,
@@ -115,7 +119,12 @@ struct slim_cmd {
 			const char *text; /* not terminated */
 			size_t len;
 		} refuse;
-		struct slim_wire_hello hello;
+		struct {
+			struct slim_wire_hello hello;
+			bool has_token;
+			uint8_t token[SLIM_ATTACH_TOKEN_LEN];
+		};
+		struct slim_wire_redirect redirect;
 		struct {
 			const uint8_t *events; /* struct slim_wire_input, unaligned */
 			size_t count;

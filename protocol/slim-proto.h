@@ -52,6 +52,7 @@ enum slim_cmd_type {
 	SLIM_CMD_CURSOR_POS = 0x07,
 	SLIM_CMD_FRAME_END = 0x08,
 	SLIM_CMD_REFUSE = 0x09,
+	SLIM_CMD_REDIRECT = 0x0a,
 	/* upstream: console -> server */
 	SLIM_CMD_HELLO = 0x81,
 	SLIM_CMD_INPUT = 0x82,
@@ -90,6 +91,12 @@ enum slim_caps {
 };
 
 #define SLIM_CONSOLE_ID_LEN 32
+
+/* The session manager's well-known UDP port: consoles say HELLO there first. */
+#define SLIM_SESSIOND_PORT 5550
+
+/* A one-time token that lets one console attach to one session. */
+#define SLIM_ATTACH_TOKEN_LEN 16
 
 enum slim_input_kind {
 	SLIM_INPUT_KEY = 1,        /* code: evdev KEY_*, value: 0 up, 1 down, 2 repeat */
@@ -209,6 +216,20 @@ struct slim_wire_hello {
 	uint16_t mtu;
 	uint32_t caps;
 	char console_id[SLIM_CONSOLE_ID_LEN];
+	/* optionally followed by uint8_t token[SLIM_ATTACH_TOKEN_LEN] (see REDIRECT) */
+} SLIM_PACKED;
+
+/*
+ * REDIRECT, from the session manager: show the session (or greeter) at this
+ * endpoint. The console says HELLO there with the token, keeping its
+ * association with the manager for CARD and PING.
+ */
+struct slim_wire_redirect {
+	uint8_t family; /* 4 or 6 */
+	uint8_t pad;
+	uint16_t port;
+	uint8_t addr[16]; /* IPv4 in the first 4 bytes, or IPv6 */
+	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
 } SLIM_PACKED;
 
 struct slim_wire_input {
@@ -252,5 +273,6 @@ _Static_assert(sizeof(struct slim_wire_hello) == 44, "HELLO");
 _Static_assert(sizeof(struct slim_wire_input) == 20, "INPUT event");
 _Static_assert(sizeof(struct slim_wire_ack) == 32, "ACK");
 _Static_assert(sizeof(struct slim_wire_card) == 36, "CARD");
+_Static_assert(sizeof(struct slim_wire_redirect) == 36, "REDIRECT");
 
 #endif

@@ -1,0 +1,39 @@
+/*
+ * Starting a managed compositor as a user: a user's session after login,
+ * or a greeter for a console, as the unprivileged greeter user.
+ */
+#ifndef SLIM_SESSIOND_SPAWN_H
+#define SLIM_SESSIOND_SPAWN_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct slim_spawn_request {
+	const char *user;       /* runs as this user (uid, gid, supplementary groups) */
+	const char *slimland;   /* path of the slimland binary */
+	const char *listen;     /* --listen, e.g. "0.0.0.0:0" */
+	const char *startup;    /* -s: the session's first client */
+	char *const *env;       /* extra NAME=VALUE entries (PAM's, the greeter's), or NULL */
+	const char *cgroup;     /* e.g. "slimland.slice/user-1000.slice/session-3", or NULL */
+	const char *log_path;   /* the compositor's stderr, or NULL for /dev/null */
+};
+
+struct slim_spawn_result {
+	pid_t pid;
+	int pidfd;               /* pidfd_open(pid): readable when it exits */
+	char runtime_dir[256];   /* its XDG_RUNTIME_DIR */
+	char control_path[320];  /* runtime_dir + "/slimland-control" */
+};
+
+/*
+ * Forks and execs `slimland --managed --listen L -s STARTUP` as the user, in
+ * a clean environment (HOME, USER, LOGNAME, SHELL, PATH, LANG if set,
+ * XDG_RUNTIME_DIR, then req->env), with XDG_RUNTIME_DIR created when missing
+ * (/run/user/UID if /run/user exists, else /run/slimland/user-UID; mode 0700,
+ * owned by the user), in its own session (setsid) and, when req->cgroup is
+ * set, in that cgroup (v2 where the unified hierarchy is mounted, else the v1
+ * cpu hierarchy; a failure there is a warning, not an error).
+ */
+bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spawn_result *out);
+
+#endif
