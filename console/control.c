@@ -19,7 +19,9 @@ struct slim_control {
 	struct slim_console_core *core;
 	struct slim_link *link;
 	uint32_t last_frame;
-	bool cards; /* --card-reader=stdin: "card" commands are reader 0 */
+	/* --card-reader=stdin: "card" commands are reader 0, told to this */
+	void (*card_sink)(void *data, const struct slim_wire_card *card);
+	void *card_data;
 	struct slim_wire_card card;
 	bool quit;
 	bool discarding; /* the rest of a line that was too long */
@@ -49,9 +51,11 @@ void slim_control_destroy(struct slim_control *ctl)
 	free(ctl);
 }
 
-void slim_control_enable_cards(struct slim_control *ctl)
+void slim_control_enable_cards(struct slim_control *ctl,
+		void (*card)(void *data, const struct slim_wire_card *card), void *data)
 {
-	ctl->cards = true;
+	ctl->card_sink = card;
+	ctl->card_data = data;
 }
 
 int slim_control_fd(const struct slim_control *ctl)
@@ -101,6 +105,21 @@ void slim_control_refused(struct slim_control *ctl, uint16_t reason, const char 
 		emit(ctl, "refused %u %s", reason, text);
 		break;
 	}
+}
+
+void slim_control_manager_connecting(struct slim_control *ctl, const char *manager)
+{
+	emit(ctl, "manager connecting %s", manager);
+}
+
+void slim_control_manager_attached(struct slim_control *ctl, uint32_t assoc)
+{
+	emit(ctl, "manager attached %u", assoc);
+}
+
+void slim_control_redirect(struct slim_control *ctl, const char *server)
+{
+	emit(ctl, "redirect %s", server);
 }
 
 static bool parse_int(const char *s, long lo, long hi, long *out)
@@ -253,11 +272,11 @@ static bool cmd_sync(struct slim_control *ctl, char **argv)
 static bool cmd_card(struct slim_control *ctl, char **argv)
 {
 	const char *err;
-	if (!ctl->cards) {
+	if (!ctl->card_sink) {
 		emit(ctl, "error card: the card reader is not --card-reader=stdin");
 	} else if (slim_card_parse_line(argv[1], &ctl->card, &err)) {
-		/* kept by the link until attached: no "not attached" error here */
-		slim_link_send_card(ctl->link, &ctl->card);
+		/* kept until attached: no "not attached" error here */
+		ctl->card_sink(ctl->card_data, &ctl->card);
 	} else {
 		emit(ctl, "error card: %s", err ? err : "usage: card insert HEX | card remove");
 	}

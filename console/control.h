@@ -18,6 +18,9 @@
  *   refused busy TEXT, refused unknown, error TEXT (a bad command, or input
  *   while not attached, which is dropped). ASSOC is decimal; TEXT is the
  *   server's, with control characters shown as '?'.
+ *   With --manager these are the display association's; the control
+ *   association adds: manager connecting HOST:PORT, manager attached ASSOC,
+ *   and redirect HOST:PORT (a REDIRECT acted on: "connecting" follows).
  *
  * Input events carry CLOCK_MONOTONIC milliseconds, and "frame" is printed
  * the moment the frame is presented, so that "key 30 1" to "frame" is the
@@ -39,8 +42,12 @@ struct slim_control *slim_control_create(int in_fd, FILE *out,
 		struct slim_console_core *core, struct slim_link *link);
 void slim_control_destroy(struct slim_control *ctl);
 
-/* "card" commands become reader 0's events (--card-reader=stdin with --control). */
-void slim_control_enable_cards(struct slim_control *ctl);
+/*
+ * "card" commands become reader 0's events (--card-reader=stdin with
+ * --control), handed to `card` (the program knows where CARD goes).
+ */
+void slim_control_enable_cards(struct slim_control *ctl,
+		void (*card)(void *data, const struct slim_wire_card *card), void *data);
 int slim_control_fd(const struct slim_control *ctl);
 /* Reads and runs commands; false once "quit" was read or stdin closed. */
 bool slim_control_dispatch(struct slim_control *ctl);
@@ -49,5 +56,8 @@ void slim_control_connecting(struct slim_control *ctl, const char *server);
 void slim_control_attached(struct slim_control *ctl, uint32_t assoc);
 void slim_control_frame(struct slim_control *ctl, uint32_t frame, uint64_t applied_us);
 void slim_control_refused(struct slim_control *ctl, uint16_t reason, const char *text);
+void slim_control_manager_connecting(struct slim_control *ctl, const char *manager);
+void slim_control_manager_attached(struct slim_control *ctl, uint32_t assoc);
+void slim_control_redirect(struct slim_control *ctl, const char *server);
 
 #endif

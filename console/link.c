@@ -31,6 +31,11 @@ struct slim_link {
 
 	enum slim_link_state state;
 	uint32_t assoc;
+	/* the endpoint and token of the last REDIRECT acted on */
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
+	bool has_token;
+	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
 	uint64_t deadline_us; /* next HELLO or PING */
 	uint32_t backoff_ms;
 	/* send() saw ECONNREFUSED; acted on in tick, outside the core's calls */
@@ -53,7 +58,7 @@ struct slim_link {
 };
 
 /* "HOST:PORT" or "[ADDR]:PORT" into its parts; the port is a number. */
-static bool split_server(const char *server, char *host, size_t host_len,
+static bool split_server(const char *what, const char *server, char *host, size_t host_len,
 		char *port, size_t port_len, char *err, size_t err_len)
 {
 	const char *h = server, *h_end, *p;
@@ -83,21 +88,40 @@ static bool split_server(const char *server, char *host, size_t host_len,
 	unsigned long port_num = strtoul(p, &end, 10);
 	if (p[0] < '0' || p[0] > '9' || *end != '\0' || errno != 0 ||
 			port_num == 0 || port_num > 65535) {
-		snprintf(err, err_len, "--server %s: the port must be a number in 1..65535", server);
+		snprintf(err, err_len, "%s %s: the port must be a number in 1..65535", what, server);
 		return false;
 	}
 	snprintf(port, port_len, "%lu", port_num);
 	return true;
 syntax:
-	snprintf(err, err_len, "--server %s: expected HOST:PORT or [IPV6]:PORT", server);
+	snprintf(err, err_len, "%s %s: expected HOST:PORT or [IPV6]:PORT", what, server);
 	return false;
 }
 
+/* A connected UDP socket, nonblocking, with room for a repaint's burst; -1 and errno. */
+static int connect_addr(const struct sockaddr *addr, socklen_t len)
+{
+	int fd = socket(addr->sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	/* connect(): the kernel filters other senders and reports ICMP errors */
+	if (fd < 0 || connect(fd, addr, len) != 0) {
+		int saved = errno;
+		if (fd >= 0) {
+			close(fd);
+		}
+		errno = saved;
+		return -1;
+	}
+	int rcvbuf = RCVBUF_BYTES;
+	/* The kernel caps this at net.core.rmem_max; a smaller buffer still works. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	return fd;
+}
+
 /* The first address that takes a connected UDP socket wins. */
-static int connect_server(const char *server, char *err, size_t err_len)
+int slim_udp_connect(const char *what, const char *server, char *err, size_t err_len)
 {
 	char host[256], port[8];
-	if (!split_server(server, host, sizeof(host), port, sizeof(port), err, err_len)) {
+	if (!split_server(what, server, host, sizeof(host), port, sizeof(port), err, err_len)) {
 		return -1;
 	}
 	struct addrinfo hints = {
@@ -108,32 +132,21 @@ static int connect_server(const char *server, char *err, size_t err_len)
 	struct addrinfo *res;
 	int gai = getaddrinfo(host, port, &hints, &res);
 	if (gai != 0) {
-		snprintf(err, err_len, "--server %s: cannot resolve %s: %s", server, host,
+		snprintf(err, err_len, "%s %s: cannot resolve %s: %s", what, server, host,
 			gai_strerror(gai));
 		return -1;
 	}
 	int fd = -1, saved = 0;
 	for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-			ai->ai_protocol);
-		/* connect(): the kernel filters other senders and reports ICMP errors */
-		if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-			saved = errno;
-			close(fd);
-			fd = -1;
-		} else if (fd < 0) {
-			saved = errno;
-		}
+		fd = connect_addr(ai->ai_addr, ai->ai_addrlen);
+		saved = errno;
 	}
 	freeaddrinfo(res);
 	if (fd < 0) {
-		snprintf(err, err_len, "--server %s: cannot connect a socket: %s", server,
+		snprintf(err, err_len, "%s %s: cannot connect a socket: %s", what, server,
 			strerror(saved));
 		return -1;
 	}
-	int rcvbuf = RCVBUF_BYTES;
-	/* The kernel caps this at net.core.rmem_max; a smaller buffer still works. */
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	return fd;
 }
 
@@ -144,7 +157,13 @@ struct slim_link *slim_link_create(const char *server, char *err, size_t err_len
 		snprintf(err, err_len, "out of memory");
 		return NULL;
 	}
-	link->fd = connect_server(server, err, err_len);
+	if (!server) {
+		/* no endpoint until a REDIRECT names one */
+		link->fd = -1;
+		link->state = SLIM_LINK_IDLE;
+		return link;
+	}
+	link->fd = slim_udp_connect("--server", server, err, err_len);
 	link->server = strdup(server);
 	if (link->fd < 0 || !link->server) {
 		if (link->fd >= 0) {
@@ -324,7 +343,58 @@ void slim_link_start(struct slim_link *link, struct slim_console_core *core,
 	link->listener = listener;
 	link->listener_data = data;
 	slim_console_core_set_events(core, &core_events, link);
+	if (link->fd >= 0) {
+		enter_connecting(link, NULL, slim_now_us());
+	}
+}
+
+/* "HOST:PORT", or "[ADDR]:PORT" for IPv6, of a numeric address. */
+static char *endpoint_name(const struct sockaddr *addr, socklen_t len)
+{
+	char host[NI_MAXHOST], port[NI_MAXSERV], name[NI_MAXHOST + NI_MAXSERV + 4];
+	if (getnameinfo(addr, len, host, sizeof(host), port, sizeof(port),
+			NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+		return NULL;
+	}
+	snprintf(name, sizeof(name), addr->sa_family == AF_INET6 ? "[%s]:%s" : "%s:%s",
+		host, port);
+	return strdup(name);
+}
+
+bool slim_link_redirect(struct slim_link *link, const struct sockaddr *addr, socklen_t len,
+		const uint8_t token[SLIM_ATTACH_TOKEN_LEN])
+{
+	bool same_peer = link->fd >= 0 && len == link->peer_len &&
+		memcmp(addr, &link->peer, len) == 0;
+	if (same_peer && link->has_token && memcmp(token, link->token, sizeof(link->token)) == 0) {
+		return false; /* the manager repeats itself until the compositor hears us */
+	}
+	if (!same_peer) {
+		char *name = endpoint_name(addr, len);
+		int fd = name && len <= sizeof(link->peer) ? connect_addr(addr, len) : -1;
+		if (fd < 0) {
+			slim_log(SLIM_LOG_ERROR, "link: cannot open a socket to %s: %s",
+				name ? name : "the redirect's endpoint", strerror(errno));
+			free(name);
+			return false;
+		}
+		/* what is still queued on the old socket belongs to the old association */
+		if (link->fd >= 0) {
+			close(link->fd);
+		}
+		link->fd = fd;
+		free(link->server);
+		link->server = name;
+		memcpy(&link->peer, addr, len);
+		link->peer_len = len;
+	}
+	link->has_token = true;
+	memcpy(link->token, token, sizeof(link->token));
+	slim_console_core_set_token(link->core, token);
+	link->conn_refused = false;
+	/* a new association: the compositor checks the token on this HELLO */
 	enter_connecting(link, NULL, slim_now_us());
+	return true;
 }
 
 static void handle_refusal(struct slim_link *link, uint64_t now_us)
@@ -425,6 +495,9 @@ void slim_link_dispatch(struct slim_link *link)
 
 void slim_link_tick(struct slim_link *link, uint64_t now_us)
 {
+	if (link->state == SLIM_LINK_IDLE) {
+		return;
+	}
 	if (link->conn_refused) {
 		connection_refused(link, now_us);
 	}
@@ -444,11 +517,16 @@ void slim_link_tick(struct slim_link *link, uint64_t now_us)
 		link->deadline_us = now_us + BUSY_RETRY_MS * 1000ull;
 		send_hello(link);
 		break;
+	case SLIM_LINK_IDLE:
+		break;
 	}
 }
 
 int slim_link_timeout_ms(const struct slim_link *link, uint64_t now_us)
 {
+	if (link->state == SLIM_LINK_IDLE) {
+		return -1;
+	}
 	if (link->conn_refused || now_us >= link->deadline_us) {
 		return 0;
 	}

@@ -6,7 +6,9 @@
  *               a datagram of the association arrives;
  *   ATTACHED:   PING every second, so that a server that forgot us (it
  *               restarted) says REFUSE UNKNOWN and we say HELLO again;
- *   BUSY:       another console holds the session: HELLO every 5 s.
+ *   BUSY:       another console holds the session: HELLO every 5 s;
+ *   IDLE:       (--manager) no endpoint yet: the session manager's first
+ *               REDIRECT names one and starts CONNECTING.
  *
  * An idle server sends nothing at all, so silence proves nothing; a
  * server that went away shows up as ECONNREFUSED (the ICMP port
@@ -18,12 +20,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include "console-core.h"
 
 enum slim_link_state {
 	SLIM_LINK_CONNECTING,
 	SLIM_LINK_ATTACHED,
 	SLIM_LINK_BUSY,
+	SLIM_LINK_IDLE,
 };
 
 /* What the program may want to show; every member optional. */
@@ -43,10 +47,26 @@ struct slim_link;
 
 /*
  * Resolves `server` ("HOST:PORT" or "[ADDR]:PORT") and connects a socket
- * to it. On failure returns NULL with a one-line reason in `err`.
+ * to it. On failure returns NULL with a one-line reason in `err`. `server`
+ * NULL: IDLE, with no socket until slim_link_redirect.
  */
 struct slim_link *slim_link_create(const char *server, char *err, size_t err_len);
 void slim_link_destroy(struct slim_link *link);
+
+/*
+ * A UDP socket connected to `server` ("HOST:PORT" or "[ADDR]:PORT"), or -1
+ * with a one-line reason in `err` that starts with `what` (the option).
+ */
+int slim_udp_connect(const char *what, const char *server, char *err, size_t err_len);
+
+/*
+ * The session manager's REDIRECT: the picture is at `addr`, and HELLO
+ * there presents `token`. A new endpoint or a new token starts a new
+ * association (the socket and slim_link_fd change with the endpoint);
+ * the same endpoint and token again change nothing and return false.
+ */
+bool slim_link_redirect(struct slim_link *link, const struct sockaddr *addr, socklen_t len,
+		const uint8_t token[SLIM_ATTACH_TOKEN_LEN]);
 
 /* The core's slim_send_fn: `data` is the link. */
 void slim_link_send(void *data, const uint8_t *buf, size_t len);
@@ -69,7 +89,7 @@ void slim_link_send_card(struct slim_link *link, const struct slim_wire_card *ca
  */
 void slim_link_request_repaint(struct slim_link *link);
 
-/* The socket, to poll for input. */
+/* The socket, to poll for input; -1 while IDLE. */
 int slim_link_fd(const struct slim_link *link);
 /* Reads and applies what arrived. */
 void slim_link_dispatch(struct slim_link *link);

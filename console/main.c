@@ -19,6 +19,7 @@
 #include "console-core.h"
 #include "control.h"
 #include "link.h"
+#include "manager.h"
 #include "options.h"
 #include "slim-log.h"
 #include "status-screen.h"
@@ -36,12 +37,14 @@ struct console {
 	struct slim_console_backend *backend;
 	struct slim_console_core *core;
 	struct slim_link *link;
+	struct slim_manager *manager; /* --manager */
 	struct slim_control *control;
 	struct slim_card_reader *card;
 	struct slim_seat *seat; /* --output drm, --input libinput */
 	struct slim_input *input;
 	int signal_fd;
 	bool busy_shown; /* "server busy" is said once per wait */
+	bool redirecting; /* the link connects because of a REDIRECT: say so first */
 	bool quit;
 };
 
@@ -62,20 +65,34 @@ static void show_status(struct console *c, const char *line, const char *detail)
 	slim_status_screen_show(slim_console_core_fb(c->core), c->backend, lines, detail ? 2 : 1);
 }
 
+/* The server shown now: --server's, or the manager's latest REDIRECT's. */
+static const char *server_name(struct console *c)
+{
+	const char *server = slim_link_server(c->link);
+	return server ? server : c->opts.server;
+}
+
 static void on_connecting(void *data, const char *why)
 {
 	struct console *c = data;
 	c->busy_shown = false;
+	if (c->redirecting) {
+		c->redirecting = false;
+		slim_console_status("the session manager sends this console to %s", server_name(c));
+		if (c->control) {
+			slim_control_redirect(c->control, server_name(c));
+		}
+	}
 	char line[320];
-	snprintf(line, sizeof(line), "connecting to %s...", c->opts.server);
+	snprintf(line, sizeof(line), "connecting to %s...", server_name(c));
 	show_status(c, line, why);
 	if (why) {
-		slim_console_status("%s; connecting to %s again", why, c->opts.server);
+		slim_console_status("%s; connecting to %s again", why, server_name(c));
 	} else {
-		slim_console_status("connecting to %s", c->opts.server);
+		slim_console_status("connecting to %s", server_name(c));
 	}
 	if (c->control) {
-		slim_control_connecting(c->control, c->opts.server);
+		slim_control_connecting(c->control, server_name(c));
 	}
 }
 
@@ -83,7 +100,7 @@ static void on_attached(void *data, uint32_t assoc)
 {
 	struct console *c = data;
 	c->busy_shown = false;
-	slim_console_status("attached to %s (association %08x)", c->opts.server, assoc);
+	slim_console_status("attached to %s (association %08x)", server_name(c), assoc);
 	if (c->control) {
 		slim_control_attached(c->control, assoc);
 	}
@@ -96,7 +113,7 @@ static void on_refused(void *data, uint16_t reason, const char *text)
 		c->busy_shown = true;
 		slim_console_status("server busy: %s", text);
 		char line[320];
-		snprintf(line, sizeof(line), "%s is busy:", c->opts.server);
+		snprintf(line, sizeof(line), "%s is busy:", server_name(c));
 		show_status(c, line, text);
 	}
 	if (c->control) {
@@ -112,12 +129,23 @@ static void on_presented(void *data, uint32_t frame, uint64_t applied_us)
 	}
 }
 
+/* CARD goes to the session manager when there is one: it decides what a tap means. */
+static void route_card(void *data, const struct slim_wire_card *card)
+{
+	struct console *c = data;
+	if (c->manager) {
+		slim_manager_send_card(c->manager, card);
+	} else {
+		slim_link_send_card(c->link, card);
+	}
+}
+
 static void on_card(void *data, const struct slim_wire_card *card)
 {
 	struct console *c = data;
 	slim_console_status("card %s on reader %u", card->event == SLIM_CARD_INSERTED ? "inserted" : "removed",
 		card->reader);
-	slim_link_send_card(c->link, card);
+	route_card(c, card);
 }
 
 static void on_card_status(void *data, const char *text)
@@ -140,7 +168,7 @@ static bool open_card_reader(struct console *c)
 	case CARD_STDIN:
 		/* --control owns stdin: its "card" commands are the reader then */
 		if (c->control) {
-			slim_control_enable_cards(c->control);
+			slim_control_enable_cards(c->control, route_card, c);
 			return true;
 		}
 		c->card = slim_card_stdin_create(STDIN_FILENO, &card_listener, c);
@@ -169,6 +197,51 @@ static const struct slim_link_listener link_listener = {
 	.attached = on_attached,
 	.refused = on_refused,
 	.presented = on_presented,
+};
+
+/* --manager: until its first REDIRECT there is no server to show. */
+static void on_manager_connecting(void *data, const char *why)
+{
+	struct console *c = data;
+	const char *manager = slim_manager_address(c->manager);
+	if (slim_link_state(c->link) == SLIM_LINK_IDLE) {
+		char line[320];
+		snprintf(line, sizeof(line), "waiting for %s...", manager);
+		show_status(c, line, why ? why : "the session manager");
+	}
+	if (why) {
+		slim_console_status("%s; saying HELLO to %s again", why, manager);
+	} else {
+		slim_console_status("waiting for the session manager at %s", manager);
+	}
+	if (c->control) {
+		slim_control_manager_connecting(c->control, manager);
+	}
+}
+
+static void on_manager_attached(void *data, uint32_t assoc)
+{
+	struct console *c = data;
+	slim_console_status("the session manager answered (association %08x)", assoc);
+	if (c->control) {
+		slim_control_manager_attached(c->control, assoc);
+	}
+}
+
+static void on_manager_redirect(void *data, const struct sockaddr *addr, socklen_t len,
+		const uint8_t token[SLIM_ATTACH_TOKEN_LEN])
+{
+	struct console *c = data;
+	/* acted on (not a repeat), the link starts connecting: on_connecting tells */
+	c->redirecting = true;
+	slim_link_redirect(c->link, addr, len, token);
+	c->redirecting = false;
+}
+
+static const struct slim_manager_listener manager_listener = {
+	.connecting = on_manager_connecting,
+	.attached = on_manager_attached,
+	.redirect = on_manager_redirect,
 };
 
 /* Blocked, the signals wait in a file descriptor for the loop to read. */
@@ -246,7 +319,7 @@ static void on_window_closed(void *data)
 static void on_drm_repaint(void *data)
 {
 	struct console *c = data;
-	slim_console_status("display back: asking %s for a repaint", c->opts.server);
+	slim_console_status("display back: asking %s for a repaint", server_name(c));
 	slim_link_request_repaint(c->link);
 }
 
@@ -368,7 +441,8 @@ static bool create_backend(struct console *c)
 #ifdef SLIM_HAVE_WINDOW
 	if (c->opts.window) {
 		char title[320], err[512];
-		snprintf(title, sizeof(title), "slimland-console: %s", c->opts.server);
+		snprintf(title, sizeof(title), "slimland-console: %s",
+			c->opts.server ? c->opts.server : c->opts.manager);
 		struct slim_console_input_sink sink = {
 			.send = on_window_input,
 			.closed = on_window_closed,
@@ -399,10 +473,13 @@ static bool create_backend(struct console *c)
 static bool run(struct console *c)
 {
 	int pump_ms = backend_pump_ms(c);
-	enum { FD_SIGNAL, FD_LINK, FD_CONTROL, FD_CARD, FD_BACKEND, FD_SEAT, FD_INPUT, FD_COUNT };
+	enum { FD_SIGNAL, FD_LINK, FD_CONTROL, FD_CARD, FD_BACKEND, FD_SEAT, FD_INPUT, FD_MANAGER,
+		FD_COUNT };
 	struct pollfd fds[FD_COUNT] = {
 		[FD_SIGNAL] = { .fd = c->signal_fd, .events = POLLIN },
-		[FD_LINK] = { .fd = slim_link_fd(c->link), .events = POLLIN },
+		[FD_LINK] = { .events = POLLIN },
+		[FD_MANAGER] = { .fd = c->manager ? slim_manager_fd(c->manager) : -1,
+			.events = POLLIN },
 		/* poll() skips a negative fd: without --control stdin is not read */
 		[FD_CONTROL] = { .fd = c->control ? slim_control_fd(c->control) : -1,
 			.events = POLLIN },
@@ -415,6 +492,8 @@ static bool run(struct console *c)
 	fds[FD_INPUT].fd = c->input ? slim_input_fd(c->input) : -1;
 #endif
 	while (!c->quit) {
+		/* a REDIRECT gives the link a new socket */
+		fds[FD_LINK].fd = slim_link_fd(c->link);
 		/* the stdin card reader is done at the end of its input */
 		fds[FD_CARD].fd = c->card ? slim_card_reader_fd(c->card) : -1;
 		fds[FD_BACKEND].fd = c->backend->impl->fd ? c->backend->impl->fd(c->backend) : -1;
@@ -424,7 +503,15 @@ static bool run(struct console *c)
 #endif
 		slim_link_tick(c->link, slim_now_us());
 		int timeout_ms = slim_link_timeout_ms(c->link, slim_now_us());
-		if (pump_ms >= 0 && timeout_ms > pump_ms) {
+		if (c->manager) {
+			slim_manager_tick(c->manager, slim_now_us());
+			int ms = slim_manager_timeout_ms(c->manager, slim_now_us());
+			/* -1: the link waits for nothing (no REDIRECT yet) */
+			if (timeout_ms < 0 || ms < timeout_ms) {
+				timeout_ms = ms;
+			}
+		}
+		if (pump_ms >= 0 && (timeout_ms < 0 || timeout_ms > pump_ms)) {
 			timeout_ms = pump_ms;
 		}
 		if (poll(fds, FD_COUNT, timeout_ms) < 0) {
@@ -440,6 +527,9 @@ static bool run(struct console *c)
 		}
 		if (fds[FD_LINK].revents) {
 			slim_link_dispatch(c->link);
+		}
+		if (fds[FD_MANAGER].revents) {
+			slim_manager_dispatch(c->manager);
 		}
 		if (fds[FD_CONTROL].revents && !slim_control_dispatch(c->control)) {
 			c->quit = true;
@@ -485,6 +575,7 @@ int main(int argc, char *argv[])
 
 	char err[512];
 	ret = EXIT_USAGE;
+	/* --manager: no server until the manager's REDIRECT names one */
 	c.link = slim_link_create(c.opts.server, err, sizeof(err));
 	if (!c.link) {
 		slim_console_status("%s", err);
@@ -499,6 +590,15 @@ int main(int argc, char *argv[])
 	if (!c.core) {
 		slim_console_status("cannot create a %ux%u screen", c.opts.width, c.opts.height);
 		goto out;
+	}
+	if (c.opts.manager) {
+		c.manager = slim_manager_create(c.opts.manager, c.core, c.opts.id, &manager_listener,
+			&c, err, sizeof(err));
+		if (!c.manager) {
+			slim_console_status("%s", err);
+			ret = EXIT_USAGE;
+			goto out;
+		}
 	}
 	if (c.opts.control) {
 		c.control = slim_control_create(STDIN_FILENO, stdout, c.core, c.link);
@@ -522,11 +622,15 @@ int main(int argc, char *argv[])
 	}
 #endif
 	slim_link_start(c.link, c.core, c.opts.id, &link_listener, &c);
+	if (c.manager) {
+		slim_manager_start(c.manager);
+	}
 	ret = run(&c) ? EXIT_SUCCESS : EXIT_FAILURE;
 
 out:
 	slim_card_reader_destroy(c.card);
 	slim_control_destroy(c.control);
+	slim_manager_destroy(c.manager);
 	/* before the core: the link lets go of the core's events */
 	slim_link_destroy(c.link);
 	slim_console_core_destroy(c.core);

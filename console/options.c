@@ -9,8 +9,10 @@
 #include "options.h"
 
 static const char usage_text[] =
-	"usage: slimland-console --server HOST:PORT [options]\n"
+	"usage: slimland-console --server HOST:PORT | --manager HOST[:PORT] [options]\n"
 	"  --server HOST:PORT  the slimland server; [IPV6]:PORT for an IPv6 address\n"
+	"  --manager HOST[:PORT]  the session manager (port 5550 by default), which\n"
+	"                      says which server to show and hears the card reader\n"
 	"  --output NAME       where the picture goes: headless, drm (a KMS display;\n"
 	"                      the default when there is one), or window (a desktop\n"
 	"                      window; in builds with SDL2)\n"
@@ -65,10 +67,11 @@ static bool parse_size(const char *s, uint32_t *width, uint32_t *height)
 
 int slim_options_parse(int argc, char *argv[], struct options *o)
 {
-	enum { OPT_SERVER = 256, OPT_OUTPUT, OPT_SIZE, OPT_ID, OPT_MTU, OPT_CONTROL, OPT_SCREENSHOT,
+	enum { OPT_SERVER = 256, OPT_MANAGER, OPT_OUTPUT, OPT_SIZE, OPT_ID, OPT_MTU, OPT_CONTROL, OPT_SCREENSHOT,
 		OPT_CARD_READER, OPT_INPUT, OPT_BENCH_PRESENT };
 	static const struct option longopts[] = {
 		{ "server", required_argument, NULL, OPT_SERVER },
+		{ "manager", required_argument, NULL, OPT_MANAGER },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "size", required_argument, NULL, OPT_SIZE },
 		{ "id", required_argument, NULL, OPT_ID },
@@ -98,6 +101,9 @@ int slim_options_parse(int argc, char *argv[], struct options *o)
 		switch (opt) {
 		case OPT_SERVER:
 			o->server = optarg;
+			break;
+		case OPT_MANAGER:
+			o->manager = optarg;
 			break;
 		case OPT_OUTPUT:
 			/* drm comes with its backend */
@@ -181,7 +187,8 @@ int slim_options_parse(int argc, char *argv[], struct options *o)
 			return EXIT_SUCCESS;
 		default:
 			/* getopt said what was wrong */
-			fputs("usage: slimland-console --server HOST:PORT [options] (--help)\n", stderr);
+			fputs("usage: slimland-console --server HOST:PORT | --manager HOST[:PORT] "
+				"[options] (--help)\n", stderr);
 			return EXIT_USAGE;
 		}
 	}
@@ -189,8 +196,13 @@ int slim_options_parse(int argc, char *argv[], struct options *o)
 		slim_console_status("unexpected argument %s", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (!o->server && !o->bench_present) {
-		slim_console_status("--server HOST:PORT is required");
+	if (o->server && o->manager) {
+		slim_console_status("--server and --manager exclude each other: the manager "
+			"chooses the server");
+		return EXIT_USAGE;
+	}
+	if (!o->server && !o->manager && !o->bench_present) {
+		slim_console_status("--server HOST:PORT is required (or --manager HOST[:PORT])");
 		return EXIT_USAGE;
 	}
 	return -1;

@@ -10,6 +10,7 @@
 
 struct options {
 	const char *server;
+	const char *manager; /* --manager: the server comes from its REDIRECT */
 	uint32_t width, height;
 	uint16_t mtu;
 	char id[SLIM_CONSOLE_ID_LEN];

@@ -536,6 +536,105 @@ static void test_refuse(void **state)
 	free(d);
 }
 
+/* HELLO presenting an attach token: 44 + 16 bytes; any other length is refused. */
+static void test_hello_token(void **state)
+{
+	struct dgram *d = dgram_new(true);
+	struct slim_wire_hello hello = {
+		.version = SLIM_VERSION, .width = 800, .height = 600, .mtu = 1400,
+		.caps = SLIM_CAP_LZ4,
+	};
+	strcpy(hello.console_id, "desk-7");
+	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
+	for (size_t i = 0; i < sizeof(token); i++) {
+		token[i] = (uint8_t)(0xa0 + i);
+	}
+	assert_true(slim_put_hello_token(&d->w, &hello, token));
+	assert_true(slim_put_hello(&d->w, &hello));
+	dgram_finish(d);
+	struct slim_reader rd;
+	struct slim_cmd cmd;
+	open_dgram(&rd, d->buf, d->len, true, 2);
+	next_ok(&rd, &cmd, SLIM_CMD_HELLO, 0);
+	assert_true(cmd.has_token);
+	assert_memory_equal(cmd.token, token, sizeof(token));
+	assert_int_equal(cmd.hello.width, 800);
+	assert_int_equal(cmd.hello.height, 600);
+	assert_memory_equal(cmd.hello.console_id, hello.console_id, SLIM_CONSOLE_ID_LEN);
+	next_ok(&rd, &cmd, SLIM_CMD_HELLO, 0);
+	assert_false(cmd.has_token);
+	expect_end(&rd);
+
+	static const size_t bad_len[] = { 43, 45, 59, 61 };
+	for (size_t i = 0; i < sizeof(bad_len) / sizeof(bad_len[0]); i++) {
+		slim_writer_reset(&d->w);
+		uint8_t *body = slim_writer_add(&d->w, SLIM_CMD_HELLO, 0, bad_len[i]);
+		assert_non_null(body);
+		memset(body, 0, bad_len[i]);
+		memcpy(body, &hello, bad_len[i] < sizeof(hello) ? bad_len[i] : sizeof(hello));
+		assert_int_equal(decode_one(d, true, &cmd), SLIM_ERR_LENGTH);
+	}
+	free(d);
+}
+
+static void test_redirect(void **state)
+{
+	struct dgram *d = dgram_new(false);
+	struct slim_wire_redirect v4 = { .family = 4, .port = 5551, .addr = { 10, 0, 0, 7 } };
+	struct slim_wire_redirect v6 = { .family = 6, .port = 65535 };
+	for (size_t i = 0; i < SLIM_ATTACH_TOKEN_LEN; i++) {
+		v4.token[i] = (uint8_t)i;
+		v6.token[i] = (uint8_t)(0xff - i);
+	}
+	v6.addr[15] = 1; /* ::1 */
+	assert_true(slim_put_redirect(&d->w, &v4));
+	assert_true(slim_put_redirect(&d->w, &v6));
+	dgram_finish(d);
+	/* the header and layout of section 1 of session-manager.md */
+	static const uint8_t head[] = { SLIM_CMD_REDIRECT, 0, 36, 0, 4, 0, 0xaf, 0x15, 10, 0, 0, 7 };
+	assert_memory_equal(d->buf + sizeof(struct slim_wire_dgram), head, sizeof(head));
+	struct slim_reader rd;
+	struct slim_cmd cmd;
+	open_dgram(&rd, d->buf, d->len, false, 2);
+	next_ok(&rd, &cmd, SLIM_CMD_REDIRECT, 0);
+	assert_memory_equal(&cmd.redirect, &v4, sizeof(v4));
+	next_ok(&rd, &cmd, SLIM_CMD_REDIRECT, 0);
+	assert_memory_equal(&cmd.redirect, &v6, sizeof(v6));
+	expect_end(&rd);
+
+	/* a family other than 4 or 6, and port 0, are no endpoint */
+	static const uint8_t bad_family[] = { 0, 5, 10, 255 };
+	for (size_t i = 0; i < sizeof(bad_family); i++) {
+		slim_writer_reset(&d->w);
+		struct slim_wire_redirect r = v4;
+		r.family = bad_family[i];
+		assert_true(slim_put_redirect(&d->w, &r));
+		assert_int_equal(decode_one(d, false, &cmd), SLIM_ERR_FIELD);
+	}
+	slim_writer_reset(&d->w);
+	struct slim_wire_redirect r = v6;
+	r.port = 0;
+	assert_true(slim_put_redirect(&d->w, &r));
+	assert_int_equal(decode_one(d, false, &cmd), SLIM_ERR_FIELD);
+	/* exactly 36 bytes */
+	static const size_t bad_len[] = { 0, 35, 37 };
+	for (size_t i = 0; i < sizeof(bad_len) / sizeof(bad_len[0]); i++) {
+		slim_writer_reset(&d->w);
+		uint8_t *body = slim_writer_add(&d->w, SLIM_CMD_REDIRECT, 0, bad_len[i]);
+		assert_non_null(body);
+		memset(body, 0, bad_len[i]);
+		if (bad_len[i] > 0) {
+			body[0] = 4;
+		}
+		assert_int_equal(decode_one(d, false, &cmd), SLIM_ERR_LENGTH);
+	}
+	/* downstream only */
+	slim_writer_init(&d->w, d->buf, SLIM_DEFAULT_MTU, ASSOC, true);
+	assert_true(slim_put_redirect(&d->w, &v4));
+	assert_int_equal(decode_one(d, true, &cmd), SLIM_ERR_DIRECTION);
+	free(d);
+}
+
 static void test_ping(void **state)
 {
 	struct dgram *d = dgram_new(true);
@@ -888,6 +987,8 @@ int main(void)
 		cmocka_unit_test(test_ack),
 		cmocka_unit_test(test_nack),
 		cmocka_unit_test(test_refuse),
+		cmocka_unit_test(test_hello_token),
+		cmocka_unit_test(test_redirect),
 		cmocka_unit_test(test_ping),
 		cmocka_unit_test(test_card),
 		cmocka_unit_test(test_batch_downstream),

@@ -565,6 +565,10 @@ static void test_bad_arguments(void **state)
 			"output bogus not available in this build" },
 		{ { "--server", "127.0.0.1:7000", "--id", "", NULL }, "--id" },
 		{ { "--server", "127.0.0.1:7000", "stray", NULL }, "unexpected argument stray" },
+		{ { "--server", "127.0.0.1:7000", "--manager", "127.0.0.1", NULL },
+			"exclude each other" },
+		{ { "--manager", "127.0.0.1:0", NULL }, "--manager 127.0.0.1:0: the port" },
+		{ { "--manager", "no-such-host.invalid", NULL }, "cannot resolve" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct child c;

@@ -18,6 +18,9 @@ struct slim_console_core {
 
 	uint32_t assoc;
 	uint32_t up_seq;
+	/* the attach token HELLO presents (from the manager's REDIRECT) */
+	bool has_token;
+	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
 	struct slim_seq_window window;
 
 	/* the frame being received */
@@ -146,20 +149,40 @@ void slim_console_core_ping(struct slim_console_core *core)
 	send_upstream(core, &w);
 }
 
-/* HELLO in the current association, with the datagram's own upstream number. */
-static void send_hello(struct slim_console_core *core, const char *console_id)
+void slim_console_core_fill_hello(const struct slim_console_core *core,
+		const char *console_id, struct slim_wire_hello *hello)
 {
-	struct slim_wire_hello hello = {
+	*hello = (struct slim_wire_hello){
 		.version = SLIM_VERSION,
 		.width = (uint16_t)core->fb.width,
 		.height = (uint16_t)core->fb.height,
 		.mtu = core->mtu,
 		.caps = SLIM_CAP_LZ4 | SLIM_CAP_RGB888 | SLIM_CAP_CSCS | SLIM_CAP_CURSOR,
 	};
-	strncpy(hello.console_id, console_id, sizeof(hello.console_id) - 1);
+	strncpy(hello->console_id, console_id, sizeof(hello->console_id) - 1);
+}
+
+void slim_console_core_set_token(struct slim_console_core *core,
+		const uint8_t token[SLIM_ATTACH_TOKEN_LEN])
+{
+	core->has_token = token != NULL;
+	if (token) {
+		memcpy(core->token, token, sizeof(core->token));
+	}
+}
+
+/* HELLO in the current association, with the datagram's own upstream number. */
+static void send_hello(struct slim_console_core *core, const char *console_id)
+{
+	struct slim_wire_hello hello;
+	slim_console_core_fill_hello(core, console_id, &hello);
 	struct slim_writer w;
 	begin_upstream(core, &w);
-	slim_put_hello(&w, &hello);
+	if (core->has_token) {
+		slim_put_hello_token(&w, &hello, core->token);
+	} else {
+		slim_put_hello(&w, &hello);
+	}
 	send_upstream(core, &w);
 }
 

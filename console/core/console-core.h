@@ -48,6 +48,15 @@ void slim_console_core_set_events(struct slim_console_core *core,
 /* Tells the server the console is still there (no answer unless it forgot us). */
 void slim_console_core_ping(struct slim_console_core *core);
 
+/* The HELLO this console says (also to the session manager). */
+void slim_console_core_fill_hello(const struct slim_console_core *core,
+		const char *console_id, struct slim_wire_hello *hello);
+/*
+ * Every HELLO from now on presents this attach token (from a REDIRECT);
+ * NULL: none, as with a server that is not managed.
+ */
+void slim_console_core_set_token(struct slim_console_core *core,
+		const uint8_t token[SLIM_ATTACH_TOKEN_LEN]);
 /* Starts a new association with the server and sends HELLO. */
 void slim_console_core_hello(struct slim_console_core *core, const char *console_id,
 		uint32_t assoc);

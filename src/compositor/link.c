@@ -14,12 +14,25 @@
 /* Unanswered frame timeouts after which an attached console is taken for gone. */
 #define LINK_MAX_TIMEOUTS 8
 #define LINK_MTU SLIM_DEFAULT_MTU
+/* Tokens the session manager may have handed out and not yet seen used. */
+#define LINK_MAX_EXPECTED 8
+
+/* --managed: a one-time token and the console the manager gave it to. */
+struct slim_expected {
+	bool valid;
+	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
+	char console_id[SLIM_CONSOLE_ID_LEN];
+};
 
 struct slim_link {
 	int fd;
 	struct wl_event_source *readable, *ack_timer;
 	const struct slim_link_handler *handler;
 	void *data;
+
+	bool managed;
+	struct slim_expected expected[LINK_MAX_EXPECTED];
+	size_t next_expected; /* the slot the next token takes when all are full */
 
 	bool attached;
 	struct sockaddr_storage peer;
@@ -80,18 +93,44 @@ static void detach(struct slim_link *link, const char *why)
 	slim_encoder_destroy(link->enc);
 	link->enc = NULL;
 	wl_event_source_timer_update(link->ack_timer, 0);
-	link->handler->detached(link->data);
+	link->handler->detached(link->data, link->console_id);
+}
+
+/* The slot of a token the manager told us to expect for this console, or -1. */
+static int find_expected(const struct slim_link *link, const struct slim_cmd *cmd)
+{
+	if (!cmd->has_token) {
+		return -1;
+	}
+	for (int i = 0; i < LINK_MAX_EXPECTED; i++) {
+		const struct slim_expected *e = &link->expected[i];
+		if (e->valid && memcmp(e->token, cmd->token, sizeof(e->token)) == 0 &&
+				memcmp(e->console_id, cmd->hello.console_id, sizeof(e->console_id)) == 0) {
+			return i;
+		}
+	}
+	return -1;
 }
 
 static void attach(struct slim_link *link, const struct sockaddr_storage *from,
-		socklen_t from_len, uint32_t assoc, const struct slim_wire_hello *hello)
+		socklen_t from_len, uint32_t assoc, const struct slim_cmd *cmd)
 {
+	const struct slim_wire_hello *hello = &cmd->hello;
 	char id[SLIM_CONSOLE_ID_LEN + 1] = { 0 };
 	memcpy(id, hello->console_id, SLIM_CONSOLE_ID_LEN);
 	uint64_t now = slim_now_us();
 	bool same = link->attached && strcmp(id, link->console_id) == 0;
 	bool silent = now - link->last_heard_us > LINK_SILENCE_US;
-	if (link->attached && !same && !silent) {
+	int expected = link->managed ? find_expected(link, cmd) : -1;
+	if (link->managed && expected < 0) {
+		/* Only the session manager decides who sees this session. */
+		refuse(link, from, from_len, assoc, SLIM_REFUSE_BUSY,
+			"this session is not yours to show");
+		log_limited(link, id, cmd->has_token ? "refused: a token not expected (or used)" :
+			"refused: HELLO without a token");
+		return;
+	}
+	if (!link->managed && link->attached && !same && !silent) {
 		char text[128];
 		snprintf(text, sizeof(text), "this session already has a console (%s)",
 			link->console_id);
@@ -100,6 +139,7 @@ static void attach(struct slim_link *link, const struct sockaddr_storage *from,
 		return;
 	}
 	if (link->attached && !same) {
+		/* managed: the manager is showing the old console something else */
 		detach(link, "replaced by a new console");
 	}
 	struct slim_encoder_config cfg = {
@@ -117,6 +157,9 @@ static void attach(struct slim_link *link, const struct sockaddr_storage *from,
 	}
 	slim_encoder_destroy(link->enc);
 	link->enc = enc;
+	if (expected >= 0) {
+		link->expected[expected].valid = false; /* once */
+	}
 	link->peer = *from;
 	link->peer_len = from_len;
 	link->assoc = assoc;
@@ -126,7 +169,7 @@ static void attach(struct slim_link *link, const struct sockaddr_storage *from,
 	memcpy(link->console_id, id, sizeof(id));
 	slim_log(SLIM_LOG_INFO, "link: console %s attached, %ux%u, association %08x",
 		id, hello->width, hello->height, assoc);
-	link->handler->attached(link->data, hello->width, hello->height);
+	link->handler->attached(link->data, link->console_id, hello->width, hello->height);
 }
 
 static void handle_other(void *data, const struct slim_cmd *cmd)
@@ -197,7 +240,7 @@ static void handle_datagram(struct slim_link *link, const uint8_t *buf, size_t l
 		struct slim_reader again;
 		slim_reader_init(&again, &hdr, buf, len, true, 0, 0);
 		slim_reader_next(&again, &cmd);
-		attach(link, from, from_len, hdr.assoc, &cmd.hello);
+		attach(link, from, from_len, hdr.assoc, &cmd);
 		return;
 	}
 	if (link->attached && hdr.assoc == link->assoc &&
@@ -263,8 +306,9 @@ static int open_socket(const char *listen)
 	}
 	char *end;
 	unsigned long port = strtoul(colon + 1, &end, 10);
-	if (*end || end == colon + 1 || port == 0 || port > 65535) {
-		slim_log(SLIM_LOG_ERROR, "link: --listen wants a port from 1 to 65535, not '%s'",
+	/* 0: any free port, reported on the control socket (--managed) */
+	if (*end || end == colon + 1 || port > 65535) {
+		slim_log(SLIM_LOG_ERROR, "link: --listen wants a port from 0 to 65535, not '%s'",
 			colon + 1);
 		return -1;
 	}
@@ -299,7 +343,7 @@ static int open_socket(const char *listen)
 }
 
 struct slim_link *slim_link_create(struct wl_event_loop *loop, const char *listen,
-		const struct slim_link_handler *handler, void *data)
+		bool managed, const struct slim_link_handler *handler, void *data)
 {
 	struct slim_link *link = calloc(1, sizeof(*link));
 	if (!link) {
@@ -307,6 +351,7 @@ struct slim_link *slim_link_create(struct wl_event_loop *loop, const char *liste
 	}
 	link->handler = handler;
 	link->data = data;
+	link->managed = managed;
 	link->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
 	link->fd = open_socket(listen);
 	if (link->fd < 0) {
@@ -320,7 +365,8 @@ struct slim_link *slim_link_create(struct wl_event_loop *loop, const char *liste
 		slim_link_destroy(link);
 		return NULL;
 	}
-	slim_log(SLIM_LOG_INFO, "link: listening on %s", listen);
+	slim_log(SLIM_LOG_INFO, "link: listening on %s (port %u)%s", listen, slim_link_port(link),
+		managed ? ", managed" : "");
 	return link;
 }
 
@@ -389,4 +435,42 @@ void slim_link_resized(struct slim_link *link, uint32_t width, uint32_t height)
 uint64_t slim_link_bytes_sent(const struct slim_link *link)
 {
 	return link->bytes_sent;
+}
+
+uint16_t slim_link_port(const struct slim_link *link)
+{
+	struct sockaddr_storage addr;
+	socklen_t len = sizeof(addr);
+	if (getsockname(link->fd, (struct sockaddr *)&addr, &len) != 0) {
+		return 0;
+	}
+	if (addr.ss_family == AF_INET6) {
+		return ntohs(((struct sockaddr_in6 *)&addr)->sin6_port);
+	}
+	return ntohs(((struct sockaddr_in *)&addr)->sin_port);
+}
+
+void slim_link_expect(struct slim_link *link, const uint8_t token[SLIM_ATTACH_TOKEN_LEN],
+		const char console_id[SLIM_CONSOLE_ID_LEN])
+{
+	/* a free slot, else the oldest token: a manager that forgot one moved on */
+	size_t slot = link->next_expected;
+	for (size_t i = 0; i < LINK_MAX_EXPECTED; i++) {
+		if (!link->expected[i].valid) {
+			slot = i;
+			break;
+		}
+	}
+	if (slot == link->next_expected) {
+		link->next_expected = (link->next_expected + 1) % LINK_MAX_EXPECTED;
+	}
+	struct slim_expected *e = &link->expected[slot];
+	e->valid = true;
+	memcpy(e->token, token, sizeof(e->token));
+	memcpy(e->console_id, console_id, sizeof(e->console_id));
+}
+
+void slim_link_detach(struct slim_link *link, const char *why)
+{
+	detach(link, why);
 }

@@ -6,7 +6,11 @@
  * LINK_MAX_IN_FLIGHT frames unacknowledged: while the console is behind,
  * damage keeps piling up in the scene and the newest pixels win), repairs
  * losses, and hands the console's input to the compositor. A second console
- * is refused politely until the session manager exists to choose.
+ * is refused politely, unless the first has been silent for a long while.
+ *
+ * Managed (--managed), the session manager chooses instead: a HELLO is
+ * accepted only with a one-time token the manager said to expect for that
+ * console, and that console replaces whichever one is attached.
  *
  * No wlroots here: only the Wayland event loop.
  */
@@ -22,8 +26,8 @@
 
 struct slim_link_handler {
 	/* A console attached (or re-attached): the screen is width x height. */
-	void (*attached)(void *data, uint32_t width, uint32_t height);
-	void (*detached)(void *data);
+	void (*attached)(void *data, const char *console_id, uint32_t width, uint32_t height);
+	void (*detached)(void *data, const char *console_id);
 	void (*input)(void *data, const struct slim_wire_input *ev);
 	/* The link can take a frame it could not take before, or must repair one. */
 	void (*want_frame)(void *data);
@@ -31,9 +35,18 @@ struct slim_link_handler {
 
 struct slim_link;
 
+/* `listen` is ADDRESS:PORT; port 0 takes any free one (see slim_link_port). */
 struct slim_link *slim_link_create(struct wl_event_loop *loop, const char *listen,
-		const struct slim_link_handler *handler, void *data);
+		bool managed, const struct slim_link_handler *handler, void *data);
 void slim_link_destroy(struct slim_link *link);
+
+/* The UDP port the link bound. */
+uint16_t slim_link_port(const struct slim_link *link);
+/* Managed: the next HELLO with `token` from `console_id` (NUL-padded) attaches, once. */
+void slim_link_expect(struct slim_link *link, const uint8_t token[SLIM_ATTACH_TOKEN_LEN],
+		const char console_id[SLIM_CONSOLE_ID_LEN]);
+/* Lets the attached console go (the manager shows it something else). */
+void slim_link_detach(struct slim_link *link, const char *why);
 
 /* The encoder of the attached console, or NULL. */
 struct slim_encoder *slim_link_encoder(struct slim_link *link);

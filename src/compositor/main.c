@@ -1,7 +1,7 @@
 /*
  * slimland: one user's Wayland session, streamed to a console.
  *
- *   slimland [--listen ADDRESS:PORT] [--size WxH] [-s COMMAND] [-v]
+ *   slimland [--listen ADDRESS:PORT] [--managed] [--size WxH] [-s COMMAND] [-v]
  */
 #include <getopt.h>
 #include <signal.h>
@@ -18,8 +18,10 @@
 
 static void usage(FILE *f, const char *prog)
 {
-	fprintf(f, "usage: %s [--listen ADDRESS:PORT] [--size WxH] [-s COMMAND] [-v]\n"
-		"  --listen  where consoles reach this session (default %s)\n"
+	fprintf(f, "usage: %s [--listen ADDRESS:PORT] [--managed] [--size WxH] [-s COMMAND] [-v]\n"
+		"  --listen  where consoles reach this session (default %s; port 0: any)\n"
+		"  --managed only consoles the session manager sends are shown; it connects\n"
+		"            to $XDG_RUNTIME_DIR/slimland-control\n"
 		"  --size    the screen until a console says otherwise (default 1280x720)\n"
 		"  -s        a command to start once the session runs (sh -c)\n"
 		"  -v        more logging\n", prog, DEFAULT_LISTEN);
@@ -87,10 +89,12 @@ int main(int argc, char *argv[])
 {
 	const char *listen = DEFAULT_LISTEN, *startup = NULL;
 	uint32_t width = 1280, height = 720;
+	bool managed = false;
 	enum wlr_log_importance verbosity = WLR_INFO;
 	static const struct option options[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "size", required_argument, NULL, 'S' },
+		{ "managed", no_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -106,6 +110,9 @@ int main(int argc, char *argv[])
 					SLIM_MAX_DIM, SLIM_MAX_DIM, optarg);
 				return 2;
 			}
+			break;
+		case 'M':
+			managed = true;
 			break;
 		case 's':
 			startup = optarg;
@@ -131,7 +138,7 @@ int main(int argc, char *argv[])
 	int status = 1;
 	struct slim_server server = { 0 };
 	struct wl_event_source *sigint = NULL, *sigterm = NULL, *sigchld = NULL;
-	if (!server_init(&server, width, height, listen)) {
+	if (!server_init(&server, width, height, listen, managed)) {
 		goto out;
 	}
 	sigint = wl_event_loop_add_signal(server.loop, SIGINT, handle_signal, server.display);

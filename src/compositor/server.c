@@ -45,16 +45,21 @@ static void handle_request_set_primary_selection(struct wl_listener *listener, v
  * pixman: never the autocreated renderer, which would pick GLES2 wherever
  * a render node exists, and has nothing to gain on a streamed output.
  */
-static void handle_link_attached(void *data, uint32_t width, uint32_t height)
+static void handle_link_attached(void *data, const char *console_id, uint32_t width,
+		uint32_t height)
 {
 	struct slim_server *server = data;
 	output_resize(server, width, height);
 	cursor_resend(server);
 	output_schedule_frame(server);
+	/* after the resize: the manager may take a screenshot the moment it hears */
+	slim_control_attached(server->control, console_id, width, height);
 }
 
-static void handle_link_detached(void *data)
+static void handle_link_detached(void *data, const char *console_id)
 {
+	struct slim_server *server = data;
+	slim_control_detached(server->control, console_id);
 }
 
 static void handle_link_input(void *data, const struct slim_wire_input *ev)
@@ -74,8 +79,26 @@ static const struct slim_link_handler link_handler = {
 	.want_frame = handle_link_want_frame,
 };
 
+static void handle_control_expect(void *data, const uint8_t token[SLIM_ATTACH_TOKEN_LEN],
+		const char console_id[SLIM_CONSOLE_ID_LEN])
+{
+	struct slim_server *server = data;
+	slim_link_expect(server->link, token, console_id);
+}
+
+static void handle_control_detach(void *data)
+{
+	struct slim_server *server = data;
+	slim_link_detach(server->link, "the session manager detached it");
+}
+
+static const struct slim_control_handler control_handler = {
+	.expect = handle_control_expect,
+	.detach = handle_control_detach,
+};
+
 bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
-		const char *listen)
+		const char *listen, bool managed)
 {
 	wl_list_init(&server->views);
 	/* server_finish() removes these whether or not start-up got that far. */
@@ -88,9 +111,16 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 		return false;
 	}
 	server->loop = wl_display_get_event_loop(server->display);
-	server->link = slim_link_create(server->loop, listen, &link_handler, server);
+	server->link = slim_link_create(server->loop, listen, managed, &link_handler, server);
 	if (!server->link) {
 		return false;
+	}
+	if (managed) {
+		server->control = slim_control_create(server->loop, slim_link_port(server->link),
+			&control_handler, server);
+		if (!server->control) {
+			return false;
+		}
 	}
 	server->backend = wlr_headless_backend_create(server->display);
 	server->renderer = wlr_pixman_renderer_create();
@@ -156,6 +186,7 @@ void server_finish(struct slim_server *server)
 	wl_display_destroy_clients(server->display);
 	cursor_finish(server);
 	input_finish(server);
+	slim_control_destroy(server->control);
 	slim_link_destroy(server->link);
 	/*
 	 * The scene's nodes (the background's buffer among them) hold each

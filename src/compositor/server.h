@@ -11,6 +11,7 @@
  *   input.c    the console's keys and pointer, through the seat
  *   cursor.c   the pointer image, sent for the console to draw
  *   link.c     the console association (no wlroots)
+ *   control.c  --managed: the session manager's control socket (no wlroots)
  *
  * wlroots is called from these files only, so that a port to a later
  * wlroots touches them and nothing else.
@@ -24,6 +25,7 @@
 #include <wlr/types/wlr_xdg_shell.h>
 #include <xkbcommon/xkbcommon.h>
 #include "encoder.h"
+#include "control.h"
 #include "link.h"
 
 struct wlr_output;
@@ -96,6 +98,7 @@ struct slim_server {
 	struct slim_output *output;
 	struct wl_list views;
 	struct slim_link *link;
+	struct slim_control *control; /* --managed only */
 	uint32_t width, height;
 
 	/* the pointer, in output coordinates */
@@ -116,7 +119,7 @@ struct slim_server {
 
 /* server.c */
 bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
-		const char *listen);
+		const char *listen, bool managed);
 void server_finish(struct slim_server *server);
 
 /* background.c */

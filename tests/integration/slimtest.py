@@ -304,8 +304,10 @@ class Compositor(Process):
 class Console(Process):
     """slimland-console --control: commands on stdin, events on stdout."""
 
-    def __init__(self, session, port, size, console_id, name):
-        argv = [session.slimland_console, '--server', '127.0.0.1:%d' % port,
+    def __init__(self, session, port, size, console_id, name, endpoint=None):
+        """endpoint: the arguments that say where to go, instead of --server
+        127.0.0.1:PORT (e.g. ['--manager', '127.0.0.1:5550'])."""
+        argv = [session.slimland_console] + (endpoint or ['--server', '127.0.0.1:%d' % port]) + [
                 '--output', 'headless', '--size', '%dx%d' % size, '--id', console_id,
                 '--control']
         self.session = session
@@ -452,10 +454,12 @@ class Session:
     """One slimland session: private runtime dir, a compositor, a console."""
 
     def __init__(self, name, size=(800, 600), console_id='console-a', console=True,
-                 console_size=None):
+                 console_size=None, managed=False):
         """size: the compositor's --size and, unless console_size says
-        otherwise, the first console's."""
+        otherwise, the first console's. managed: slimland --managed on an
+        ephemeral port (its control socket says which; see control_path)."""
         self.name = name
+        self.managed = managed
         self.size = size
         self.console_size = console_size or size
         self.console_id = console_id
@@ -589,6 +593,12 @@ class Session:
 
     def start_compositor(self, port=None):
         """A compositor on `port` (default: the session's, or a free one)."""
+        if self.managed:
+            # the kernel picks the port; the control socket's hello says it
+            self.compositor = Compositor(self, 0, self.size, ['--managed'])
+            log('slimland --managed (pid %d), WAYLAND_DISPLAY=%s' % (
+                self.compositor.pid, self.compositor.display))
+            return self.compositor
         attempts = 1 if (port or self.port) else 5
         for attempt in range(attempts):
             use = port or self.port or free_udp_port()
@@ -609,10 +619,14 @@ class Session:
         log('slimland exited with status %s' % status)
         return status
 
-    def start_console(self, size=None, console_id=None, wait_attached=True):
+    def control_path(self):
+        """The managed compositor's control socket."""
+        return os.path.join(self.runtime_dir, 'slimland-control')
+
+    def start_console(self, size=None, console_id=None, wait_attached=True, endpoint=None):
         """A console; by default waits until it is attached and shows a frame."""
         console = Console(self, self.port, size or self.size, console_id or self.console_id,
-                          'console-%d' % len(self.consoles))
+                          'console-%d' % len(self.consoles), endpoint=endpoint)
         self.consoles.append(console)
         if wait_attached:
             console.wait_for('attached', 15)

@@ -1,0 +1,93 @@
+#include <string.h>
+#include "control-line.h"
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9') {
+		return c - '0';
+	}
+	if (c >= 'a' && c <= 'f') {
+		return c - 'a' + 10;
+	}
+	return -1; /* uppercase too: the contract says lowercase */
+}
+
+/* Lowercase hex of 1..max bytes into `out`; returns the bytes, 0 if malformed. */
+static size_t parse_hex(const char *s, size_t len, uint8_t *out, size_t max)
+{
+	if (len == 0 || len % 2 != 0 || len / 2 > max) {
+		return 0;
+	}
+	for (size_t i = 0; i < len / 2; i++) {
+		int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
+		if (hi < 0 || lo < 0) {
+			return 0;
+		}
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return len / 2;
+}
+
+static bool is_word(const char *line, size_t len, const char *word)
+{
+	return len == strlen(word) && memcmp(line, word, len) == 0;
+}
+
+bool slim_control_line_parse(const char *line, size_t len, struct slim_control_line *out,
+		const char **why)
+{
+	*out = (struct slim_control_line){ 0 };
+	if (is_word(line, len, "detach")) {
+		out->request = SLIM_CONTROL_DETACH;
+		return true;
+	}
+	if (is_word(line, len, "ping")) {
+		out->request = SLIM_CONTROL_PING;
+		return true;
+	}
+	if (is_word(line, len, "pong")) {
+		out->request = SLIM_CONTROL_PONG;
+		return true;
+	}
+	static const char expect[] = "expect ";
+	if (len < sizeof(expect) - 1 || memcmp(line, expect, sizeof(expect) - 1) != 0) {
+		*why = "unknown request";
+		return false;
+	}
+	const char *token = line + sizeof(expect) - 1;
+	const char *end = line + len;
+	const char *space = memchr(token, ' ', (size_t)(end - token));
+	if (!space) {
+		*why = "usage: expect TOKEN CONSOLE";
+		return false;
+	}
+	if ((size_t)(space - token) != 2 * SLIM_ATTACH_TOKEN_LEN ||
+			parse_hex(token, (size_t)(space - token), out->token,
+				SLIM_ATTACH_TOKEN_LEN) != SLIM_ATTACH_TOKEN_LEN) {
+		*why = "the token is not 16 bytes of lowercase hex";
+		return false;
+	}
+	const char *console = space + 1;
+	uint8_t id[SLIM_CONSOLE_ID_LEN] = { 0 };
+	size_t n = parse_hex(console, (size_t)(end - console), id, sizeof(id));
+	/* a NUL inside would make an id no HELLO can carry */
+	if (n == 0 || memchr(id, 0, n)) {
+		*why = "the console id is not 1 to 32 bytes of lowercase hex";
+		return false;
+	}
+	memcpy(out->console_id, id, sizeof(id));
+	out->request = SLIM_CONTROL_EXPECT;
+	return true;
+}
+
+void slim_control_console_hex(const char id[SLIM_CONSOLE_ID_LEN],
+		char out[2 * SLIM_CONSOLE_ID_LEN + 1])
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i = 0;
+	for (; i < SLIM_CONSOLE_ID_LEN && id[i] != '\0'; i++) {
+		out[2 * i] = digits[(uint8_t)id[i] >> 4];
+		out[2 * i + 1] = digits[(uint8_t)id[i] & 0xf];
+	}
+	out[2 * i] = '\0';
+}

@@ -1,0 +1,48 @@
+/*
+ * The lines of the managed compositor's control socket
+ * (protocol/session-manager.md section 2), parsed and formatted without
+ * any socket, so that the parser can be tested alone.
+ */
+#ifndef SLIM_CONTROL_LINE_H
+#define SLIM_CONTROL_LINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "slim-proto.h"
+
+/* The longest line either side may send, without its '\n'. */
+#define SLIM_CONTROL_LINE_MAX 1024
+
+enum slim_control_request {
+	SLIM_CONTROL_EXPECT, /* expect TOKEN CONSOLE */
+	SLIM_CONTROL_DETACH, /* detach */
+	SLIM_CONTROL_PING,   /* ping: answered with pong */
+	SLIM_CONTROL_PONG,   /* pong: the answer to a ping, nothing to do */
+};
+
+struct slim_control_line {
+	enum slim_control_request request;
+	/* expect: the token, and the console id as HELLO carries it (NUL-padded) */
+	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
+	char console_id[SLIM_CONSOLE_ID_LEN];
+};
+
+/*
+ * Parses one line (without its '\n'; `len` bytes, not terminated). False,
+ * with a reason in `*why`, for anything section 2 does not say exactly:
+ * fields are separated by one space, tokens and console ids are lowercase
+ * hex, a console id is 1 to SLIM_CONSOLE_ID_LEN bytes.
+ */
+bool slim_control_line_parse(const char *line, size_t len, struct slim_control_line *out,
+		const char **why);
+
+/*
+ * A console id from HELLO (NUL-padded, not necessarily terminated) as
+ * lowercase hex of its bytes up to the first NUL; `out` holds
+ * 2 * SLIM_CONSOLE_ID_LEN + 1 bytes.
+ */
+void slim_control_console_hex(const char id[SLIM_CONSOLE_ID_LEN],
+		char out[2 * SLIM_CONSOLE_ID_LEN + 1]);
+
+#endif

@@ -1,0 +1,265 @@
+#define _GNU_SOURCE /* accept4 */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "control.h"
+#include "slim-log.h"
+
+#define CONTROL_NAME "slimland-control"
+
+struct slim_control {
+	int listen_fd, fd;
+	struct wl_event_loop *loop;
+	struct wl_event_source *listening, *readable;
+	const struct slim_control_handler *handler;
+	void *data;
+	uint16_t port;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	bool created; /* the file at `path` is ours to remove */
+
+	/* a line being received: at most SLIM_CONTROL_LINE_MAX bytes and its '\n' */
+	char buf[SLIM_CONTROL_LINE_MAX + 1];
+	size_t len;
+	struct slim_ratelimit log_limit;
+};
+
+static void close_connection(struct slim_control *ctl, const char *why)
+{
+	if (ctl->fd < 0) {
+		return;
+	}
+	slim_log(SLIM_LOG_INFO, "control: manager connection closed: %s", why);
+	wl_event_source_remove(ctl->readable);
+	ctl->readable = NULL;
+	close(ctl->fd);
+	ctl->fd = -1;
+	ctl->len = 0;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void send_line(struct slim_control *ctl, const char *fmt, ...)
+{
+	if (ctl->fd < 0) {
+		return;
+	}
+	char line[SLIM_CONTROL_LINE_MAX + 1];
+	va_list args;
+	va_start(args, fmt);
+	int n = vsnprintf(line, sizeof(line) - 1, fmt, args);
+	va_end(args);
+	if (n < 0 || (size_t)n >= sizeof(line) - 1) {
+		return; /* no line of ours is this long */
+	}
+	line[n++] = '\n';
+	/*
+	 * A few bytes into an empty socket buffer: a manager that lets it fill
+	 * up is not reading, and waiting for it would stall the session.
+	 */
+	if (send(ctl->fd, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) != n) {
+		close_connection(ctl, errno == EAGAIN ? "the manager does not read" : strerror(errno));
+	}
+}
+
+static void run_line(struct slim_control *ctl, const char *line, size_t len)
+{
+	struct slim_control_line req;
+	const char *why = NULL;
+	if (!slim_control_line_parse(line, len, &req, &why)) {
+		if (slim_ratelimit(&ctl->log_limit, slim_now_us())) {
+			slim_log(SLIM_LOG_ERROR, "control: ignored a line (%s): %.*s", why,
+				(int)(len > 80 ? 80 : len), line);
+		}
+		return;
+	}
+	switch (req.request) {
+	case SLIM_CONTROL_EXPECT:
+		ctl->handler->expect(ctl->data, req.token, req.console_id);
+		break;
+	case SLIM_CONTROL_DETACH:
+		ctl->handler->detach(ctl->data);
+		break;
+	case SLIM_CONTROL_PING:
+		send_line(ctl, "pong");
+		break;
+	case SLIM_CONTROL_PONG:
+		break;
+	}
+}
+
+static int handle_readable(int fd, uint32_t mask, void *data)
+{
+	struct slim_control *ctl = data;
+	ssize_t n = read(fd, ctl->buf + ctl->len, sizeof(ctl->buf) - ctl->len);
+	if (n <= 0) {
+		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+			return 0;
+		}
+		close_connection(ctl, n == 0 ? "end of stream" : strerror(errno));
+		return 0;
+	}
+	ctl->len += (size_t)n;
+	size_t start = 0;
+	char *nl;
+	/* a handler may close the connection (a send that failed): check fd each time */
+	while (ctl->fd >= 0 && (nl = memchr(ctl->buf + start, '\n', ctl->len - start))) {
+		run_line(ctl, ctl->buf + start, (size_t)(nl - (ctl->buf + start)));
+		start = (size_t)(nl - ctl->buf) + 1;
+	}
+	if (ctl->fd < 0) {
+		return 0;
+	}
+	memmove(ctl->buf, ctl->buf + start, ctl->len - start);
+	ctl->len -= start;
+	if (ctl->len == sizeof(ctl->buf)) {
+		/* no newline within the limit: this is no manager speaking the protocol */
+		close_connection(ctl, "a line longer than 1024 bytes");
+	}
+	return 0;
+}
+
+static int handle_connection(int fd, uint32_t mask, void *data)
+{
+	struct slim_control *ctl = data;
+	int conn = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (conn < 0) {
+		if (errno != EAGAIN && slim_ratelimit(&ctl->log_limit, slim_now_us())) {
+			slim_log(SLIM_LOG_ERROR, "control: accept: %s", strerror(errno));
+		}
+		return 0;
+	}
+	/* the manager restarted, or reconnects: it alone speaks for this session */
+	close_connection(ctl, "replaced by a new connection");
+	ctl->readable = wl_event_loop_add_fd(ctl->loop, conn, WL_EVENT_READABLE,
+		handle_readable, ctl);
+	if (!ctl->readable) {
+		close(conn);
+		return 0;
+	}
+	ctl->fd = conn;
+	slim_log(SLIM_LOG_INFO, "control: session manager connected");
+	send_line(ctl, "hello %u %ld", ctl->port, (long)getpid());
+	return 0;
+}
+
+/* A file left at `path` by a compositor that died is taken over; a live one is not. */
+static bool path_in_use(const struct sockaddr_un *addr)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		return false;
+	}
+	bool live = connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0;
+	close(fd);
+	return live;
+}
+
+static bool open_socket(struct slim_control *ctl)
+{
+	const char *dir = getenv("XDG_RUNTIME_DIR");
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	if (!dir || dir[0] != '/') {
+		slim_log(SLIM_LOG_ERROR, "control: --managed needs XDG_RUNTIME_DIR");
+		return false;
+	}
+	int n = snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/" CONTROL_NAME, dir);
+	if (n < 0 || (size_t)n >= sizeof(addr.sun_path)) {
+		slim_log(SLIM_LOG_ERROR, "control: XDG_RUNTIME_DIR is too long for a socket path");
+		return false;
+	}
+	memcpy(ctl->path, addr.sun_path, sizeof(ctl->path));
+	if (path_in_use(&addr)) {
+		slim_log(SLIM_LOG_ERROR, "control: %s: another compositor is listening there",
+			ctl->path);
+		return false;
+	}
+	unlink(ctl->path);
+	ctl->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (ctl->listen_fd < 0) {
+		slim_log(SLIM_LOG_ERROR, "control: socket: %s", strerror(errno));
+		return false;
+	}
+	/* 0600 from the start: the umask decides the mode bind() creates the file with */
+	mode_t old = umask(0177);
+	int bound = bind(ctl->listen_fd, (struct sockaddr *)&addr, sizeof(addr));
+	umask(old);
+	if (bound != 0 || listen(ctl->listen_fd, 4) != 0) {
+		slim_log(SLIM_LOG_ERROR, "control: cannot listen at %s: %s", ctl->path,
+			strerror(errno));
+		return false;
+	}
+	ctl->created = true;
+	return chmod(ctl->path, 0600) == 0;
+}
+
+struct slim_control *slim_control_create(struct wl_event_loop *loop, uint16_t port,
+		const struct slim_control_handler *handler, void *data)
+{
+	struct slim_control *ctl = calloc(1, sizeof(*ctl));
+	if (!ctl) {
+		return NULL;
+	}
+	ctl->listen_fd = ctl->fd = -1;
+	ctl->loop = loop;
+	ctl->port = port;
+	ctl->handler = handler;
+	ctl->data = data;
+	ctl->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
+	if (!open_socket(ctl)) {
+		slim_control_destroy(ctl);
+		return NULL;
+	}
+	ctl->listening = wl_event_loop_add_fd(loop, ctl->listen_fd, WL_EVENT_READABLE,
+		handle_connection, ctl);
+	if (!ctl->listening) {
+		slim_control_destroy(ctl);
+		return NULL;
+	}
+	slim_log(SLIM_LOG_INFO, "control: managed; the session manager connects to %s",
+		ctl->path);
+	return ctl;
+}
+
+void slim_control_destroy(struct slim_control *ctl)
+{
+	if (!ctl) {
+		return;
+	}
+	close_connection(ctl, "the compositor exits");
+	if (ctl->listening) {
+		wl_event_source_remove(ctl->listening);
+	}
+	if (ctl->listen_fd >= 0) {
+		close(ctl->listen_fd);
+	}
+	if (ctl->created) {
+		unlink(ctl->path);
+	}
+	free(ctl);
+}
+
+void slim_control_attached(struct slim_control *ctl, const char console_id[SLIM_CONSOLE_ID_LEN],
+		uint32_t width, uint32_t height)
+{
+	if (!ctl) {
+		return; /* not managed */
+	}
+	char hex[2 * SLIM_CONSOLE_ID_LEN + 1];
+	slim_control_console_hex(console_id, hex);
+	send_line(ctl, "attached %s %ux%u", hex, width, height);
+}
+
+void slim_control_detached(struct slim_control *ctl, const char console_id[SLIM_CONSOLE_ID_LEN])
+{
+	if (!ctl) {
+		return;
+	}
+	char hex[2 * SLIM_CONSOLE_ID_LEN + 1];
+	slim_control_console_hex(console_id, hex);
+	send_line(ctl, "detached %s", hex);
+}

@@ -1,0 +1,39 @@
+/*
+ * --managed: the control socket through which the session manager tells
+ * this compositor which console to expect, and hears which one attached
+ * (protocol/session-manager.md section 2). A unix stream socket at
+ * $XDG_RUNTIME_DIR/slimland-control, mode 0600, one manager connection
+ * at a time: a new one replaces the old (a manager that restarted).
+ *
+ * No wlroots here: only the Wayland event loop.
+ */
+#ifndef SLIM_CONTROL_H
+#define SLIM_CONTROL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <wayland-server-core.h>
+#include "control-line.h"
+
+struct slim_control_handler {
+	/* expect TOKEN CONSOLE: `console_id` NUL-padded as in HELLO */
+	void (*expect)(void *data, const uint8_t token[SLIM_ATTACH_TOKEN_LEN],
+		const char console_id[SLIM_CONSOLE_ID_LEN]);
+	void (*detach)(void *data);
+};
+
+struct slim_control;
+
+/* Listens at $XDG_RUNTIME_DIR/slimland-control; says "hello PORT PID" to each manager. */
+struct slim_control *slim_control_create(struct wl_event_loop *loop, uint16_t port,
+		const struct slim_control_handler *handler, void *data);
+/* Closes the connection and removes the socket's file. NULL is a no-op. */
+void slim_control_destroy(struct slim_control *ctl);
+
+/* Events for the manager; dropped while none is connected, or with `ctl` NULL. */
+void slim_control_attached(struct slim_control *ctl, const char console_id[SLIM_CONSOLE_ID_LEN],
+		uint32_t width, uint32_t height);
+void slim_control_detached(struct slim_control *ctl, const char console_id[SLIM_CONSOLE_ID_LEN]);
+
+#endif

@@ -1,0 +1,17 @@
+/* The daemon's side effects: the real PAM, spawning, UDP and state file. */
+#ifndef SLIM_SESSIOND_BACKEND_H
+#define SLIM_SESSIOND_BACKEND_H
+
+#include "sessions.h"
+
+struct slim_udp;
+
+struct slim_backend {
+	struct slim_manager *mgr; /* set once created: changes before it are not written */
+	struct slim_udp *udp;
+	char state_path[256];
+};
+
+extern const struct slim_manager_ops slim_backend_ops;
+
+#endif

@@ -1,0 +1,268 @@
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config.h"
+#include "slim-log.h"
+#include "slim-proto.h"
+
+#ifndef SLIMLAND_BINARY
+#define SLIMLAND_BINARY "slimland"
+#endif
+
+void slim_config_defaults(struct slim_config *config)
+{
+	*config = (struct slim_config){
+		.reauth = SLIM_REAUTH_NEVER,
+		.card_removal_detach = true,
+		.detached_timeout_s = 0,
+	};
+	snprintf(config->listen, sizeof(config->listen), "0.0.0.0:%d", SLIM_SESSIOND_PORT);
+	snprintf(config->startup, sizeof(config->startup), "foot");
+	snprintf(config->greeter, sizeof(config->greeter), "slimland-greeter");
+	snprintf(config->greeter_user, sizeof(config->greeter_user), "slimland-greeter");
+	snprintf(config->state, sizeof(config->state), "/run/slimland/state");
+	snprintf(config->pam_service, sizeof(config->pam_service), "slimland");
+	snprintf(config->slimland, sizeof(config->slimland), "%s", SLIMLAND_BINARY);
+}
+
+bool slim_parse_address(const char *text, unsigned port,
+		struct sockaddr_storage *out, socklen_t *out_len)
+{
+	char host[128];
+	const char *port_text = NULL;
+	size_t n = strlen(text);
+	if (n == 0 || n >= sizeof(host)) {
+		return false;
+	}
+	if (text[0] == '[') {
+		const char *close = strchr(text, ']');
+		if (!close || (close[1] != '\0' && close[1] != ':')) {
+			return false;
+		}
+		n = (size_t)(close - text - 1);
+		memcpy(host, text + 1, n);
+		host[n] = '\0';
+		port_text = close[1] == ':' ? close + 2 : NULL;
+	} else {
+		const char *colon = strchr(text, ':');
+		if (colon && strchr(colon + 1, ':')) {
+			/* bare IPv6: no port */
+			memcpy(host, text, n + 1);
+		} else if (colon) {
+			n = (size_t)(colon - text);
+			memcpy(host, text, n);
+			host[n] = '\0';
+			port_text = colon + 1;
+		} else {
+			memcpy(host, text, n + 1);
+		}
+	}
+	if (port_text) {
+		char *end;
+		errno = 0;
+		unsigned long p = strtoul(port_text, &end, 10);
+		if (port_text[0] < '0' || port_text[0] > '9' || *end != '\0' || errno || p > 65535) {
+			return false;
+		}
+		port = (unsigned)p;
+	}
+	memset(out, 0, sizeof(*out));
+	struct sockaddr_in *in4 = (struct sockaddr_in *)out;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)out;
+	if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons((uint16_t)port);
+		*out_len = sizeof(*in4);
+		return true;
+	}
+	if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		*out_len = sizeof(*in6);
+		return true;
+	}
+	return false;
+}
+
+static bool parse_uint(const char *s, unsigned *out)
+{
+	char *end;
+	if (*s < '0' || *s > '9') {
+		return false;
+	}
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (*end != '\0' || errno || v > 1000000000ul) {
+		return false;
+	}
+	*out = (unsigned)v;
+	return true;
+}
+
+static bool set_string(char *dst, size_t size, const char *value)
+{
+	size_t n = strlen(value);
+	if (n == 0 || n >= size) {
+		return false;
+	}
+	memcpy(dst, value, n + 1);
+	return true;
+}
+
+/* Applies one key; false (and nothing changed) if the value is not one it takes. */
+static bool apply(struct slim_config *c, const char *key, const char *value, const char **why)
+{
+	*why = "bad value";
+	if (strcmp(key, "listen") == 0) {
+		struct sockaddr_storage ss;
+		socklen_t len;
+		return slim_parse_address(value, SLIM_SESSIOND_PORT, &ss, &len) &&
+			set_string(c->listen, sizeof(c->listen), value);
+	} else if (strcmp(key, "startup") == 0) {
+		return set_string(c->startup, sizeof(c->startup), value);
+	} else if (strcmp(key, "greeter") == 0) {
+		return set_string(c->greeter, sizeof(c->greeter), value);
+	} else if (strcmp(key, "greeter_user") == 0) {
+		return strchr(value, ' ') == NULL &&
+			set_string(c->greeter_user, sizeof(c->greeter_user), value);
+	} else if (strcmp(key, "reauth") == 0) {
+		unsigned secs;
+		if (strcmp(value, "never") == 0) {
+			c->reauth = SLIM_REAUTH_NEVER;
+		} else if (strcmp(value, "always") == 0) {
+			c->reauth = SLIM_REAUTH_ALWAYS;
+		} else if (strncmp(value, "idle:", 5) == 0 && parse_uint(value + 5, &secs)) {
+			c->reauth = SLIM_REAUTH_IDLE;
+			c->reauth_idle_s = secs;
+		} else {
+			return false;
+		}
+		return true;
+	} else if (strcmp(key, "card_removal") == 0) {
+		if (strcmp(value, "detach") == 0) {
+			c->card_removal_detach = true;
+		} else if (strcmp(value, "keep") == 0) {
+			c->card_removal_detach = false;
+		} else {
+			return false;
+		}
+		return true;
+	} else if (strcmp(key, "detached_timeout") == 0) {
+		return parse_uint(value, &c->detached_timeout_s);
+	} else if (strcmp(key, "state") == 0) {
+		if (value[0] != '/' || !set_string(c->state, sizeof(c->state), value)) {
+			return false;
+		}
+		c->state_set = true;
+		return true;
+	} else if (strcmp(key, "pam_service") == 0) {
+		return strchr(value, '/') == NULL &&
+			set_string(c->pam_service, sizeof(c->pam_service), value);
+	} else if (strcmp(key, "slimland") == 0) {
+		return set_string(c->slimland, sizeof(c->slimland), value);
+	}
+	*why = "unknown key";
+	return false;
+}
+
+static char *trim(char *s)
+{
+	while (*s == ' ' || *s == '\t') {
+		s++;
+	}
+	size_t n = strlen(s);
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r')) {
+		s[--n] = '\0';
+	}
+	return s;
+}
+
+int slim_config_parse(struct slim_config *config, const char *text, size_t len,
+		const char *name)
+{
+	int bad = 0;
+	unsigned lineno = 0;
+	size_t pos = 0;
+	while (pos < len) {
+		lineno++;
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		char line[1024];
+		const char *why = NULL;
+		if (n >= sizeof(line)) {
+			why = "line too long";
+		} else if (memchr(text + pos, '\0', n)) {
+			why = "NUL byte";
+		} else {
+			memcpy(line, text + pos, n);
+			line[n] = '\0';
+			char *hash = strchr(line, '#');
+			if (hash) {
+				*hash = '\0';
+			}
+			char *s = trim(line);
+			if (*s != '\0') {
+				char *eq = strchr(s, '=');
+				if (!eq) {
+					why = "expected key = value";
+				} else {
+					*eq = '\0';
+					char *key = trim(s);
+					char *value = trim(eq + 1);
+					if (!apply(config, key, value, &why)) {
+						/* why set by apply */
+					} else {
+						why = NULL;
+					}
+				}
+			}
+		}
+		if (why) {
+			/* a local file: every bad line is worth a line of log, no rate limit */
+			slim_log(SLIM_LOG_ERROR, "%s:%u: %s; the default is kept", name, lineno, why);
+			bad++;
+		}
+		pos += n + (nl ? 1 : 0);
+	}
+	return bad;
+}
+
+bool slim_config_load(struct slim_config *config, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		slim_log(SLIM_LOG_ERROR, "config %s: %s", path, strerror(errno));
+		return false;
+	}
+	char *text = NULL;
+	size_t size = 0, len = 0;
+	for (;;) {
+		if (len == size) {
+			if (size >= (1u << 20)) {
+				slim_log(SLIM_LOG_ERROR, "config %s: larger than 1 MiB", path);
+				break;
+			}
+			size = size ? size * 2 : 4096;
+			char *grown = realloc(text, size);
+			if (!grown) {
+				break;
+			}
+			text = grown;
+		}
+		size_t n = fread(text + len, 1, size - len, f);
+		if (n == 0) {
+			break;
+		}
+		len += n;
+	}
+	bool ok = !ferror(f);
+	fclose(f);
+	if (ok && text) {
+		slim_config_parse(config, text, len, path);
+	}
+	free(text);
+	return ok;
+}

@@ -1,0 +1,52 @@
+/*
+ * slimland.conf (session-manager.md §6): `key = value` lines and `#`
+ * comments. Every value lives in fixed-size fields, so that a config is a
+ * plain value to copy, compare and throw away, with nothing to free.
+ */
+#ifndef SLIM_SESSIOND_CONFIG_H
+#define SLIM_SESSIOND_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+#define SLIM_CONFIG_DEFAULT_PATH "/etc/slimland/slimland.conf"
+
+enum slim_reauth {
+	SLIM_REAUTH_NEVER,
+	SLIM_REAUTH_ALWAYS,
+	SLIM_REAUTH_IDLE, /* after reauth_idle_s seconds without a console */
+};
+
+struct slim_config {
+	char listen[128];
+	char startup[512];
+	char greeter[512];
+	char greeter_user[64];
+	enum slim_reauth reauth;
+	unsigned reauth_idle_s;
+	bool card_removal_detach; /* card_removal = detach (true) or keep */
+	unsigned detached_timeout_s; /* 0: never */
+	char state[256];
+	bool state_set; /* given in the file: --state and --run-dir do not override it */
+	char pam_service[64];
+	/* Not in §6's table, for tests and unusual installs: the compositor binary. */
+	char slimland[256];
+};
+
+void slim_config_defaults(struct slim_config *config);
+/*
+ * Applies `len` bytes of config text. A bad line is reported with `name`
+ * and its number, and the value it would have set keeps its previous value.
+ * Returns the number of bad lines.
+ */
+int slim_config_parse(struct slim_config *config, const char *text, size_t len,
+		const char *name);
+/* Reads and applies a file. False if it cannot be read (the defaults stay). */
+bool slim_config_load(struct slim_config *config, const char *path);
+
+/* ADDRESS[:PORT], IPv6 as [ADDR]:PORT or bare; the port defaults to `port`. */
+bool slim_parse_address(const char *text, unsigned port,
+		struct sockaddr_storage *out, socklen_t *out_len);
+
+#endif

@@ -1,0 +1,211 @@
+#define _GNU_SOURCE /* SOCK_NONBLOCK, SOCK_CLOEXEC */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "control.h"
+#include "lines.h"
+#include "sessions.h"
+
+struct slim_control {
+	struct slim_session *session;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int fd;
+	bool connected;
+	unsigned attempts;
+	struct wl_event_source *fd_source;
+	struct wl_event_source *retry_timer;
+	struct slim_lines lines;
+};
+
+static bool parse_u32(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	if (*s < '0' || *s > '9') {
+		return false;
+	}
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (*end != '\0' || errno || v > max) {
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+void slim_control_handle_line(struct slim_session *session, char *line)
+{
+	char *f[4];
+	int n = slim_split(line, f, 4);
+	unsigned long a, b;
+	if (n == 3 && strcmp(f[0], "hello") == 0 && parse_u32(f[1], 65535, &a) &&
+			a > 0 && parse_u32(f[2], 0x7fffffff, &b)) {
+		slim_session_control_hello(session, (uint16_t)a, (pid_t)b);
+	} else if (n == 3 && strcmp(f[0], "attached") == 0) {
+		char *x = strchr(f[2], 'x');
+		if (!x) {
+			goto bad;
+		}
+		*x = '\0';
+		if (!parse_u32(f[2], SLIM_MAX_DIM, &a) || !parse_u32(x + 1, SLIM_MAX_DIM, &b)) {
+			goto bad;
+		}
+		slim_session_control_attached(session, f[1], (uint16_t)a, (uint16_t)b);
+	} else if (n == 2 && strcmp(f[0], "detached") == 0) {
+		slim_session_control_detached(session, f[1]);
+	} else if (n == 1 && strcmp(f[0], "ping") == 0) {
+		slim_control_send(session->control, "pong");
+	} else if (n == 1 && strcmp(f[0], "pong") == 0) {
+		/* liveness only */
+	} else {
+		goto bad;
+	}
+	return;
+bad:
+	/* the compositor runs as the user: what it says is untrusted, and rate limited */
+	if (slim_ratelimit(&session->mgr->log_rl, slim_now_us())) {
+		slim_log(SLIM_LOG_ERROR, "session %u: bad control line", session->id);
+	}
+}
+
+static int handle_readable(int fd, uint32_t mask, void *data)
+{
+	struct slim_control *control = data;
+	struct slim_session *session = control->session;
+	enum slim_lines_status status = SLIM_LINES_DATA;
+	if (mask & WL_EVENT_READABLE) {
+		status = slim_lines_fill(&control->lines, fd);
+	} else if (mask & (WL_EVENT_HANGUP | WL_EVENT_ERROR)) {
+		status = SLIM_LINES_CLOSED;
+	}
+	char *line;
+	uint32_t id = session->id;
+	struct slim_manager *mgr = session->mgr;
+	while ((line = slim_lines_next(&control->lines))) {
+		slim_control_handle_line(session, line);
+		/* a line can end the session (and this control) */
+		if (slim_manager_session(mgr, id) != session) {
+			return 0;
+		}
+	}
+	if (status == SLIM_LINES_CLOSED) {
+		slim_log(SLIM_LOG_INFO, "session %u: control socket closed", session->id);
+		slim_session_control_closed(session);
+	}
+	return 0;
+}
+
+static void adopt(struct slim_control *control, int fd)
+{
+	control->fd = fd;
+	control->connected = true;
+	struct wl_event_loop *loop = control->session->mgr->loop;
+	control->fd_source = wl_event_loop_add_fd(loop, fd, WL_EVENT_READABLE,
+		handle_readable, control);
+}
+
+static bool try_connect(struct slim_control *control)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		return false;
+	}
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	memcpy(sun.sun_path, control->path, sizeof(sun.sun_path));
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		close(fd);
+		return false;
+	}
+	adopt(control, fd);
+	return true;
+}
+
+static int handle_retry(void *data)
+{
+	struct slim_control *control = data;
+	if (try_connect(control)) {
+		slim_log(SLIM_LOG_DEBUG, "session %u: control socket connected",
+			control->session->id);
+		return 0;
+	}
+	if (++control->attempts * SLIM_CONTROL_RETRY_MS >= SLIM_CONTROL_GIVE_UP_MS) {
+		slim_log(SLIM_LOG_ERROR, "session %u: no control socket at %s",
+			control->session->id, control->path);
+		slim_session_control_closed(control->session);
+		return 0;
+	}
+	wl_event_source_timer_update(control->retry_timer, SLIM_CONTROL_RETRY_MS);
+	return 0;
+}
+
+struct slim_control *slim_control_create(struct slim_session *session,
+		const char *path, int fd)
+{
+	struct slim_control *control = calloc(1, sizeof(*control));
+	if (!control) {
+		return NULL;
+	}
+	control->session = session;
+	control->fd = -1;
+	slim_lines_init(&control->lines);
+	if (fd >= 0) {
+		adopt(control, fd);
+		return control;
+	}
+	if (!path || strlen(path) >= sizeof(control->path)) {
+		free(control);
+		return NULL;
+	}
+	snprintf(control->path, sizeof(control->path), "%s", path);
+	control->retry_timer = wl_event_loop_add_timer(session->mgr->loop, handle_retry, control);
+	if (!control->retry_timer) {
+		free(control);
+		return NULL;
+	}
+	/* not at once: the compositor was started a moment ago (or, after a restart, is there) */
+	wl_event_source_timer_update(control->retry_timer, session->mgr->restoring ? 1 :
+		SLIM_CONTROL_RETRY_MS);
+	return control;
+}
+
+void slim_control_destroy(struct slim_control *control)
+{
+	if (!control) {
+		return;
+	}
+	if (control->fd_source) {
+		wl_event_source_remove(control->fd_source);
+	}
+	if (control->retry_timer) {
+		wl_event_source_remove(control->retry_timer);
+	}
+	if (control->fd >= 0) {
+		close(control->fd);
+	}
+	free(control);
+}
+
+bool slim_control_connected(const struct slim_control *control)
+{
+	return control && control->connected;
+}
+
+bool slim_control_send(struct slim_control *control, const char *fmt, ...)
+{
+	if (!control || !control->connected) {
+		return false;
+	}
+	char buf[SLIM_LINE_MAX];
+	va_list args;
+	va_start(args, fmt);
+	int n = vsnprintf(buf, sizeof(buf), fmt, args);
+	va_end(args);
+	if (n < 0 || (size_t)n >= sizeof(buf)) {
+		return false;
+	}
+	return slim_line_send(control->fd, "%s", buf);
+}

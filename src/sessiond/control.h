@@ -1,0 +1,28 @@
+/*
+ * The manager's end of a managed compositor's control socket (§2). The
+ * socket appears a moment after the compositor starts, so connecting is
+ * retried on a timer; after a manager restart it is simply there.
+ */
+#ifndef SLIM_SESSIOND_CONTROL_H
+#define SLIM_SESSIOND_CONTROL_H
+
+#include <stdbool.h>
+
+struct slim_session;
+struct slim_control;
+
+#define SLIM_CONTROL_RETRY_MS 100
+#define SLIM_CONTROL_GIVE_UP_MS 30000
+
+/* Connects to `path`, or adopts `fd` (>= 0: already connected, tests). */
+struct slim_control *slim_control_create(struct slim_session *session,
+		const char *path, int fd);
+void slim_control_destroy(struct slim_control *control);
+bool slim_control_connected(const struct slim_control *control);
+/* Sends one line; false if it could not be sent (not connected, peer gone). */
+bool slim_control_send(struct slim_control *control, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* One line from the compositor (what the socket delivers; fuzz targets call it). */
+void slim_control_handle_line(struct slim_session *session, char *line);
+
+#endif

@@ -1,0 +1,300 @@
+#define _GNU_SOURCE /* struct ucred, accept4 */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "ctl.h"
+#include "lines.h"
+#include "sessions.h"
+
+struct slim_ctl_server {
+	struct slim_manager *mgr;
+	int fd;
+	char path[108];
+	struct wl_event_source *source;
+};
+
+struct ctl_client {
+	int fd;
+	struct wl_event_source *source;
+	struct slim_manager *mgr;
+	struct slim_lines lines;
+};
+
+static bool parse_id(const char *s, uint32_t *out)
+{
+	char *end;
+	if (*s < '1' || *s > '9') {
+		return false;
+	}
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (*end != '\0' || errno || v > UINT32_MAX) {
+		return false;
+	}
+	*out = (uint32_t)v;
+	return true;
+}
+
+bool slim_ctl_parse(const char *line, struct slim_ctl_request *req, const char **error)
+{
+	char buf[SLIM_LINE_MAX + 1];
+	if (strlen(line) > SLIM_LINE_MAX) {
+		*error = "request too long";
+		return false;
+	}
+	snprintf(buf, sizeof(buf), "%s", line);
+	char *f[3];
+	int n = slim_split(buf, f, 3);
+	memset(req, 0, sizeof(*req));
+	*error = "unknown request (list, detach SESSION, end SESSION, why CONSOLE)";
+	if (strcmp(f[0], "list") == 0) {
+		req->cmd = SLIM_CTL_LIST;
+		if (n != 1) {
+			*error = "usage: list";
+			return false;
+		}
+		return true;
+	}
+	if (strcmp(f[0], "detach") == 0 || strcmp(f[0], "end") == 0) {
+		req->cmd = f[0][0] == 'd' ? SLIM_CTL_DETACH : SLIM_CTL_END;
+		if (n != 2 || !parse_id(f[1], &req->session)) {
+			*error = req->cmd == SLIM_CTL_DETACH ? "usage: detach SESSION" :
+				"usage: end SESSION";
+			return false;
+		}
+		return true;
+	}
+	if (strcmp(f[0], "why") == 0) {
+		req->cmd = SLIM_CTL_WHY;
+		if (n != 2 || f[1][0] == '\0' || strlen(f[1]) > SLIM_CONSOLE_ID_LEN) {
+			*error = "usage: why CONSOLE";
+			return false;
+		}
+		snprintf(req->console, sizeof(req->console), "%s", f[1]);
+		return true;
+	}
+	return false;
+}
+
+__attribute__((format(printf, 3, 4)))
+static void outf(slim_ctl_out out, void *data, const char *fmt, ...)
+{
+	char line[SLIM_LINE_MAX];
+	va_list args;
+	va_start(args, fmt);
+	vsnprintf(line, sizeof(line), fmt, args);
+	va_end(args);
+	out(data, line);
+}
+
+static void format_addr(const struct slim_console *c, char *buf, size_t size)
+{
+	char host[INET6_ADDRSTRLEN];
+	if (!c->known) {
+		snprintf(buf, size, "-");
+	} else if (c->addr.ss_family == AF_INET) {
+		const struct sockaddr_in *in4 = (const void *)&c->addr;
+		inet_ntop(AF_INET, &in4->sin_addr, host, sizeof(host));
+		snprintf(buf, size, "%s:%u", host, ntohs(in4->sin_port));
+	} else if (c->addr.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)&c->addr;
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		snprintf(buf, size, "[%s]:%u", host, ntohs(in6->sin6_port));
+	} else {
+		snprintf(buf, size, "-");
+	}
+}
+
+static const char *session_state(const struct slim_session *s)
+{
+	if (s->greeter) {
+		return "greeter";
+	}
+	if (s->ending) {
+		return "ending";
+	}
+	if (!s->console) {
+		return "detached";
+	}
+	return s->attached ? "attached" : "attaching";
+}
+
+void slim_ctl_run(struct slim_manager *mgr, const char *line, slim_ctl_out out, void *data)
+{
+	struct slim_ctl_request req;
+	const char *error;
+	if (!slim_ctl_parse(line, &req, &error)) {
+		outf(out, data, "error %s", error);
+		return;
+	}
+	struct slim_session *s = NULL;
+	if (req.cmd == SLIM_CTL_DETACH || req.cmd == SLIM_CTL_END) {
+		s = slim_manager_session(mgr, req.session);
+		if (!s || s->greeter) {
+			outf(out, data, "error no session %u", req.session);
+			return;
+		}
+	}
+	switch (req.cmd) {
+	case SLIM_CTL_LIST: {
+		struct slim_console *c;
+		wl_list_for_each(c, &mgr->consoles, link) {
+			char addr[80];
+			format_addr(c, addr, sizeof(addr));
+			if (c->shows) {
+				outf(out, data, "console %s %s %s %u", c->id, addr,
+					slim_console_state_str(c->state), c->shows->id);
+			} else {
+				outf(out, data, "console %s %s %s", c->id, addr,
+					slim_console_state_str(c->state));
+			}
+		}
+		wl_list_for_each(s, &mgr->sessions, link) {
+			if (s->console) {
+				outf(out, data, "session %u %s %d %u %s %s", s->id, s->user,
+					(int)s->pid, s->port, session_state(s), s->console->id);
+			} else {
+				outf(out, data, "session %u %s %d %u %s", s->id, s->user,
+					(int)s->pid, s->port, session_state(s));
+			}
+		}
+		break;
+	}
+	case SLIM_CTL_DETACH:
+		if (!slim_session_detach(s, SLIM_WHY_ADMIN)) {
+			outf(out, data, "error session %u is not on a console", s->id);
+			return;
+		}
+		slim_log(SLIM_LOG_INFO, "ctl: session %u detached", s->id);
+		break;
+	case SLIM_CTL_END:
+		slim_log(SLIM_LOG_INFO, "ctl: ending session %u", s->id);
+		slim_session_end(s);
+		break;
+	case SLIM_CTL_WHY: {
+		struct slim_console *c = slim_manager_console(mgr, req.console);
+		if (!c) {
+			outf(out, data, "error no console %s", req.console);
+			return;
+		}
+		if (c->shows && !c->shows->greeter) {
+			outf(out, data, "console %s shows session %u", c->id, c->shows->id);
+		} else {
+			outf(out, data, "%s", slim_why_str(c->why));
+		}
+		break;
+	}
+	}
+	out(data, "ok");
+}
+
+static void client_out(void *data, const char *line)
+{
+	struct ctl_client *client = data;
+	slim_line_send(client->fd, "%s", line);
+}
+
+static void client_destroy(struct ctl_client *client)
+{
+	wl_event_source_remove(client->source);
+	close(client->fd);
+	free(client);
+}
+
+static int handle_client(int fd, uint32_t mask, void *data)
+{
+	struct ctl_client *client = data;
+	enum slim_lines_status status = (mask & WL_EVENT_READABLE) ?
+		slim_lines_fill(&client->lines, fd) : SLIM_LINES_CLOSED;
+	char *line;
+	while ((line = slim_lines_next(&client->lines))) {
+		slim_ctl_run(client->mgr, line, client_out, client);
+	}
+	if (status == SLIM_LINES_CLOSED) {
+		client_destroy(client);
+	}
+	return 0;
+}
+
+static int handle_accept(int fd, uint32_t mask, void *data)
+{
+	struct slim_ctl_server *server = data;
+	int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (cfd < 0) {
+		return 0;
+	}
+	/* the socket is 0600 already; this also holds if someone chmods it */
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+			(cred.uid != 0 && cred.uid != geteuid())) {
+		close(cfd);
+		return 0;
+	}
+	struct ctl_client *client = calloc(1, sizeof(*client));
+	if (!client) {
+		close(cfd);
+		return 0;
+	}
+	client->fd = cfd;
+	client->mgr = server->mgr;
+	slim_lines_init(&client->lines);
+	client->source = wl_event_loop_add_fd(server->mgr->loop, cfd, WL_EVENT_READABLE,
+		handle_client, client);
+	if (!client->source) {
+		close(cfd);
+		free(client);
+	}
+	return 0;
+}
+
+struct slim_ctl_server *slim_ctl_server_create(struct slim_manager *mgr, const char *path)
+{
+	struct slim_ctl_server *server = calloc(1, sizeof(*server));
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	size_t len = strlen(path);
+	if (!server || len >= sizeof(sun.sun_path) || len >= sizeof(server->path)) {
+		free(server);
+		return NULL;
+	}
+	server->mgr = mgr;
+	memcpy(server->path, path, len + 1);
+	memcpy(sun.sun_path, path, len + 1);
+	server->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (server->fd < 0) {
+		free(server);
+		return NULL;
+	}
+	unlink(path);
+	mode_t old = umask(0177);
+	int ret = bind(server->fd, (struct sockaddr *)&sun, sizeof(sun));
+	umask(old);
+	if (ret < 0 || listen(server->fd, 4) < 0) {
+		slim_log(SLIM_LOG_ERROR, "ctl socket %s: %s", path, strerror(errno));
+		close(server->fd);
+		free(server);
+		return NULL;
+	}
+	chmod(path, 0600);
+	server->source = wl_event_loop_add_fd(mgr->loop, server->fd, WL_EVENT_READABLE,
+		handle_accept, server);
+	return server;
+}
+
+void slim_ctl_server_destroy(struct slim_ctl_server *server)
+{
+	if (!server) {
+		return;
+	}
+	wl_event_source_remove(server->source);
+	close(server->fd);
+	unlink(server->path);
+	free(server);
+}

@@ -1,0 +1,39 @@
+/*
+ * slimlandctl's socket (§4): root only, one request a line, answered by
+ * lines and a final `ok` or `error TEXT`.
+ */
+#ifndef SLIM_SESSIOND_CTL_H
+#define SLIM_SESSIOND_CTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "slim-proto.h"
+
+struct slim_manager;
+struct slim_ctl_server;
+
+enum slim_ctl_cmd {
+	SLIM_CTL_LIST,
+	SLIM_CTL_DETACH,
+	SLIM_CTL_END,
+	SLIM_CTL_WHY,
+};
+
+struct slim_ctl_request {
+	enum slim_ctl_cmd cmd;
+	uint32_t session;                      /* detach, end */
+	char console[SLIM_CONSOLE_ID_LEN + 1]; /* why */
+};
+
+/* Parses one request line; false with *error set if it is not one. */
+bool slim_ctl_parse(const char *line, struct slim_ctl_request *req, const char **error);
+
+typedef void (*slim_ctl_out)(void *data, const char *line);
+/* Runs one request line, answering through `out` (the last line: ok or error). */
+void slim_ctl_run(struct slim_manager *mgr, const char *line, slim_ctl_out out, void *data);
+
+/* `path`, mode 0600; connections from other users than root are closed. */
+struct slim_ctl_server *slim_ctl_server_create(struct slim_manager *mgr, const char *path);
+void slim_ctl_server_destroy(struct slim_ctl_server *server);
+
+#endif

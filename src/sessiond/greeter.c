@@ -1,0 +1,284 @@
+#define _GNU_SOURCE /* struct ucred, SOCK_CLOEXEC, explicit_bzero */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "greeter.h"
+#include "lines.h"
+#include "sessions.h"
+
+struct slim_greeter_server {
+	struct slim_manager *mgr;
+	int fd;
+	struct wl_event_source *source;
+};
+
+struct slim_greeter_client {
+	struct slim_manager *mgr;
+	int fd;
+	struct wl_event_source *source;
+	struct wl_event_source *error_timer;
+	struct slim_lines lines;
+	struct slim_console *console; /* after `hello` */
+	pid_t peer_pid;
+	char error[256]; /* the `error` line waiting for its delay */
+};
+
+unsigned slim_login_delay_ms(unsigned failures)
+{
+	if (failures == 0) {
+		return 0;
+	}
+	unsigned shift = failures - 1 > 8 ? 8 : failures - 1;
+	unsigned ms = SLIM_LOGIN_DELAY_FIRST_MS << shift;
+	return ms > SLIM_LOGIN_DELAY_MAX_MS ? SLIM_LOGIN_DELAY_MAX_MS : ms;
+}
+
+static void client_destroy(struct slim_greeter_client *client)
+{
+	if (client->console && client->console->client == client) {
+		client->console->client = NULL;
+	}
+	wl_event_source_remove(client->source);
+	wl_event_source_remove(client->error_timer);
+	close(client->fd);
+	free(client);
+}
+
+void slim_greeter_client_message(struct slim_console *console, const char *text)
+{
+	if (console->client) {
+		slim_line_send(console->client->fd, "message %s", text);
+	}
+}
+
+void slim_greeter_client_forget(struct slim_console *console)
+{
+	if (console->client) {
+		console->client->console = NULL;
+		console->client = NULL;
+	}
+}
+
+static int handle_error_timer(void *data)
+{
+	struct slim_greeter_client *client = data;
+	if (client->error[0]) {
+		slim_line_send(client->fd, "error %s", client->error);
+		client->error[0] = '\0';
+	}
+	return 0;
+}
+
+/* Whether the peer runs inside the console's greeter compositor (its session). */
+static bool peer_belongs(struct slim_greeter_client *client, struct slim_console *c)
+{
+	if (!client->mgr->check_greeter_peer) {
+		return true;
+	}
+	if (!c->greeter || client->peer_pid <= 0) {
+		return false;
+	}
+	/* spawn.c starts every compositor with setsid: its clients share its session */
+	pid_t sid = getsid(client->peer_pid);
+	return sid == c->greeter->pid;
+}
+
+static void handle_hello(struct slim_greeter_client *client, const char *id)
+{
+	struct slim_console *c = slim_manager_console(client->mgr, id);
+	if (!c || !peer_belongs(client, c)) {
+		slim_line_send(client->fd, "error No such console");
+		return;
+	}
+	if (c->client && c->client != client) {
+		c->client->console = NULL;
+	}
+	client->console = c;
+	c->client = client;
+	if (c->message[0]) {
+		slim_line_send(client->fd, "message %s", c->message);
+	}
+}
+
+static void handle_login(struct slim_greeter_client *client, const char *user, const char *hex)
+{
+	struct slim_console *c = client->console;
+	struct slim_manager *mgr = client->mgr;
+	if (!c) {
+		slim_line_send(client->fd, "error Say hello first");
+		return;
+	}
+	uint64_t now = slim_now_us();
+	if (client->error[0] || now < c->login_blocked_until_us) {
+		/* the previous failure's delay runs: nothing is tried meanwhile */
+		slim_line_send(client->fd, "error Please wait a moment");
+		return;
+	}
+	char password[512];
+	size_t n = strlen(hex) / 2;
+	if (strlen(hex) % 2 || n >= sizeof(password) ||
+			!slim_hex_decode((uint8_t *)password, n, hex) ||
+			memchr(password, '\0', n) || strlen(user) > 64) {
+		slim_line_send(client->fd, "error Bad request");
+		return;
+	}
+	password[n] = '\0';
+	const char *why = "Login failed";
+	bool ok = slim_manager_login(mgr, c, user, password, &why);
+	explicit_bzero(password, sizeof(password));
+	if (ok) {
+		c->login_failures = 0;
+		c->message[0] = '\0';
+		slim_line_send(client->fd, "ok");
+		return;
+	}
+	c->login_failures++;
+	unsigned delay = slim_login_delay_ms(c->login_failures);
+	c->login_blocked_until_us = now + delay * 1000ull;
+	if (slim_ratelimit(&mgr->log_rl, now)) {
+		/* the user name only: the password never reaches a log */
+		slim_log(SLIM_LOG_INFO, "console %s: login failed for %.64s (%u in a row)",
+			c->id, user, c->login_failures);
+	}
+	snprintf(client->error, sizeof(client->error), "%s", why);
+	wl_event_source_timer_update(client->error_timer, (int)delay);
+}
+
+static void handle_line(struct slim_greeter_client *client, char *line)
+{
+	char *f[3];
+	int n = slim_split(line, f, 3);
+	if (n == 2 && strcmp(f[0], "hello") == 0) {
+		handle_hello(client, f[1]);
+	} else if (n == 3 && strcmp(f[0], "login") == 0) {
+		handle_login(client, f[1], f[2]);
+	} else {
+		slim_line_send(client->fd, "error Bad request");
+	}
+}
+
+static int handle_client(int fd, uint32_t mask, void *data)
+{
+	struct slim_greeter_client *client = data;
+	enum slim_lines_status status = (mask & WL_EVENT_READABLE) ?
+		slim_lines_fill(&client->lines, fd) : SLIM_LINES_CLOSED;
+	char *line;
+	while ((line = slim_lines_next(&client->lines))) {
+		handle_line(client, line);
+	}
+	if (client->lines.len == 0) {
+		/* the buffer may have held a password: wipe it once nothing is pending */
+		explicit_bzero(client->lines.buf, sizeof(client->lines.buf));
+		slim_lines_init(&client->lines);
+	}
+	if (status == SLIM_LINES_CLOSED) {
+		client_destroy(client);
+	}
+	return 0;
+}
+
+struct slim_greeter_client *slim_greeter_client_create(struct slim_manager *mgr, int fd)
+{
+	struct slim_greeter_client *client = calloc(1, sizeof(*client));
+	if (!client) {
+		close(fd);
+		return NULL;
+	}
+	client->mgr = mgr;
+	client->fd = fd;
+	slim_lines_init(&client->lines);
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+		client->peer_pid = cred.pid;
+	}
+	client->source = wl_event_loop_add_fd(mgr->loop, fd, WL_EVENT_READABLE,
+		handle_client, client);
+	client->error_timer = wl_event_loop_add_timer(mgr->loop, handle_error_timer, client);
+	if (!client->source || !client->error_timer) {
+		if (client->source) {
+			wl_event_source_remove(client->source);
+		}
+		close(fd);
+		free(client);
+		return NULL;
+	}
+	return client;
+}
+
+static int handle_accept(int fd, uint32_t mask, void *data)
+{
+	struct slim_greeter_server *server = data;
+	int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (cfd >= 0) {
+		slim_greeter_client_create(server->mgr, cfd);
+	}
+	return 0;
+}
+
+struct slim_greeter_server *slim_greeter_server_create(struct slim_manager *mgr)
+{
+	struct slim_greeter_server *server = calloc(1, sizeof(*server));
+	if (!server) {
+		return NULL;
+	}
+	server->mgr = mgr;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	if (strlen(mgr->greeter_socket) >= sizeof(sun.sun_path)) {
+		free(server);
+		return NULL;
+	}
+	memcpy(sun.sun_path, mgr->greeter_socket, strlen(mgr->greeter_socket) + 1);
+	server->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (server->fd < 0) {
+		goto fail;
+	}
+	unlink(sun.sun_path);
+	/* created 0600 and opened up only after the group is set: never too open */
+	mode_t old = umask(0177);
+	int ret = bind(server->fd, (struct sockaddr *)&sun, sizeof(sun));
+	umask(old);
+	if (ret < 0 || listen(server->fd, 16) < 0) {
+		slim_log(SLIM_LOG_ERROR, "greeter socket %s: %s", sun.sun_path, strerror(errno));
+		goto fail;
+	}
+	struct passwd *pw = getpwnam(mgr->config.greeter_user);
+	if (pw) {
+		if (chown(sun.sun_path, 0, pw->pw_gid) < 0 && geteuid() == 0) {
+			slim_log(SLIM_LOG_ERROR, "greeter socket: chown: %s", strerror(errno));
+		}
+	} else {
+		slim_log(SLIM_LOG_ERROR, "greeter user %s does not exist", mgr->config.greeter_user);
+	}
+	chmod(sun.sun_path, 0660);
+	server->source = wl_event_loop_add_fd(mgr->loop, server->fd, WL_EVENT_READABLE,
+		handle_accept, server);
+	if (!server->source) {
+		goto fail;
+	}
+	return server;
+fail:
+	if (server->fd >= 0) {
+		close(server->fd);
+	}
+	free(server);
+	return NULL;
+}
+
+void slim_greeter_server_destroy(struct slim_greeter_server *server)
+{
+	if (!server) {
+		return;
+	}
+	wl_event_source_remove(server->source);
+	close(server->fd);
+	unlink(server->mgr->greeter_socket);
+	free(server);
+}

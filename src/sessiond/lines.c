@@ -1,0 +1,163 @@
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "lines.h"
+
+void slim_lines_init(struct slim_lines *lines)
+{
+	lines->start = 0;
+	lines->len = 0;
+	lines->skipping = false;
+}
+
+static void compact(struct slim_lines *lines)
+{
+	if (lines->start > 0) {
+		memmove(lines->buf, lines->buf + lines->start, lines->len);
+		lines->start = 0;
+	}
+}
+
+/* Keeps room to read: a full buffer without a '\n' is an over-long line. */
+static void make_room(struct slim_lines *lines)
+{
+	compact(lines);
+	if (lines->len >= sizeof(lines->buf) - 1) {
+		lines->len = 0;
+		lines->skipping = true;
+	}
+}
+
+enum slim_lines_status slim_lines_fill(struct slim_lines *lines, int fd)
+{
+	make_room(lines);
+	size_t room = sizeof(lines->buf) - 1 - lines->len;
+	ssize_t n = read(fd, lines->buf + lines->len, room);
+	if (n < 0) {
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ?
+			SLIM_LINES_AGAIN : SLIM_LINES_CLOSED;
+	}
+	if (n == 0) {
+		return SLIM_LINES_CLOSED;
+	}
+	lines->len += (size_t)n;
+	return SLIM_LINES_DATA;
+}
+
+void slim_lines_push(struct slim_lines *lines, const char *data, size_t len)
+{
+	/* callers take the lines out between pushes, as after a read */
+	while (len > 0) {
+		make_room(lines);
+		size_t room = sizeof(lines->buf) - 1 - lines->len;
+		size_t n = len < room ? len : room;
+		memcpy(lines->buf + lines->start + lines->len, data, n);
+		lines->len += n;
+		data += n;
+		len -= n;
+	}
+}
+
+char *slim_lines_next(struct slim_lines *lines)
+{
+	for (;;) {
+		char *p = lines->buf + lines->start;
+		char *nl = memchr(p, '\n', lines->len);
+		if (!nl) {
+			return NULL;
+		}
+		size_t n = (size_t)(nl - p);
+		*nl = '\0';
+		lines->start += n + 1;
+		lines->len -= n + 1;
+		if (lines->skipping) {
+			lines->skipping = false;
+			continue;
+		}
+		if (n > SLIM_LINE_MAX || memchr(p, '\0', n)) {
+			continue;
+		}
+		if (n > 0 && p[n - 1] == '\r') {
+			p[n - 1] = '\0';
+		}
+		return p;
+	}
+}
+
+bool slim_line_send(int fd, const char *fmt, ...)
+{
+	char buf[SLIM_LINE_MAX + 2];
+	va_list args;
+	va_start(args, fmt);
+	int n = vsnprintf(buf, sizeof(buf) - 1, fmt, args);
+	va_end(args);
+	if (n < 0 || (size_t)n > SLIM_LINE_MAX - 1) {
+		return false;
+	}
+	buf[n++] = '\n';
+	/* MSG_NOSIGNAL: a peer that went away is an error here, not SIGPIPE */
+	ssize_t sent = send(fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	return sent == n;
+}
+
+void slim_hex_encode(char *out, const uint8_t *in, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < len; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 15];
+	}
+	out[2 * len] = '\0';
+}
+
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9') {
+		return c - '0';
+	}
+	if (c >= 'a' && c <= 'f') {
+		return c - 'a' + 10;
+	}
+	if (c >= 'A' && c <= 'F') {
+		return c - 'A' + 10;
+	}
+	return -1;
+}
+
+bool slim_hex_decode(uint8_t *out, size_t len, const char *hex)
+{
+	if (strlen(hex) != 2 * len) {
+		return false;
+	}
+	for (size_t i = 0; i < len; i++) {
+		int hi = hex_value(hex[2 * i]), lo = hex_value(hex[2 * i + 1]);
+		if (hi < 0 || lo < 0) {
+			return false;
+		}
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return true;
+}
+
+int slim_split(char *line, char **fields, int max)
+{
+	int n = 0;
+	char *p = line;
+	while (n < max) {
+		fields[n++] = p;
+		char *sp = strchr(p, ' ');
+		if (!sp) {
+			break;
+		}
+		if (n == max) {
+			/* the last field keeps the rest (message text) */
+			break;
+		}
+		*sp = '\0';
+		p = sp + 1;
+	}
+	return n;
+}

@@ -1,0 +1,45 @@
+/*
+ * The line framing every unix socket of the session manager uses (§2–§4):
+ * UTF-8 lines ending in '\n', at most SLIM_LINE_MAX bytes. A longer line is
+ * dropped whole rather than cut, so that its tail is never read as a command.
+ */
+#ifndef SLIM_SESSIOND_LINES_H
+#define SLIM_SESSIOND_LINES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SLIM_LINE_MAX 1024
+
+struct slim_lines {
+	char buf[2 * SLIM_LINE_MAX + 2];
+	size_t start, len;
+	bool skipping; /* inside an over-long line: drop up to its '\n' */
+};
+
+enum slim_lines_status {
+	SLIM_LINES_DATA,   /* something was read */
+	SLIM_LINES_AGAIN,  /* nothing to read now */
+	SLIM_LINES_CLOSED, /* end of file or an error */
+};
+
+void slim_lines_init(struct slim_lines *lines);
+enum slim_lines_status slim_lines_fill(struct slim_lines *lines, int fd);
+/* Appends bytes as if read (tests and fuzzers). */
+void slim_lines_push(struct slim_lines *lines, const char *data, size_t len);
+/* The next complete line, '\n' removed and NUL-terminated; NULL if none yet. */
+char *slim_lines_next(struct slim_lines *lines);
+
+/* Sends one line ('\n' added); false if it could not go whole. */
+bool slim_line_send(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Lowercase hex of `len` bytes into `out` (2·len + 1 bytes). */
+void slim_hex_encode(char *out, const uint8_t *in, size_t len);
+/* Decodes exactly `len` bytes of hex (either case); false on anything else. */
+bool slim_hex_decode(uint8_t *out, size_t len, const char *hex);
+
+/* Splits `line` at single spaces into at most `max` fields; returns how many. */
+int slim_split(char *line, char **fields, int max);
+
+#endif

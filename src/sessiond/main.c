@@ -1,0 +1,184 @@
+/*
+ * slimland-sessiond: the session manager (protocol/session-manager.md).
+ *
+ *   slimland-sessiond [--config PATH] [--state PATH] [--run-dir DIR] [-v]
+ */
+#define _GNU_SOURCE /* getopt_long */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <wayland-server-core.h>
+#include "backend.h"
+#include "config.h"
+#include "consoles.h"
+#include "ctl.h"
+#include "greeter.h"
+#include "sessions.h"
+#include "slim-log.h"
+#include "state.h"
+
+#define DEFAULT_RUN_DIR "/run/slimland"
+
+static void usage(FILE *f, const char *prog)
+{
+	fprintf(f, "usage: %s [--config PATH] [--state PATH] [--run-dir DIR] [-v]\n"
+		"  --config   the configuration (default %s)\n"
+		"  --state    the state file (default: the config's `state`, else RUN-DIR/state)\n"
+		"  --run-dir  greeter.sock, ctl.sock and the state file (default %s)\n"
+		"  -v         more logging\n", prog, SLIM_CONFIG_DEFAULT_PATH, DEFAULT_RUN_DIR);
+}
+
+static int handle_stop(int sig, void *data)
+{
+	bool *running = data;
+	slim_log(SLIM_LOG_INFO, "signal %d: stopping; sessions keep running", sig);
+	*running = false;
+	return 0;
+}
+
+static int handle_child(int sig, void *data)
+{
+	/* compositors we started: their pidfds say they exited, this reaps them */
+	while (waitpid(-1, NULL, WNOHANG) > 0) {
+	}
+	return 0;
+}
+
+int main(int argc, char *argv[])
+{
+	const char *config_path = NULL, *state_path = NULL, *run_dir = DEFAULT_RUN_DIR;
+	enum slim_log_level verbosity = SLIM_LOG_INFO;
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "state", required_argument, NULL, 's' },
+		{ "run-dir", required_argument, NULL, 'r' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int opt;
+	while ((opt = getopt_long(argc, argv, "c:s:r:vh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			config_path = optarg;
+			break;
+		case 's':
+			state_path = optarg;
+			break;
+		case 'r':
+			run_dir = optarg;
+			break;
+		case 'v':
+			verbosity = SLIM_LOG_DEBUG;
+			break;
+		case 'h':
+			usage(stdout, argv[0]);
+			return 0;
+		default:
+			usage(stderr, argv[0]);
+			return 1;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr, argv[0]);
+		return 1;
+	}
+	slim_log_init(verbosity, NULL);
+
+	struct slim_config config;
+	slim_config_defaults(&config);
+	if (config_path) {
+		if (!slim_config_load(&config, config_path)) {
+			return 1;
+		}
+	} else if (access(SLIM_CONFIG_DEFAULT_PATH, F_OK) == 0) {
+		slim_config_load(&config, SLIM_CONFIG_DEFAULT_PATH);
+	}
+
+	struct slim_backend backend = { 0 };
+	if (state_path) {
+		snprintf(backend.state_path, sizeof(backend.state_path), "%s", state_path);
+	} else if (config.state_set) {
+		snprintf(backend.state_path, sizeof(backend.state_path), "%s", config.state);
+	} else {
+		snprintf(backend.state_path, sizeof(backend.state_path), "%s/state", run_dir);
+	}
+	if (mkdir(run_dir, 0755) < 0 && errno != EEXIST) {
+		slim_log(SLIM_LOG_ERROR, "%s: %s", run_dir, strerror(errno));
+		return 1;
+	}
+	/* the compositors we start must not die with a signal meant for us */
+	signal(SIGPIPE, SIG_IGN);
+
+	int ret = 1;
+	bool running = true;
+	char ctl_path[256];
+	snprintf(ctl_path, sizeof(ctl_path), "%s/ctl.sock", run_dir);
+	struct wl_event_loop *loop = wl_event_loop_create();
+	if (!loop) {
+		goto out;
+	}
+	struct wl_event_source *sigs[3] = {
+		wl_event_loop_add_signal(loop, SIGTERM, handle_stop, &running),
+		wl_event_loop_add_signal(loop, SIGINT, handle_stop, &running),
+		wl_event_loop_add_signal(loop, SIGCHLD, handle_child, NULL),
+	};
+	if (!sigs[0] || !sigs[1] || !sigs[2]) {
+		goto out_signals;
+	}
+	struct slim_manager *mgr = slim_manager_create(loop, &config, run_dir,
+		&slim_backend_ops, &backend);
+	if (!mgr) {
+		goto out_signals;
+	}
+	backend.udp = slim_udp_create(mgr, config.listen);
+	if (!backend.udp) {
+		goto out_manager;
+	}
+	struct slim_greeter_server *greeter = slim_greeter_server_create(mgr);
+	if (!greeter) {
+		goto out_udp;
+	}
+	struct slim_ctl_server *ctl = slim_ctl_server_create(mgr, ctl_path);
+	if (!ctl) {
+		goto out_greeter;
+	}
+	backend.mgr = mgr;
+	slim_state_restore(mgr, backend.state_path);
+	slim_state_write(mgr, backend.state_path);
+	slim_log(SLIM_LOG_INFO, "slimland-sessiond: running (state %s)", backend.state_path);
+	/* a child that exited before the SIGCHLD source existed is reaped here */
+	handle_child(SIGCHLD, NULL);
+
+	while (running) {
+		if (wl_event_loop_dispatch(loop, -1) < 0 && errno != EINTR) {
+			slim_log(SLIM_LOG_ERROR, "event loop: %s", strerror(errno));
+			break;
+		}
+	}
+	ret = 0;
+
+	slim_ctl_server_destroy(ctl);
+out_greeter:
+	slim_greeter_server_destroy(greeter);
+out_udp:
+	slim_udp_destroy(backend.udp);
+out_manager:
+	backend.mgr = NULL;
+	slim_manager_destroy(mgr);
+out_signals:
+	for (int i = 0; i < 3; i++) {
+		if (sigs[i]) {
+			wl_event_source_remove(sigs[i]);
+		}
+	}
+	wl_event_loop_destroy(loop);
+out:
+	return ret;
+}

@@ -1,0 +1,841 @@
+#define _GNU_SOURCE /* pidfd_send_signal via syscall, getrandom */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "consoles.h"
+#include "control.h"
+#include "greeter.h"
+#include "lines.h"
+#include "sessions.h"
+
+/* More would only be someone inventing console ids: each may start a greeter. */
+#define MAX_CONSOLES 512
+#define GREETER_RETRY_FIRST_MS 2000
+#define GREETER_RETRY_MAX_MS 60000
+
+static const char *const why_text[] = {
+	[SLIM_WHY_NO_CARD] = "no card yet",
+	[SLIM_WHY_UNKNOWN_CARD] = "unknown card",
+	[SLIM_WHY_CARD_REMOVED] = "card removed",
+	[SLIM_WHY_SESSION_ENDED] = "session ended",
+	[SLIM_WHY_ADMIN] = "detached by an administrator",
+	[SLIM_WHY_MOVED] = "the session moved to another console",
+	[SLIM_WHY_REAUTH] = "the card's session needs the password",
+	[SLIM_WHY_LOST] = "the session lost the console",
+};
+
+const char *slim_why_str(enum slim_why why)
+{
+	return (unsigned)why < sizeof(why_text) / sizeof(why_text[0]) ? why_text[why] : "?";
+}
+
+const char *slim_console_state_str(enum slim_console_state state)
+{
+	switch (state) {
+	case SLIM_CONSOLE_GREETER:
+		return "greeter";
+	case SLIM_CONSOLE_SESSION:
+		return "session";
+	case SLIM_CONSOLE_WAITING:
+		return "waiting";
+	}
+	return "?";
+}
+
+void slim_manager_changed(struct slim_manager *mgr)
+{
+	if (mgr->ops->changed && !mgr->restoring) {
+		mgr->ops->changed(mgr->ops_data);
+	}
+}
+
+struct slim_manager *slim_manager_create(struct wl_event_loop *loop,
+		const struct slim_config *config, const char *run_dir,
+		const struct slim_manager_ops *ops, void *ops_data)
+{
+	struct slim_manager *mgr = calloc(1, sizeof(*mgr));
+	if (!mgr) {
+		return NULL;
+	}
+	mgr->loop = loop;
+	mgr->config = *config;
+	mgr->ops = ops;
+	mgr->ops_data = ops_data;
+	mgr->check_greeter_peer = true;
+	snprintf(mgr->run_dir, sizeof(mgr->run_dir), "%s", run_dir);
+	snprintf(mgr->greeter_socket, sizeof(mgr->greeter_socket), "%s/greeter.sock", run_dir);
+	wl_list_init(&mgr->sessions);
+	wl_list_init(&mgr->consoles);
+	wl_list_init(&mgr->bindings);
+	mgr->next_session_id = 1;
+	mgr->log_rl = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
+	mgr->login_rl = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
+	for (size_t i = 0; i < sizeof(mgr->refuse_rl) / sizeof(mgr->refuse_rl[0]); i++) {
+		mgr->refuse_rl[i] = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(2);
+	}
+	mgr->refuse_all_rl = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(200);
+	return mgr;
+}
+
+static void console_destroy(struct slim_console *c);
+
+void slim_manager_destroy(struct slim_manager *mgr)
+{
+	if (!mgr) {
+		return;
+	}
+	/*
+	 * Compositors keep running and PAM sessions stay open: a restarted
+	 * manager finds them in the state file. Only our own handles go.
+	 */
+	struct slim_console *c, *ctmp;
+	wl_list_for_each_safe(c, ctmp, &mgr->consoles, link) {
+		console_destroy(c);
+	}
+	struct slim_binding *b, *btmp;
+	wl_list_for_each_safe(b, btmp, &mgr->bindings, link) {
+		wl_list_remove(&b->link);
+		free(b);
+	}
+	struct slim_session *s, *stmp;
+	wl_list_for_each_safe(s, stmp, &mgr->sessions, link) {
+		wl_list_remove(&s->link);
+		slim_control_destroy(s->control);
+		if (s->pidfd_source) {
+			wl_event_source_remove(s->pidfd_source);
+		}
+		if (s->detach_timer) {
+			wl_event_source_remove(s->detach_timer);
+		}
+		if (s->pidfd >= 0) {
+			close(s->pidfd);
+		}
+		free(s);
+	}
+	free(mgr);
+}
+
+struct slim_session *slim_manager_session(struct slim_manager *mgr, uint32_t id)
+{
+	struct slim_session *s;
+	wl_list_for_each(s, &mgr->sessions, link) {
+		if (s->id == id) {
+			return s;
+		}
+	}
+	return NULL;
+}
+
+struct slim_console *slim_manager_console(struct slim_manager *mgr, const char *id)
+{
+	struct slim_console *c;
+	wl_list_for_each(c, &mgr->consoles, link) {
+		if (strcmp(c->id, id) == 0) {
+			return c;
+		}
+	}
+	return NULL;
+}
+
+static int handle_greeter_retry(void *data);
+
+struct slim_console *slim_manager_console_create(struct slim_manager *mgr, const char *id)
+{
+	if (strlen(id) == 0 || strlen(id) > SLIM_CONSOLE_ID_LEN ||
+			wl_list_length(&mgr->consoles) >= MAX_CONSOLES) {
+		return NULL;
+	}
+	struct slim_console *c = calloc(1, sizeof(*c));
+	if (!c) {
+		return NULL;
+	}
+	c->mgr = mgr;
+	snprintf(c->id, sizeof(c->id), "%s", id);
+	c->state = SLIM_CONSOLE_GREETER;
+	c->why = SLIM_WHY_NO_CARD;
+	c->redirect_timer = wl_event_loop_add_timer(mgr->loop, slim_console_redirect_tick, c);
+	c->greeter_retry = wl_event_loop_add_timer(mgr->loop, handle_greeter_retry, c);
+	if (!c->redirect_timer || !c->greeter_retry) {
+		if (c->redirect_timer) {
+			wl_event_source_remove(c->redirect_timer);
+		}
+		free(c);
+		return NULL;
+	}
+	wl_list_insert(mgr->consoles.prev, &c->link);
+	return c;
+}
+
+static void console_destroy(struct slim_console *c)
+{
+	slim_greeter_client_forget(c);
+	if (c->shows) {
+		c->shows->console = NULL;
+	}
+	if (c->greeter) {
+		c->greeter->greeter_for = NULL;
+	}
+	struct slim_session *s;
+	wl_list_for_each(s, &c->mgr->sessions, link) {
+		if (s->console == c) {
+			s->console = NULL;
+		}
+	}
+	wl_event_source_remove(c->redirect_timer);
+	wl_event_source_remove(c->greeter_retry);
+	wl_list_remove(&c->link);
+	free(c);
+}
+
+/* Bindings */
+
+struct slim_binding *slim_manager_binding(struct slim_manager *mgr,
+		const struct slim_card_token *token)
+{
+	struct slim_binding *b;
+	wl_list_for_each(b, &mgr->bindings, link) {
+		if (b->token.len == token->len &&
+				memcmp(b->token.bytes, token->bytes, token->len) == 0) {
+			return b;
+		}
+	}
+	return NULL;
+}
+
+bool slim_manager_bind(struct slim_manager *mgr, const struct slim_card_token *token,
+		struct slim_session *session)
+{
+	struct slim_binding *b = slim_manager_binding(mgr, token);
+	if (!b) {
+		b = calloc(1, sizeof(*b));
+		if (!b) {
+			return false;
+		}
+		b->token = *token;
+		wl_list_insert(mgr->bindings.prev, &b->link);
+	}
+	/* a card opens one session: the newest login with it wins */
+	b->session = session;
+	slim_manager_changed(mgr);
+	return true;
+}
+
+/* Sessions */
+
+static void stop_redirect(struct slim_console *c)
+{
+	c->redirecting = false;
+	wl_event_source_timer_update(c->redirect_timer, 0);
+}
+
+static int handle_detach_timeout(void *data)
+{
+	struct slim_session *s = data;
+	if (!s->console && !s->ending) {
+		slim_log(SLIM_LOG_INFO, "session %u (%s): detached for %u s, ending it",
+			s->id, s->user, s->mgr->config.detached_timeout_s);
+		slim_session_end(s);
+	}
+	return 0;
+}
+
+static void session_now_detached(struct slim_session *s)
+{
+	s->detached_since_us = slim_now_us();
+	unsigned timeout = s->mgr->config.detached_timeout_s;
+	if (s->greeter || timeout == 0) {
+		return;
+	}
+	if (!s->detach_timer) {
+		s->detach_timer = wl_event_loop_add_timer(s->mgr->loop, handle_detach_timeout, s);
+	}
+	if (s->detach_timer) {
+		wl_event_source_timer_update(s->detach_timer,
+			timeout > 2000000 ? 2000000000 : (int)(timeout * 1000));
+	}
+}
+
+static int handle_pidfd(int fd, uint32_t mask, void *data)
+{
+	struct slim_session *s = data;
+	slim_log(SLIM_LOG_INFO, "session %u (%s): compositor %d exited", s->id, s->user, s->pid);
+	slim_session_destroy(s);
+	return 0;
+}
+
+struct slim_session *slim_session_add(struct slim_manager *mgr, uint32_t id,
+		const char *user, uid_t uid, pid_t pid, int pidfd,
+		const char *control_path, int control_fd, bool greeter)
+{
+	struct slim_session *s = calloc(1, sizeof(*s));
+	if (!s) {
+		goto fail;
+	}
+	if (id == 0) {
+		id = mgr->next_session_id;
+	}
+	if (id >= mgr->next_session_id) {
+		mgr->next_session_id = id + 1;
+	}
+	s->mgr = mgr;
+	s->id = id;
+	s->greeter = greeter;
+	snprintf(s->user, sizeof(s->user), "%s", user);
+	s->uid = uid;
+	s->pid = pid;
+	s->pidfd = pidfd;
+	snprintf(s->control_path, sizeof(s->control_path), "%s", control_path ? control_path : "");
+	s->detached_since_us = slim_now_us();
+	wl_list_insert(mgr->sessions.prev, &s->link);
+	if (pidfd >= 0) {
+		s->pidfd_source = wl_event_loop_add_fd(mgr->loop, pidfd, WL_EVENT_READABLE,
+			handle_pidfd, s);
+	}
+	s->control = slim_control_create(s, control_path, control_fd);
+	if (!s->control) {
+		slim_log(SLIM_LOG_ERROR, "session %u: cannot watch its control socket", id);
+		control_fd = -1; /* owned by nobody now */
+		slim_session_end(s);
+		slim_session_destroy(s);
+		return NULL;
+	}
+	slim_manager_changed(mgr);
+	return s;
+fail:
+	if (pidfd >= 0) {
+		close(pidfd);
+	}
+	if (control_fd >= 0) {
+		close(control_fd);
+	}
+	return NULL;
+}
+
+void slim_session_end(struct slim_session *s)
+{
+	s->ending = true;
+	/* the pidfd, where there is one, cannot hit a recycled PID */
+	if (s->pidfd >= 0) {
+		if (syscall(SYS_pidfd_send_signal, s->pidfd, SIGTERM, NULL, 0) < 0 &&
+				errno != ESRCH) {
+			slim_log(SLIM_LOG_ERROR, "session %u: SIGTERM: %s", s->id, strerror(errno));
+		}
+	} else if (s->pid > 0) {
+		kill(s->pid, SIGTERM);
+	}
+}
+
+void slim_session_destroy(struct slim_session *s)
+{
+	if (!s) {
+		return;
+	}
+	struct slim_manager *mgr = s->mgr;
+	wl_list_remove(&s->link);
+	wl_list_init(&s->link);
+	struct slim_binding *b, *btmp;
+	wl_list_for_each_safe(b, btmp, &mgr->bindings, link) {
+		if (b->session == s) {
+			wl_list_remove(&b->link);
+			free(b);
+		}
+	}
+	struct slim_console *c;
+	wl_list_for_each(c, &mgr->consoles, link) {
+		if (c->reauth == s) {
+			c->reauth = NULL;
+		}
+	}
+	slim_control_destroy(s->control);
+	s->control = NULL;
+	if (s->pidfd_source) {
+		wl_event_source_remove(s->pidfd_source);
+	}
+	if (s->detach_timer) {
+		wl_event_source_remove(s->detach_timer);
+	}
+	if (s->pidfd >= 0) {
+		close(s->pidfd);
+	}
+	if (s->auth) {
+		mgr->ops->logout(mgr->ops_data, s->auth);
+	}
+	struct slim_console *shown_on = s->console;
+	if (s->greeter_for && s->greeter_for->greeter == s) {
+		s->greeter_for->greeter = NULL;
+	}
+	if (shown_on) {
+		shown_on->shows = NULL;
+		stop_redirect(shown_on);
+		s->console = NULL;
+		if (s->greeter) {
+			/* the greeter died under its console: start another, after a pause */
+			shown_on->state = SLIM_CONSOLE_GREETER;
+			unsigned ms = GREETER_RETRY_FIRST_MS << (shown_on->greeter_failures < 5 ?
+				shown_on->greeter_failures : 5);
+			shown_on->greeter_failures++;
+			wl_event_source_timer_update(shown_on->greeter_retry,
+				ms > GREETER_RETRY_MAX_MS ? GREETER_RETRY_MAX_MS : (int)ms);
+		} else {
+			slim_console_to_greeter(shown_on, SLIM_WHY_SESSION_ENDED);
+		}
+	}
+	free(s);
+	slim_manager_changed(mgr);
+}
+
+/* Consoles and what they show */
+
+static void unshow(struct slim_console *c)
+{
+	struct slim_session *old = c->shows;
+	stop_redirect(c);
+	if (!old) {
+		return;
+	}
+	c->shows = NULL;
+	old->console = NULL;
+	old->attached = false;
+	slim_control_send(old->control, "detach");
+	if (!old->greeter) {
+		session_now_detached(old);
+	}
+}
+
+/* Sends `expect` and starts the REDIRECTs, once both ends can take them. */
+static void maybe_redirect(struct slim_console *c)
+{
+	struct slim_session *s = c->shows;
+	if (!s || !c->known || s->port == 0 || !slim_control_connected(s->control)) {
+		return;
+	}
+	if (getrandom(c->token, sizeof(c->token), 0) != sizeof(c->token)) {
+		slim_log(SLIM_LOG_ERROR, "getrandom: %s", strerror(errno));
+		return;
+	}
+	char hex[2 * SLIM_ATTACH_TOKEN_LEN + 1];
+	slim_hex_encode(hex, c->token, sizeof(c->token));
+	if (!slim_control_send(s->control, "expect %s %s", hex, c->id)) {
+		slim_log(SLIM_LOG_ERROR, "session %u: cannot send expect", s->id);
+		return;
+	}
+	c->redirecting = true;
+	c->redirect_sent = 0;
+	slim_console_redirect_tick(c);
+}
+
+int slim_console_redirect_tick(void *data)
+{
+	struct slim_console *c = data;
+	if (!c->redirecting || !c->shows) {
+		return 0;
+	}
+	if (c->redirect_sent >= SLIM_REDIRECT_MAX) {
+		c->redirecting = false;
+		slim_log(SLIM_LOG_INFO, "console %s: not attached after %d REDIRECTs",
+			c->id, SLIM_REDIRECT_MAX);
+		return 0;
+	}
+	c->redirect_sent++;
+	slim_console_send_redirect(c, c->shows->port, c->token);
+	wl_event_source_timer_update(c->redirect_timer, SLIM_REDIRECT_INTERVAL_MS);
+	return 0;
+}
+
+void slim_console_show(struct slim_console *c, struct slim_session *s)
+{
+	if (c->shows == s) {
+		if (!s->attached && !c->redirecting) {
+			maybe_redirect(c);
+		}
+		return;
+	}
+	unshow(c);
+	struct slim_console *other = s->console;
+	if (other) {
+		/* `expect` replaces the other console on the compositor's side */
+		other->shows = NULL;
+		s->console = NULL;
+		stop_redirect(other);
+		slim_console_to_greeter(other, SLIM_WHY_MOVED);
+	}
+	c->shows = s;
+	s->console = c;
+	s->attached = false;
+	s->detached_since_us = 0;
+	if (s->detach_timer) {
+		wl_event_source_timer_update(s->detach_timer, 0);
+	}
+	c->state = SLIM_CONSOLE_WAITING;
+	maybe_redirect(c);
+	slim_manager_changed(c->mgr);
+}
+
+static const char *listen_any(struct slim_manager *mgr, char *buf, size_t size)
+{
+	/* compositors listen where the manager does, on a port of their own */
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char host[INET6_ADDRSTRLEN] = "0.0.0.0";
+	if (slim_parse_address(mgr->config.listen, 0, &ss, &len)) {
+		if (ss.ss_family == AF_INET6) {
+			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof(host));
+			snprintf(buf, size, "[%s]:0", host);
+			return buf;
+		}
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
+	}
+	snprintf(buf, size, "%s:0", host);
+	return buf;
+}
+
+static struct slim_session *spawn(struct slim_manager *mgr, const char *user,
+		const char *startup, char *const *env, const char *log_name, bool greeter)
+{
+	char listen[80], log_path[400], cgroup[128];
+	struct passwd *pw = getpwnam(user);
+	uid_t uid = pw ? pw->pw_uid : (uid_t)-1;
+	uint32_t id = mgr->next_session_id;
+	/*
+	 * The compositor opens its log as the user: RUN_DIR/log/USER/ is theirs.
+	 * Without it (no such user, no permission) its output goes nowhere.
+	 */
+	bool have_log = false;
+	if (pw) {
+		char dir[300];
+		snprintf(dir, sizeof(dir), "%s/log", mgr->run_dir);
+		mkdir(dir, 0755);
+		snprintf(dir, sizeof(dir), "%s/log/%s", mgr->run_dir, user);
+		have_log = (mkdir(dir, 0700) == 0 || errno == EEXIST) &&
+			(geteuid() != 0 || chown(dir, pw->pw_uid, pw->pw_gid) == 0);
+		snprintf(log_path, sizeof(log_path), "%s/%s.log", dir, log_name);
+	}
+	snprintf(cgroup, sizeof(cgroup), "slimland.slice/user-%u.slice/session-%u",
+		(unsigned)uid, id);
+	struct slim_spawn_request req = {
+		.user = user,
+		.slimland = mgr->config.slimland,
+		.listen = listen_any(mgr, listen, sizeof(listen)),
+		.startup = startup,
+		.env = env,
+		.cgroup = greeter ? NULL : cgroup,
+		.log_path = have_log ? log_path : NULL,
+	};
+	struct slim_spawn_result res = { .pid = -1, .pidfd = -1 };
+	int control_fd = -1;
+	if (!mgr->ops->spawn(mgr->ops_data, &req, &res, &control_fd)) {
+		slim_log(SLIM_LOG_ERROR, "cannot start a compositor for %s", user);
+		return NULL;
+	}
+	slim_log(SLIM_LOG_INFO, "session %u: compositor %d for %s%s", id, res.pid, user,
+		greeter ? " (greeter)" : "");
+	return slim_session_add(mgr, id, user, uid, res.pid, res.pidfd,
+		res.control_path, control_fd, greeter);
+}
+
+static struct slim_session *spawn_greeter(struct slim_console *c)
+{
+	struct slim_manager *mgr = c->mgr;
+	char sock_env[300], console_env[64], log_name[64];
+	snprintf(sock_env, sizeof(sock_env), "SLIMLAND_GREETER_SOCKET=%s", mgr->greeter_socket);
+	snprintf(console_env, sizeof(console_env), "SLIMLAND_CONSOLE=%s", c->id);
+	snprintf(log_name, sizeof(log_name), "greeter-%s", c->id);
+	char *const env[] = { sock_env, console_env, NULL };
+	struct slim_session *g = spawn(mgr, mgr->config.greeter_user, mgr->config.greeter,
+		env, log_name, true);
+	if (g) {
+		g->greeter_for = c;
+		c->greeter = g;
+	}
+	return g;
+}
+
+static int handle_greeter_retry(void *data)
+{
+	struct slim_console *c = data;
+	if (!c->shows && c->known) {
+		slim_console_to_greeter(c, c->why);
+	}
+	return 0;
+}
+
+void slim_console_to_greeter(struct slim_console *c, enum slim_why why)
+{
+	c->why = why;
+	if (!c->known) {
+		/* not heard from since we started: a greeter waits for its HELLO */
+		unshow(c);
+		c->state = SLIM_CONSOLE_GREETER;
+		slim_manager_changed(c->mgr);
+		return;
+	}
+	if (!c->greeter && !spawn_greeter(c)) {
+		unshow(c);
+		c->state = SLIM_CONSOLE_GREETER;
+		unsigned ms = GREETER_RETRY_FIRST_MS << (c->greeter_failures < 5 ? c->greeter_failures : 5);
+		c->greeter_failures++;
+		wl_event_source_timer_update(c->greeter_retry,
+			ms > GREETER_RETRY_MAX_MS ? GREETER_RETRY_MAX_MS : (int)ms);
+		slim_manager_changed(c->mgr);
+		return;
+	}
+	slim_console_show(c, c->greeter);
+}
+
+void slim_console_message(struct slim_console *c, const char *text)
+{
+	snprintf(c->message, sizeof(c->message), "%s", text);
+	slim_greeter_client_message(c, text);
+}
+
+bool slim_session_detach(struct slim_session *s, enum slim_why why)
+{
+	if (!s->console || s->greeter) {
+		return false;
+	}
+	slim_console_to_greeter(s->console, why);
+	return true;
+}
+
+/* What consoles say */
+
+void slim_console_hello(struct slim_console *c, bool new_assoc)
+{
+	if (!new_assoc) {
+		/* our answer was lost: answer again */
+		if (c->redirecting && c->shows) {
+			slim_console_send_redirect(c, c->shows->port, c->token);
+		} else {
+			slim_console_send_empty(c);
+		}
+		return;
+	}
+	bool was_known = c->known;
+	c->known = true;
+	/* any datagram of its association tells the console we serve it */
+	slim_console_send_empty(c);
+	if (!was_known && c->shows) {
+		/*
+		 * Restored from the state file: its display association still
+		 * shows c->shows (§1: a restarted manager redirects it nowhere new).
+		 */
+		c->shows->attached = true;
+		c->state = c->shows->greeter ? SLIM_CONSOLE_GREETER : SLIM_CONSOLE_SESSION;
+		slim_log(SLIM_LOG_INFO, "console %s: back, showing session %u", c->id, c->shows->id);
+		return;
+	}
+	if (c->shows) {
+		/* a new association (reboot, resize): it needs its picture again */
+		c->shows->attached = false;
+		stop_redirect(c);
+		maybe_redirect(c);
+		return;
+	}
+	slim_console_to_greeter(c, c->why);
+}
+
+static bool needs_password(struct slim_session *s)
+{
+	const struct slim_config *config = &s->mgr->config;
+	switch (config->reauth) {
+	case SLIM_REAUTH_NEVER:
+		return false;
+	case SLIM_REAUTH_ALWAYS:
+		return true;
+	case SLIM_REAUTH_IDLE:
+		return !s->console && s->detached_since_us != 0 &&
+			slim_now_us() - s->detached_since_us >= config->reauth_idle_s * 1000000ull;
+	}
+	return true;
+}
+
+void slim_console_card(struct slim_console *c, const struct slim_wire_card *card)
+{
+	struct slim_manager *mgr = c->mgr;
+	struct slim_card_token token = { .len = card->len };
+	if (token.len > sizeof(token.bytes)) {
+		token.len = sizeof(token.bytes);
+	}
+	memcpy(token.bytes, card->token, token.len);
+	if (card->event == 0) {
+		if (!mgr->config.card_removal_detach || !c->shows || c->shows->greeter) {
+			return;
+		}
+		slim_log(SLIM_LOG_INFO, "console %s: card removed, session %u detached",
+			c->id, c->shows->id);
+		slim_session_detach(c->shows, SLIM_WHY_CARD_REMOVED);
+		return;
+	}
+	struct slim_binding *b = token.len ? slim_manager_binding(mgr, &token) : NULL;
+	if (!b) {
+		/* remembered until someone logs in here (or another card is tapped) */
+		c->has_pending = token.len > 0;
+		c->pending = token;
+		c->reauth = NULL;
+		if (!c->shows || !c->shows->greeter) {
+			slim_console_to_greeter(c, SLIM_WHY_UNKNOWN_CARD);
+		} else {
+			c->why = SLIM_WHY_UNKNOWN_CARD;
+		}
+		slim_console_message(c, "Unknown card: log in to use it");
+		return;
+	}
+	struct slim_session *s = b->session;
+	c->has_pending = false;
+	if (c->shows == s) {
+		return;
+	}
+	if (needs_password(s)) {
+		c->reauth = s;
+		if (!c->shows || !c->shows->greeter) {
+			slim_console_to_greeter(c, SLIM_WHY_REAUTH);
+		} else {
+			c->why = SLIM_WHY_REAUTH;
+		}
+		slim_console_message(c, "Enter your password to continue");
+		return;
+	}
+	c->reauth = NULL;
+	slim_log(SLIM_LOG_INFO, "console %s: card for session %u (%s)", c->id, s->id, s->user);
+	slim_console_show(c, s);
+}
+
+/* What compositors say */
+
+void slim_session_control_hello(struct slim_session *s, uint16_t port, pid_t pid)
+{
+	if (pid != s->pid) {
+		slim_log(SLIM_LOG_INFO, "session %u: control says PID %d, we started %d",
+			s->id, (int)pid, (int)s->pid);
+	}
+	s->port = port;
+	/* a console restored from the state file is not known yet: nothing moves */
+	if (s->console && !s->attached && !s->console->redirecting) {
+		maybe_redirect(s->console);
+	}
+	slim_manager_changed(s->mgr);
+}
+
+static struct slim_console *console_of(struct slim_session *s, const char *id)
+{
+	return s->console && strcmp(s->console->id, id) == 0 ? s->console : NULL;
+}
+
+void slim_session_control_attached(struct slim_session *s, const char *id,
+		uint16_t width, uint16_t height)
+{
+	struct slim_console *c = console_of(s, id);
+	if (!c) {
+		slim_log(SLIM_LOG_DEBUG, "session %u: attached %s, not ours", s->id, id);
+		return;
+	}
+	s->attached = true;
+	stop_redirect(c);
+	c->state = s->greeter ? SLIM_CONSOLE_GREETER : SLIM_CONSOLE_SESSION;
+	if (s->greeter) {
+		c->greeter_failures = 0;
+	} else if (c->greeter) {
+		/* the console has a session now: its greeter is done */
+		struct slim_session *g = c->greeter;
+		c->greeter = NULL;
+		g->greeter_for = NULL;
+		slim_session_end(g);
+	}
+	slim_log(SLIM_LOG_INFO, "console %s: attached to session %u (%ux%u)", c->id, s->id,
+		width, height);
+	slim_manager_changed(s->mgr);
+}
+
+void slim_session_control_detached(struct slim_session *s, const char *id)
+{
+	struct slim_console *c = console_of(s, id);
+	if (!c || c->redirecting || !s->attached) {
+		/* ours to expect: a console we moved, or the one a new token replaces */
+		return;
+	}
+	slim_log(SLIM_LOG_INFO, "console %s: session %u lost it", c->id, s->id);
+	if (s->greeter) {
+		unshow(c);
+		c->state = SLIM_CONSOLE_GREETER;
+		c->known = false; /* its next HELLO brings the greeter back */
+		slim_manager_changed(s->mgr);
+		return;
+	}
+	bool alive = slim_now_us() - c->last_heard_us < 5000000ull;
+	if (!alive) {
+		c->known = false;
+	}
+	slim_console_to_greeter(c, SLIM_WHY_LOST);
+}
+
+void slim_session_control_closed(struct slim_session *s)
+{
+	/* no control, no session: make sure the compositor goes too */
+	if (!s->ending) {
+		slim_session_end(s);
+	}
+	slim_session_destroy(s);
+}
+
+/* Logins */
+
+bool slim_manager_login(struct slim_manager *mgr, struct slim_console *c,
+		const char *user, const char *password, const char **why)
+{
+	if (strcmp(user, mgr->config.greeter_user) == 0 || user[0] == '\0') {
+		*why = "This account cannot log in here";
+		return false;
+	}
+	if (!slim_ratelimit(&mgr->login_rl, slim_now_us())) {
+		*why = "Too many attempts; try again in a moment";
+		return false;
+	}
+	struct slim_auth *auth = mgr->ops->login(mgr->ops_data, mgr->config.pam_service,
+		user, password, why);
+	if (!auth) {
+		return false;
+	}
+	struct slim_session *s = NULL;
+	if (c->reauth && strcmp(c->reauth->user, user) == 0) {
+		s = c->reauth;
+	} else {
+		/* one session a user: a second login shows the one that runs */
+		struct slim_session *it;
+		wl_list_for_each(it, &mgr->sessions, link) {
+			if (!it->greeter && !it->ending && strcmp(it->user, user) == 0) {
+				s = it;
+				break;
+			}
+		}
+	}
+	c->reauth = NULL;
+	if (s) {
+		mgr->ops->logout(mgr->ops_data, auth);
+	} else {
+		char log_name[80];
+		snprintf(log_name, sizeof(log_name), "session-%u", mgr->next_session_id);
+		s = spawn(mgr, user, mgr->config.startup,
+			mgr->ops->auth_env(mgr->ops_data, auth), log_name, false);
+		if (!s) {
+			mgr->ops->logout(mgr->ops_data, auth);
+			*why = "The session could not be started";
+			return false;
+		}
+		s->auth = auth;
+	}
+	slim_log(SLIM_LOG_INFO, "console %s: %s logged in, session %u", c->id, user, s->id);
+	if (c->has_pending) {
+		c->has_pending = false;
+		slim_manager_bind(mgr, &c->pending, s);
+	}
+	slim_console_show(c, s);
+	return true;
+}

@@ -1,0 +1,227 @@
+/*
+ * The session manager's table and what it decides: which console shows
+ * which session, what a card does, what a login does, what happens when a
+ * compositor exits. Everything that reaches the outside world (PAM,
+ * spawning, UDP) goes through slim_manager_ops, so that tests and fuzzers
+ * drive the same code with fake compositors on socketpairs.
+ */
+#ifndef SLIM_SESSIOND_SESSIONS_H
+#define SLIM_SESSIOND_SESSIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <wayland-server-core.h>
+#include "config.h"
+#include "slim-log.h"
+#include "slim-proto.h"
+#include "spawn.h"
+
+struct slim_auth;
+struct slim_control;
+struct slim_greeter_client;
+
+#define SLIM_REDIRECT_INTERVAL_MS 200
+#define SLIM_REDIRECT_MAX 25
+/* A HELLO for a known console id from elsewhere waits this long for the old one to fall silent. */
+#define SLIM_CONSOLE_TAKEOVER_US 10000000ull
+
+struct slim_manager_ops {
+	/*
+	 * Starts a compositor. *control_fd may be set to a connected control
+	 * socket (tests); left at -1, the manager connects to out->control_path.
+	 */
+	bool (*spawn)(void *data, const struct slim_spawn_request *req,
+		struct slim_spawn_result *out, int *control_fd);
+	struct slim_auth *(*login)(void *data, const char *service, const char *user,
+		const char *password, const char **why);
+	void (*logout)(void *data, struct slim_auth *auth);
+	char *const *(*auth_env)(void *data, const struct slim_auth *auth);
+	/* One datagram to a console. */
+	void (*send)(void *data, const uint8_t *buf, size_t len,
+		const struct sockaddr *to, socklen_t to_len);
+	/* The state changed: write it out (NULL: nothing is kept). */
+	void (*changed)(void *data);
+};
+
+struct slim_card_token {
+	uint8_t len; /* 1..32 */
+	uint8_t bytes[32];
+};
+
+struct slim_binding {
+	struct wl_list link; /* slim_manager.bindings */
+	struct slim_card_token token;
+	struct slim_session *session;
+};
+
+struct slim_session {
+	struct wl_list link; /* slim_manager.sessions */
+	struct slim_manager *mgr;
+	uint32_t id;
+	bool greeter;      /* a greeter compositor, for greeter_for */
+	struct slim_console *greeter_for;
+	char user[64];
+	uid_t uid;
+	pid_t pid;
+	int pidfd;
+	struct wl_event_source *pidfd_source;
+	struct slim_control *control;
+	char control_path[320];
+	uint16_t port;     /* from `hello PORT PID`; 0 until then */
+	/* The console it is shown on, or being moved to (console->shows == this). */
+	struct slim_console *console;
+	bool attached;     /* the compositor said `attached` for console */
+	struct slim_auth *auth;
+	uint64_t detached_since_us;
+	struct wl_event_source *detach_timer;
+	bool ending;       /* SIGTERM sent */
+};
+
+enum slim_console_state {
+	SLIM_CONSOLE_GREETER,
+	SLIM_CONSOLE_SESSION,
+	SLIM_CONSOLE_WAITING, /* being redirected, or its compositor is starting */
+};
+
+/* Why a console shows the greeter (slimlandctl why). */
+enum slim_why {
+	SLIM_WHY_NO_CARD,
+	SLIM_WHY_UNKNOWN_CARD,
+	SLIM_WHY_CARD_REMOVED,
+	SLIM_WHY_SESSION_ENDED,
+	SLIM_WHY_ADMIN,
+	SLIM_WHY_MOVED,
+	SLIM_WHY_REAUTH,
+	SLIM_WHY_LOST,
+};
+
+struct slim_console {
+	struct wl_list link; /* slim_manager.consoles */
+	struct slim_manager *mgr;
+	char id[SLIM_CONSOLE_ID_LEN + 1];
+	/* Its control association: where it said HELLO from, and with which id. */
+	bool known;        /* said HELLO since this manager started */
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	struct sockaddr_storage local; /* the address it reached us at */
+	socklen_t local_len;
+	uint32_t assoc;
+	uint16_t width, height, mtu;
+	uint32_t caps;
+	uint64_t last_heard_us;
+	uint32_t card_seq; /* the last CARD datagram's seq: replays are older */
+
+	enum slim_console_state state;
+	enum slim_why why;
+	struct slim_session *shows;   /* what it shows or is being moved to */
+	struct slim_session *greeter; /* its greeter compositor, if one runs */
+	struct wl_event_source *greeter_retry;
+	unsigned greeter_failures;
+
+	/* The REDIRECT in flight. */
+	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
+	bool redirecting;
+	int redirect_sent;
+	struct wl_event_source *redirect_timer;
+
+	bool has_pending;            /* an unknown card was tapped here */
+	struct slim_card_token pending;
+	struct slim_session *reauth; /* a card asked for this session: password first */
+
+	/* The greeter client (greeter.c) and what it should show. */
+	struct slim_greeter_client *client;
+	char message[256];
+	unsigned login_failures;
+	uint64_t login_blocked_until_us;
+};
+
+struct slim_manager {
+	struct wl_event_loop *loop;
+	struct slim_config config;
+	const struct slim_manager_ops *ops;
+	void *ops_data;
+	char run_dir[200];
+	char greeter_socket[256];
+	bool check_greeter_peer; /* a greeter client must belong to its compositor */
+
+	struct wl_list sessions;
+	struct wl_list consoles;
+	struct wl_list bindings;
+	uint32_t next_session_id;
+	bool restoring;
+
+	struct slim_ratelimit log_rl;  /* network-provoked messages */
+	struct slim_ratelimit login_rl;
+	/* REFUSE UNKNOWN, per source (hashed) and in all, so it never becomes a flood */
+	struct slim_ratelimit refuse_rl[64];
+	struct slim_ratelimit refuse_all_rl;
+	uint64_t dropped;  /* datagrams that failed validation or were not believed */
+};
+
+struct slim_manager *slim_manager_create(struct wl_event_loop *loop,
+		const struct slim_config *config, const char *run_dir,
+		const struct slim_manager_ops *ops, void *ops_data);
+/* Ends nothing: compositors keep running for the next manager to find. */
+void slim_manager_destroy(struct slim_manager *mgr);
+
+/* Lookups. */
+struct slim_session *slim_manager_session(struct slim_manager *mgr, uint32_t id);
+struct slim_console *slim_manager_console(struct slim_manager *mgr, const char *id);
+struct slim_console *slim_manager_console_create(struct slim_manager *mgr, const char *id);
+const char *slim_why_str(enum slim_why why);
+const char *slim_console_state_str(enum slim_console_state state);
+
+/*
+ * Adds a running compositor (a new one, or one found again after a restart)
+ * and takes ownership of pidfd and control_fd (-1: connect to control_path).
+ */
+struct slim_session *slim_session_add(struct slim_manager *mgr, uint32_t id,
+		const char *user, uid_t uid, pid_t pid, int pidfd,
+		const char *control_path, int control_fd, bool greeter);
+/* The compositor is gone: tokens freed, console to the greeter, PAM closed. */
+void slim_session_destroy(struct slim_session *session);
+/* SIGTERM to the compositor; its exit destroys the session. */
+void slim_session_end(struct slim_session *session);
+
+/* What consoles.c reports. */
+void slim_console_hello(struct slim_console *console, bool new_assoc);
+void slim_console_card(struct slim_console *console, const struct slim_wire_card *card);
+
+/* What control.c reports. */
+void slim_session_control_hello(struct slim_session *session, uint16_t port, pid_t pid);
+void slim_session_control_attached(struct slim_session *session, const char *console_id,
+		uint16_t width, uint16_t height);
+void slim_session_control_detached(struct slim_session *session, const char *console_id);
+void slim_session_control_closed(struct slim_session *session);
+
+/*
+ * A login at a console's greeter (greeter.c does the delays). True: the
+ * console is being moved to the user's session. False: *why says why.
+ */
+bool slim_manager_login(struct slim_manager *mgr, struct slim_console *console,
+		const char *user, const char *password, const char **why);
+
+/* The REDIRECT retry timer (every 200 ms, at most 25 times). */
+int slim_console_redirect_tick(void *data);
+
+/* Sends the console to its greeter, starting one if needed. */
+void slim_console_to_greeter(struct slim_console *console, enum slim_why why);
+/* Shows `session` on `console`: REDIRECT once the compositor is ready. */
+void slim_console_show(struct slim_console *console, struct slim_session *session);
+/* A line for the console's greeter (kept until a greeter client says hello). */
+void slim_console_message(struct slim_console *console, const char *text);
+
+/* slimlandctl detach: the console goes to the greeter, the session keeps running. */
+bool slim_session_detach(struct slim_session *session, enum slim_why why);
+
+/* Card tokens. */
+struct slim_binding *slim_manager_binding(struct slim_manager *mgr,
+		const struct slim_card_token *token);
+bool slim_manager_bind(struct slim_manager *mgr, const struct slim_card_token *token,
+		struct slim_session *session);
+
+void slim_manager_changed(struct slim_manager *mgr);
+
+#endif

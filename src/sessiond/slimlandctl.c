@@ -1,0 +1,79 @@
+/*
+ * slimlandctl: asks slimland-sessiond (§4 of session-manager.md).
+ *
+ *   slimlandctl [--socket PATH] list | detach SESSION | end SESSION | why CONSOLE
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: slimlandctl [--socket PATH] list | detach SESSION | end SESSION | why CONSOLE\n");
+}
+
+int main(int argc, char *argv[])
+{
+	const char *path = "/run/slimland/ctl.sock";
+	int i = 1;
+	if (i + 1 < argc && strcmp(argv[i], "--socket") == 0) {
+		path = argv[i + 1];
+		i += 2;
+	}
+	if (i >= argc || strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+		usage(i >= argc ? stderr : stdout);
+		return i >= argc ? 2 : 0;
+	}
+	char request[1024];
+	size_t len = 0;
+	for (; i < argc; i++) {
+		int n = snprintf(request + len, sizeof(request) - len, "%s%s",
+			len ? " " : "", argv[i]);
+		if (n < 0 || (size_t)n >= sizeof(request) - len - 1) {
+			fprintf(stderr, "slimlandctl: request too long\n");
+			return 2;
+		}
+		len += (size_t)n;
+	}
+	request[len++] = '\n';
+
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "slimlandctl: socket path too long\n");
+		return 2;
+	}
+	strcpy(sun.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		perror(path);
+		return 1;
+	}
+	if (write(fd, request, len) != (ssize_t)len) {
+		perror("write");
+		return 1;
+	}
+	FILE *in = fdopen(fd, "r");
+	if (!in) {
+		return 1;
+	}
+	char line[2048];
+	while (fgets(line, sizeof(line), in)) {
+		if (strcmp(line, "ok\n") == 0) {
+			fclose(in);
+			return 0;
+		}
+		if (strncmp(line, "error ", 6) == 0) {
+			fprintf(stderr, "slimlandctl: %s", line + 6);
+			fclose(in);
+			return 1;
+		}
+		fputs(line, stdout);
+	}
+	fprintf(stderr, "slimlandctl: the session manager hung up\n");
+	fclose(in);
+	return 1;
+}

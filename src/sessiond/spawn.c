@@ -1,0 +1,455 @@
+/*
+ * Starting a compositor as a user. Everything that can be looked up or
+ * allocated is done in the parent, before fork(): the child only makes
+ * system calls, so it is safe whatever the manager's threads or allocator
+ * were doing, and a failure before exec reaches the parent through a
+ * close-on-exec pipe, so that slim_spawn_compositor() can say it failed.
+ */
+#define _GNU_SOURCE /* getgrouplist, setgroups, pipe2 */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "slim-log.h"
+#include "spawn.h"
+
+#define SLIM_SPAWN_PATH "/usr/local/bin:/usr/bin:/bin"
+#define SLIM_SPAWN_MAX_GROUPS 256
+#define SLIM_SPAWN_MAX_ENV 256
+
+/* What the child reports before exec fails: which step, and errno. */
+struct child_error {
+	int step;
+	int err;
+};
+
+enum child_step {
+	STEP_SETGROUPS = 1,
+	STEP_SETGID,
+	STEP_SETUID,
+	STEP_VERIFY,
+	STEP_EXEC,
+};
+
+static const char *const step_names[] = {
+	[STEP_SETGROUPS] = "setgroups",
+	[STEP_SETGID] = "setgid",
+	[STEP_SETUID] = "setuid",
+	[STEP_VERIFY] = "dropping privileges did not stick",
+	[STEP_EXEC] = "exec",
+};
+
+/* Everything the child needs, prepared by the parent. */
+struct child_plan {
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[SLIM_SPAWN_MAX_GROUPS];
+	int ngroups;
+	const char *home;
+	const char *log_path;
+	char cgroup_dir[512];   /* the cgroup's directory, or "" */
+	size_t cgroup_root_len; /* the hierarchy's root, a prefix of cgroup_dir */
+	char cgroup_procs[560]; /* its cgroup.procs */
+	char *argv[8];
+	char *envp[SLIM_SPAWN_MAX_ENV + 1];
+	int report_fd;
+};
+
+static void child_fail(const struct child_plan *plan, int step)
+{
+	struct child_error e = { .step = step, .err = errno };
+	ssize_t n = write(plan->report_fd, &e, sizeof(e));
+	(void)n;
+	_exit(127);
+}
+
+/* mkdir -p for the cgroup path, from the hierarchy's root (which exists). */
+static bool mkdir_parents(char *path, size_t root_len)
+{
+	for (char *p = path + root_len + 1; *p; p++) {
+		if (*p != '/') {
+			continue;
+		}
+		*p = '\0';
+		bool ok = mkdir(path, 0755) == 0 || errno == EEXIST;
+		*p = '/';
+		if (!ok) {
+			return false;
+		}
+	}
+	return mkdir(path, 0755) == 0 || errno == EEXIST;
+}
+
+/*
+ * The cgroup v2 unified hierarchy when it is mounted at /sys/fs/cgroup, else
+ * the v1 cpu controller's hierarchy (where per-session CPU shares live).
+ */
+static const char *cgroup_root(void)
+{
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
+		return "/sys/fs/cgroup";
+	}
+	if (access("/sys/fs/cgroup/cpu/cgroup.procs", F_OK) == 0) {
+		return "/sys/fs/cgroup/cpu";
+	}
+	if (access("/sys/fs/cgroup/cpu,cpuacct/cgroup.procs", F_OK) == 0) {
+		return "/sys/fs/cgroup/cpu,cpuacct";
+	}
+	return NULL;
+}
+
+/* In the child, still root. A session outside its cgroup still works: warn. */
+static void child_join_cgroup(struct child_plan *plan)
+{
+	if (!plan->cgroup_dir[0]) {
+		return;
+	}
+	if (!mkdir_parents(plan->cgroup_dir, plan->cgroup_root_len)) {
+		dprintf(STDERR_FILENO, "slimland-sessiond: warning: cannot create cgroup %s: %s\n",
+			plan->cgroup_dir, strerror(errno));
+		return;
+	}
+	int fd = open(plan->cgroup_procs, O_WRONLY | O_CLOEXEC);
+	/* "0" means the writing process in both cgroup versions. */
+	if (fd < 0 || write(fd, "0", 1) != 1) {
+		dprintf(STDERR_FILENO, "slimland-sessiond: warning: cannot join cgroup %s: %s\n",
+			plan->cgroup_dir, strerror(errno));
+	}
+	if (fd >= 0) {
+		close(fd);
+	}
+}
+
+static void close_inherited_fds(int keep)
+{
+	/*
+	 * The manager's sockets (consoles, control, greeter, ctl) must not leak
+	 * into a user's session. keep (the report pipe) is close-on-exec.
+	 */
+#ifdef SYS_close_range
+	if ((keep <= 3 || syscall(SYS_close_range, 3, keep - 1, 0) == 0) &&
+			syscall(SYS_close_range, keep + 1, ~0U, 0) == 0) {
+		return;
+	}
+#endif
+	long max = sysconf(_SC_OPEN_MAX);
+	if (max < 0 || max > 65536) {
+		max = 65536;
+	}
+	for (int fd = 3; fd < max; fd++) {
+		if (fd != keep) {
+			close(fd);
+		}
+	}
+}
+
+static void redirect_std(const struct child_plan *plan)
+{
+	int null = open("/dev/null", O_RDWR);
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+	}
+	/*
+	 * The log is opened as the user: opened as root, a path in the user's
+	 * home could be a symlink to any file on the system.
+	 */
+	int log = -1;
+	if (plan->log_path) {
+		log = open(plan->log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
+		if (log < 0) {
+			dprintf(STDERR_FILENO, "slimland-sessiond: warning: cannot open %s: %s\n",
+				plan->log_path, strerror(errno));
+		}
+	}
+	int out = log >= 0 ? log : null;
+	if (out >= 0) {
+		dup2(out, STDOUT_FILENO);
+		dup2(out, STDERR_FILENO);
+	}
+	if (log > STDERR_FILENO) {
+		close(log);
+	}
+	if (null > STDERR_FILENO) {
+		close(null);
+	}
+}
+
+static void __attribute__((noreturn)) child_main(struct child_plan *plan)
+{
+	/* The manager may block or ignore signals; exec keeps both. */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int sig = 1; sig < NSIG; sig++) {
+		signal(sig, SIG_DFL);
+	}
+	/* Its own session: the manager's terminal and process group are not its. */
+	setsid();
+	close_inherited_fds(plan->report_fd);
+	child_join_cgroup(plan);
+
+	if (setgroups((size_t)plan->ngroups, plan->groups) != 0) {
+		child_fail(plan, STEP_SETGROUPS);
+	}
+	if (setgid(plan->gid) != 0) {
+		child_fail(plan, STEP_SETGID);
+	}
+	if (setuid(plan->uid) != 0) {
+		child_fail(plan, STEP_SETUID);
+	}
+	/* Paranoia that costs nothing: a half-dropped root must never exec. */
+	if (getuid() != plan->uid || geteuid() != plan->uid ||
+			getgid() != plan->gid || getegid() != plan->gid ||
+			(plan->uid != 0 && setuid(0) == 0)) {
+		errno = EPERM;
+		child_fail(plan, STEP_VERIFY);
+	}
+	if (chdir(plan->home) != 0 && chdir("/") != 0) {
+		dprintf(STDERR_FILENO, "slimland-sessiond: warning: chdir: %s\n", strerror(errno));
+	}
+	redirect_std(plan);
+	execve(plan->argv[0], plan->argv, plan->envp);
+	child_fail(plan, STEP_EXEC);
+	_exit(127); /* not reached */
+}
+
+/*
+ * XDG_RUNTIME_DIR: the one PAM gave (pam_systemd's /run/user/UID), else
+ * /run/user/UID when /run/user exists, else /run/slimland/user-UID. Created
+ * mode 0700 and owned by the user when missing; an existing one must be
+ * the user's and private, since the control socket the manager trusts is
+ * made there.
+ */
+static bool prepare_runtime_dir(const char *from_env, uid_t uid, gid_t gid,
+		char *dir, size_t size)
+{
+	struct stat st;
+	int n;
+	if (from_env) {
+		n = snprintf(dir, size, "%s", from_env);
+	} else if (stat("/run/user", &st) == 0 && S_ISDIR(st.st_mode)) {
+		n = snprintf(dir, size, "/run/user/%u", (unsigned)uid);
+	} else {
+		if (mkdir("/run/slimland", 0755) != 0 && errno != EEXIST) {
+			slim_log(SLIM_LOG_ERROR, "spawn: cannot create /run/slimland: %s", strerror(errno));
+			return false;
+		}
+		n = snprintf(dir, size, "/run/slimland/user-%u", (unsigned)uid);
+	}
+	if (n < 0 || (size_t)n >= size) {
+		slim_log(SLIM_LOG_ERROR, "spawn: runtime directory path too long");
+		return false;
+	}
+	if (mkdir(dir, 0700) == 0) {
+		/* Created by root: give it away before the user needs it. */
+		if (chown(dir, uid, gid) != 0) {
+			slim_log(SLIM_LOG_ERROR, "spawn: chown %s: %s", dir, strerror(errno));
+			rmdir(dir);
+			return false;
+		}
+		return true;
+	}
+	if (errno != EEXIST) {
+		slim_log(SLIM_LOG_ERROR, "spawn: cannot create %s: %s", dir, strerror(errno));
+		return false;
+	}
+	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid ||
+			(st.st_mode & 0077)) {
+		slim_log(SLIM_LOG_ERROR, "spawn: %s exists but is not a private directory of uid %u",
+			dir, (unsigned)uid);
+		return false;
+	}
+	return true;
+}
+
+static const char *env_value(char *const *env, const char *name)
+{
+	size_t len = strlen(name);
+	for (; env && *env; env++) {
+		if (strncmp(*env, name, len) == 0 && (*env)[len] == '=') {
+			return *env + len + 1;
+		}
+	}
+	return NULL;
+}
+
+/* Adds NAME=VALUE, replacing an earlier NAME (PAM's values win over ours). */
+static bool env_add(char **envp, int *n, char *entry)
+{
+	if (!entry) {
+		return false;
+	}
+	size_t name_len = strcspn(entry, "=");
+	for (int i = 0; i < *n; i++) {
+		if (strncmp(envp[i], entry, name_len) == 0 && envp[i][name_len] == '=') {
+			free(envp[i]);
+			envp[i] = entry;
+			return true;
+		}
+	}
+	if (*n >= SLIM_SPAWN_MAX_ENV) {
+		free(entry);
+		return false;
+	}
+	envp[(*n)++] = entry;
+	return true;
+}
+
+static char *env_entry(const char *name, const char *value)
+{
+	char *s;
+	return asprintf(&s, "%s=%s", name, value) < 0 ? NULL : s;
+}
+
+static void env_free(char **envp)
+{
+	for (char **e = envp; *e; e++) {
+		free(*e);
+	}
+}
+
+bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spawn_result *out)
+{
+	*out = (struct slim_spawn_result){ .pid = -1, .pidfd = -1 };
+	struct passwd pw_buf, *pw = NULL;
+	char pw_strings[4096];
+	int r = getpwnam_r(req->user, &pw_buf, pw_strings, sizeof(pw_strings), &pw);
+	if (!pw) {
+		slim_log(SLIM_LOG_ERROR, "spawn: no user %s%s%s", req->user,
+			r ? ": " : "", r ? strerror(r) : "");
+		return false;
+	}
+
+	/* Static: large, and slim_spawn_compositor is not reentrant anyway. */
+	static struct child_plan plan;
+	memset(&plan, 0, sizeof(plan));
+	plan.uid = pw->pw_uid;
+	plan.gid = pw->pw_gid;
+	plan.home = pw->pw_dir && *pw->pw_dir ? pw->pw_dir : "/";
+	plan.log_path = req->log_path;
+	plan.ngroups = SLIM_SPAWN_MAX_GROUPS;
+	if (getgrouplist(pw->pw_name, pw->pw_gid, plan.groups, &plan.ngroups) < 0) {
+		slim_log(SLIM_LOG_ERROR, "spawn: %s is in more than %d groups", req->user,
+			SLIM_SPAWN_MAX_GROUPS);
+		return false;
+	}
+
+	const char *pam_runtime = env_value(req->env, "XDG_RUNTIME_DIR");
+	if (!prepare_runtime_dir(pam_runtime, plan.uid, plan.gid,
+			out->runtime_dir, sizeof(out->runtime_dir))) {
+		return false;
+	}
+	snprintf(out->control_path, sizeof(out->control_path), "%s/slimland-control",
+		out->runtime_dir);
+
+	if (req->cgroup) {
+		const char *root = cgroup_root();
+		if (!root) {
+			slim_log(SLIM_LOG_ERROR, "spawn: warning: no cgroup hierarchy to put %s in",
+				req->cgroup);
+		} else if (strstr(req->cgroup, "..") ||
+				snprintf(plan.cgroup_dir, sizeof(plan.cgroup_dir), "%s/%s", root,
+					req->cgroup) >= (int)sizeof(plan.cgroup_dir)) {
+			slim_log(SLIM_LOG_ERROR, "spawn: warning: bad cgroup %s", req->cgroup);
+			plan.cgroup_dir[0] = '\0';
+		} else {
+			plan.cgroup_root_len = strlen(root);
+			snprintf(plan.cgroup_procs, sizeof(plan.cgroup_procs), "%s/cgroup.procs",
+				plan.cgroup_dir);
+		}
+	}
+
+	/* A clean environment: nothing of the manager's but LANG. */
+	int n = 0;
+	bool ok = env_add(plan.envp, &n, env_entry("HOME", plan.home)) &&
+		env_add(plan.envp, &n, env_entry("USER", pw->pw_name)) &&
+		env_add(plan.envp, &n, env_entry("LOGNAME", pw->pw_name)) &&
+		env_add(plan.envp, &n, env_entry("SHELL",
+			pw->pw_shell && *pw->pw_shell ? pw->pw_shell : "/bin/sh")) &&
+		env_add(plan.envp, &n, env_entry("PATH", SLIM_SPAWN_PATH)) &&
+		(!getenv("LANG") || env_add(plan.envp, &n, env_entry("LANG", getenv("LANG")))) &&
+		env_add(plan.envp, &n, env_entry("XDG_RUNTIME_DIR", out->runtime_dir));
+	for (char *const *e = req->env; ok && e && *e; e++) {
+		if (strchr(*e, '=')) {
+			ok = env_add(plan.envp, &n, strdup(*e));
+		}
+	}
+	if (!ok) {
+		slim_log(SLIM_LOG_ERROR, "spawn: environment too large");
+		env_free(plan.envp);
+		return false;
+	}
+
+	int a = 0;
+	plan.argv[a++] = (char *)req->slimland;
+	plan.argv[a++] = "--managed";
+	plan.argv[a++] = "--listen";
+	plan.argv[a++] = (char *)(req->listen ? req->listen : "0.0.0.0:0");
+	if (req->startup) {
+		plan.argv[a++] = "-s";
+		plan.argv[a++] = (char *)req->startup;
+	}
+	plan.argv[a] = NULL;
+
+	int report[2];
+	if (pipe2(report, O_CLOEXEC) != 0) {
+		slim_log(SLIM_LOG_ERROR, "spawn: pipe: %s", strerror(errno));
+		env_free(plan.envp);
+		return false;
+	}
+	plan.report_fd = report[1];
+	pid_t pid = fork();
+	if (pid < 0) {
+		slim_log(SLIM_LOG_ERROR, "spawn: fork: %s", strerror(errno));
+		close(report[0]);
+		close(report[1]);
+		env_free(plan.envp);
+		return false;
+	}
+	if (pid == 0) {
+		close(report[0]);
+		child_main(&plan);
+	}
+	close(report[1]);
+	env_free(plan.envp);
+
+	/* EOF: the exec succeeded and closed the pipe. */
+	struct child_error e;
+	ssize_t got;
+	do {
+		got = read(report[0], &e, sizeof(e));
+	} while (got < 0 && errno == EINTR);
+	close(report[0]);
+	if (got == (ssize_t)sizeof(e)) {
+		const char *step = e.step > 0 && e.step <= STEP_EXEC ? step_names[e.step] : "?";
+		slim_log(SLIM_LOG_ERROR, "spawn: %s as %s: %s: %s", req->slimland, req->user,
+			step, strerror(e.err));
+		waitpid(pid, NULL, 0);
+		return false;
+	}
+
+	/*
+	 * A pidfd names this very process even if the pid is reused later (it
+	 * is close-on-exec: no other session inherits it).
+	 */
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		slim_log(SLIM_LOG_ERROR, "spawn: pidfd_open: %s", strerror(errno));
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return false;
+	}
+	out->pid = pid;
+	out->pidfd = pidfd;
+	slim_log(SLIM_LOG_INFO, "spawn: %s (pid %d) as %s, runtime directory %s",
+		req->slimland, (int)pid, req->user, out->runtime_dir);
+	return true;
+}

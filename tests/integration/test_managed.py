@@ -1,0 +1,273 @@
+"""slimland --managed with a session manager played here: a UDP socket
+answering the consoles' control associations with REDIRECT, and a client
+of the compositor's control socket saying which token to expect.
+
+A console is attached only with the token the compositor was told to
+expect; a wrong token, or no token at all, is refused. Migrating the
+session to a console of another size moves the picture there and leaves
+the first console without frames. A manager that restarted (REFUSE
+UNKNOWN on the control association) gets a new HELLO, and the picture
+goes on without a new display HELLO."""
+import os
+import socket
+import stat
+import struct
+import time
+
+from slimtest import KEY_A, Session, TestFailure, log, run, scaled
+
+MAGIC = 0x4d494c53
+DGRAM = struct.Struct('<IBBHIIQ')  # magic, version, flags, count, assoc, seq, time_us
+CMD = struct.Struct('<BBH')        # type, flags, len
+CMD_REFUSE, CMD_REDIRECT, CMD_HELLO = 0x09, 0x0a, 0x81
+REFUSE_UNKNOWN = 2
+UPSTREAM = 1
+
+T1 = bytes(range(0x10, 0x20))
+T2 = bytes(range(0x20, 0x30))
+WRONG = bytes(16)
+
+
+def hexid(console_id):
+    return console_id.encode().hex()
+
+
+class Hello:
+    def __init__(self, addr, assoc, console_id, width, height, token):
+        self.addr, self.assoc, self.console_id = addr, assoc, console_id
+        self.width, self.height, self.token = width, height, token
+
+
+class FakeManager:
+    """The session manager's UDP side: HELLOs in, REDIRECT and REFUSE out."""
+
+    def __init__(self, session):
+        self.session = session
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(('127.0.0.1', 0))
+        self.port = self.sock.getsockname()[1]
+
+    def close(self):
+        self.sock.close()
+
+    def recv_hello(self, console_id, not_assoc=None, timeout=10):
+        """The next HELLO from console_id (PINGs and CARDs are skipped), in
+        an association other than not_assoc."""
+        deadline = time.monotonic() + scaled(timeout)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.session.fail('the manager got no HELLO from %s' % console_id)
+            self.sock.settimeout(left)
+            try:
+                data, addr = self.sock.recvfrom(65536)
+            except socket.timeout:
+                continue
+            magic, version, flags, count, assoc, _, _ = DGRAM.unpack_from(data)
+            if magic != MAGIC or version != 1 or not flags & UPSTREAM or count != 1:
+                continue
+            ctype, _, length = CMD.unpack_from(data, DGRAM.size)
+            body = data[DGRAM.size + CMD.size:DGRAM.size + CMD.size + length]
+            if ctype != CMD_HELLO or assoc == not_assoc:
+                continue
+            _, width, height, _, _ = struct.unpack_from('<HHHHI', body)
+            cid = body[12:44].rstrip(b'\0').decode()
+            if cid != console_id:
+                continue
+            return Hello(addr, assoc, cid, width, height, body[44:] or None)
+
+    def send(self, hello, ctype, body):
+        """One command alone in a datagram of the console's association, seq 0."""
+        data = DGRAM.pack(MAGIC, 1, 0, 1, hello.assoc, 0, int(time.monotonic() * 1e6))
+        self.sock.sendto(data + CMD.pack(ctype, 0, len(body)) + body, hello.addr)
+
+    def redirect(self, hello, port, token):
+        self.send(hello, CMD_REDIRECT, struct.pack('<BBH16s16s', 4, 0, port,
+                                                   socket.inet_aton('127.0.0.1'), token))
+
+    def refuse_unknown(self, hello):
+        self.send(hello, CMD_REFUSE, struct.pack('<HH', REFUSE_UNKNOWN, 0))
+
+
+class ControlClient:
+    """The manager's end of the compositor's control socket."""
+
+    def __init__(self, session):
+        self.session = session
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(session.control_path())
+        self.buf = b''
+
+    def close(self):
+        self.sock.close()
+
+    def send(self, line):
+        self.sock.sendall(line.encode() + b'\n')
+
+    def read_line(self, timeout=10):
+        """The next line; None at the end of the stream."""
+        deadline = time.monotonic() + scaled(timeout)
+        while b'\n' not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.session.fail('no line on the control socket within %gs' % scaled(timeout))
+            self.sock.settimeout(left)
+            try:
+                data = self.sock.recv(4096)
+            except socket.timeout:
+                continue
+            except ConnectionResetError:
+                data = b''  # closed with our bytes unread: the end all the same
+            if not data:
+                return None
+            self.buf += data
+        line, self.buf = self.buf.split(b'\n', 1)
+        return line.decode()
+
+    def expect(self, want):
+        line = self.read_line()
+        if line != want:
+            self.session.fail('control socket said %r, not %r' % (line, want))
+        log('control: %s' % line)
+
+    def sync(self):
+        """ping/pong: everything sent before was handled, everything said before was read."""
+        self.send('ping')
+        self.expect('pong')
+
+
+def test():
+    with Session('managed', size=(640, 480), console=False, managed=True) as s:
+        st = os.stat(s.control_path())
+        if not stat.S_ISSOCK(st.st_mode) or stat.S_IMODE(st.st_mode) != 0o600:
+            s.fail('the control socket is not a socket of mode 0600 (%o)' % st.st_mode)
+        ctl = ControlClient(s)
+        words = (ctl.read_line() or '').split()
+        if len(words) != 3 or words[0] != 'hello' or int(words[2]) != s.compositor.pid:
+            s.fail('the control socket said %r, not "hello PORT %d"' % (words, s.compositor.pid))
+        port = int(words[1])
+        if port == 0:
+            s.fail('the compositor reports port 0')
+        log('managed compositor on UDP port %d' % port)
+        s.start_client([s.slim_echo], wait_line='ready')
+        mgr = FakeManager(s)
+        manager = ['--manager', '127.0.0.1:%d' % mgr.port]
+        server = '127.0.0.1:%d' % port
+
+        # straight at the compositor, no token: refused
+        direct = s.start_console(console_id='console-d', wait_attached=False,
+                                 endpoint=['--server', server])
+        line = direct.wait_for('refused ', 15)
+        if line != 'refused busy this session is not yours to show':
+            s.fail('a console without a token was told %r' % line)
+        direct.quit()
+
+        # through the manager: nothing until the REDIRECT
+        a = s.start_console(console_id='console-a', wait_attached=False, endpoint=manager)
+        a.wait_for('manager connecting 127.0.0.1:%d' % mgr.port)
+        ha = mgr.recv_hello('console-a')
+        if ha.token is not None or (ha.width, ha.height) != (640, 480):
+            s.fail('the control HELLO carries a token or the wrong size')
+        # a token the compositor was not told about
+        mgr.redirect(ha, port, WRONG)
+        a.wait_for('manager attached %d' % ha.assoc)
+        a.wait_for('redirect ' + server)
+        a.wait_for('connecting ' + server)
+        line = a.wait_for('refused ', 15)
+        if line != 'refused busy this session is not yours to show':
+            s.fail('a console with a wrong token was told %r' % line)
+        if any(l.startswith('attached') for l in a.stdout.since(0)):
+            s.fail('console-a attached with a wrong token')
+
+        # the expected token
+        ctl.send('expect %s %s' % (T1.hex(), hexid('console-a')))
+        ctl.sync()
+        mgr.redirect(ha, port, T1)
+        a.wait_for('redirect ' + server)
+        a.wait_for('connecting ' + server)
+        a.wait_for('attached', 15)
+        a.wait_for('frame ')
+        ctl.expect('attached %s 640x480' % hexid('console-a'))
+        # the manager repeats its REDIRECT until it hears "attached": ignored
+        mark = a.mark()
+        mgr.redirect(ha, port, T1)
+        a.sync()  # the datagram was queued before the command: handled first
+        if any(l.startswith(('redirect', 'connecting')) for l in a.stdout.since(mark)):
+            s.fail('a repeated REDIRECT started a new display association')
+        s.assert_screens_equal(console=a)
+        mark = a.mark()
+        a.tap(KEY_A)
+        if a.next_frame(scaled(10), start=mark) is None:
+            s.fail('console-a got no frame for a key')
+        # the token was used once: a second HELLO with it is refused
+        hello_used = s.compositor.stderr.mark()
+
+        # migrate to console-b, 800x600
+        b = s.start_console(size=(800, 600), console_id='console-b', wait_attached=False,
+                            endpoint=manager)
+        hb = mgr.recv_hello('console-b')
+        ctl.send('expect %s %s' % (T2.hex(), hexid('console-b')))
+        ctl.sync()
+        mgr.redirect(hb, port, T2)
+        b.wait_for('attached', 15)
+        b.wait_for('frame ')
+        ctl.expect('detached %s' % hexid('console-a'))
+        ctl.expect('attached %s 800x600' % hexid('console-b'))
+        g = s.assert_screens_equal(console=b)
+        if g.size != (800, 600):
+            s.fail('grim says %s after the move, not 800x600' % (g.size,))
+        mark_a, mark_b = a.mark(), b.mark()
+        b.tap(KEY_A)
+        if b.next_frame(scaled(10), start=mark_b) is None:
+            s.fail('console-b got no frame for a key')
+        s.settled(console=b)
+        if a.frames_since(mark_a):
+            s.fail('console-a still gets frames: %s' % a.frames_since(mark_a)[:3])
+        # console-a, forgotten by the compositor, says HELLO with its used token
+        a.wait_for('refused unknown', 15, start=mark_a)
+        a.wait_for('refused busy', 15, start=mark_a)
+        if not any('token not expected (or used)' in l
+                   for l in s.compositor.log_since(hello_used)):
+            s.fail('the compositor does not log the used token it refused')
+
+        # the manager restarted: REFUSE UNKNOWN on console-b's control association
+        mark_b = b.mark()
+        mgr.refuse_unknown(hb)
+        hb2 = mgr.recv_hello('console-b', not_assoc=hb.assoc)
+        log('console-b said HELLO again to the manager: association %d' % hb2.assoc)
+        # the manager reloaded its state: the same endpoint and token
+        mgr.redirect(hb2, port, T2)
+        b.wait_for('manager attached %d' % hb2.assoc, start=mark_b)
+        b.sync()
+        touched = [l for l in b.stdout.since(mark_b)
+                   if l.startswith(('redirect', 'connecting', 'attached', 'refused'))]
+        if touched:
+            s.fail('the display association was touched: %s' % touched)
+        mark = b.mark()
+        b.tap(KEY_A)
+        if b.next_frame(scaled(10), start=mark) is None:
+            s.fail('console-b got no frame for a key after the manager restarted')
+        ctl.sync()  # no "attached" (nor anything else) came before the pong
+        s.assert_screens_equal(console=b)
+
+        # detach, bad lines, and a line too long
+        ctl.send('detach')
+        ctl.expect('detached %s' % hexid('console-b'))
+        ctl.send('expect nonsense')
+        ctl.send('bogus')
+        ctl.sync()
+        ctl.sock.sendall(b'x' * 2000)
+        if ctl.read_line() is not None:
+            s.fail('a line of 2000 bytes did not close the connection')
+        ctl.close()
+        ctl = ControlClient(s)
+        ctl.expect('hello %d %d' % (port, s.compositor.pid))
+        ctl.close()
+        mgr.close()
+        path = s.control_path()
+        s.stop_compositor()
+        if os.path.exists(path):
+            raise TestFailure('the control socket is still there after the compositor exited')
+
+
+run(test)

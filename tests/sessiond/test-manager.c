@@ -1,0 +1,713 @@
+/*
+ * The session manager's state machine, driven through its API: consoles as
+ * datagrams into slim_consoles_receive, compositors as real child processes
+ * (for pidfds and SIGTERM) whose control sockets are socketpairs the test
+ * speaks for, PAM as a fake that accepts the password "right".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "consoles.h"
+#include "ctl.h"
+#include "lines.h"
+#include "sessions.h"
+#include "slim-codec.h"
+#include "state.h"
+
+struct fake_compositor {
+	bool used;
+	bool greeter;
+	char user[64];
+	char console_env[64];
+	pid_t pid;
+	int fd; /* the compositor's end of the control socket */
+	struct slim_lines lines;
+};
+
+struct sent {
+	uint8_t buf[2048];
+	size_t len;
+	struct sockaddr_in to;
+};
+
+static struct {
+	struct wl_event_loop *loop;
+	struct slim_manager *mgr;
+	struct fake_compositor comps[32];
+	int n_comps;
+	struct sent sent[256];
+	int n_sent;
+	int logins, logouts;
+} t;
+
+struct fake_auth {
+	int dummy;
+};
+
+__attribute__((format(printf, 2, 0)))
+static void quiet(enum slim_log_level level, const char *fmt, va_list args)
+{
+	if (getenv("TEST_VERBOSE")) {
+		vfprintf(stderr, fmt, args);
+		fputc('\n', stderr);
+	}
+}
+
+static bool fake_spawn(void *data, const struct slim_spawn_request *req,
+		struct slim_spawn_result *out, int *control_fd)
+{
+	assert_true(t.n_comps < 32);
+	struct fake_compositor *fc = &t.comps[t.n_comps++];
+	memset(fc, 0, sizeof(*fc));
+	fc->used = true;
+	snprintf(fc->user, sizeof(fc->user), "%s", req->user);
+	for (char *const *e = req->env; e && *e; e++) {
+		if (strncmp(*e, "SLIMLAND_CONSOLE=", 17) == 0) {
+			fc->greeter = true;
+			snprintf(fc->console_env, sizeof(fc->console_env), "%s", *e + 17);
+		}
+	}
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		signal(SIGTERM, SIG_DFL);
+		/* no control socket ends here: the test's closing one must be seen */
+		syscall(SYS_close_range, 3, ~0u, 0);
+		for (;;) {
+			pause();
+		}
+	}
+	fc->pid = pid;
+	fc->fd = sv[1];
+	slim_lines_init(&fc->lines);
+	out->pid = pid;
+	out->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	assert_true(out->pidfd >= 0);
+	snprintf(out->control_path, sizeof(out->control_path), "/nonexistent/%d", pid);
+	*control_fd = sv[0];
+	return true;
+}
+
+static struct slim_auth *fake_login(void *data, const char *service, const char *user,
+		const char *password, const char **why)
+{
+	if (strcmp(password, "right") != 0) {
+		*why = "Wrong password";
+		return NULL;
+	}
+	t.logins++;
+	return (struct slim_auth *)calloc(1, sizeof(struct fake_auth));
+}
+
+static void fake_logout(void *data, struct slim_auth *auth)
+{
+	t.logouts++;
+	free(auth);
+}
+
+static char *const *fake_env(void *data, const struct slim_auth *auth)
+{
+	return NULL;
+}
+
+static void fake_send(void *data, const uint8_t *buf, size_t len,
+		const struct sockaddr *to, socklen_t to_len)
+{
+	assert_true(t.n_sent < 256);
+	assert_true(len <= sizeof(t.sent[0].buf));
+	struct sent *s = &t.sent[t.n_sent++];
+	memcpy(s->buf, buf, len);
+	s->len = len;
+	memcpy(&s->to, to, sizeof(s->to));
+}
+
+static const struct slim_manager_ops ops = {
+	.spawn = fake_spawn,
+	.login = fake_login,
+	.logout = fake_logout,
+	.auth_env = fake_env,
+	.send = fake_send,
+};
+
+static void pump_ms(int ms)
+{
+	uint64_t end = slim_now_us() + (uint64_t)ms * 1000;
+	do {
+		wl_event_loop_dispatch(t.loop, 5);
+	} while (slim_now_us() < end);
+}
+
+/* The next line the manager sent this compositor, within a second. */
+static char *comp_line(struct fake_compositor *fc)
+{
+	uint64_t end = slim_now_us() + 1000000;
+	for (;;) {
+		char *line = slim_lines_next(&fc->lines);
+		if (line) {
+			return line;
+		}
+		slim_lines_fill(&fc->lines, fc->fd);
+		line = slim_lines_next(&fc->lines);
+		if (line) {
+			return line;
+		}
+		if (slim_now_us() > end) {
+			return NULL;
+		}
+		wl_event_loop_dispatch(t.loop, 5);
+	}
+}
+
+static void comp_say(struct fake_compositor *fc, const char *line)
+{
+	assert_true(slim_line_send(fc->fd, "%s", line));
+	pump_ms(10);
+}
+
+static struct sockaddr_in addr_of(int n)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(40000 + n) };
+	a.sin_addr.s_addr = htonl(0x0a000000 + n);
+	return a;
+}
+
+static void console_send(int n, uint32_t assoc, uint32_t seq, int type, const void *body)
+{
+	uint8_t buf[256];
+	struct slim_writer w;
+	slim_writer_init(&w, buf, sizeof(buf), assoc, true);
+	if (type == SLIM_CMD_HELLO) {
+		slim_put_hello(&w, body);
+	} else if (type == SLIM_CMD_CARD) {
+		slim_put_card(&w, body);
+	} else {
+		slim_put_ping(&w);
+	}
+	size_t len = slim_writer_finish(&w, seq, slim_now_us());
+	struct sockaddr_in from = addr_of(n), local = { .sin_family = AF_INET };
+	local.sin_addr.s_addr = htonl(0xc0a80001);
+	slim_consoles_receive(t.mgr, buf, len, (struct sockaddr *)&from, sizeof(from),
+		(struct sockaddr *)&local, sizeof(local));
+	pump_ms(5);
+}
+
+static void hello(int n, uint32_t assoc, const char *id)
+{
+	struct slim_wire_hello h = { .version = 1, .width = 640, .height = 480, .mtu = 1400 };
+	memcpy(h.console_id, id, strnlen(id, sizeof(h.console_id)));
+	console_send(n, assoc, 1, SLIM_CMD_HELLO, &h);
+}
+
+static void card(int n, uint32_t assoc, uint32_t seq, bool insert, uint8_t id)
+{
+	struct slim_wire_card c = { .event = insert, .kind = 1, .len = 4 };
+	c.token[0] = 0xca;
+	c.token[1] = 0xfe;
+	c.token[3] = id;
+	console_send(n, assoc, seq, SLIM_CMD_CARD, &c);
+}
+
+/* The last datagram sent to console n of this type, or NULL. */
+static struct slim_cmd *last_sent(int n, uint8_t type, struct slim_cmd *cmd)
+{
+	struct sockaddr_in a = addr_of(n);
+	for (int i = t.n_sent - 1; i >= 0; i--) {
+		if (t.sent[i].to.sin_addr.s_addr != a.sin_addr.s_addr) {
+			continue;
+		}
+		struct slim_reader r;
+		struct slim_dgram hdr;
+		assert_int_equal(slim_reader_init(&r, &hdr, t.sent[i].buf, t.sent[i].len, false,
+			640, 480), SLIM_OK);
+		if (slim_reader_next(&r, cmd) == SLIM_OK && cmd->type == type) {
+			return cmd;
+		}
+	}
+	return NULL;
+}
+
+static struct fake_compositor *last_comp(void)
+{
+	return t.n_comps ? &t.comps[t.n_comps - 1] : NULL;
+}
+
+/* The compositor says hello; returns the token of the `expect` it gets. */
+static void comp_start(struct fake_compositor *fc, uint16_t port, const char *console)
+{
+	char line[64];
+	snprintf(line, sizeof(line), "hello %u %d", port, fc->pid);
+	comp_say(fc, line);
+	char *got = comp_line(fc);
+	assert_non_null(got);
+	char want[64];
+	snprintf(want, sizeof(want), " %s", console);
+	assert_memory_equal(got, "expect ", 7);
+	assert_non_null(strstr(got, want));
+}
+
+static void attach(struct fake_compositor *fc, const char *console)
+{
+	char line[80];
+	snprintf(line, sizeof(line), "attached %s 640x480", console);
+	comp_say(fc, line);
+}
+
+static bool alive(pid_t pid)
+{
+	int status;
+	return waitpid(pid, &status, WNOHANG) == 0;
+}
+
+static int setup(void **state)
+{
+	memset(&t, 0, sizeof(t));
+	t.loop = wl_event_loop_create();
+	struct slim_config config;
+	slim_config_defaults(&config);
+	const char *reauth = *state;
+	if (reauth) {
+		slim_config_parse(&config, reauth, strlen(reauth), "test");
+	}
+	t.mgr = slim_manager_create(t.loop, &config, "/tmp", &ops, NULL);
+	t.mgr->check_greeter_peer = false;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	/* the manager keeps PAM sessions open for its successor: close the fakes */
+	struct slim_session *s;
+	wl_list_for_each(s, &t.mgr->sessions, link) {
+		fake_logout(NULL, s->auth);
+		s->auth = NULL;
+	}
+	slim_manager_destroy(t.mgr);
+	for (int i = 0; i < t.n_comps; i++) {
+		kill(t.comps[i].pid, SIGKILL);
+		waitpid(t.comps[i].pid, NULL, 0);
+		close(t.comps[i].fd);
+	}
+	wl_event_loop_destroy(t.loop);
+	return 0;
+}
+
+/* HELLO → greeter → REDIRECT with the `expect`ed token, repeated until attached. */
+static struct fake_compositor *console_on_greeter(int n, uint32_t assoc, const char *id)
+{
+	int before = t.n_comps;
+	hello(n, assoc, id);
+	struct slim_cmd cmd;
+	/* the HELLO is answered at once (an empty datagram of its association) */
+	assert_true(t.n_sent > 0);
+	assert_int_equal(t.n_comps, before + 1);
+	struct fake_compositor *g = last_comp();
+	assert_true(g->greeter);
+	assert_string_equal(g->console_env, id);
+	comp_start(g, 7000 + n, id);
+	assert_non_null(last_sent(n, SLIM_CMD_REDIRECT, &cmd));
+	assert_int_equal(cmd.redirect.port, 7000 + n);
+	assert_int_equal(cmd.redirect.family, 4);
+	struct slim_console *c = slim_manager_console(t.mgr, id);
+	assert_int_equal(c->state, SLIM_CONSOLE_WAITING);
+	/* repeated every 200 ms until attached */
+	int sent = t.n_sent;
+	pump_ms(450);
+	assert_true(t.n_sent >= sent + 2);
+	attach(g, id);
+	assert_int_equal(c->state, SLIM_CONSOLE_GREETER);
+	sent = t.n_sent;
+	pump_ms(300);
+	assert_int_equal(t.n_sent, sent);
+	return g;
+}
+
+static void test_greeter_and_login(void **state)
+{
+	struct fake_compositor *g = console_on_greeter(1, 0x111, "c1");
+	struct slim_console *c = slim_manager_console(t.mgr, "c1");
+	const char *why = NULL;
+	assert_false(slim_manager_login(t.mgr, c, "alice", "wrong", &why));
+	assert_string_equal(why, "Wrong password");
+	assert_false(slim_manager_login(t.mgr, c, "slimland-greeter", "right", &why));
+	assert_true(slim_manager_login(t.mgr, c, "alice", "right", &why));
+	struct fake_compositor *s = last_comp();
+	assert_false(s->greeter);
+	assert_string_equal(s->user, "alice");
+	/* the greeter is told to let go of the console */
+	char *line = comp_line(g);
+	assert_non_null(line);
+	assert_string_equal(line, "detach");
+	comp_start(s, 8001, "c1");
+	attach(s, "c1");
+	assert_int_equal(c->state, SLIM_CONSOLE_SESSION);
+	/* the greeter is done: SIGTERM, and its exit (pidfd) takes it off the table */
+	pump_ms(200);
+	assert_false(alive(g->pid));
+	pump_ms(20);
+	assert_null(c->greeter);
+	/* a second login by alice elsewhere shows the same session */
+	struct fake_compositor *g2 = console_on_greeter(2, 0x222, "c2");
+	(void)g2;
+	struct slim_console *c2 = slim_manager_console(t.mgr, "c2");
+	int comps = t.n_comps;
+	assert_true(slim_manager_login(t.mgr, c2, "alice", "right", &why));
+	assert_int_equal(t.n_comps, comps + 1); /* c1's new greeter, no new session */
+	assert_true(last_comp()->greeter);
+	assert_string_equal(last_comp()->console_env, "c1");
+	line = comp_line(s);
+	assert_non_null(line);
+	assert_memory_equal(line, "expect ", 7);
+	assert_non_null(strstr(line, " c2"));
+	assert_ptr_equal(c->shows, c->greeter);
+}
+
+/* alice logged in at c1 with a card tapped first; returns her compositor */
+static struct fake_compositor *alice_with_card(void)
+{
+	console_on_greeter(1, 0x111, "c1");
+	struct slim_console *c = slim_manager_console(t.mgr, "c1");
+	card(1, 0x111, 2, true, 7);
+	assert_string_equal(c->message, "Unknown card: log in to use it");
+	assert_true(c->has_pending);
+	assert_int_equal(c->why, SLIM_WHY_UNKNOWN_CARD);
+	const char *why;
+	assert_true(slim_manager_login(t.mgr, c, "alice", "right", &why));
+	struct fake_compositor *s = last_comp();
+	comp_start(s, 8001, "c1");
+	attach(s, "c1");
+	assert_false(c->has_pending);
+	assert_int_equal(wl_list_length(&t.mgr->bindings), 1);
+	return s;
+}
+
+static void test_cards(void **state)
+{
+	struct fake_compositor *s = alice_with_card();
+	struct slim_console *c1 = slim_manager_console(t.mgr, "c1");
+	struct slim_session *session = c1->shows;
+	console_on_greeter(2, 0x222, "c2");
+	struct slim_console *c2 = slim_manager_console(t.mgr, "c2");
+	/* the card at c2: the session moves there, c1 goes to a greeter */
+	int comps = t.n_comps;
+	card(2, 0x222, 2, true, 7);
+	assert_ptr_equal(c2->shows, session);
+	assert_int_equal(c1->why, SLIM_WHY_MOVED);
+	assert_int_equal(t.n_comps, comps + 1);
+	char *line = comp_line(s);
+	assert_non_null(line);
+	assert_non_null(strstr(line, " c2"));
+	struct slim_cmd cmd;
+	assert_non_null(last_sent(2, SLIM_CMD_REDIRECT, &cmd));
+	assert_int_equal(cmd.redirect.port, 8001);
+	char hex[33];
+	slim_hex_encode(hex, cmd.redirect.token, 16);
+	assert_non_null(strstr(line, hex));
+	attach(s, "c2");
+	assert_int_equal(c2->state, SLIM_CONSOLE_SESSION);
+	/* the same CARD datagram again (a replay) does nothing */
+	int sent = t.n_sent;
+	card(2, 0x222, 2, true, 7);
+	assert_int_equal(t.n_sent, sent);
+	/* removal: c2 goes to the greeter, the session keeps running, detached */
+	card(2, 0x222, 3, false, 7);
+	assert_int_equal(c2->why, SLIM_WHY_CARD_REMOVED);
+	assert_null(session->console);
+	assert_true(alive(s->pid));
+	line = comp_line(s);
+	assert_non_null(line);
+	assert_string_equal(line, "detach");
+	/* the compositor exits: its token is freed, nothing crashes */
+	kill(s->pid, SIGTERM);
+	pump_ms(100);
+	assert_null(slim_manager_session(t.mgr, 2));
+	assert_int_equal(wl_list_length(&t.mgr->bindings), 0);
+	assert_int_equal(t.logouts, 1);
+}
+
+static void test_forgery(void **state)
+{
+	alice_with_card();
+	struct slim_console *c1 = slim_manager_console(t.mgr, "c1");
+	struct slim_session *session = c1->shows;
+	console_on_greeter(2, 0x222, "c2");
+	struct slim_console *c2 = slim_manager_console(t.mgr, "c2");
+	/* a CARD from c2's address with a wrong association: refused, nothing moves */
+	card(2, 0x999, 5, true, 7);
+	struct slim_cmd cmd;
+	assert_non_null(last_sent(2, SLIM_CMD_REFUSE, &cmd));
+	assert_int_equal(cmd.refuse.reason, SLIM_REFUSE_UNKNOWN);
+	assert_ptr_equal(c1->shows, session);
+	/* c2's association from another address: refused too */
+	t.n_sent = 0;
+	card(3, 0x222, 5, true, 7);
+	assert_non_null(last_sent(3, SLIM_CMD_REFUSE, &cmd));
+	assert_ptr_equal(c1->shows, session);
+	/* a HELLO claiming c1 from elsewhere while c1 is alive: BUSY */
+	hello(3, 0x333, "c1");
+	assert_non_null(last_sent(3, SLIM_CMD_REFUSE, &cmd));
+	assert_int_equal(cmd.refuse.reason, SLIM_REFUSE_BUSY);
+	assert_int_equal(c1->assoc, 0x111);
+	/* after 10 s of silence the new address takes it over */
+	c1->last_heard_us -= SLIM_CONSOLE_TAKEOVER_US + 1;
+	hello(3, 0x333, "c1");
+	assert_int_equal(c1->assoc, 0x333);
+	assert_int_equal(ntohs(((struct sockaddr_in *)&c1->addr)->sin_port), 40003);
+	(void)c2;
+	/* a PING of an unknown association is answered REFUSE UNKNOWN */
+	t.n_sent = 0;
+	console_send(4, 0x444, 2, SLIM_CMD_PING, NULL);
+	assert_non_null(last_sent(4, SLIM_CMD_REFUSE, &cmd));
+	assert_int_equal(cmd.refuse.reason, SLIM_REFUSE_UNKNOWN);
+}
+
+static void test_reauth(void **state)
+{
+	struct fake_compositor *s = alice_with_card();
+	struct slim_console *c1 = slim_manager_console(t.mgr, "c1");
+	struct slim_session *session = c1->shows;
+	card(1, 0x111, 3, false, 7);
+	assert_null(session->console);
+	comp_line(s); /* detach */
+	card(1, 0x111, 4, true, 7);
+	assert_int_equal(c1->why, SLIM_WHY_REAUTH);
+	assert_string_equal(c1->message, "Enter your password to continue");
+	assert_ptr_equal(c1->reauth, session);
+	assert_ptr_equal(c1->shows, c1->greeter);
+	const char *why;
+	assert_false(slim_manager_login(t.mgr, c1, "alice", "wrong", &why));
+	int comps = t.n_comps;
+	assert_true(slim_manager_login(t.mgr, c1, "alice", "right", &why));
+	assert_int_equal(t.n_comps, comps);
+	assert_ptr_equal(c1->shows, session);
+	char *line = comp_line(s);
+	assert_non_null(line);
+	assert_memory_equal(line, "expect ", 7);
+}
+
+static void test_control_closed(void **state)
+{
+	struct fake_compositor *s = alice_with_card();
+	struct slim_console *c1 = slim_manager_console(t.mgr, "c1");
+	int comps = t.n_comps;
+	close(s->fd);
+	s->fd = -1;
+	pump_ms(50);
+	/* gone from the table, SIGTERMed, tokens freed, the console on a new greeter */
+	assert_int_equal(wl_list_length(&t.mgr->bindings), 0);
+	assert_int_equal(c1->why, SLIM_WHY_SESSION_ENDED);
+	assert_int_equal(t.n_comps, comps + 1);
+	pump_ms(100);
+	assert_false(alive(s->pid));
+}
+
+static void test_detached_timeout(void **state)
+{
+	struct fake_compositor *s = alice_with_card();
+	t.mgr->config.detached_timeout_s = 1;
+	card(1, 0x111, 3, false, 7);
+	pump_ms(600);
+	assert_true(alive(s->pid));
+	pump_ms(700);
+	assert_false(alive(s->pid));
+}
+
+struct out {
+	char text[4096];
+};
+
+static void collect(void *data, const char *line)
+{
+	struct out *o = data;
+	strcat(o->text, line);
+	strcat(o->text, "\n");
+}
+
+static void test_ctl(void **state)
+{
+	struct slim_ctl_request req;
+	const char *err;
+	assert_true(slim_ctl_parse("list", &req, &err));
+	assert_int_equal(req.cmd, SLIM_CTL_LIST);
+	assert_true(slim_ctl_parse("detach 12", &req, &err));
+	assert_int_equal(req.cmd, SLIM_CTL_DETACH);
+	assert_int_equal(req.session, 12);
+	assert_true(slim_ctl_parse("end 4294967295", &req, &err));
+	assert_int_equal(req.session, 4294967295u);
+	assert_true(slim_ctl_parse("why c1", &req, &err));
+	assert_string_equal(req.console, "c1");
+	const char *bad[] = { "", "list x", "detach", "detach 0", "detach -1", "detach 1x",
+		"end 4294967296", "why", "why a b", "frobnicate", "detach  1",
+		"why 0123456789012345678901234567890123" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_false(slim_ctl_parse(bad[i], &req, &err));
+		assert_non_null(err);
+	}
+	struct fake_compositor *s = alice_with_card();
+	struct out o = { 0 };
+	slim_ctl_run(t.mgr, "list", collect, &o);
+	assert_non_null(strstr(o.text, "console c1 10.0.0.1:40001 session 2\n"));
+	assert_non_null(strstr(o.text, "session 2 alice"));
+	assert_non_null(strstr(o.text, " attached c1\n"));
+	assert_non_null(strstr(o.text, "\nok\n"));
+	memset(&o, 0, sizeof(o));
+	slim_ctl_run(t.mgr, "detach 2", collect, &o);
+	assert_string_equal(o.text, "ok\n");
+	assert_string_equal(comp_line(s), "detach");
+	memset(&o, 0, sizeof(o));
+	slim_ctl_run(t.mgr, "why c1", collect, &o);
+	assert_string_equal(o.text, "detached by an administrator\nok\n");
+	memset(&o, 0, sizeof(o));
+	slim_ctl_run(t.mgr, "detach 2", collect, &o);
+	assert_memory_equal(o.text, "error ", 6);
+	memset(&o, 0, sizeof(o));
+	slim_ctl_run(t.mgr, "end 1", collect, &o); /* a greeter is no session */
+	assert_memory_equal(o.text, "error ", 6);
+	memset(&o, 0, sizeof(o));
+	slim_ctl_run(t.mgr, "end 2", collect, &o);
+	assert_string_equal(o.text, "ok\n");
+	pump_ms(100);
+	assert_false(alive(s->pid));
+	assert_null(slim_manager_session(t.mgr, 2));
+}
+
+static void test_state_round_trip(void **state)
+{
+	alice_with_card();
+	size_t len;
+	char *text = slim_state_format(t.mgr, &len);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "token cafe0007 2\n"));
+	assert_non_null(strstr(text, "console c1 2\n"));
+	struct slim_state st;
+	assert_true(slim_state_parse(text, len, "t", &st));
+	/* c1's greeter is ending (c1 shows alice's session): it is not kept */
+	assert_int_equal(st.n_sessions, 1);
+	assert_int_equal(st.n_tokens, 1);
+	assert_int_equal(st.n_consoles, 1);
+
+	/* a second manager (a restart) takes it over */
+	struct slim_manager *old = t.mgr;
+	struct slim_config config;
+	slim_config_defaults(&config);
+	t.mgr = slim_manager_create(t.loop, &config, "/tmp", &ops, NULL);
+	slim_state_apply(t.mgr, &st, false);
+	slim_state_finish(&st);
+	struct slim_session *it;
+	wl_list_for_each(it, &old->sessions, link) {
+		/* the PAM session goes with the old manager's copy */
+		fake_logout(NULL, it->auth);
+		it->auth = NULL;
+	}
+	size_t len2;
+	char *text2 = slim_state_format(t.mgr, &len2);
+	assert_string_equal(text, text2);
+	free(text2);
+	struct slim_console *c1 = slim_manager_console(t.mgr, "c1");
+	assert_non_null(c1);
+	assert_false(c1->known);
+	/* its PING is refused UNKNOWN; its HELLO is answered but nothing is redirected */
+	t.n_sent = 0;
+	console_send(1, 0x111, 9, SLIM_CMD_PING, NULL);
+	struct slim_cmd cmd;
+	assert_non_null(last_sent(1, SLIM_CMD_REFUSE, &cmd));
+	hello(1, 0x5555, "c1");
+	pump_ms(300);
+	assert_null(last_sent(1, SLIM_CMD_REDIRECT, &cmd));
+	assert_int_equal(c1->state, SLIM_CONSOLE_SESSION);
+	assert_int_equal(c1->shows->id, 2);
+	/* and its card still opens the session */
+	assert_non_null(slim_manager_binding(t.mgr, &(struct slim_card_token){
+		.len = 4, .bytes = { 0xca, 0xfe, 0, 7 } }));
+	slim_manager_destroy(t.mgr);
+	t.mgr = old;
+
+	/* damage: a truncated file, garbage lines; what is good is kept, nothing crashes */
+	assert_false(slim_state_parse(text, len - 3, "t", &st));
+	assert_true(st.truncated);
+	assert_int_equal(st.n_consoles, 0);
+	assert_int_equal(st.n_sessions, 1);
+	slim_state_finish(&st);
+	const char *bad =
+		"session 1 0 root\n"
+		"session x 0 root 5 5 /p\n"
+		"session 3 0 root 1 70000 /p\n"
+		"token zz 1\n"
+		"token cafe 0\n"
+		"console  1\n"
+		"\x01\x02\xff\n"
+		"console c9 4\n";
+	assert_false(slim_state_parse(bad, strlen(bad), "t", &st));
+	assert_int_equal(st.bad_lines, 7);
+	assert_int_equal(st.n_consoles, 1);
+	/* a console whose session is not there is simply not restored */
+	struct slim_manager *m2 = slim_manager_create(t.loop, &config, "/tmp", &ops, NULL);
+	slim_state_apply(m2, &st, true);
+	assert_null(slim_manager_console(m2, "c9"));
+	slim_manager_destroy(m2);
+	slim_state_finish(&st);
+	assert_true(slim_state_parse("", 0, "t", &st));
+	slim_state_finish(&st);
+	free(text);
+}
+
+static void test_state_file(void **state)
+{
+	alice_with_card();
+	char path[] = "/tmp/slim-state-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_true(slim_state_write(t.mgr, path));
+	/* a restart that checks PIDs: the fake compositors are not slimland */
+	struct slim_config config;
+	slim_config_defaults(&config);
+	struct slim_manager *m2 = slim_manager_create(t.loop, &config, "/tmp", &ops, NULL);
+	assert_true(slim_state_restore(m2, path));
+	assert_int_equal(wl_list_length(&m2->sessions), 0);
+	slim_manager_destroy(m2);
+	/* a garbage file */
+	FILE *f = fopen(path, "w");
+	fwrite("\0\0\0garbage", 1, 10, f);
+	fclose(f);
+	m2 = slim_manager_create(t.loop, &config, "/tmp", &ops, NULL);
+	assert_true(slim_state_restore(m2, path));
+	assert_int_equal(wl_list_length(&m2->sessions), 0);
+	slim_manager_destroy(m2);
+	unlink(path);
+	int pidfd;
+	assert_false(slim_state_check_pid(getpid(), (uid_t)-1, &pidfd)); /* not slimland */
+}
+
+int main(void)
+{
+	slim_log_init(SLIM_LOG_DEBUG, quiet);
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_greeter_and_login, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cards, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forgery, setup, teardown),
+		cmocka_unit_test_prestate_setup_teardown(test_reauth, setup, teardown,
+			"reauth = always\n"),
+		cmocka_unit_test_setup_teardown(test_control_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_detached_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ctl, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_state_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_state_file, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

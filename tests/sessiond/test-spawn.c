@@ -1,0 +1,245 @@
+/*
+ * spawn.c with a real user: the "compositor" is a shell script that writes
+ * what it was given (arguments, ids, directory, environment, descriptors) to
+ * its log, which the test reads back. Needs root (useradd, setuid); skipped
+ * otherwise. The user and the files are removed whatever happens.
+ */
+#define _DEFAULT_SOURCE
+#include <fcntl.h>
+#include <poll.h>
+#include <pwd.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "spawn.h"
+
+#define TEST_USER "slimtest-spawn"
+#define TEST_CGROUP "slimland-test.slice/spawn-test"
+
+static char tmpdir[64];
+
+static const char fake_slimland[] =
+	"#!/bin/sh\n"
+	"echo \"args: $*\"\n"
+	"echo \"ids: $(id -u) $(id -g)\"\n"
+	"echo \"cwd: $(pwd)\"\n"
+	"echo \"stdin: $(readlink /proc/$$/fd/0)\"\n"
+	"echo \"sid: $(cut -d' ' -f6 /proc/$$/stat) pid: $$\"\n"
+	"[ -e /proc/$$/fd/$LEAK_FD ] && echo \"leaked: $LEAK_FD\"\n"
+	"env | sort | sed 's/^/env: /'\n"
+	"sed 's/^/cgroup: /' /proc/$$/cgroup\n"
+	"exit 0\n";
+
+static int run(const char *cmd)
+{
+	int status = system(cmd);
+	return status == -1 ? -1 : WEXITSTATUS(status);
+}
+
+static void remove_cgroups(void)
+{
+	static const char *const roots[] = {
+		"/sys/fs/cgroup", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct",
+	};
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		char path[256];
+		snprintf(path, sizeof(path), "%s/%s", roots[i], TEST_CGROUP);
+		rmdir(path);
+		*strrchr(path, '/') = '\0';
+		rmdir(path);
+	}
+}
+
+static void cleanup(void)
+{
+	run("userdel -r " TEST_USER " >/dev/null 2>&1");
+	if (tmpdir[0]) {
+		char cmd[128];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		run(cmd);
+		tmpdir[0] = '\0';
+	}
+	remove_cgroups();
+}
+
+static void on_signal(int sig)
+{
+	cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int setup(void **state)
+{
+	cleanup();
+	strcpy(tmpdir, "/tmp/slimtest-spawn-XXXXXX");
+	if (!mkdtemp(tmpdir) || chmod(tmpdir, 0755) != 0) {
+		return -1;
+	}
+	char path[128], cmd[256];
+	snprintf(path, sizeof(path), "%s/fake-slimland", tmpdir);
+	FILE *f = fopen(path, "w");
+	if (!f || fputs(fake_slimland, f) < 0 || fclose(f) != 0 || chmod(path, 0755) != 0) {
+		return -1;
+	}
+	snprintf(cmd, sizeof(cmd), "useradd -m -d %s/home -s /bin/sh " TEST_USER, tmpdir);
+	return run(cmd) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	cleanup();
+	return 0;
+}
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		return NULL;
+	}
+	static char buf[65536];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void assert_contains(const char *haystack, const char *needle)
+{
+	if (!haystack) {
+		fail_msg("no log");
+	} else if (!strstr(haystack, needle)) {
+		fail_msg("'%s' not in:\n%s", needle, haystack);
+	}
+}
+
+static void test_spawn(void **state)
+{
+	struct passwd *pw = getpwnam(TEST_USER);
+	assert_non_null(pw);
+	uid_t uid = pw->pw_uid;
+	gid_t gid = pw->pw_gid;
+
+	/* A descriptor the manager holds must not reach the session. */
+	int leak = open("/dev/null", O_RDONLY);
+	assert_true(leak >= 0);
+	char leak_env[32];
+	snprintf(leak_env, sizeof(leak_env), "LEAK_FD=%d", leak);
+
+	char runtime[128], runtime_env[160], slimland[128], log_path[160];
+	snprintf(runtime, sizeof(runtime), "%s/run", tmpdir);
+	snprintf(runtime_env, sizeof(runtime_env), "XDG_RUNTIME_DIR=%s", runtime);
+	snprintf(slimland, sizeof(slimland), "%s/fake-slimland", tmpdir);
+	snprintf(log_path, sizeof(log_path), "%s/log", runtime);
+	char *const env[] = { runtime_env, "PATH=/usr/bin:/bin", leak_env, NULL };
+	struct slim_spawn_request req = {
+		.user = TEST_USER,
+		.slimland = slimland,
+		.listen = "127.0.0.1:0",
+		.startup = "foot --title 'a b'",
+		.env = env,
+		.cgroup = TEST_CGROUP,
+		.log_path = log_path,
+	};
+	struct slim_spawn_result out;
+	assert_true(slim_spawn_compositor(&req, &out));
+	close(leak);
+	assert_true(out.pid > 0);
+	assert_true(out.pidfd >= 0);
+	assert_string_equal(out.runtime_dir, runtime);
+	char control[200];
+	snprintf(control, sizeof(control), "%s/slimland-control", runtime);
+	assert_string_equal(out.control_path, control);
+
+	/* The pidfd says when it has exited. */
+	struct pollfd p = { .fd = out.pidfd, .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 10000), 1);
+	int status;
+	assert_int_equal(waitpid(out.pid, &status, 0), out.pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	close(out.pidfd);
+
+	struct stat st;
+	assert_int_equal(stat(runtime, &st), 0);
+	assert_int_equal(st.st_uid, uid);
+	assert_int_equal(st.st_mode & 0777, 0700);
+
+	const char *log = read_file(log_path);
+	assert_non_null(log);
+	char want[256];
+	assert_contains(log, "args: --managed --listen 127.0.0.1:0 -s foot --title 'a b'\n");
+	snprintf(want, sizeof(want), "ids: %u %u\n", (unsigned)uid, (unsigned)gid);
+	assert_contains(log, want);
+	snprintf(want, sizeof(want), "cwd: %s/home\n", tmpdir);
+	assert_contains(log, want);
+	assert_contains(log, "stdin: /dev/null\n");
+	snprintf(want, sizeof(want), "sid: %d pid: %d\n", (int)out.pid, (int)out.pid);
+	assert_contains(log, want);
+	assert_null(strstr(log, "leaked:"));
+	snprintf(want, sizeof(want), "env: HOME=%s/home\n", tmpdir);
+	assert_contains(log, want);
+	assert_contains(log, "env: USER=" TEST_USER "\n");
+	assert_contains(log, "env: LOGNAME=" TEST_USER "\n");
+	assert_contains(log, "env: SHELL=/bin/sh\n");
+	assert_contains(log, "env: PATH=/usr/bin:/bin\n"); /* the request's wins */
+	snprintf(want, sizeof(want), "env: XDG_RUNTIME_DIR=%s\n", runtime);
+	assert_contains(log, want);
+	/* Nothing of ours: this one is set in main(). */
+	assert_null(strstr(log, "SLIMTEST_SECRET"));
+	/* Where cgroups can be made here, the session is in its own. */
+	if (strstr(log, TEST_CGROUP)) {
+		print_message("in cgroup %s\n", TEST_CGROUP);
+	} else {
+		print_message("not in cgroup %s (no writable hierarchy here)\n", TEST_CGROUP);
+	}
+}
+
+static void test_failures(void **state)
+{
+	struct slim_spawn_result out;
+	struct slim_spawn_request req = {
+		.user = "slimtest-nobody",
+		.slimland = "/bin/true",
+	};
+	assert_false(slim_spawn_compositor(&req, &out));
+
+	/* An exec that fails in the child is reported by the parent. */
+	char runtime_env[160];
+	snprintf(runtime_env, sizeof(runtime_env), "XDG_RUNTIME_DIR=%s/run", tmpdir);
+	char *const env[] = { runtime_env, NULL };
+	req.user = TEST_USER;
+	req.slimland = "/nonexistent/slimland";
+	req.env = env;
+	assert_false(slim_spawn_compositor(&req, &out));
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "test-spawn: needs root (useradd, setuid): skipped\n");
+		return 77;
+	}
+	if (access("/usr/sbin/useradd", X_OK) != 0) {
+		fprintf(stderr, "test-spawn: needs useradd: skipped\n");
+		return 77;
+	}
+	setenv("SLIMTEST_SECRET", "1", 1);
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	atexit(cleanup);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_spawn),
+		cmocka_unit_test(test_failures),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,132 @@
+/* slimland.conf (session-manager.md §6): values, defaults, bad lines. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+#include <netinet/in.h>
+#include "config.h"
+#include "slim-log.h"
+
+static void quiet(enum slim_log_level level, const char *fmt, va_list args)
+{
+}
+
+static int parse(struct slim_config *c, const char *text)
+{
+	slim_config_defaults(c);
+	return slim_config_parse(c, text, strlen(text), "test.conf");
+}
+
+static void test_defaults(void **state)
+{
+	struct slim_config c;
+	slim_config_defaults(&c);
+	assert_string_equal(c.listen, "0.0.0.0:5550");
+	assert_string_equal(c.startup, "foot");
+	assert_string_equal(c.greeter, "slimland-greeter");
+	assert_string_equal(c.greeter_user, "slimland-greeter");
+	assert_int_equal(c.reauth, SLIM_REAUTH_NEVER);
+	assert_true(c.card_removal_detach);
+	assert_int_equal(c.detached_timeout_s, 0);
+	assert_string_equal(c.state, "/run/slimland/state");
+	assert_false(c.state_set);
+	assert_string_equal(c.pam_service, "slimland");
+}
+
+static void test_values(void **state)
+{
+	struct slim_config c;
+	assert_int_equal(parse(&c,
+		"# a comment\n"
+		"\n"
+		"listen = 127.0.0.1:6000\n"
+		"  startup=foot --title x   # trailing comment\n"
+		"greeter = /usr/bin/slimland-greeter\r\n"
+		"greeter_user = gdm\n"
+		"reauth = idle:300\n"
+		"card_removal = keep\n"
+		"detached_timeout = 3600\n"
+		"state = /tmp/x/state\n"
+		"pam_service = login\n"
+		"slimland = /opt/slimland"), 0);
+	assert_string_equal(c.listen, "127.0.0.1:6000");
+	assert_string_equal(c.startup, "foot --title x");
+	assert_string_equal(c.greeter, "/usr/bin/slimland-greeter");
+	assert_string_equal(c.greeter_user, "gdm");
+	assert_int_equal(c.reauth, SLIM_REAUTH_IDLE);
+	assert_int_equal(c.reauth_idle_s, 300);
+	assert_false(c.card_removal_detach);
+	assert_int_equal(c.detached_timeout_s, 3600);
+	assert_string_equal(c.state, "/tmp/x/state");
+	assert_true(c.state_set);
+	assert_string_equal(c.pam_service, "login");
+	assert_string_equal(c.slimland, "/opt/slimland");
+	assert_int_equal(parse(&c, "reauth = always\n"), 0);
+	assert_int_equal(c.reauth, SLIM_REAUTH_ALWAYS);
+}
+
+static void test_bad_lines_keep_defaults(void **state)
+{
+	struct slim_config c;
+	assert_int_equal(parse(&c,
+		"listen = 300.1.1.1:5550\n"
+		"listen = 1.2.3.4:99999\n"
+		"reauth = sometimes\n"
+		"reauth = idle:\n"
+		"reauth = idle:-5\n"
+		"card_removal = explode\n"
+		"detached_timeout = ten\n"
+		"state = relative/path\n"
+		"no equals sign\n"
+		"colour = blue\n"
+		"startup =\n"
+		"pam_service = ../evil\n"), 12);
+	struct slim_config d;
+	slim_config_defaults(&d);
+	assert_memory_equal(&c, &d, sizeof(c));
+	/* a bad line between good ones: both good ones count */
+	assert_int_equal(parse(&c, "startup = a\nreauth = 7\ngreeter = b\n"), 1);
+	assert_string_equal(c.startup, "a");
+	assert_string_equal(c.greeter, "b");
+	assert_int_equal(c.reauth, SLIM_REAUTH_NEVER);
+	/* NUL bytes and over-long lines */
+	char text[3000];
+	memset(text, 'x', sizeof(text));
+	memcpy(text, "startup = ", 10);
+	text[sizeof(text) - 1] = '\n';
+	slim_config_defaults(&c);
+	assert_int_equal(slim_config_parse(&c, text, sizeof(text), "t"), 1);
+	assert_int_equal(slim_config_parse(&c, "startup = a\0b\n", 14, "t"), 1);
+	assert_string_equal(c.startup, "foot");
+}
+
+static void test_addresses(void **state)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	assert_true(slim_parse_address("10.0.0.1", 5550, &ss, &len));
+	assert_int_equal(ss.ss_family, AF_INET);
+	assert_int_equal(ntohs(((struct sockaddr_in *)&ss)->sin_port), 5550);
+	assert_true(slim_parse_address("[::1]:7000", 5550, &ss, &len));
+	assert_int_equal(ss.ss_family, AF_INET6);
+	assert_int_equal(ntohs(((struct sockaddr_in6 *)&ss)->sin6_port), 7000);
+	assert_true(slim_parse_address("::", 5550, &ss, &len));
+	assert_false(slim_parse_address("", 1, &ss, &len));
+	assert_false(slim_parse_address("host.example:1", 1, &ss, &len));
+	assert_false(slim_parse_address("[::1", 1, &ss, &len));
+	assert_false(slim_parse_address("1.2.3.4:", 1, &ss, &len));
+	assert_false(slim_parse_address("1.2.3.4:+5", 1, &ss, &len));
+}
+
+int main(void)
+{
+	slim_log_init(SLIM_LOG_DEBUG, quiet);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_bad_lines_keep_defaults),
+		cmocka_unit_test(test_addresses),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
