@@ -51,7 +51,7 @@ static int handle_child(int sig, void *data)
 	return 0;
 }
 
-static bool spawn(const char *cmd)
+static bool spawn(const char *cmd, bool managed)
 {
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -62,7 +62,14 @@ static bool spawn(const char *cmd)
 		sigset_t all;
 		sigemptyset(&all);
 		sigprocmask(SIG_SETMASK, &all, NULL);
-		setsid();
+		/*
+		 * Managed, we lead a session of our own, without a terminal (the
+		 * manager's setsid): the child stays in it, which is how the
+		 * manager knows that a greeter talking to it runs in this compositor.
+		 */
+		if (!managed) {
+			setsid();
+		}
 		execl("/bin/sh", "/bin/sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
@@ -152,7 +159,7 @@ int main(int argc, char *argv[])
 	setenv("WAYLAND_DISPLAY", socket, true);
 	unsetenv("DISPLAY");
 	wlr_log(WLR_INFO, "slimland on WAYLAND_DISPLAY=%s", socket);
-	if (startup && !spawn(startup)) {
+	if (startup && !spawn(startup, managed)) {
 		wlr_log(WLR_ERROR, "cannot start '%s'", startup);
 		goto out;
 	}

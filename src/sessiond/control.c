@@ -37,26 +37,39 @@ static bool parse_u32(const char *s, unsigned long max, unsigned long *out)
 	return true;
 }
 
+/* A console id as the control socket says it (§2: lowercase hex of its bytes). */
+static bool parse_console(const char *hex, char out[SLIM_CONSOLE_ID_LEN + 1])
+{
+	size_t n = strlen(hex) / 2;
+	if (n == 0 || n > SLIM_CONSOLE_ID_LEN || strlen(hex) % 2 ||
+			!slim_hex_decode((uint8_t *)out, n, hex) || memchr(out, '\0', n)) {
+		return false;
+	}
+	out[n] = '\0';
+	return true;
+}
+
 void slim_control_handle_line(struct slim_session *session, char *line)
 {
 	char *f[4];
 	int n = slim_split(line, f, 4);
 	unsigned long a, b;
+	char console[SLIM_CONSOLE_ID_LEN + 1];
 	if (n == 3 && strcmp(f[0], "hello") == 0 && parse_u32(f[1], 65535, &a) &&
 			a > 0 && parse_u32(f[2], 0x7fffffff, &b)) {
 		slim_session_control_hello(session, (uint16_t)a, (pid_t)b);
 	} else if (n == 3 && strcmp(f[0], "attached") == 0) {
 		char *x = strchr(f[2], 'x');
-		if (!x) {
+		if (!x || !parse_console(f[1], console)) {
 			goto bad;
 		}
 		*x = '\0';
 		if (!parse_u32(f[2], SLIM_MAX_DIM, &a) || !parse_u32(x + 1, SLIM_MAX_DIM, &b)) {
 			goto bad;
 		}
-		slim_session_control_attached(session, f[1], (uint16_t)a, (uint16_t)b);
-	} else if (n == 2 && strcmp(f[0], "detached") == 0) {
-		slim_session_control_detached(session, f[1]);
+		slim_session_control_attached(session, console, (uint16_t)a, (uint16_t)b);
+	} else if (n == 2 && strcmp(f[0], "detached") == 0 && parse_console(f[1], console)) {
+		slim_session_control_detached(session, console);
 	} else if (n == 1 && strcmp(f[0], "ping") == 0) {
 		slim_control_send(session->control, "pong");
 	} else if (n == 1 && strcmp(f[0], "pong") == 0) {

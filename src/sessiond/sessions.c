@@ -404,7 +404,14 @@ static void unshow(struct slim_console *c)
 	c->shows = NULL;
 	old->console = NULL;
 	old->attached = false;
-	slim_control_send(old->control, "detach");
+	/*
+	 * The console's own greeter keeps showing ("Starting your session…")
+	 * until the console is attached elsewhere, and is ended then: detached
+	 * now, the console would have nothing to show until the session is up.
+	 */
+	if (old != c->greeter) {
+		slim_control_send(old->control, "detach");
+	}
 	if (!old->greeter) {
 		session_now_detached(old);
 	}
@@ -421,9 +428,11 @@ static void maybe_redirect(struct slim_console *c)
 		slim_log(SLIM_LOG_ERROR, "getrandom: %s", strerror(errno));
 		return;
 	}
-	char hex[2 * SLIM_ATTACH_TOKEN_LEN + 1];
+	char hex[2 * SLIM_ATTACH_TOKEN_LEN + 1], id_hex[2 * SLIM_CONSOLE_ID_LEN + 1];
 	slim_hex_encode(hex, c->token, sizeof(c->token));
-	if (!slim_control_send(s->control, "expect %s %s", hex, c->id)) {
+	/* §2: console ids travel in hex on the control socket, as tokens do */
+	slim_hex_encode(id_hex, (const uint8_t *)c->id, strlen(c->id));
+	if (!slim_control_send(s->control, "expect %s %s", hex, id_hex)) {
 		slim_log(SLIM_LOG_ERROR, "session %u: cannot send expect", s->id);
 		return;
 	}
@@ -544,11 +553,17 @@ static struct slim_session *spawn(struct slim_manager *mgr, const char *user,
 static struct slim_session *spawn_greeter(struct slim_console *c)
 {
 	struct slim_manager *mgr = c->mgr;
-	char sock_env[300], console_env[64], log_name[64];
+	char sock_env[300], console_env[64], log_name[64], runtime_env[360];
 	snprintf(sock_env, sizeof(sock_env), "SLIMLAND_GREETER_SOCKET=%s", mgr->greeter_socket);
 	snprintf(console_env, sizeof(console_env), "SLIMLAND_CONSOLE=%s", c->id);
 	snprintf(log_name, sizeof(log_name), "greeter-%s", c->id);
-	char *const env[] = { sock_env, console_env, NULL };
+	/*
+	 * Every greeter runs as the same user: a runtime directory each, or
+	 * they would all want the same $XDG_RUNTIME_DIR/slimland-control.
+	 */
+	snprintf(runtime_env, sizeof(runtime_env), "XDG_RUNTIME_DIR=%s/greeter-%s",
+		mgr->run_dir, c->id);
+	char *const env[] = { sock_env, console_env, runtime_env, NULL };
 	struct slim_session *g = spawn(mgr, mgr->config.greeter_user, mgr->config.greeter,
 		env, log_name, true);
 	if (g) {

@@ -304,9 +304,10 @@ class Compositor(Process):
 class Console(Process):
     """slimland-console --control: commands on stdin, events on stdout."""
 
-    def __init__(self, session, port, size, console_id, name, endpoint=None):
+    def __init__(self, session, port, size, console_id, name, endpoint=None, env=None):
         """endpoint: the arguments that say where to go, instead of --server
-        127.0.0.1:PORT (e.g. ['--manager', '127.0.0.1:5550'])."""
+        127.0.0.1:PORT (e.g. ['--manager', '127.0.0.1:5550']); env: more
+        environment."""
         argv = [session.slimland_console] + (endpoint or ['--server', '127.0.0.1:%d' % port]) + [
                 '--output', 'headless', '--size', '%dx%d' % size, '--id', console_id,
                 '--control']
@@ -314,7 +315,9 @@ class Console(Process):
         self.size = size
         self.console_id = console_id
         self.pos = 0  # lines before this one were consumed by wait_for
-        super().__init__(name, argv, session.console_env(), session.outdir, stdout_lines=True)
+        console_env = session.console_env()
+        console_env.update(env or {})
+        super().__init__(name, argv, console_env, session.outdir, stdout_lines=True)
 
     # -- events
     def mark(self):
@@ -454,11 +457,14 @@ class Session:
     """One slimland session: private runtime dir, a compositor, a console."""
 
     def __init__(self, name, size=(800, 600), console_id='console-a', console=True,
-                 console_size=None, managed=False):
+                 console_size=None, managed=False, compositor=True):
         """size: the compositor's --size and, unless console_size says
         otherwise, the first console's. managed: slimland --managed on an
-        ephemeral port (its control socket says which; see control_path)."""
+        ephemeral port (its control socket says which; see control_path).
+        compositor=False: none is started (a session manager starts them);
+        the session is then the directories, logs and consoles."""
         self.name = name
+        self.want_compositor = compositor
         self.managed = managed
         self.size = size
         self.console_size = console_size or size
@@ -505,7 +511,8 @@ class Session:
         log('session %s in %s, output in %s' % (self.name, self.tmp, self.outdir))
         try:
             self.port = None
-            self.start_compositor()
+            if self.want_compositor:
+                self.start_compositor()
             if self.want_console:
                 self.console = self.start_console(size=self.console_size)
         except BaseException:

@@ -1,0 +1,611 @@
+/*
+ * Hot-desking, in the manner of SLIM section 2.4 and the Sun Ray: a card
+ * taken to another console brings the session with it. Timed from the
+ * console sending CARD to the session manager to that console having
+ * presented the first complete picture of the session (every pixel of the
+ * screen painted since its display association began), at 1920x1080 over
+ * loopback.
+ *
+ * Everything is real but the two consoles, which this process plays with
+ * the console's control association (console/manager.c) and a console
+ * core each (managed.c): slimland-sessiond as root with a configuration of
+ * its own, a throwaway user and PAM service (pam_unix) for the session and
+ * a throwaway greeter user, greeter compositors running slimland-greeter,
+ * and the session's compositor running slim-echo (one still window).
+ *
+ * The login goes through the real greeter on console A, typed as keys on
+ * its display association after a tap of the card, still unknown, so that
+ * the session is bound to it. Then the card goes from console to console:
+ * by default it is taken off the old console first (card_removal = detach:
+ * the old console gets a greeter, the session is detached) and, once that
+ * has settled, put on the new one, which is timed: a pure attach, as when
+ * someone walks over. With --takeover it is put on the new console while
+ * still "on" the old one, and the move (old console to a greeter, new one
+ * to the session) is timed in one.
+ *
+ * Where the time goes, from timestamps on one clock: manager = CARD sent ->
+ * REDIRECT received; attach = REDIRECT -> the compositor's first datagram
+ * (HELLO with the token, the compositor attaching and rendering, the first
+ * datagram of the repaint); picture = first datagram -> the complete frame
+ * presented.
+ *
+ * Needs root (users, PAM, the manager); exits 77 (skipped) otherwise. The
+ * users, the PAM file, the processes of the users and the temporary files
+ * are removed at exit, on failure and on SIGINT/SIGTERM/SIGHUP.
+ *
+ *   bench-migration [--json] [--quick] [--migrations N] [--takeover] [-v]
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/input-event-codes.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "managed.h"
+#include "session.h"
+#include "slim-log.h"
+
+#define USER "slimbench-mig"
+#define PASSWORD "m1gr8bench"
+#define GREETER_USER "slimbench-greet"
+#define SERVICE "slimbench-migration"
+#define SERVICE_PATH "/etc/pam.d/" SERVICE
+#define WIDTH 1920
+#define HEIGHT 1080
+#define MAX_MIGRATIONS 1000
+#define TARGET_P50_MS 100.0
+
+static const uint8_t card_token[] = { 0x04, 0xb3, 0x1e, 0x5a, 0x72, 0x80, 0x01 };
+
+static char tmpdir[64];
+static pid_t sessiond = -1;
+static uid_t uids[2] = { (uid_t)-1, (uid_t)-1 };
+static volatile sig_atomic_t cleaning;
+static bool verbose;
+
+static int run(const char *cmd)
+{
+	int status = system(cmd);
+	return status == -1 ? -1 : WEXITSTATUS(status);
+}
+
+/* The processes our users run: every one was started by our manager. */
+static size_t signal_user_processes(int sig)
+{
+	size_t n = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 1) {
+			continue;
+		}
+		char path[64], line[256];
+		snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+		FILE *f = fopen(path, "re");
+		unsigned uid = (unsigned)-1;
+		while (f && fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "Uid: %u", &uid) == 1) {
+				break;
+			}
+		}
+		if (f) {
+			fclose(f);
+		}
+		if (uid != (unsigned)-1 && (uid == uids[0] || uid == uids[1])) {
+			kill((pid_t)pid, sig);
+			n++;
+		}
+	}
+	if (d) {
+		closedir(d);
+	}
+	return n;
+}
+
+static void remove_cgroups(uid_t uid)
+{
+	static const char *const roots[] = {
+		"/sys/fs/cgroup", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct",
+	};
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		char dir[256];
+		snprintf(dir, sizeof(dir), "%s/slimland.slice/user-%u.slice", roots[i], (unsigned)uid);
+		DIR *d = opendir(dir);
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			if (strncmp(e->d_name, "session-", 8) == 0) {
+				char path[600];
+				snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+				rmdir(path);
+			}
+		}
+		if (d) {
+			closedir(d);
+		}
+		rmdir(dir);
+		/* only if nobody else's sessions are in it */
+		*strrchr(dir, '/') = '\0';
+		rmdir(dir);
+	}
+}
+
+static void cleanup(void)
+{
+	if (cleaning) {
+		return;
+	}
+	cleaning = 1;
+	if (sessiond > 0) {
+		kill(sessiond, SIGTERM);
+		for (int i = 0; i < 100 && waitpid(sessiond, NULL, WNOHANG) == 0; i++) {
+			usleep(20000);
+		}
+		kill(sessiond, SIGKILL);
+		waitpid(sessiond, NULL, 0);
+		sessiond = -1;
+	}
+	/* the manager leaves sessions running when it stops: they are ours to end */
+	if (signal_user_processes(SIGTERM) > 0) {
+		for (int i = 0; i < 100 && signal_user_processes(0) > 0; i++) {
+			usleep(20000);
+		}
+		signal_user_processes(SIGKILL);
+		for (int i = 0; i < 50 && signal_user_processes(0) > 0; i++) {
+			usleep(20000);
+		}
+	}
+	unlink(SERVICE_PATH);
+	for (int i = 0; i < 2; i++) {
+		if (uids[i] != (uid_t)-1) {
+			char cmd[128];
+			snprintf(cmd, sizeof(cmd), "rm -rf /run/user/%u /run/slimland/user-%u",
+				(unsigned)uids[i], (unsigned)uids[i]);
+			run(cmd);
+			remove_cgroups(uids[i]);
+		}
+	}
+	run("userdel -r " USER " >/dev/null 2>&1");
+	run("userdel -r " GREETER_USER " >/dev/null 2>&1");
+	if (tmpdir[0]) {
+		char cmd[128];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		run(cmd);
+		tmpdir[0] = '\0';
+	}
+}
+
+static void on_signal(int sig)
+{
+	cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static uid_t uid_of(const char *user)
+{
+	struct passwd *pw = getpwnam(user);
+	return pw ? pw->pw_uid : (uid_t)-1;
+}
+
+static bool setup_users(void)
+{
+	/* what a killed earlier run left */
+	uids[0] = uid_of(USER);
+	uids[1] = uid_of(GREETER_USER);
+	signal_user_processes(SIGKILL);
+	run("userdel -r " USER " >/dev/null 2>&1");
+	run("userdel -r " GREETER_USER " >/dev/null 2>&1");
+
+	FILE *f = fopen(SERVICE_PATH, "w");
+	if (!f) {
+		return false;
+	}
+	fputs("auth required pam_unix.so\n"
+		"account required pam_unix.so\n"
+		"session required pam_unix.so\n", f);
+	if (fclose(f) != 0) {
+		return false;
+	}
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "useradd -m -d %s/home-user -s /bin/sh " USER, tmpdir);
+	if (run(cmd) != 0 || run("echo '" USER ":" PASSWORD "' | chpasswd") != 0) {
+		return false;
+	}
+	snprintf(cmd, sizeof(cmd), "useradd -m -d %s/home-greeter -s /usr/sbin/nologin "
+		GREETER_USER, tmpdir);
+	if (run(cmd) != 0) {
+		return false;
+	}
+	uids[0] = uid_of(USER);
+	uids[1] = uid_of(GREETER_USER);
+	return uids[0] != (uid_t)-1 && uids[1] != (uid_t)-1;
+}
+
+static uint16_t free_udp_port(void)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	uint16_t port = 0;
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+			getsockname(fd, (struct sockaddr *)&a, &len) == 0) {
+		port = ntohs(a.sin_port);
+	}
+	if (fd >= 0) {
+		close(fd);
+	}
+	return port;
+}
+
+static bool start_sessiond(uint16_t port)
+{
+	char conf[128], rundir[128], log[128];
+	snprintf(conf, sizeof(conf), "%s/slimland.conf", tmpdir);
+	snprintf(rundir, sizeof(rundir), "%s/run", tmpdir);
+	snprintf(log, sizeof(log), "%s/sessiond.log", tmpdir);
+	FILE *f = fopen(conf, "w");
+	if (!f) {
+		return false;
+	}
+	fprintf(f, "listen = 127.0.0.1:%u\n"
+		"startup = %s\n"
+		"greeter = %s\n"
+		"greeter_user = %s\n"
+		"slimland = %s\n"
+		"pam_service = %s\n"
+		"card_removal = detach\n"
+		"reauth = never\n",
+		port, SLIM_ECHO_BIN, SLIMLAND_GREETER_BIN, GREETER_USER, SLIMLAND_BIN, SERVICE);
+	if (fclose(f) != 0) {
+		return false;
+	}
+	sessiond = fork();
+	if (sessiond == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			dup2(fd, STDERR_FILENO);
+			dup2(fd, STDOUT_FILENO);
+		}
+		execl(SLIMLAND_SESSIOND_BIN, SLIMLAND_SESSIOND_BIN, "--config", conf,
+			"--run-dir", rundir, verbose ? "-v" : (char *)NULL, (char *)NULL);
+		_exit(127);
+	}
+	if (sessiond < 0) {
+		return false;
+	}
+	/* ctl.sock comes after the UDP socket: then consoles can say HELLO */
+	char ctl[160];
+	snprintf(ctl, sizeof(ctl), "%s/ctl.sock", rundir);
+	for (int i = 0; i < 250; i++) {
+		if (access(ctl, F_OK) == 0) {
+			return true;
+		}
+		if (waitpid(sessiond, NULL, WNOHANG) == sessiond) {
+			sessiond = -1;
+			return false;
+		}
+		usleep(20000);
+	}
+	return false;
+}
+
+static void show_logs(void)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "for f in %s/sessiond.log %s/run/log/*/*.log; do "
+		"[ -f \"$f\" ] && { echo \"== $f\"; tail -n 25 \"$f\"; }; done >&2", tmpdir, tmpdir);
+	run(cmd);
+}
+
+/* Waiting for things to happen on the consoles */
+
+static struct bench_console A, B;
+static struct bench_console *const both[] = { &A, &B };
+
+struct until {
+	struct bench_console *c;
+	uint32_t redirects; /* more REDIRECTs acted on than this */
+	uint32_t frames;    /* and at least this many frames presented since */
+};
+
+static bool until_done(void *data)
+{
+	const struct until *u = data;
+	return u->c->redirects > u->redirects && u->c->frames >= u->frames;
+}
+
+/* Waits for console c to follow a new REDIRECT and present `frames` frames there. */
+static bool wait_redirected(struct bench_console *c, uint32_t redirects_before,
+		uint32_t frames, int timeout_ms)
+{
+	struct until u = { c, redirects_before, frames };
+	return bench_consoles_run(both, 2, timeout_ms, until_done, &u);
+}
+
+/* Runs until c has presented no frame for quiet_ms, at most max_ms. */
+static void settle(struct bench_console *c, int quiet_ms, int max_ms)
+{
+	uint64_t end = bench_now_us() + (uint64_t)max_ms * 1000;
+	while (bench_now_us() < end) {
+		uint32_t before = c->frames;
+		bench_consoles_run(both, 2, quiet_ms, NULL, NULL);
+		if (c->frames == before) {
+			return;
+		}
+	}
+}
+
+static uint32_t key_for(char ch)
+{
+	static const char *const rows[] = { "1234567890", "qwertyuiop", "asdfghjkl", "zxcvbnm" };
+	static const uint32_t first[] = { KEY_1, KEY_Q, KEY_A, KEY_Z };
+	for (int r = 0; r < 4; r++) {
+		const char *p = strchr(rows[r], ch);
+		if (p && ch) {
+			return first[r] + (uint32_t)(p - rows[r]);
+		}
+	}
+	return ch == '\n' ? KEY_ENTER : ch == '-' ? KEY_MINUS : 0;
+}
+
+static void type_text(struct bench_console *c, const char *text)
+{
+	for (const char *p = text; *p; p++) {
+		uint32_t code = key_for(*p);
+		bench_console_key(c, code, true);
+		bench_consoles_run(both, 2, 8, NULL, NULL);
+		bench_console_key(c, code, false);
+		bench_consoles_run(both, 2, 8, NULL, NULL);
+	}
+}
+
+/* The greeter's window is up once frames follow the first (the background). */
+static bool wait_greeter(struct bench_console *c, uint32_t redirects_before, int timeout_ms)
+{
+	if (!wait_redirected(c, redirects_before, 2, timeout_ms)) {
+		return false;
+	}
+	settle(c, 300, 3000);
+	return true;
+}
+
+/* Results */
+
+enum part { TOTAL, MANAGER, ATTACH, PICTURE, PARTS };
+static const char *const part_keys[PARTS] = {
+	"migration", "card_to_redirect", "redirect_to_first_datagram",
+	"first_datagram_to_presented",
+};
+static const char *const part_names[PARTS] = {
+	"card -> picture (total)", "card -> REDIRECT", "REDIRECT -> 1st datagram",
+	"1st datagram -> presented",
+};
+static uint64_t samples[PARTS][MAX_MIGRATIONS];
+static uint64_t frame_bytes[MAX_MIGRATIONS];
+
+static uint64_t percentile(uint64_t *v, size_t n, double p)
+{
+	qsort(v, n, sizeof(*v), bench_cmp_u64);
+	return n ? v[(size_t)(p * (double)(n - 1))] : 0;
+}
+
+static double ms(uint64_t us)
+{
+	return (double)us / 1000.0;
+}
+
+int main(int argc, char *argv[])
+{
+	bool json = false, takeover = false;
+	size_t migrations = 50;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0) {
+			json = true;
+		} else if (strcmp(argv[i], "--quick") == 0) {
+			migrations = 6;
+		} else if (strcmp(argv[i], "--takeover") == 0) {
+			takeover = true;
+		} else if (strcmp(argv[i], "-v") == 0) {
+			verbose = true;
+		} else if (strcmp(argv[i], "--migrations") == 0 && i + 1 < argc) {
+			migrations = strtoul(argv[++i], NULL, 10);
+			migrations = migrations < 1 ? 1 : migrations > MAX_MIGRATIONS ?
+				MAX_MIGRATIONS : migrations;
+		} else {
+			fprintf(stderr, "usage: %s [--json] [--quick] [--migrations N] [--takeover] [-v]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "bench-migration: needs root (users, PAM, the session manager): "
+			"skipped\n");
+		return 77;
+	}
+	if (access("/usr/sbin/useradd", X_OK) != 0 || access("/usr/sbin/chpasswd", X_OK) != 0) {
+		fprintf(stderr, "bench-migration: needs useradd and chpasswd: skipped\n");
+		return 77;
+	}
+	slim_log_init(verbose ? SLIM_LOG_DEBUG : SLIM_LOG_ERROR, NULL);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal); /* meson's timeout */
+	signal(SIGHUP, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	atexit(cleanup);
+
+	int ret = 1;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/slim-bench-migration-XXXXXX");
+	if (!mkdtemp(tmpdir) || chmod(tmpdir, 0755) != 0) {
+		tmpdir[0] = '\0';
+		fprintf(stderr, "bench-migration: cannot create a temporary directory\n");
+		return 1;
+	}
+	if (!setup_users()) {
+		fprintf(stderr, "bench-migration: cannot create the test users or PAM service\n");
+		return 1;
+	}
+	uint16_t port = free_udp_port();
+	if (port == 0 || !start_sessiond(port)) {
+		fprintf(stderr, "bench-migration: slimland-sessiond did not start\n");
+		show_logs();
+		return 1;
+	}
+	char manager[32];
+	snprintf(manager, sizeof(manager), "127.0.0.1:%u", port);
+	if (!bench_console_start(&A, manager, "bench-a", WIDTH, HEIGHT) ||
+			!bench_console_start(&B, manager, "bench-b", WIDTH, HEIGHT)) {
+		fprintf(stderr, "bench-migration: cannot start the consoles\n");
+		goto out;
+	}
+
+	/* Both consoles get a greeter. */
+	uint64_t t_start = bench_now_us();
+	if (!wait_greeter(&A, 0, 20000) || !wait_greeter(&B, 0, 20000)) {
+		fprintf(stderr, "bench-migration: no greeter on the consoles (A: %u redirects, "
+			"%u frames; B: %u, %u)\n", A.redirects, A.frames, B.redirects, B.frames);
+		goto out_logs;
+	}
+	uint64_t t_greeters = bench_now_us();
+
+	/* An unknown card, then the login it gets bound to. */
+	bench_console_card(&A, true, card_token, sizeof(card_token));
+	settle(&A, 200, 1000);
+	uint32_t before = A.redirects;
+	type_text(&A, USER "\n" PASSWORD "\n");
+	if (!wait_redirected(&A, before, 1, 15000)) {
+		fprintf(stderr, "bench-migration: the login on console A did not lead to a "
+			"session\n");
+		goto out_logs;
+	}
+	uint16_t session_port = bench_console_port(&A);
+	settle(&A, 300, 5000);
+	uint64_t t_login = bench_now_us();
+
+	struct bench_console *from = &A, *to = &B;
+	size_t n = 0, failed = 0, first_only = 0, copies = 0;
+	for (size_t i = 0; i < migrations; i++) {
+		if (!takeover) {
+			/* taken off the old console: it goes to a greeter, the session waits */
+			uint32_t r = from->redirects;
+			bench_console_card(from, false, card_token, sizeof(card_token));
+			if (!wait_greeter(from, r, 10000)) {
+				fprintf(stderr, "bench-migration: no greeter after the card left console %s\n",
+					from->id);
+				failed++;
+			}
+		}
+		/* all quiet: the tap */
+		settle(to, 100, 2000);
+		uint32_t r = to->redirects, r_from = from->redirects;
+		uint64_t t0 = bench_now_us();
+		bench_console_card(to, true, card_token, sizeof(card_token));
+		bool ok = wait_redirected(to, r, 1, 5000);
+		uint32_t complete = 0;
+		bool alone = false;
+		while (ok && (complete = bench_console_complete_frame(to, &alone)) == 0) {
+			ok = wait_redirected(to, r, to->frames + 1, 5000);
+		}
+		if (!ok || bench_console_port(to) != session_port) {
+			fprintf(stderr, "bench-migration: migration %zu to console %s: %s\n", i + 1, to->id,
+				ok ? "shown something else than the session" : "no complete frame within 5 s");
+			failed++;
+		} else {
+			uint64_t t3 = to->frame_us[complete - 1];
+			samples[TOTAL][n] = t3 - t0;
+			samples[MANAGER][n] = to->redirect_us - t0;
+			samples[ATTACH][n] = to->first_rx_us - to->redirect_us;
+			samples[PICTURE][n] = t3 - to->first_rx_us;
+			frame_bytes[n] = to->bytes;
+			first_only += alone;
+			copies += to->copies;
+			n++;
+		}
+		if (takeover) {
+			/* the old console shows its greeter by now: the removal changes nothing */
+			bench_console_card(from, false, card_token, sizeof(card_token));
+			wait_greeter(from, r_from, 10000);
+		}
+		if (failed > 3) {
+			break;
+		}
+		struct bench_console *t = from;
+		from = to;
+		to = t;
+	}
+	uint64_t t_end = bench_now_us();
+
+	uint64_t p50[PARTS], p99[PARTS], min = 0, max = 0;
+	uint64_t bytes_p50 = percentile(frame_bytes, n, 0.5);
+	for (int p = 0; p < PARTS; p++) {
+		p50[p] = percentile(samples[p], n, 0.5);
+		p99[p] = percentile(samples[p], n, 0.99);
+		if (p == TOTAL && n) {
+			min = samples[p][0];
+			max = samples[p][n - 1];
+		}
+	}
+	if (json) {
+		printf("{\"migrations\": %zu, \"failed\": %zu, \"width_px\": %d, \"height_px\": %d, "
+			"\"takeover\": %s", n, failed, WIDTH, HEIGHT, takeover ? "true" : "false");
+		for (int p = 0; p < PARTS; p++) {
+			printf(", \"%s_p50_ms\": %.3f, \"%s_p99_ms\": %.3f", part_keys[p], ms(p50[p]),
+				part_keys[p], ms(p99[p]));
+		}
+		printf(", \"migration_min_ms\": %.3f, \"migration_max_ms\": %.3f, "
+			"\"target_p50_ms\": %.0f, \"first_frame_complete\": %zu, "
+			"\"picture_bytes_p50\": %llu, \"setup_greeters_ms\": %.0f, \"setup_login_ms\": %.0f, "
+			"\"display_refusals\": %u, \"run_s\": %.1f}\n", ms(min), ms(max), TARGET_P50_MS, first_only,
+			(unsigned long long)bytes_p50, ms(t_greeters - t_start), ms(t_login - t_greeters),
+			A.refusals + B.refusals, (double)(t_end - t_start) / 1e6);
+	} else {
+		printf("Card tap to the session's first complete frame on the other console, "
+			"%dx%d, loopback\n%zu migrations (%s), %zu failed\n\n", WIDTH, HEIGHT, n,
+			takeover ? "put on the new console while the old one shows the session" :
+			"taken off the old console first, then put on the new one", failed);
+		printf("%-27s %9s %9s %9s %9s\n", "", "p50", "p99", "min", "max");
+		for (int p = 0; p < PARTS; p++) {
+			printf("%-27s %6.1f ms %6.1f ms", part_names[p], ms(p50[p]), ms(p99[p]));
+			if (p == TOTAL) {
+				printf(" %6.1f ms %6.1f ms", ms(min), ms(max));
+			}
+			printf("\n");
+		}
+		double miss = ms(p50[TOTAL]) - TARGET_P50_MS;
+		printf("\ntarget p50 <= %.0f ms: %s", TARGET_P50_MS, n == 0 ? "no data" :
+			miss <= 0 ? "ok" : "MISSED");
+		if (n && miss > 0) {
+			printf(" by %.1f ms", miss);
+		}
+		printf("\nthe first frame was complete on its own in %zu of %zu; it took %llu bytes "
+			"(p50), %zu COPY commands in all\n", first_only, n,
+			(unsigned long long)bytes_p50, copies);
+		printf("REFUSEs on display associations: %u\n", A.refusals + B.refusals);
+		printf("setup: greeters %.1f s, login %.1f s; %.1f s in all\n",
+			ms(t_greeters - t_start) / 1000, ms(t_login - t_greeters) / 1000,
+			(double)(t_end - t_start) / 1e6);
+	}
+	ret = n > 0 && failed == 0 ? 0 : 1;
+	if (ret != 0) {
+		goto out_logs;
+	}
+	goto out;
+out_logs:
+	show_logs();
+out:
+	bench_console_stop(&A);
+	bench_console_stop(&B);
+	cleanup();
+	return ret;
+}

@@ -1,0 +1,366 @@
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+#include "managed.h"
+#include "manager.h"
+#include "slim-log.h"
+
+#define HELLO_FIRST_MS 250
+#define HELLO_MAX_MS 4000
+#define PING_MS 1000
+#define MAX_CONSOLES 8
+
+static void send_upstream(void *data, const uint8_t *buf, size_t len)
+{
+	struct bench_console *c = data;
+	if (c->fd >= 0) {
+		send(c->fd, buf, len, MSG_DONTWAIT);
+	}
+}
+
+static void on_presented(void *data, uint32_t frame, uint64_t applied_us)
+{
+	struct bench_console *c = data;
+	if (c->frames < BENCH_CONSOLE_FRAMES) {
+		c->frame_us[c->frames] = applied_us;
+	}
+	c->frames++;
+}
+
+static void on_refused(void *data, uint16_t reason, const char *text, size_t len)
+{
+	struct bench_console *c = data;
+	c->refused = true;
+	c->refusals++;
+	slim_log(SLIM_LOG_DEBUG, "console %s: refused by port %u (%u): %.*s", c->id,
+		bench_console_port(c), reason, (int)len, text);
+}
+
+static const struct slim_console_events core_events = {
+	.refused = on_refused,
+	.presented = on_presented,
+};
+
+static uint32_t new_assoc(uint32_t old)
+{
+	uint32_t a = 0;
+	while (a == 0 || a == old) {
+		if (getrandom(&a, sizeof(a), 0) != sizeof(a)) {
+			a = (uint32_t)slim_now_us();
+		}
+	}
+	return a;
+}
+
+static void display_hello(struct bench_console *c, uint64_t now)
+{
+	c->assoc = new_assoc(c->assoc);
+	c->attached = false;
+	c->refused = false;
+	c->hello_backoff_ms = HELLO_FIRST_MS;
+	c->hello_due_us = now + c->hello_backoff_ms * 1000ull;
+	slim_console_core_hello(c->core, c->id, c->assoc);
+}
+
+static void on_mgr_attached(void *data, uint32_t assoc)
+{
+	struct bench_console *c = data;
+	c->mgr_attached = true;
+}
+
+static void on_redirect(void *data, const struct sockaddr *addr, socklen_t len,
+		const uint8_t token[SLIM_ATTACH_TOKEN_LEN])
+{
+	struct bench_console *c = data;
+	uint64_t now = slim_now_us();
+	bool same_peer = c->fd >= 0 && len == c->peer_len && memcmp(addr, &c->peer, len) == 0;
+	if (same_peer && c->has_token && memcmp(token, c->token, sizeof(c->token)) == 0) {
+		return; /* repeated until the compositor hears us */
+	}
+	if (!same_peer) {
+		int fd = socket(addr->sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		int size = 8 << 20;
+		if (fd < 0 || connect(fd, addr, len) != 0) {
+			fprintf(stderr, "console %s: cannot connect to the redirect: %s\n", c->id,
+				strerror(errno));
+			if (fd >= 0) {
+				close(fd);
+			}
+			return;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+		if (c->fd >= 0) {
+			close(c->fd);
+		}
+		c->fd = fd;
+		memcpy(&c->peer, addr, len);
+		c->peer_len = len;
+	}
+	memcpy(c->token, token, sizeof(c->token));
+	c->has_token = true;
+	c->redirects++;
+	c->redirect_us = now;
+	c->first_rx_us = 0;
+	c->frames = 0;
+	c->n_rects = 0;
+	c->copies = 0;
+	c->datagrams = c->bytes = 0;
+	slim_console_core_set_token(c->core, token);
+	display_hello(c, now);
+}
+
+static const struct slim_manager_listener mgr_listener = {
+	.attached = on_mgr_attached,
+	.redirect = on_redirect,
+};
+
+bool bench_console_start(struct bench_console *c, const char *manager, const char *id,
+		uint32_t width, uint32_t height)
+{
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	snprintf(c->id, sizeof(c->id), "%s", id);
+	c->width = width;
+	c->height = height;
+	c->backend = slim_headless_backend_create();
+	c->core = c->backend ? slim_console_core_create(width, height, SLIM_DEFAULT_MTU,
+		c->backend, send_upstream, c) : NULL;
+	if (!c->core) {
+		return false;
+	}
+	slim_console_core_set_events(c->core, &core_events, c);
+	char err[256];
+	c->mgr = slim_manager_create(manager, c->core, c->id, &mgr_listener, c, err, sizeof(err));
+	if (!c->mgr) {
+		fprintf(stderr, "console %s: %s\n", id, err);
+		return false;
+	}
+	slim_manager_start(c->mgr);
+	return true;
+}
+
+void bench_console_stop(struct bench_console *c)
+{
+	slim_manager_destroy(c->mgr);
+	c->mgr = NULL;
+	if (c->fd >= 0) {
+		close(c->fd);
+		c->fd = -1;
+	}
+	slim_console_core_destroy(c->core);
+	c->core = NULL;
+	if (c->backend) {
+		c->backend->impl->destroy(c->backend);
+		c->backend = NULL;
+	}
+	free(c->rects);
+	c->rects = NULL;
+}
+
+void bench_console_card(struct bench_console *c, bool inserted, const uint8_t *token,
+		size_t len)
+{
+	struct slim_wire_card card = {
+		.event = inserted ? SLIM_CARD_INSERTED : SLIM_CARD_REMOVED,
+		.kind = SLIM_CARD_UID,
+		.len = (uint8_t)(len > SLIM_CARD_TOKEN_MAX ? SLIM_CARD_TOKEN_MAX : len),
+	};
+	memcpy(card.token, token, card.len);
+	slim_manager_send_card(c->mgr, &card);
+}
+
+void bench_console_key(struct bench_console *c, uint32_t code, bool down)
+{
+	struct slim_wire_input ev[2] = {
+		{ .kind = SLIM_INPUT_KEY, .code = (uint16_t)code, .value = down },
+	};
+	slim_console_core_send_input(c->core, ev, 1);
+}
+
+static void add_rect(struct bench_console *c, const struct slim_rect *r)
+{
+	if (c->n_rects == c->cap_rects) {
+		size_t cap = c->cap_rects ? c->cap_rects * 2 : 4096;
+		struct bench_rect *grown = realloc(c->rects, cap * sizeof(*grown));
+		if (!grown) {
+			return;
+		}
+		c->rects = grown;
+		c->cap_rects = cap;
+	}
+	c->rects[c->n_rects++] = (struct bench_rect){ r->x, r->y, r->w, r->h, c->frames };
+}
+
+/* What a datagram paints, noted before the core applies it. */
+static void note_datagram(struct bench_console *c, const uint8_t *buf, size_t len, uint64_t now)
+{
+	struct slim_reader r;
+	struct slim_dgram hdr;
+	struct slim_cmd cmd;
+	if (slim_reader_init(&r, &hdr, buf, len, false, (uint16_t)c->width,
+			(uint16_t)c->height) != SLIM_OK || hdr.assoc != c->assoc) {
+		return;
+	}
+	if (!c->attached) {
+		c->attached = true;
+		c->first_rx_us = now;
+		c->ping_due_us = now + PING_MS * 1000ull;
+	}
+	c->datagrams++;
+	c->bytes += len;
+	while (slim_reader_next(&r, &cmd) == SLIM_OK && cmd.type) {
+		switch (cmd.type) {
+		case SLIM_CMD_FILL:
+			add_rect(c, &cmd.fill.r);
+			break;
+		case SLIM_CMD_SET:
+			add_rect(c, &cmd.set.r);
+			break;
+		case SLIM_CMD_BITMAP:
+			add_rect(c, &cmd.bitmap.r);
+			break;
+		case SLIM_CMD_CSCS:
+			add_rect(c, &cmd.cscs.pdst);
+			break;
+		case SLIM_CMD_COPY:
+			c->copies++;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static void receive(struct bench_console *c)
+{
+	static uint8_t buf[65536];
+	for (int i = 0; i < 4096; i++) {
+		ssize_t len = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (len <= 0) {
+			return;
+		}
+		note_datagram(c, buf, (size_t)len, slim_now_us());
+		slim_console_core_receive(c->core, buf, (size_t)len);
+	}
+}
+
+static void tick(struct bench_console *c, uint64_t now)
+{
+	slim_manager_tick(c->mgr, now);
+	if (c->fd < 0) {
+		return;
+	}
+	if (!c->attached && now >= c->hello_due_us) {
+		/* the same association, HELLO again: it was lost, or the compositor was not ready */
+		slim_console_core_hello(c->core, c->id, c->assoc);
+		c->hello_backoff_ms = c->hello_backoff_ms * 2 > HELLO_MAX_MS ? HELLO_MAX_MS :
+			c->hello_backoff_ms * 2;
+		c->hello_due_us = now + c->hello_backoff_ms * 1000ull;
+	} else if (c->attached && now >= c->ping_due_us) {
+		slim_console_core_ping(c->core);
+		c->ping_due_us = now + PING_MS * 1000ull;
+	}
+}
+
+static int timeout_of(const struct bench_console *c, uint64_t now)
+{
+	int t = slim_manager_timeout_ms(c->mgr, now);
+	if (c->fd >= 0) {
+		uint64_t due = c->attached ? c->ping_due_us : c->hello_due_us;
+		int d = due <= now ? 0 : (int)((due - now + 999) / 1000);
+		t = t < 0 || d < t ? d : t;
+	}
+	return t;
+}
+
+bool bench_consoles_run(struct bench_console *const *cs, size_t n, int timeout_ms,
+		bool (*done)(void *data), void *data)
+{
+	uint64_t end = slim_now_us() + (uint64_t)timeout_ms * 1000;
+	for (;;) {
+		if (done && done(data)) {
+			return true;
+		}
+		uint64_t now = slim_now_us();
+		if (now >= end) {
+			return done ? done(data) : true;
+		}
+		struct pollfd p[2 * MAX_CONSOLES];
+		int wait = (int)((end - now + 999) / 1000);
+		size_t np = 0;
+		for (size_t i = 0; i < n && i < MAX_CONSOLES; i++) {
+			p[np++] = (struct pollfd){ .fd = slim_manager_fd(cs[i]->mgr), .events = POLLIN };
+			p[np++] = (struct pollfd){ .fd = cs[i]->fd, .events = POLLIN };
+			int t = timeout_of(cs[i], now);
+			if (t >= 0 && t < wait) {
+				wait = t;
+			}
+		}
+		if (poll(p, np, wait) < 0 && errno != EINTR) {
+			return false;
+		}
+		for (size_t i = 0; i < n && i < MAX_CONSOLES; i++) {
+			if (p[2 * i].revents) {
+				slim_manager_dispatch(cs[i]->mgr);
+			}
+			/* after the manager's: a REDIRECT may have replaced the socket */
+			if (p[2 * i + 1].revents && cs[i]->fd == p[2 * i + 1].fd) {
+				receive(cs[i]);
+			}
+			tick(cs[i], slim_now_us());
+		}
+	}
+}
+
+uint32_t bench_console_complete_frame(const struct bench_console *c, bool *first_only)
+{
+	*first_only = false;
+	uint32_t frames = c->frames < BENCH_CONSOLE_FRAMES ? c->frames : BENCH_CONSOLE_FRAMES;
+	if (frames == 0) {
+		return 0;
+	}
+	size_t w = c->width, h = c->height;
+	uint8_t *covered = calloc(w * h, 1);
+	if (!covered) {
+		return 0;
+	}
+	size_t total = 0, next = 0;
+	uint32_t complete = 0;
+	for (uint32_t f = 0; f < frames && !complete; f++) {
+		/* rects that arrived before frame f+1 was presented belong to it (or before) */
+		for (; next < c->n_rects && c->rects[next].frame <= f; next++) {
+			const struct bench_rect *r = &c->rects[next];
+			for (size_t y = r->y; y < (size_t)r->y + r->h && y < h; y++) {
+				uint8_t *row = covered + y * w;
+				for (size_t x = r->x; x < (size_t)r->x + r->w && x < w; x++) {
+					total += !row[x];
+					row[x] = 1;
+				}
+			}
+		}
+		if (total == w * h) {
+			complete = f + 1;
+		}
+	}
+	free(covered);
+	*first_only = complete == 1;
+	return complete;
+}
+
+uint16_t bench_console_port(const struct bench_console *c)
+{
+	if (c->fd < 0) {
+		return 0;
+	}
+	if (c->peer.ss_family == AF_INET) {
+		return ntohs(((const struct sockaddr_in *)&c->peer)->sin_port);
+	}
+	return ntohs(((const struct sockaddr_in6 *)&c->peer)->sin6_port);
+}

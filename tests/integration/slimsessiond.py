@@ -1,0 +1,419 @@
+"""
+The session manager for real, for the end-to-end tests of
+protocol/session-manager.md: slimland-sessiond as root with a config and a
+run directory of the test's own, a user made for the test (useradd -m,
+chpasswd), a PAM service of pam_unix alone (/etc/pam.d/NAME, the config's
+`pam_service`), a greeter user of the test's own, and slimland-console
+--manager consoles driven with --control.
+
+    with ManagerSession('flow') as s:
+        s.start_manager()
+        a = s.start_managed_console('desk-a', (1024, 768))
+        s.wait_console_state('desk-a', 'greeter')
+
+Everything installed is removed at the end, failure or not: the processes
+of both users (found by their uid, ended by PID), the users and their
+homes, the PAM file, the runtime and cgroup directories the manager made.
+"""
+import os
+import pwd
+import signal
+import subprocess
+import time
+
+from slimtest import (Console, Process, Session, TestSkip, _reap_orphans, free_udp_port,
+                      images_equal, log, require_programs, scaled, _rgb)
+
+PASSWORD = 'Flow-pass.42'
+
+
+def _run(argv, check=True):
+    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if check and r.returncode != 0:
+        raise RuntimeError('%s: exit status %d: %s' % (' '.join(argv), r.returncode,
+                                                       r.stdout.decode(errors='replace')))
+    return r.returncode
+
+
+def _passwd_tool(argv):
+    """useradd/userdel, retried while another one holds /etc/passwd's lock."""
+    for _ in range(50):
+        r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        out = r.stdout.decode(errors='replace')
+        if r.returncode == 0 or 'lock' not in out:
+            return r.returncode, out
+        time.sleep(0.1)
+    return r.returncode, out
+
+
+def _pids_of(uids):
+    pids = []
+    for name in os.listdir('/proc'):
+        if not name.isdigit():
+            continue
+        try:
+            with open('/proc/%s/status' % name) as f:
+                for line in f:
+                    if line.startswith('Uid:'):
+                        if int(line.split()[1]) in uids:
+                            pids.append(int(name))
+                        break
+        except (OSError, ValueError):
+            pass
+    return pids
+
+
+class ManagerSession(Session):
+    """A Session without a compositor of its own: the manager starts them."""
+
+    def __init__(self, name, user, service, greeter_user):
+        super().__init__(name, console=False, compositor=False)
+        self.user = user
+        self.service = service
+        self.greeter_user = greeter_user
+        self.pam_path = '/etc/pam.d/' + service
+        self.greeter = os.environ.get('SLIMLAND_GREETER', '')
+        self.sessiond = os.environ.get('SLIMLAND_SESSIOND', '')
+        self.slimlandctl = os.environ.get('SLIMLANDCTL', '')
+        self.manager = None
+        self.n_managers = 0
+        self.made = []  # what to undo, in reverse order
+        self.uids = set()
+
+    # -- set-up
+    def __enter__(self):
+        if os.geteuid() != 0:
+            raise TestSkip('needs root (useradd, PAM, starting compositors as users)')
+        for var, path in (('SLIMLAND_GREETER', self.greeter),
+                          ('SLIMLAND_SESSIOND', self.sessiond), ('SLIMLANDCTL', self.slimlandctl)):
+            if not path or not os.access(path, os.X_OK):
+                raise TestSkip('%s is not set to a program (%r)' % (var, path))
+        require_programs('useradd', 'userdel', 'chpasswd', 'foot', 'grim')
+        super().__enter__()
+        try:
+            self._install()
+        except BaseException as e:
+            self.__exit__(type(e), e, e.__traceback__)
+            raise
+        return self
+
+    def _install(self):
+        # the users read the greeter socket, the FIFO, their logs under here
+        os.chmod(self.tmp, 0o755)
+        self.run_dir = os.path.join(self.tmp, 'sessiond')
+        os.mkdir(self.run_dir, 0o755)
+        self.cgroup_before = self._cgroup_dirs()
+        self._remove_users()  # what a killed earlier run left
+        with open(self.pam_path, 'w') as f:
+            f.write('# slimland integration test %s: removed when it ends\n'
+                    'auth required pam_unix.so\naccount required pam_unix.so\n'
+                    'session required pam_unix.so\npassword required pam_unix.so\n' % self.name)
+        self.made.append(('file', self.pam_path))
+        status, out = _passwd_tool(['useradd', '-r', '-M', '-d', '/nonexistent',
+                                    '-s', '/usr/sbin/nologin', self.greeter_user])
+        if status != 0:
+            raise RuntimeError('useradd %s: %s' % (self.greeter_user, out))
+        self.made.append(('user', self.greeter_user))
+        status, out = _passwd_tool(['useradd', '-m', '-s', '/bin/sh', self.user])
+        if status != 0:
+            raise RuntimeError('useradd %s: %s' % (self.user, out))
+        self.made.append(('user', self.user))
+        p = subprocess.run(['chpasswd'], input=('%s:%s\n' % (self.user, PASSWORD)).encode(),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if p.returncode != 0:
+            raise RuntimeError('chpasswd: %s' % p.stdout.decode(errors='replace'))
+        self.pw = pwd.getpwnam(self.user)
+        self.greeter_pw = pwd.getpwnam(self.greeter_user)
+        self.uids = {self.pw.pw_uid, self.greeter_pw.pw_uid}
+        for uid in self.uids:
+            d = '/run/user/%d' % uid
+            if not os.path.exists(d):
+                self.made.append(('runtime', d))
+        self.port = free_udp_port()
+        self.config_path = os.path.join(self.tmp, 'slimland.conf')
+        with open(self.config_path, 'w') as f:
+            f.write('listen = 127.0.0.1:%d\n' % self.port)
+            f.write('startup = foot\n')
+            f.write('greeter = %s\n' % self.greeter)
+            f.write('greeter_user = %s\n' % self.greeter_user)
+            f.write('pam_service = %s\n' % self.service)
+            f.write('slimland = %s\n' % self.slimland)
+        log('user %s (uid %d), greeter user %s (uid %d), PAM service %s, manager on '
+            '127.0.0.1:%d' % (self.user, self.pw.pw_uid, self.greeter_user,
+                              self.greeter_pw.pw_uid, self.service, self.port))
+
+    def _cgroup_dirs(self):
+        found = set()
+        for root in ('/sys/fs/cgroup', '/sys/fs/cgroup/cpu', '/sys/fs/cgroup/cpu,cpuacct'):
+            base = os.path.join(root, 'slimland.slice')
+            if os.path.isdir(base):
+                for dirpath, dirnames, _ in os.walk(base):
+                    found.add(dirpath)
+        return found
+
+    def _remove_users(self):
+        for user in (self.user, self.greeter_user):
+            try:
+                uid = pwd.getpwnam(user).pw_uid
+            except KeyError:
+                continue
+            self._kill_uids({uid})
+            _passwd_tool(['userdel', '-r', user])
+
+    def _kill_uids(self, uids):
+        """Ends every process of these (test-made) users, by PID."""
+        for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
+            pids = _pids_of(uids)
+            if not pids:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+            deadline = time.monotonic() + wait
+            while _pids_of(uids) and time.monotonic() < deadline:
+                _reap_orphans()
+                time.sleep(0.05)
+        _reap_orphans()
+
+    def __exit__(self, exc_type, exc, tb):
+        problems = []
+        try:
+            for console in self.consoles:
+                if console.alive():
+                    console.quit()
+            if self.manager is not None:
+                self.stop_manager()
+            # the manager leaves sessions running when it stops: end them here
+            self._kill_uids(self.uids)
+            self._copy_session_logs()
+        except BaseException as e:  # cleaning up goes on whatever happened
+            problems.append('cleaning up: %r' % e)
+        for kind, what in reversed(self.made):
+            try:
+                if kind == 'file' and os.path.exists(what):
+                    os.unlink(what)
+                elif kind == 'user':
+                    status, out = _passwd_tool(['userdel', '-r', what])
+                    # (userdel -r says the mail spool of a -M user is missing)
+                    if status not in (0, 12):
+                        problems.append('userdel %s: %s' % (what, out))
+                elif kind == 'runtime' and os.path.isdir(what):
+                    subprocess.run(['rm', '-rf', '--one-file-system', what])
+            except OSError as e:
+                problems.append('removing %s: %s' % (what, e))
+        # the user's session cgroups (spawn.c: slimland.slice/user-UID.slice/session-N);
+        # slimland.slice itself only if it is new and empty (others may use it)
+        new = self._cgroup_dirs() - getattr(self, 'cgroup_before', set())
+        mine = ['/user-%d.slice' % uid for uid in self.uids]
+        for d in sorted(new, key=len, reverse=True):
+            try:
+                if any(m in d for m in mine):
+                    os.rmdir(d)
+                elif d.endswith('/slimland.slice'):
+                    try:
+                        os.rmdir(d)
+                    except OSError:
+                        pass
+            except OSError as e:
+                problems.append('cgroup %s: %s' % (d, e))
+        if problems:
+            log('cleanup problems: ' + '; '.join(problems))
+        super().__exit__(exc_type, exc, tb)
+        if problems and exc_type is None:
+            self.fail('cleanup: ' + '; '.join(problems))
+        return False
+
+    def _copy_session_logs(self):
+        """The compositors' logs (RUN_DIR/log/USER/*.log) next to the test's."""
+        base = os.path.join(getattr(self, 'run_dir', ''), 'log')
+        if not os.path.isdir(base):
+            return
+        for user in os.listdir(base):
+            for name in os.listdir(os.path.join(base, user)):
+                try:
+                    with open(os.path.join(base, user, name), 'rb') as src, \
+                            open(os.path.join(self.outdir, '%s-%s' % (user, name)), 'wb') as dst:
+                        dst.write(src.read())
+                except OSError:
+                    pass
+
+    # -- the manager
+    def start_manager(self):
+        argv = [self.sessiond, '--config', self.config_path, '--run-dir', self.run_dir, '-v']
+        self.manager = Process('sessiond-%d' % self.n_managers, argv, self._env(), self.outdir)
+        self.n_managers += 1
+        _, line = self.manager.stderr.wait(lambda l: 'slimland-sessiond: running' in l
+                                           or 'ERROR' in l, 0, time.monotonic() + scaled(10))
+        if line is None or 'running' not in line:
+            self.fail('slimland-sessiond did not start: %s' % line)
+        log('slimland-sessiond (pid %d) running' % self.manager.pid)
+        return self.manager
+
+    def stop_manager(self, sig=signal.SIGTERM):
+        # its own PID only: the compositors it started must live on
+        if self.manager.alive():
+            self.manager.proc.send_signal(sig)
+        status = self.manager.wait_exit(10)
+        if status is None:
+            self.manager.proc.kill()
+        status = self.manager.finish()
+        log('slimland-sessiond exited with status %s' % status)
+        return status
+
+    def manager_log_wait(self, text, start=0, timeout=15):
+        """The index after the first manager log line containing text."""
+        i, line = self.manager.stderr.wait(lambda l: text in l, start,
+                                           time.monotonic() + scaled(timeout))
+        if line is None:
+            self.fail('the manager never logged "%s"' % text)
+        return i + 1
+
+    def ctl(self, *args, check=True):
+        """slimlandctl's answer: (status, stdout lines, stderr)."""
+        r = subprocess.run([self.slimlandctl, '--socket', os.path.join(self.run_dir, 'ctl.sock')]
+                           + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=scaled(10))
+        out = r.stdout.decode(errors='replace').splitlines()
+        if check and r.returncode != 0:
+            self.fail('slimlandctl %s: status %d: %s' % (' '.join(args), r.returncode,
+                                                        r.stderr.decode(errors='replace')))
+        return out
+
+    def listing(self):
+        """slimlandctl list as {('console'|'session', id): fields}."""
+        table = {}
+        for line in self.ctl('list'):
+            f = line.split()
+            if len(f) >= 2:
+                table[(f[0], f[1])] = f
+        return table
+
+    def wait_ctl(self, predicate, what, timeout=20):
+        """Polls slimlandctl list (nothing announces its changes) until
+        predicate(listing) holds, with a bounded retry; returns the listing."""
+        deadline = time.monotonic() + scaled(timeout)
+        while True:
+            try:
+                table = self.listing()
+            except subprocess.TimeoutExpired:
+                table = {}
+            if predicate(table):
+                return table
+            if time.monotonic() > deadline:
+                self.fail('slimlandctl list never showed %s; last:\n%s' % (
+                    what, '\n'.join(' '.join(v) for v in table.values())))
+            time.sleep(0.1)
+
+    def wait_why(self, console_id, want, timeout=15):
+        deadline = time.monotonic() + scaled(timeout)
+        while True:
+            out = self.ctl('why', console_id, check=False)
+            if out and out[0] == want:
+                return
+            if time.monotonic() > deadline:
+                self.fail('slimlandctl why %s says %r, not %r' % (console_id, out, want))
+            time.sleep(0.1)
+
+    def console_on(self, table, console_id):
+        """(state, session id or None) of a console in a listing."""
+        f = table.get(('console', console_id))
+        if not f:
+            return None, None
+        return f[3], (f[4] if len(f) > 4 else None)
+
+    def user_session(self, table):
+        """The fields of the test user's session line, or None."""
+        for key, f in table.items():
+            if key[0] == 'session' and f[2] == self.user:
+                return f
+        return None
+
+    def wait_console_state(self, console_id, state, user_session=None, timeout=20):
+        """Until the console is in `state` (greeter, session): with a
+        greeter, the console's session must be a greeter session that is
+        attached; with a session, the user's session, attached to it."""
+        def ok(table):
+            st, sid = self.console_on(table, console_id)
+            if st != state or sid is None:
+                return False
+            sess = table.get(('session', sid))
+            if not sess:
+                return False
+            if state == 'greeter':
+                return sess[2] == self.greeter_user and sess[-1] == console_id
+            return (sess[2] == self.user and sess[5] == 'attached' and sess[-1] == console_id
+                    and (user_session is None or sid == user_session))
+        return self.wait_ctl(ok, 'console %s on the %s' % (console_id, state), timeout)
+
+    # -- consoles
+    def start_managed_console(self, console_id, size, card_reader='stdin', env=None, name=None):
+        endpoint = ['--manager', '127.0.0.1:%d' % self.port, '--card-reader=' + card_reader]
+        console = Console(self, None, size, console_id, name or 'console-' + console_id,
+                          endpoint=endpoint, env=env)
+        self.consoles.append(console)
+        return console
+
+    # -- the compositors' screens
+    def compositor_display(self, user, log_name):
+        """A compositor's WAYLAND_DISPLAY, from its log (the latest one there)."""
+        path = os.path.join(self.run_dir, 'log', user, log_name + '.log')
+        display = None
+        try:
+            with open(path, errors='replace') as f:
+                for line in f:
+                    if 'WAYLAND_DISPLAY=' in line:
+                        display = line.split('WAYLAND_DISPLAY=', 1)[1].strip()
+        except OSError:
+            pass
+        if display is None:
+            self.fail('no WAYLAND_DISPLAY in %s' % path)
+        return display
+
+    def grim_of(self, runtime_dir, display):
+        path = self.shot_path('grim')
+        env = self._env()
+        env.update({'XDG_RUNTIME_DIR': runtime_dir, 'WAYLAND_DISPLAY': display})
+        r = subprocess.run(['grim', path], env=env, capture_output=True, timeout=scaled(15))
+        if r.returncode != 0:
+            self.fail('grim on %s/%s failed: %s' % (runtime_dir, display,
+                                                     r.stderr.decode(errors='replace')))
+        return _rgb(path)
+
+    def assert_shows(self, console, runtime_dir, display, attempts=30):
+        """The console shows what that compositor renders, byte for byte."""
+        why = None
+        for attempt in range(attempts):
+            g = self.grim_of(runtime_dir, display)
+            mark = console.mark()
+            c = self.console_image(console)
+            why = images_equal(g, c)
+            if why is None:
+                log('%s shows %s/%s (%dx%d) after %d attempt(s)' % (
+                    console.name, runtime_dir, display, g.size[0], g.size[1], attempt + 1))
+                return g
+            console.next_frame(scaled(0.5), start=mark)
+        gpath = os.path.join(self.outdir, 'unequal-grim.png')
+        cpath = os.path.join(self.outdir, 'unequal-%s.png' % console.name)
+        g.save(gpath)
+        c.save(cpath)
+        self.fail('%s does not show %s/%s: %s (%s, %s)' % (console.name, runtime_dir, display,
+                                                          why, gpath, cpath))
+
+
+def read_fifo(s, fd, want, timeout, forbidden=None):
+    """Reads the FIFO until `want` came; fails on `forbidden`."""
+    import select
+    data = b''
+    deadline = time.monotonic() + scaled(timeout)
+    while want not in data:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            s.fail('the FIFO got %r, not %r, within %gs' % (data, want, scaled(timeout)))
+        readable, _, _ = select.select([fd], [], [], left)
+        if readable:
+            data += os.read(fd, 4096)
+    if forbidden and forbidden in data:
+        s.fail('the FIFO got %r: %r reached the session' % (data, forbidden))
+    return data

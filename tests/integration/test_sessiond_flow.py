@@ -1,0 +1,232 @@
+"""The session manager end to end, with the real components: slimland-sessiond
+as root, PAM (pam_unix, a user made for the test), slimland-greeter in
+greeter compositors, the user's compositor running foot, and two headless
+consoles with stdin card readers.
+
+- both consoles show the greeter (what the greeter compositor renders);
+- a card nobody knows is said to be unknown, and reaches no session;
+- a wrong password is refused, after a delay, and the console stays on the
+  greeter;
+- logging in through A's keys starts the user's session, which A shows,
+  and binds the card tapped before; keys typed on A reach foot's shell;
+- the card on B moves the session to B, at B's size; A goes back to the
+  greeter and its keys reach the session no more, B's do;
+- the session manager killed with SIGKILL: B's picture and keys go on; once
+  restarted, it knows the session and the consoles again;
+- the card taken off B sends B to the greeter and leaves the session running,
+  detached; tapped on A, the session comes back on A at A's size.
+"""
+import os
+import signal
+import time
+
+from slimsessiond import PASSWORD, ManagerSession, read_fifo
+from slimtest import BACKGROUND, KEY_ENTER, fraction_not, log, run, scaled
+
+USER = 'slimtest-flow'
+SERVICE = 'slimland-test-flow'
+GREETER_USER = 'slimtest-flow-gr'
+CARD = '04c0ffee112233'
+UNKNOWN = '04deadbeef0000'
+SIZE_A = (1024, 768)
+SIZE_B = (1280, 800)
+
+
+def test():
+    with ManagerSession('sessiond_flow', USER, SERVICE, GREETER_USER) as s:
+        fifo_dir = os.path.join(s.tmp, 'fifo')
+        os.mkdir(fifo_dir, 0o755)
+        fifo = os.path.join(fifo_dir, 'f')
+        os.mkfifo(fifo, 0o600)
+        os.chown(fifo, s.pw.pw_uid, s.pw.pw_gid)
+        # read and write: never an end of file, whatever the shell does
+        fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+        try:
+            flow(s, fifo, fd)
+        finally:
+            os.close(fd)
+
+
+def greeter_runtime(s, console_id):
+    return os.path.join(s.run_dir, 'greeter-' + console_id)
+
+
+def assert_greeter(s, console):
+    """The console shows its greeter compositor's picture, with the form."""
+    s.wait_console_state(console.console_id, 'greeter')
+    s.wait_screen(lambda img: fraction_not(img, BACKGROUND) > 0.5, 'the greeter window',
+                  timeout=30, console=console)
+    s.settled(console=console, quiet=0.5)
+    display = s.compositor_display(GREETER_USER, 'greeter-' + console.console_id)
+    img = s.assert_shows(console, greeter_runtime(s, console.console_id), display)
+    if img.size != console.size:
+        s.fail('%s: the greeter is %s, not %s' % (console.name, img.size, console.size))
+    return img
+
+
+def session_log(s):
+    table = s.listing()
+    sess = s.user_session(table)
+    return sess[1] if sess else None
+
+
+def assert_session_on(s, console, sid):
+    s.wait_console_state(console.console_id, 'session', user_session=sid)
+    display = s.compositor_display(USER, 'session-%s' % sid)
+    s.wait_screen(lambda img: fraction_not(img, BACKGROUND) > 0.3, 'foot', console=console)
+    s.settled(console=console, quiet=0.5)
+    img = s.assert_shows(console, '/run/user/%d' % s.pw.pw_uid, display)
+    if img.size != console.size:
+        s.fail('%s: the session is %s, not %s' % (console.name, img.size, console.size))
+    return img
+
+
+def assert_seamless(s, console, mark, what):
+    """From the greeter to the session, the console never showed a refusal
+    (the greeter keeps it until the session has it)."""
+    refused = [l for l in console.stdout.since(mark) if l.startswith('refused')]
+    if refused:
+        s.fail('%s: %s was refused on the way: %s' % (console.name, what, refused))
+
+
+def type_and_read(s, console, word, fd, fifo):
+    console.type_text('echo %s >%s\n' % (word, fifo))
+    return read_fifo(s, fd, word.encode() + b'\n', 15)
+
+
+def flow(s, fifo, fd):
+    s.start_manager()
+    a = s.start_managed_console('desk-a', SIZE_A)
+    b = s.start_managed_console('desk-b', SIZE_B)
+    for c in (a, b):
+        c.wait_for('manager attached', 15)
+        c.wait_for('redirect 127.0.0.1:', 15)
+        c.wait_for('attached', 20)
+    for c in (a, b):
+        assert_greeter(s, c)
+    s.wait_why('desk-a', 'no card yet')
+
+    # a card nobody knows, on A: the greeter says so
+    mark = a.mark()
+    a.cmd('card insert ' + CARD)
+    s.wait_why('desk-a', 'unknown card')
+    if a.next_frame(scaled(10), start=mark) is None:
+        s.fail('the greeter on A did not change for the unknown card')
+    a.cmd('card remove')
+
+    # a wrong password, on B: refused after a delay, B stays on the greeter
+    s.settled(console=b, quiet=0.5)
+    b.type_text(USER + '\n')
+    b.type_text('wrong-' + PASSWORD)
+    s.settled(console=b, quiet=0.5)
+    log_pos = s.manager.stderr.mark()
+    mark = b.mark()
+    b.tap(KEY_ENTER)
+    sent = time.monotonic()
+    s.manager_log_wait('login failed for %s' % USER, log_pos)
+    # "Checking…" at once; the refusal on screen only after the delay
+    if b.next_frame(scaled(5), start=mark) is None:
+        s.fail('the greeter on B did not react to the submitted form')
+    s.settled(console=b, quiet=0.3)
+    checking = s.console_image(b)
+    mark = b.mark()
+    if b.next_frame(scaled(10), start=mark) is None:
+        s.fail('the greeter on B never showed the refusal')
+    delay = time.monotonic() - sent
+    log('the refusal came %.2fs after the submit' % delay)
+    if delay < 1.5:
+        s.fail('the refusal came %.2fs after the submit: no delay' % delay)
+    s.settled(console=b, quiet=0.5)
+    if s.console_image(b).tobytes() == checking.tobytes():
+        s.fail('the greeter on B shows the same screen before and after the refusal')
+    table = s.listing()
+    if s.user_session(table) or s.console_on(table, 'desk-b')[0] != 'greeter':
+        s.fail('a wrong password started something: %s' % table)
+
+    # log in on A with the keys: the card tapped there is the session's now
+    s.settled(console=a, quiet=0.5)
+    mark = a.mark()
+    log_pos = s.manager.stderr.mark()
+    a.type_text(USER + '\n' + PASSWORD + '\n')
+    s.manager_log_wait('%s logged in' % USER, log_pos)
+    a.wait_for('redirect 127.0.0.1:', 15, start=mark)
+    a.wait_for('attached', 20, start=mark)
+    table = s.wait_console_state('desk-a', 'session', timeout=30)
+    sid = s.user_session(table)[1]
+    log('session %s on A' % sid)
+    assert_seamless(s, a, mark, 'the login')
+    assert_session_on(s, a, sid)
+    data = type_and_read(s, a, 'from-a-1', fd, fifo)
+    log('A typed into the session: %r' % data)
+
+    # an unknown token on B: B stays on the greeter
+    b.cmd('card insert ' + UNKNOWN)
+    s.wait_why('desk-b', 'unknown card')
+    b.cmd('card remove')
+    table = s.listing()
+    if s.console_on(table, 'desk-b')[0] != 'greeter':
+        s.fail('an unknown card took B off the greeter: %s' % table)
+
+    # the card on B: the session moves there, at B's size; A to the greeter
+    mark_a, mark_b = a.mark(), b.mark()
+    log_pos = s.manager.stderr.mark()
+    b.cmd('card insert ' + CARD)
+    b.wait_for('redirect 127.0.0.1:', 15, start=mark_b)
+    b.wait_for('attached', 20, start=mark_b)
+    s.manager_log_wait('console desk-b: attached to session %s (%dx%d)' % ((sid,) + SIZE_B),
+                       log_pos)
+    a.wait_for('redirect 127.0.0.1:', 15, start=mark_a)
+    a.wait_for('attached', 20, start=mark_a)
+    assert_session_on(s, b, sid)
+    assert_seamless(s, b, mark_b, 'the card')
+    assert_greeter(s, a)
+    s.wait_why('desk-a', 'the session moved to another console')
+    # A's keys go to A's greeter now, B's to the session
+    a.type_text('echo from-a-2 >%s\n' % fifo)
+    data = type_and_read(s, b, 'from-b-1', fd, fifo)
+    if b'from-a-2' in data:
+        s.fail('keys typed on A reached the session after it moved to B: %r' % data)
+
+    # the manager dies: B's picture and keys go on without it
+    s.stop_manager(signal.SIGKILL)
+    data = type_and_read(s, b, 'from-b-2', fd, fifo)
+    mark = b.mark()
+    b.type_text(' ')
+    if b.next_frame(scaled(10), start=mark) is None:
+        s.fail('no frame on B for a key while the manager is dead')
+    # and it comes back: the same session, still on B
+    mark_b = b.mark()
+    s.start_manager()
+    b.wait_for('manager attached', 20, start=mark_b)
+    s.wait_console_state('desk-b', 'session', user_session=sid, timeout=30)
+    s.wait_console_state('desk-a', 'greeter', timeout=30)
+    touched = [l for l in b.stdout.since(mark_b) if l.startswith(('redirect', 'connecting',
+                                                                  'attached', 'refused'))]
+    if touched:
+        s.fail('the restarted manager touched B\'s display association: %s' % touched)
+    data = type_and_read(s, b, 'from-b-3', fd, fifo)
+
+    # the card off B: B to the greeter, the session detached and running
+    mark_b = b.mark()
+    b.cmd('card remove')
+    b.wait_for('redirect 127.0.0.1:', 15, start=mark_b)
+    s.wait_why('desk-b', 'card removed')
+    table = s.wait_ctl(lambda t: (s.user_session(t) or [''] * 6)[5] == 'detached',
+                       'the session detached')
+    assert_greeter(s, b)
+
+    # the card on A: the session comes back there, at A's size
+    mark_a = a.mark()
+    log_pos = s.manager.stderr.mark()
+    a.cmd('card insert ' + CARD)
+    a.wait_for('redirect 127.0.0.1:', 15, start=mark_a)
+    a.wait_for('attached', 20, start=mark_a)
+    s.manager_log_wait('console desk-a: attached to session %s (%dx%d)' % ((sid,) + SIZE_A),
+                       log_pos)
+    assert_session_on(s, a, sid)
+    assert_seamless(s, a, mark_a, 'the card')
+    data = type_and_read(s, a, 'from-a-3', fd, fifo)
+    log('the FIFO at the end: %r' % data)
+
+
+run(test)
