@@ -13,6 +13,8 @@
  * An idle server sends nothing at all, so silence proves nothing; a
  * server that went away shows up as ECONNREFUSED (the ICMP port
  * unreachable that the connected socket reports), which starts over.
+ * The life cycle itself is the one the control association shares
+ * (assoc.c); what is the link's own is the core and the REDIRECTs.
  */
 #ifndef SLIM_CONSOLE_LINK_H
 #define SLIM_CONSOLE_LINK_H
@@ -52,12 +54,6 @@ struct slim_link;
  */
 struct slim_link *slim_link_create(const char *server, char *err, size_t err_len);
 void slim_link_destroy(struct slim_link *link);
-
-/*
- * A UDP socket connected to `server` ("HOST:PORT" or "[ADDR]:PORT"), or -1
- * with a one-line reason in `err` that starts with `what` (the option).
- */
-int slim_udp_connect(const char *what, const char *server, char *err, size_t err_len);
 
 /*
  * The session manager's REDIRECT: the picture is at `addr`, and HELLO

@@ -1,48 +1,24 @@
-#define _GNU_SOURCE /* SOCK_NONBLOCK, SOCK_CLOEXEC */
-#include <errno.h>
-#include <limits.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <unistd.h>
-#include "card.h"
-#include "link.h"
+#include <sys/socket.h>
+#include "assoc.h"
 #include "manager.h"
 #include "slim-log.h"
 
-#define HELLO_FIRST_MS 250
-#define HELLO_MAX_MS 4000
-#define PING_MS 1000
-#define BUSY_RETRY_MS 5000
 /* The manager's datagrams are small: a REDIRECT or a REFUSE. */
 #define MANAGER_DGRAM_MAX 512
 
-enum manager_state {
-	MANAGER_CONNECTING,
-	MANAGER_ATTACHED,
-	MANAGER_BUSY,
-};
-
 struct slim_manager {
-	int fd;
+	struct slim_assoc *assoc; /* the socket, HELLO, PING and card life cycle */
 	char *address;
 	struct slim_console_core *core;
 	char id[SLIM_CONSOLE_ID_LEN];
 	const struct slim_manager_listener *listener;
 	void *data;
 
-	enum manager_state state;
-	uint32_t assoc, up_seq;
-	uint64_t deadline_us; /* next HELLO or PING */
-	uint32_t backoff_ms;
-	bool conn_refused;
-
-	/* as in link.c: each reader's latest event, and which the manager has not heard */
-	struct slim_wire_card cards[SLIM_CARD_MAX_READERS];
-	uint32_t card_known, card_unsent;
-
+	uint32_t up_seq;
 	struct slim_ratelimit log_limit;
 	uint8_t buf[MANAGER_DGRAM_MAX];
 };
@@ -66,13 +42,81 @@ static char *with_port(const char *manager)
 	return strdup(buf);
 }
 
+/* Numbers and sends one upstream datagram of the control association. */
+static void send_dgram(struct slim_manager *m, struct slim_writer *w)
+{
+	if (++m->up_seq == 0) {
+		m->up_seq = 1;
+	}
+	size_t len = slim_writer_finish(w, m->up_seq, slim_now_us());
+	slim_assoc_send(m->assoc, w->buf, len);
+}
+
+static void assoc_connecting(void *data, const char *why)
+{
+	struct slim_manager *m = data;
+	m->up_seq = 0;
+	if (m->listener->connecting) {
+		m->listener->connecting(m->data, why);
+	}
+}
+
+static void assoc_send_hello(void *data, uint32_t id)
+{
+	struct slim_manager *m = data;
+	uint8_t buf[128];
+	struct slim_writer w;
+	struct slim_wire_hello hello;
+	slim_console_core_fill_hello(m->core, m->id, &hello);
+	slim_writer_init(&w, buf, sizeof(buf), id, true);
+	slim_put_hello(&w, &hello);
+	send_dgram(m, &w);
+}
+
+static void assoc_send_ping(void *data)
+{
+	struct slim_manager *m = data;
+	uint8_t buf[64];
+	struct slim_writer w;
+	slim_writer_init(&w, buf, sizeof(buf), slim_assoc_id(m->assoc), true);
+	slim_put_ping(&w);
+	send_dgram(m, &w);
+}
+
+static void assoc_attached(void *data, uint32_t id)
+{
+	struct slim_manager *m = data;
+	if (m->listener->attached) {
+		m->listener->attached(m->data, id);
+	}
+}
+
+static bool assoc_send_card(void *data, const struct slim_wire_card *card)
+{
+	struct slim_manager *m = data;
+	uint8_t buf[128];
+	struct slim_writer w;
+	slim_writer_init(&w, buf, sizeof(buf), slim_assoc_id(m->assoc), true);
+	slim_put_card(&w, card);
+	send_dgram(m, &w);
+	/* as good as sent: a datagram lost now is like one lost on the wire */
+	return true;
+}
+
+static const struct slim_assoc_impl assoc_impl = {
+	.connecting = assoc_connecting,
+	.send_hello = assoc_send_hello,
+	.send_ping = assoc_send_ping,
+	.attached = assoc_attached,
+	.send_card = assoc_send_card,
+};
+
 struct slim_manager *slim_manager_create(const char *manager, struct slim_console_core *core,
 		const char *id, const struct slim_manager_listener *listener, void *data,
 		char *err, size_t err_len)
 {
 	struct slim_manager *m = calloc(1, sizeof(*m));
 	if (m) {
-		m->fd = -1;
 		m->address = with_port(manager);
 	}
 	if (!m || !m->address) {
@@ -80,8 +124,14 @@ struct slim_manager *slim_manager_create(const char *manager, struct slim_consol
 		slim_manager_destroy(m);
 		return NULL;
 	}
-	m->fd = slim_udp_connect("--manager", m->address, err, err_len);
-	if (m->fd < 0) {
+	int fd = slim_udp_connect("--manager", m->address, err, err_len);
+	if (fd < 0) {
+		slim_manager_destroy(m);
+		return NULL;
+	}
+	m->assoc = slim_assoc_create("manager", fd, &assoc_impl, m);
+	if (!m->assoc) {
+		snprintf(err, err_len, "out of memory");
 		slim_manager_destroy(m);
 		return NULL;
 	}
@@ -98,9 +148,7 @@ void slim_manager_destroy(struct slim_manager *m)
 	if (!m) {
 		return;
 	}
-	if (m->fd >= 0) {
-		close(m->fd);
-	}
+	slim_assoc_destroy(m->assoc);
 	free(m->address);
 	free(m);
 }
@@ -112,119 +160,17 @@ const char *slim_manager_address(const struct slim_manager *m)
 
 int slim_manager_fd(const struct slim_manager *m)
 {
-	return m->fd;
-}
-
-/* Numbers and sends one upstream datagram of the control association. */
-static void send_dgram(struct slim_manager *m, struct slim_writer *w)
-{
-	if (++m->up_seq == 0) {
-		m->up_seq = 1;
-	}
-	size_t len = slim_writer_finish(w, m->up_seq, slim_now_us());
-	if (send(m->fd, w->buf, len, 0) < 0) {
-		if (errno == ECONNREFUSED) {
-			m->conn_refused = true;
-		} else {
-			slim_log(SLIM_LOG_DEBUG, "manager: send: %s", strerror(errno));
-		}
-	}
-}
-
-static void send_hello(struct slim_manager *m)
-{
-	uint8_t buf[128];
-	struct slim_writer w;
-	struct slim_wire_hello hello;
-	slim_console_core_fill_hello(m->core, m->id, &hello);
-	slim_writer_init(&w, buf, sizeof(buf), m->assoc, true);
-	slim_put_hello(&w, &hello);
-	slim_log(SLIM_LOG_DEBUG, "manager: HELLO, association %08x", m->assoc);
-	send_dgram(m, &w);
-}
-
-static void send_card(struct slim_manager *m, size_t reader)
-{
-	uint8_t buf[128];
-	struct slim_writer w;
-	slim_writer_init(&w, buf, sizeof(buf), m->assoc, true);
-	slim_put_card(&w, &m->cards[reader]);
-	send_dgram(m, &w);
-	m->card_unsent &= ~(1u << reader);
-}
-
-static void send_ping(struct slim_manager *m)
-{
-	uint8_t buf[64];
-	struct slim_writer w;
-	slim_writer_init(&w, buf, sizeof(buf), m->assoc, true);
-	slim_put_ping(&w);
-	send_dgram(m, &w);
-}
-
-/* A fresh random association, never 0 and never the one before. */
-static uint32_t new_assoc(uint32_t old)
-{
-	uint32_t a = 0;
-	while (a == 0 || a == old) {
-		if (getrandom(&a, sizeof(a), GRND_NONBLOCK) != sizeof(a)) {
-			a = (uint32_t)(slim_now_us() * 2654435761u) ^ (uint32_t)getpid();
-		}
-	}
-	return a;
-}
-
-static void schedule_hello_retry(struct slim_manager *m, uint64_t now_us)
-{
-	m->deadline_us = now_us + m->backoff_ms * 1000ull;
-	m->backoff_ms = m->backoff_ms * 2 > HELLO_MAX_MS ? HELLO_MAX_MS : m->backoff_ms * 2;
-}
-
-static void enter_connecting(struct slim_manager *m, const char *why, uint64_t now_us)
-{
-	m->state = MANAGER_CONNECTING;
-	m->assoc = new_assoc(m->assoc);
-	m->up_seq = 0;
-	m->backoff_ms = HELLO_FIRST_MS;
-	if (m->listener->connecting) {
-		m->listener->connecting(m->data, why);
-	}
-	send_hello(m);
-	schedule_hello_retry(m, now_us);
-}
-
-static void enter_attached(struct slim_manager *m, uint64_t now_us)
-{
-	m->state = MANAGER_ATTACHED;
-	m->deadline_us = now_us + PING_MS * 1000ull;
-	if (m->listener->attached) {
-		m->listener->attached(m->data, m->assoc);
-	}
-	/* a manager that restarted knows no card: every card still on a reader again */
-	for (size_t i = 0; i < SLIM_CARD_MAX_READERS; i++) {
-		if ((m->card_unsent & (1u << i)) || ((m->card_known & (1u << i)) &&
-				m->cards[i].event == SLIM_CARD_INSERTED)) {
-			send_card(m, i);
-		}
-	}
+	return slim_assoc_fd(m->assoc);
 }
 
 void slim_manager_start(struct slim_manager *m)
 {
-	enter_connecting(m, NULL, slim_now_us());
+	slim_assoc_connect(m->assoc, slim_now_us());
 }
 
 void slim_manager_send_card(struct slim_manager *m, const struct slim_wire_card *card)
 {
-	if (card->reader >= SLIM_CARD_MAX_READERS) {
-		return;
-	}
-	m->cards[card->reader] = *card;
-	m->card_known |= 1u << card->reader;
-	m->card_unsent |= 1u << card->reader;
-	if (m->state == MANAGER_ATTACHED) {
-		send_card(m, card->reader);
-	}
+	slim_assoc_send_card(m->assoc, card);
 }
 
 static void log_limited(struct slim_manager *m, const char *what, const char *why)
@@ -242,12 +188,9 @@ static void handle_refuse(struct slim_manager *m, const struct slim_cmd *cmd, ui
 		 * backoff; otherwise HELLO again at once. The display association
 		 * is not touched: the picture goes on.
 		 */
-		if (m->state != MANAGER_CONNECTING) {
-			enter_connecting(m, "the session manager forgot this console", now_us);
-		}
+		slim_assoc_restart(m->assoc, "the session manager forgot this console", now_us);
 	} else if (cmd->refuse.reason == SLIM_REFUSE_BUSY) {
-		m->state = MANAGER_BUSY;
-		m->deadline_us = now_us + BUSY_RETRY_MS * 1000ull;
+		slim_assoc_busy(m->assoc, now_us);
 		log_limited(m, m->address, "refused this console");
 	}
 }
@@ -278,7 +221,7 @@ static void handle_datagram(struct slim_manager *m, size_t len, uint64_t now_us)
 	struct slim_dgram hdr;
 	struct slim_cmd cmd;
 	enum slim_error err = slim_reader_init(&r, &hdr, m->buf, len, false, 0, 0);
-	if (err != SLIM_OK || hdr.assoc != m->assoc) {
+	if (err != SLIM_OK || hdr.assoc != slim_assoc_id(m->assoc)) {
 		/* the connected socket hears the manager only: an old association, or noise */
 		log_limited(m, "dropped a datagram", err != SLIM_OK ? slim_error_str(err) :
 			"not this association");
@@ -290,9 +233,7 @@ static void handle_datagram(struct slim_manager *m, size_t len, uint64_t now_us)
 		return;
 	}
 	/* anything else in our association says the manager heard the HELLO */
-	if (m->state != MANAGER_ATTACHED) {
-		enter_attached(m, now_us);
-	}
+	slim_assoc_heard(m->assoc, now_us);
 	slim_reader_init(&r, &hdr, m->buf, len, false, 0, 0);
 	/* REDIRECT travels alone, like REFUSE */
 	if (hdr.count == 1 && slim_reader_next(&r, &cmd) == SLIM_OK &&
@@ -301,22 +242,13 @@ static void handle_datagram(struct slim_manager *m, size_t len, uint64_t now_us)
 	}
 }
 
-static void connection_refused(struct slim_manager *m, uint64_t now_us)
-{
-	m->conn_refused = false;
-	if (m->state != MANAGER_CONNECTING) {
-		enter_connecting(m, "connection refused", now_us);
-	}
-}
-
 void slim_manager_dispatch(struct slim_manager *m)
 {
 	for (int i = 0; i < 64; i++) {
-		ssize_t n = recv(m->fd, m->buf, sizeof(m->buf), MSG_TRUNC);
+		ssize_t n = recv(slim_assoc_fd(m->assoc), m->buf, sizeof(m->buf), MSG_TRUNC);
 		uint64_t now = slim_now_us();
 		if (n < 0) {
-			if (errno == ECONNREFUSED) {
-				connection_refused(m, now);
+			if (slim_assoc_recv_refused(m->assoc, now)) {
 				continue;
 			}
 			return;
@@ -331,33 +263,10 @@ void slim_manager_dispatch(struct slim_manager *m)
 
 void slim_manager_tick(struct slim_manager *m, uint64_t now_us)
 {
-	if (m->conn_refused) {
-		connection_refused(m, now_us);
-	}
-	if (now_us < m->deadline_us) {
-		return;
-	}
-	switch (m->state) {
-	case MANAGER_CONNECTING:
-		send_hello(m);
-		schedule_hello_retry(m, now_us);
-		break;
-	case MANAGER_ATTACHED:
-		m->deadline_us = now_us + PING_MS * 1000ull;
-		send_ping(m);
-		break;
-	case MANAGER_BUSY:
-		m->deadline_us = now_us + BUSY_RETRY_MS * 1000ull;
-		send_hello(m);
-		break;
-	}
+	slim_assoc_tick(m->assoc, now_us);
 }
 
 int slim_manager_timeout_ms(const struct slim_manager *m, uint64_t now_us)
 {
-	if (m->conn_refused || now_us >= m->deadline_us) {
-		return 0;
-	}
-	uint64_t ms = (m->deadline_us - now_us + 999) / 1000;
-	return ms > INT_MAX ? INT_MAX : (int)ms;
+	return slim_assoc_timeout_ms(m->assoc, now_us);
 }

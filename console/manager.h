@@ -1,7 +1,7 @@
 /*
  * --manager: the console's control association with the session manager
  * (protocol/session-manager.md section 1). Its own UDP socket, connected
- * to the manager, and the same life cycle as the display link:
+ * to the manager, and the same life cycle as the display link (assoc.c):
  *
  *   CONNECTING: HELLO now, again after 250 ms, doubling up to 4 s, until
  *               a datagram of the association arrives (its REDIRECT);

@@ -1,0 +1,362 @@
+#define _GNU_SOURCE /* SOCK_NONBLOCK, SOCK_CLOEXEC */
+#include <errno.h>
+#include <limits.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "assoc.h"
+#include "card.h"
+#include "slim-log.h"
+
+#define HELLO_FIRST_MS 250
+#define HELLO_MAX_MS 4000
+#define PING_MS 1000
+#define BUSY_RETRY_MS 5000
+/* A full repaint arrives as a burst; a small socket buffer would drop it. */
+#define RCVBUF_BYTES (4 << 20)
+
+struct slim_assoc {
+	const char *name;
+	int fd;
+	const struct slim_assoc_impl *impl;
+	void *data;
+
+	enum slim_assoc_state state;
+	uint32_t id;
+	uint64_t deadline_us; /* next HELLO or PING */
+	uint32_t backoff_ms;
+	/* send() saw ECONNREFUSED; acted on in tick, outside the user's calls */
+	bool conn_refused;
+
+	/*
+	 * Each reader's latest card event (bit set in card_known), and which
+	 * of them the peer has not heard yet (card_unsent): what happens while
+	 * not attached is told once attached, the latest state only.
+	 */
+	struct slim_wire_card cards[SLIM_CARD_MAX_READERS];
+	uint32_t card_known, card_unsent;
+};
+
+/* "HOST:PORT" or "[ADDR]:PORT" into its parts; the port is a number. */
+static bool split_server(const char *what, const char *server, char *host, size_t host_len,
+		char *port, size_t port_len, char *err, size_t err_len)
+{
+	const char *h = server, *h_end, *p;
+	if (server[0] == '[') {
+		h = server + 1;
+		h_end = strchr(h, ']');
+		if (!h_end || h_end[1] != ':') {
+			goto syntax;
+		}
+		p = h_end + 2;
+	} else {
+		h_end = strrchr(server, ':');
+		/* An IPv6 address has colons of its own: it needs brackets. */
+		if (!h_end || strchr(server, ':') != h_end) {
+			goto syntax;
+		}
+		p = h_end + 1;
+	}
+	size_t n = (size_t)(h_end - h);
+	if (n == 0 || n >= host_len) {
+		goto syntax;
+	}
+	memcpy(host, h, n);
+	host[n] = '\0';
+	char *end;
+	errno = 0;
+	unsigned long port_num = strtoul(p, &end, 10);
+	if (p[0] < '0' || p[0] > '9' || *end != '\0' || errno != 0 ||
+			port_num == 0 || port_num > 65535) {
+		snprintf(err, err_len, "%s %s: the port must be a number in 1..65535", what, server);
+		return false;
+	}
+	snprintf(port, port_len, "%lu", port_num);
+	return true;
+syntax:
+	snprintf(err, err_len, "%s %s: expected HOST:PORT or [IPV6]:PORT", what, server);
+	return false;
+}
+
+/* Nonblocking, with room for a repaint's burst. */
+int slim_udp_connect_addr(const struct sockaddr *addr, socklen_t len)
+{
+	int fd = socket(addr->sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	/* connect(): the kernel filters other senders and reports ICMP errors */
+	if (fd < 0 || connect(fd, addr, len) != 0) {
+		int saved = errno;
+		if (fd >= 0) {
+			close(fd);
+		}
+		errno = saved;
+		return -1;
+	}
+	int rcvbuf = RCVBUF_BYTES;
+	/* The kernel caps this at net.core.rmem_max; a smaller buffer still works. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	return fd;
+}
+
+/* The first address that takes a connected UDP socket wins. */
+int slim_udp_connect(const char *what, const char *server, char *err, size_t err_len)
+{
+	char host[256], port[8];
+	if (!split_server(what, server, host, sizeof(host), port, sizeof(port), err, err_len)) {
+		return -1;
+	}
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_DGRAM,
+		.ai_flags = AI_NUMERICSERV,
+	};
+	struct addrinfo *res;
+	int gai = getaddrinfo(host, port, &hints, &res);
+	if (gai != 0) {
+		snprintf(err, err_len, "%s %s: cannot resolve %s: %s", what, server, host,
+			gai_strerror(gai));
+		return -1;
+	}
+	int fd = -1, saved = 0;
+	for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+		fd = slim_udp_connect_addr(ai->ai_addr, ai->ai_addrlen);
+		saved = errno;
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		snprintf(err, err_len, "%s %s: cannot connect a socket: %s", what, server,
+			strerror(saved));
+		return -1;
+	}
+	return fd;
+}
+
+struct slim_assoc *slim_assoc_create(const char *name, int fd,
+		const struct slim_assoc_impl *impl, void *data)
+{
+	struct slim_assoc *assoc = calloc(1, sizeof(*assoc));
+	if (!assoc) {
+		if (fd >= 0) {
+			close(fd);
+		}
+		return NULL;
+	}
+	assoc->name = name;
+	assoc->fd = fd;
+	assoc->impl = impl;
+	assoc->data = data;
+	/* with a socket it is CONNECTING already: slim_assoc_connect is only a moment away */
+	assoc->state = fd >= 0 ? SLIM_ASSOC_CONNECTING : SLIM_ASSOC_IDLE;
+	return assoc;
+}
+
+void slim_assoc_destroy(struct slim_assoc *assoc)
+{
+	if (!assoc) {
+		return;
+	}
+	if (assoc->fd >= 0) {
+		close(assoc->fd);
+	}
+	free(assoc);
+}
+
+int slim_assoc_fd(const struct slim_assoc *assoc)
+{
+	return assoc->fd;
+}
+
+enum slim_assoc_state slim_assoc_state(const struct slim_assoc *assoc)
+{
+	return assoc->state;
+}
+
+uint32_t slim_assoc_id(const struct slim_assoc *assoc)
+{
+	return assoc->id;
+}
+
+void slim_assoc_set_fd(struct slim_assoc *assoc, int fd)
+{
+	if (assoc->fd >= 0) {
+		close(assoc->fd);
+	}
+	assoc->fd = fd;
+}
+
+void slim_assoc_send(struct slim_assoc *assoc, const uint8_t *buf, size_t len)
+{
+	if (send(assoc->fd, buf, len, 0) >= 0) {
+		return;
+	}
+	if (errno == ECONNREFUSED) {
+		assoc->conn_refused = true;
+	} else {
+		/* UDP: a datagram lost here is like one lost on the wire */
+		slim_log(SLIM_LOG_DEBUG, "%s: send: %s", assoc->name, strerror(errno));
+	}
+}
+
+/* A fresh random association, never 0 and never the one before. */
+static uint32_t new_id(uint32_t old)
+{
+	uint32_t a = 0;
+	while (a == 0 || a == old) {
+		/* GRND_NONBLOCK: a console that boots before the pool is ready must not hang */
+		if (getrandom(&a, sizeof(a), GRND_NONBLOCK) != sizeof(a)) {
+			/* the clock still tells one start from the next */
+			a = (uint32_t)(slim_now_us() * 2654435761u) ^ (uint32_t)getpid();
+		}
+	}
+	return a;
+}
+
+static void send_hello(struct slim_assoc *assoc)
+{
+	slim_log(SLIM_LOG_DEBUG, "%s: HELLO, association %08x", assoc->name, assoc->id);
+	assoc->impl->send_hello(assoc->data, assoc->id);
+}
+
+/* HELLO again after the current backoff, which doubles up to its cap. */
+static void schedule_hello_retry(struct slim_assoc *assoc, uint64_t now_us)
+{
+	assoc->deadline_us = now_us + assoc->backoff_ms * 1000ull;
+	assoc->backoff_ms = assoc->backoff_ms * 2 > HELLO_MAX_MS ? HELLO_MAX_MS :
+		assoc->backoff_ms * 2;
+}
+
+/* Starts over with a new association; `why` is NULL when nothing went wrong. */
+static void enter_connecting(struct slim_assoc *assoc, const char *why, uint64_t now_us)
+{
+	assoc->state = SLIM_ASSOC_CONNECTING;
+	assoc->id = new_id(assoc->id);
+	assoc->backoff_ms = HELLO_FIRST_MS;
+	if (assoc->impl->connecting) {
+		assoc->impl->connecting(assoc->data, why);
+	}
+	send_hello(assoc);
+	schedule_hello_retry(assoc, now_us);
+}
+
+void slim_assoc_connect(struct slim_assoc *assoc, uint64_t now_us)
+{
+	assoc->conn_refused = false;
+	enter_connecting(assoc, NULL, now_us);
+}
+
+void slim_assoc_restart(struct slim_assoc *assoc, const char *why, uint64_t now_us)
+{
+	if (assoc->state != SLIM_ASSOC_CONNECTING) {
+		enter_connecting(assoc, why, now_us);
+	}
+}
+
+static void send_card(struct slim_assoc *assoc, size_t reader)
+{
+	if (assoc->impl->send_card(assoc->data, &assoc->cards[reader])) {
+		assoc->card_unsent &= ~(1u << reader);
+	}
+}
+
+void slim_assoc_heard(struct slim_assoc *assoc, uint64_t now_us)
+{
+	if (assoc->state == SLIM_ASSOC_ATTACHED) {
+		return;
+	}
+	assoc->state = SLIM_ASSOC_ATTACHED;
+	assoc->deadline_us = now_us + PING_MS * 1000ull;
+	if (assoc->impl->attached) {
+		assoc->impl->attached(assoc->data, assoc->id);
+	}
+	/*
+	 * What the peer did not hear yet, and every card still on a reader: a
+	 * new association may be a peer that restarted and knows no card,
+	 * just as it knows no pixel.
+	 */
+	for (size_t i = 0; i < SLIM_CARD_MAX_READERS; i++) {
+		if ((assoc->card_unsent & (1u << i)) || ((assoc->card_known & (1u << i)) &&
+				assoc->cards[i].event == SLIM_CARD_INSERTED)) {
+			send_card(assoc, i);
+		}
+	}
+}
+
+void slim_assoc_busy(struct slim_assoc *assoc, uint64_t now_us)
+{
+	assoc->state = SLIM_ASSOC_BUSY;
+	assoc->deadline_us = now_us + BUSY_RETRY_MS * 1000ull;
+}
+
+void slim_assoc_send_card(struct slim_assoc *assoc, const struct slim_wire_card *card)
+{
+	if (card->reader >= SLIM_CARD_MAX_READERS) {
+		return; /* the card sources number no reader this high */
+	}
+	assoc->cards[card->reader] = *card;
+	assoc->card_known |= 1u << card->reader;
+	assoc->card_unsent |= 1u << card->reader;
+	if (assoc->state == SLIM_ASSOC_ATTACHED) {
+		send_card(assoc, card->reader);
+	}
+}
+
+static void connection_refused(struct slim_assoc *assoc, uint64_t now_us)
+{
+	assoc->conn_refused = false;
+	/* While CONNECTING, the HELLO retries are already under way. */
+	slim_assoc_restart(assoc, "connection refused", now_us);
+}
+
+bool slim_assoc_recv_refused(struct slim_assoc *assoc, uint64_t now_us)
+{
+	if (errno != ECONNREFUSED) {
+		return false;
+	}
+	connection_refused(assoc, now_us);
+	return true;
+}
+
+void slim_assoc_tick(struct slim_assoc *assoc, uint64_t now_us)
+{
+	if (assoc->state == SLIM_ASSOC_IDLE) {
+		return;
+	}
+	if (assoc->conn_refused) {
+		connection_refused(assoc, now_us);
+	}
+	if (now_us < assoc->deadline_us) {
+		return;
+	}
+	switch (assoc->state) {
+	case SLIM_ASSOC_CONNECTING:
+		send_hello(assoc);
+		schedule_hello_retry(assoc, now_us);
+		break;
+	case SLIM_ASSOC_ATTACHED:
+		assoc->deadline_us = now_us + PING_MS * 1000ull;
+		assoc->impl->send_ping(assoc->data);
+		break;
+	case SLIM_ASSOC_BUSY:
+		assoc->deadline_us = now_us + BUSY_RETRY_MS * 1000ull;
+		send_hello(assoc);
+		break;
+	case SLIM_ASSOC_IDLE:
+		break;
+	}
+}
+
+int slim_assoc_timeout_ms(const struct slim_assoc *assoc, uint64_t now_us)
+{
+	if (assoc->state == SLIM_ASSOC_IDLE) {
+		return -1;
+	}
+	if (assoc->conn_refused || now_us >= assoc->deadline_us) {
+		return 0;
+	}
+	/* rounded up: waking a little early would only spin */
+	uint64_t ms = (assoc->deadline_us - now_us + 999) / 1000;
+	return ms > INT_MAX ? INT_MAX : (int)ms;
+}

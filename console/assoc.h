@@ -1,0 +1,111 @@
+/*
+ * One association of the console over a connected UDP socket: the life
+ * cycle that the display link (link.c) and the control association with
+ * the session manager (manager.c) have in common.
+ *
+ *   CONNECTING: HELLO now, again after 250 ms, doubling up to 4 s, until
+ *               a datagram of the association says the peer heard us;
+ *   ATTACHED:   PING every second, so that a peer that forgot us (it
+ *               restarted) says REFUSE UNKNOWN and we say HELLO again;
+ *   BUSY:       the peer refused us for now: HELLO every 5 s;
+ *   IDLE:       no socket yet (slim_assoc_set_fd gives one).
+ *
+ * A peer that went away shows up as ECONNREFUSED (the ICMP port
+ * unreachable that the connected socket reports), which starts over.
+ * What the datagrams hold, and so which of them mean "attached", "busy"
+ * or "forgotten", is the user's business: it says so with the calls below.
+ *
+ * Card events go through here too: kept while not attached (the latest
+ * per reader) and told again to every new association while the card is
+ * still on its reader, since a peer that restarted knows no card.
+ */
+#ifndef SLIM_CONSOLE_ASSOC_H
+#define SLIM_CONSOLE_ASSOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include "slim-proto.h"
+
+enum slim_assoc_state {
+	SLIM_ASSOC_CONNECTING,
+	SLIM_ASSOC_ATTACHED,
+	SLIM_ASSOC_BUSY,
+	SLIM_ASSOC_IDLE,
+};
+
+/* What the user of an association does at its turns; `data` is its own. */
+struct slim_assoc_impl {
+	/* A new association is being set up, before its first HELLO; `why`
+	 * is NULL when nothing went wrong (the start, a REDIRECT). Optional. */
+	void (*connecting)(void *data, const char *why);
+	/* Say HELLO in association `id`. */
+	void (*send_hello)(void *data, uint32_t id);
+	/* Say PING, so that a peer that forgot us says so. */
+	void (*send_ping)(void *data);
+	/* The peer answered association `id`'s HELLO; before the kept cards go. Optional. */
+	void (*attached)(void *data, uint32_t id);
+	/* Send a card event; false if it did not go and is to be kept. */
+	bool (*send_card)(void *data, const struct slim_wire_card *card);
+};
+
+struct slim_assoc;
+
+/*
+ * Takes over `fd` (a connected UDP socket, or -1 for IDLE); `name` begins
+ * its log lines and must outlive it. NULL (and `fd` closed) when out of
+ * memory.
+ */
+struct slim_assoc *slim_assoc_create(const char *name, int fd,
+		const struct slim_assoc_impl *impl, void *data);
+void slim_assoc_destroy(struct slim_assoc *assoc);
+
+/*
+ * A UDP socket connected to `server` ("HOST:PORT" or "[ADDR]:PORT"), or -1
+ * with a one-line reason in `err` that starts with `what` (the option).
+ */
+int slim_udp_connect(const char *what, const char *server, char *err, size_t err_len);
+/* A UDP socket connected to `addr`, as slim_udp_connect's; -1 and errno. */
+int slim_udp_connect_addr(const struct sockaddr *addr, socklen_t len);
+
+/* A new endpoint: closes the old socket, whose queue belongs to the old association. */
+void slim_assoc_set_fd(struct slim_assoc *assoc, int fd);
+
+/*
+ * Starts a new association now: at start, or when the endpoint or what
+ * HELLO presents changed. What the old one's socket refused is forgotten.
+ */
+void slim_assoc_connect(struct slim_assoc *assoc, uint64_t now_us);
+/*
+ * The peer forgot us or went away (`why`): a new association, unless one
+ * is CONNECTING already, whose HELLO retries keep their backoff so that a
+ * confused peer cannot drive a HELLO loop at network speed.
+ */
+void slim_assoc_restart(struct slim_assoc *assoc, const char *why, uint64_t now_us);
+/* A datagram of the association that is no refusal: the HELLO got through. */
+void slim_assoc_heard(struct slim_assoc *assoc, uint64_t now_us);
+/* The peer refused us for now: HELLO again now and then, unchanged. */
+void slim_assoc_busy(struct slim_assoc *assoc, uint64_t now_us);
+
+/* Sends a datagram; ECONNREFUSED is acted on in slim_assoc_tick. */
+void slim_assoc_send(struct slim_assoc *assoc, const uint8_t *buf, size_t len);
+/*
+ * After recv() failed: whether that was ECONNREFUSED, now acted on, so
+ * that reading goes on. errno is left alone otherwise.
+ */
+bool slim_assoc_recv_refused(struct slim_assoc *assoc, uint64_t now_us);
+/* A card event for the peer: sent now if attached, else kept. */
+void slim_assoc_send_card(struct slim_assoc *assoc, const struct slim_wire_card *card);
+
+/* Runs what is due at `now_us` (retries, pings, a refused connection). */
+void slim_assoc_tick(struct slim_assoc *assoc, uint64_t now_us);
+/* How long poll() may wait before slim_assoc_tick has work, in ms; -1 while IDLE. */
+int slim_assoc_timeout_ms(const struct slim_assoc *assoc, uint64_t now_us);
+
+int slim_assoc_fd(const struct slim_assoc *assoc);
+enum slim_assoc_state slim_assoc_state(const struct slim_assoc *assoc);
+/* The current association's number, 0 before the first. */
+uint32_t slim_assoc_id(const struct slim_assoc *assoc);
+
+#endif
