@@ -154,7 +154,7 @@ static const char *why_account(int r)
 	}
 }
 
-struct slim_auth *slim_auth_login(const char *service, const char *user,
+struct slim_auth *slim_auth_begin(const char *service, const char *user,
 		const char *password, const char **why)
 {
 	*why = SLIM_AUTH_FAILED;
@@ -211,8 +211,20 @@ struct slim_auth *slim_auth_login(const char *service, const char *user,
 		*why = why_account(r);
 		goto fail;
 	}
-	step = "pam_setcred";
-	r = pam_setcred(auth->pam, PAM_ESTABLISH_CRED);
+	return auth;
+
+fail:
+	/* Said for the administrator; the person is told *why, nothing more. */
+	slim_log(SLIM_LOG_ERROR, "auth: %s: %s: %s", user, step, pam_strerror(auth->pam, r));
+	auth_free(auth, r);
+	return NULL;
+}
+
+bool slim_auth_open(struct slim_auth *auth, const char **why)
+{
+	*why = SLIM_AUTH_FAILED;
+	const char *step = "pam_setcred";
+	int r = pam_setcred(auth->pam, PAM_ESTABLISH_CRED);
 	if (r != PAM_SUCCESS) {
 		goto fail;
 	}
@@ -233,20 +245,33 @@ struct slim_auth *slim_auth_login(const char *service, const char *user,
 			goto fail;
 		}
 	}
-	slim_log(SLIM_LOG_INFO, "auth: %s logged in (PAM service %s)", user, service);
-	return auth;
+	slim_log(SLIM_LOG_INFO, "auth: %s logged in", auth->user);
+	return true;
 
 fail:
 	/* Said for the administrator; the person is told *why, nothing more. */
-	slim_log(SLIM_LOG_ERROR, "auth: %s: %s: %s", user, step, pam_strerror(auth->pam, r));
+	slim_log(SLIM_LOG_ERROR, "auth: %s: %s: %s", auth->user, step,
+		pam_strerror(auth->pam, r));
 	if (auth->session) {
 		pam_close_session(auth->pam, 0);
+		auth->session = false;
 	}
 	if (auth->cred) {
 		pam_setcred(auth->pam, PAM_DELETE_CRED);
+		auth->cred = false;
 	}
-	auth_free(auth, r);
-	return NULL;
+	return false;
+}
+
+struct slim_auth *slim_auth_login(const char *service, const char *user,
+		const char *password, const char **why)
+{
+	struct slim_auth *auth = slim_auth_begin(service, user, password, why);
+	if (auth && !slim_auth_open(auth, why)) {
+		auth_free(auth, PAM_SESSION_ERR);
+		return NULL;
+	}
+	return auth;
 }
 
 void slim_auth_logout(struct slim_auth *auth)

@@ -1,9 +1,10 @@
 /*
- * The daemon's slim_manager_ops: PAM (auth.c), spawning (spawn.c), the UDP
+ * The daemon's slim_manager_ops: logins in worker processes (login.c, which
+ * runs PAM and spawn.c there), spawning greeters (spawn.c), the UDP
  * socket and the state file. Tests and fuzzers supply their own.
  */
 #include <stdlib.h>
-#include "auth.h"
+#include "login.h"
 #include "backend.h"
 #include "consoles.h"
 #include "state.h"
@@ -15,20 +16,16 @@ static bool do_spawn(void *data, const struct slim_spawn_request *req,
 	return slim_spawn_compositor(req, out);
 }
 
-static struct slim_auth *do_login(void *data, const char *service, const char *user,
-		const char *password, const char **why)
+static struct slim_login *do_login(void *data, struct wl_event_loop *loop,
+		const struct slim_login_request *req,
+		const struct slim_login_callbacks *cb, void *cb_data)
 {
-	return slim_auth_login(service, user, password, why);
+	return slim_login_start(loop, req, cb, cb_data);
 }
 
-static void do_logout(void *data, struct slim_auth *auth)
+static void do_login_cancel(void *data, struct slim_login *login)
 {
-	slim_auth_logout(auth);
-}
-
-static char *const *do_env(void *data, const struct slim_auth *auth)
-{
-	return slim_auth_env(auth);
+	slim_login_cancel(login);
 }
 
 static void do_send(void *data, const uint8_t *buf, size_t len,
@@ -51,8 +48,7 @@ static void do_changed(void *data)
 const struct slim_manager_ops slim_backend_ops = {
 	.spawn = do_spawn,
 	.login = do_login,
-	.logout = do_logout,
-	.auth_env = do_env,
+	.login_cancel = do_login_cancel,
 	.send = do_send,
 	.changed = do_changed,
 };

@@ -116,8 +116,8 @@ static void handle_login(struct slim_greeter_client *client, const char *user, c
 		return;
 	}
 	uint64_t now = slim_now_us();
-	if (client->error[0] || now < c->login_blocked_until_us) {
-		/* the previous failure's delay runs: nothing is tried meanwhile */
+	if (client->error[0] || c->login || now < c->login_blocked_until_us) {
+		/* a login runs, or the previous failure's delay: nothing is tried meanwhile */
 		slim_line_send(client->fd, "error Please wait a moment");
 		return;
 	}
@@ -131,24 +131,40 @@ static void handle_login(struct slim_greeter_client *client, const char *user, c
 	}
 	password[n] = '\0';
 	const char *why = "Login failed";
-	bool ok = slim_manager_login(mgr, c, user, password, &why);
+	/* the worker has its own copy of the password: ours goes at once */
+	bool started = slim_manager_login(mgr, c, user, password, &why);
 	explicit_bzero(password, sizeof(password));
-	if (ok) {
+	if (!started) {
+		slim_greeter_login_done(c, why);
+	}
+	/* else the answer comes when the login worker reports */
+}
+
+void slim_greeter_login_done(struct slim_console *c, const char *error)
+{
+	struct slim_greeter_client *client = c->client;
+	if (!error) {
 		c->login_failures = 0;
 		c->message[0] = '\0';
-		slim_line_send(client->fd, "ok");
+		if (client) {
+			slim_line_send(client->fd, "ok");
+		}
 		return;
 	}
+	uint64_t now = slim_now_us();
 	c->login_failures++;
 	unsigned delay = slim_login_delay_ms(c->login_failures);
+	/* the delay is ours, on a timer: nothing ever sleeps in the manager */
 	c->login_blocked_until_us = now + delay * 1000ull;
-	if (slim_ratelimit(&mgr->log_rl, now)) {
+	if (slim_ratelimit(&c->mgr->log_rl, now)) {
 		/* the user name only: the password never reaches a log */
 		slim_log(SLIM_LOG_INFO, "console %s: login failed for %.64s (%u in a row)",
-			c->id, user, c->login_failures);
+			c->id, c->login_user, c->login_failures);
 	}
-	snprintf(client->error, sizeof(client->error), "%s", why);
-	wl_event_source_timer_update(client->error_timer, (int)delay);
+	if (client) {
+		snprintf(client->error, sizeof(client->error), "%s", error);
+		wl_event_source_timer_update(client->error_timer, (int)delay);
+	}
 }
 
 static void handle_line(struct slim_greeter_client *client, char *line)

@@ -26,6 +26,11 @@ struct slim_greeter_client *slim_greeter_client_create(struct slim_manager *mgr,
 void slim_greeter_client_message(struct slim_console *console, const char *text);
 /* The console is going away: its client no longer points at it. */
 void slim_greeter_client_forget(struct slim_console *console);
+/*
+ * A login begun at the console ended (error NULL: logged in): its greeter
+ * client is told `ok` now, or `error TEXT` after the failure's delay.
+ */
+void slim_greeter_login_done(struct slim_console *console, const char *error);
 /* The delay before a failed login's `error`, after `failures` failures (1..). */
 unsigned slim_login_delay_ms(unsigned failures);
 

@@ -108,6 +108,10 @@ void slim_manager_destroy(struct slim_manager *mgr)
 	struct slim_session *s, *stmp;
 	wl_list_for_each_safe(s, stmp, &mgr->sessions, link) {
 		wl_list_remove(&s->link);
+		if (s->login) {
+			/* its worker keeps the PAM session open until the compositor exits */
+			mgr->ops->login_cancel(mgr->ops_data, s->login);
+		}
 		slim_control_destroy(s->control);
 		if (s->pidfd_source) {
 			wl_event_source_remove(s->pidfd_source);
@@ -176,6 +180,10 @@ struct slim_console *slim_manager_console_create(struct slim_manager *mgr, const
 
 static void console_destroy(struct slim_console *c)
 {
+	if (c->login) {
+		c->mgr->ops->login_cancel(c->mgr->ops_data, c->login);
+		c->login = NULL;
+	}
 	slim_greeter_client_forget(c);
 	if (c->shows) {
 		c->shows->console = NULL;
@@ -365,8 +373,9 @@ void slim_session_destroy(struct slim_session *s)
 	if (s->pidfd >= 0) {
 		close(s->pidfd);
 	}
-	if (s->auth) {
-		mgr->ops->logout(mgr->ops_data, s->auth);
+	if (s->login) {
+		/* the worker closes the PAM session once the compositor has exited */
+		mgr->ops->login_cancel(mgr->ops_data, s->login);
 	}
 	struct slim_console *shown_on = s->console;
 	if (s->greeter_for && s->greeter_for->greeter == s) {
@@ -506,13 +515,17 @@ static const char *listen_any(struct slim_manager *mgr, char *buf, size_t size)
 	return buf;
 }
 
-static struct slim_session *spawn(struct slim_manager *mgr, const char *user,
-		const char *startup, char *const *env, const char *log_name, bool greeter)
-{
+struct spawn_bufs {
 	char listen[80], log_path[400], cgroup[128];
+};
+
+/* What starting a compositor for USER as session ID takes (strings in b). */
+static struct slim_spawn_request spawn_request(struct slim_manager *mgr, uint32_t id,
+		const char *user, const char *startup, char *const *env, const char *log_name,
+		bool greeter, struct spawn_bufs *b)
+{
 	struct passwd *pw = getpwnam(user);
 	uid_t uid = pw ? pw->pw_uid : (uid_t)-1;
-	uint32_t id = mgr->next_session_id;
 	/*
 	 * The compositor opens its log as the user: RUN_DIR/log/USER/ is theirs.
 	 * Without it (no such user, no permission) its output goes nowhere.
@@ -525,19 +538,30 @@ static struct slim_session *spawn(struct slim_manager *mgr, const char *user,
 		snprintf(dir, sizeof(dir), "%s/log/%s", mgr->run_dir, user);
 		have_log = (mkdir(dir, 0700) == 0 || errno == EEXIST) &&
 			(geteuid() != 0 || chown(dir, pw->pw_uid, pw->pw_gid) == 0);
-		snprintf(log_path, sizeof(log_path), "%s/%s.log", dir, log_name);
+		snprintf(b->log_path, sizeof(b->log_path), "%s/%s.log", dir, log_name);
 	}
-	snprintf(cgroup, sizeof(cgroup), "slimland.slice/user-%u.slice/session-%u",
+	snprintf(b->cgroup, sizeof(b->cgroup), "slimland.slice/user-%u.slice/session-%u",
 		(unsigned)uid, id);
-	struct slim_spawn_request req = {
+	return (struct slim_spawn_request){
 		.user = user,
 		.slimland = mgr->config.slimland,
-		.listen = listen_any(mgr, listen, sizeof(listen)),
+		.listen = listen_any(mgr, b->listen, sizeof(b->listen)),
 		.startup = startup,
 		.env = env,
-		.cgroup = greeter ? NULL : cgroup,
-		.log_path = have_log ? log_path : NULL,
+		.cgroup = greeter ? NULL : b->cgroup,
+		.log_path = have_log ? b->log_path : NULL,
 	};
+}
+
+static struct slim_session *spawn(struct slim_manager *mgr, const char *user,
+		const char *startup, char *const *env, const char *log_name, bool greeter)
+{
+	struct passwd *pw = getpwnam(user);
+	uid_t uid = pw ? pw->pw_uid : (uid_t)-1;
+	uint32_t id = mgr->next_session_id;
+	struct spawn_bufs b;
+	struct slim_spawn_request req = spawn_request(mgr, id, user, startup, env, log_name,
+		greeter, &b);
 	struct slim_spawn_result res = { .pid = -1, .pidfd = -1 };
 	int control_fd = -1;
 	if (!mgr->ops->spawn(mgr->ops_data, &req, &res, &control_fd)) {
@@ -802,9 +826,114 @@ void slim_session_control_closed(struct slim_session *s)
 
 /* Logins */
 
+/* An id reserved for a login that started no session is given back if it was the last. */
+static void release_login_id(struct slim_console *c)
+{
+	if (c->login_id && c->login_id + 1 == c->mgr->next_session_id &&
+			!slim_manager_session(c->mgr, c->login_id)) {
+		c->mgr->next_session_id = c->login_id;
+	}
+	c->login_id = 0;
+}
+
+static void login_over(struct slim_console *c, const char *error)
+{
+	c->login = NULL;
+	if (error) {
+		release_login_id(c);
+	}
+	c->login_id = 0;
+	c->login_ok = !error;
+	snprintf(c->login_error, sizeof(c->login_error), "%s", error ? error : "");
+	slim_greeter_login_done(c, error);
+}
+
+static void logged_in(struct slim_console *c, struct slim_session *s)
+{
+	struct slim_manager *mgr = c->mgr;
+	slim_log(SLIM_LOG_INFO, "console %s: %s logged in, session %u", c->id, s->user, s->id);
+	if (c->has_pending) {
+		c->has_pending = false;
+		slim_manager_bind(mgr, &c->pending, s);
+	}
+	login_over(c, NULL);
+	slim_console_show(c, s);
+}
+
+static bool login_authenticated(void *data, const char *error)
+{
+	struct slim_console *c = data;
+	struct slim_manager *mgr = c->mgr;
+	if (error) {
+		login_over(c, error);
+		return false;
+	}
+	struct slim_session *s = NULL;
+	if (c->reauth && strcmp(c->reauth->user, c->login_user) == 0) {
+		s = c->reauth;
+	} else {
+		/* one session a user: a second login shows the one that runs */
+		struct slim_session *it;
+		wl_list_for_each(it, &mgr->sessions, link) {
+			if (!it->greeter && !it->ending && strcmp(it->user, c->login_user) == 0) {
+				s = it;
+				break;
+			}
+		}
+	}
+	c->reauth = NULL;
+	if (!s) {
+		return true; /* the worker opens the PAM session and starts the compositor */
+	}
+	release_login_id(c);
+	logged_in(c, s);
+	return false;
+}
+
+static void login_started(void *data, const struct slim_spawn_result *res, int control_fd)
+{
+	struct slim_console *c = data;
+	struct slim_manager *mgr = c->mgr;
+	struct slim_login *login = c->login;
+	struct passwd *pw = getpwnam(c->login_user);
+	slim_log(SLIM_LOG_INFO, "session %u: compositor %d for %s", c->login_id, res->pid,
+		c->login_user);
+	struct slim_session *s = slim_session_add(mgr, c->login_id, c->login_user,
+		pw ? pw->pw_uid : (uid_t)-1, res->pid, res->pidfd, res->control_path,
+		control_fd, false);
+	if (!s) {
+		c->login = NULL;
+		mgr->ops->login_cancel(mgr->ops_data, login);
+		login_over(c, "The session could not be started");
+		return;
+	}
+	s->login = login;
+	c->login = NULL;
+	logged_in(c, s);
+}
+
+static void login_failed(void *data, const char *error)
+{
+	struct slim_console *c = data;
+	slim_log(SLIM_LOG_ERROR, "console %s: the session of %s could not be started: %s",
+		c->id, c->login_user, error);
+	login_over(c, error);
+}
+
+static const struct slim_login_callbacks login_callbacks = {
+	.authenticated = login_authenticated,
+	.started = login_started,
+	.failed = login_failed,
+};
+
 bool slim_manager_login(struct slim_manager *mgr, struct slim_console *c,
 		const char *user, const char *password, const char **why)
 {
+	snprintf(c->login_user, sizeof(c->login_user), "%s", user);
+	if (c->login) {
+		*why = "Please wait a moment";
+		return false;
+	}
 	if (strcmp(user, mgr->config.greeter_user) == 0 || user[0] == '\0') {
 		*why = "This account cannot log in here";
 		return false;
@@ -813,44 +942,27 @@ bool slim_manager_login(struct slim_manager *mgr, struct slim_console *c,
 		*why = "Too many attempts; try again in a moment";
 		return false;
 	}
-	struct slim_auth *auth = mgr->ops->login(mgr->ops_data, mgr->config.pam_service,
-		user, password, why);
-	if (!auth) {
+	/* the session's id is known now: its cgroup and log are named after it */
+	uint32_t id = mgr->next_session_id++;
+	char log_name[80];
+	snprintf(log_name, sizeof(log_name), "session-%u", id);
+	struct spawn_bufs b;
+	struct slim_login_request req = {
+		.service = mgr->config.pam_service,
+		.user = user,
+		.password = password,
+		.console = c->id,
+		.spawn = spawn_request(mgr, id, user, mgr->config.startup, NULL, log_name,
+			false, &b),
+	};
+	c->login_id = id;
+	c->login_ok = false;
+	c->login_error[0] = '\0';
+	c->login = mgr->ops->login(mgr->ops_data, mgr->loop, &req, &login_callbacks, c);
+	if (!c->login) {
+		release_login_id(c);
+		*why = "Cannot log in now: see the system log";
 		return false;
 	}
-	struct slim_session *s = NULL;
-	if (c->reauth && strcmp(c->reauth->user, user) == 0) {
-		s = c->reauth;
-	} else {
-		/* one session a user: a second login shows the one that runs */
-		struct slim_session *it;
-		wl_list_for_each(it, &mgr->sessions, link) {
-			if (!it->greeter && !it->ending && strcmp(it->user, user) == 0) {
-				s = it;
-				break;
-			}
-		}
-	}
-	c->reauth = NULL;
-	if (s) {
-		mgr->ops->logout(mgr->ops_data, auth);
-	} else {
-		char log_name[80];
-		snprintf(log_name, sizeof(log_name), "session-%u", mgr->next_session_id);
-		s = spawn(mgr, user, mgr->config.startup,
-			mgr->ops->auth_env(mgr->ops_data, auth), log_name, false);
-		if (!s) {
-			mgr->ops->logout(mgr->ops_data, auth);
-			*why = "The session could not be started";
-			return false;
-		}
-		s->auth = auth;
-	}
-	slim_log(SLIM_LOG_INFO, "console %s: %s logged in, session %u", c->id, user, s->id);
-	if (c->has_pending) {
-		c->has_pending = false;
-		slim_manager_bind(mgr, &c->pending, s);
-	}
-	slim_console_show(c, s);
 	return true;
 }

@@ -16,9 +16,9 @@
 #include "config.h"
 #include "slim-log.h"
 #include "slim-proto.h"
+#include "login.h"
 #include "spawn.h"
 
-struct slim_auth;
 struct slim_control;
 struct slim_greeter_client;
 
@@ -34,10 +34,15 @@ struct slim_manager_ops {
 	 */
 	bool (*spawn)(void *data, const struct slim_spawn_request *req,
 		struct slim_spawn_result *out, int *control_fd);
-	struct slim_auth *(*login)(void *data, const char *service, const char *user,
-		const char *password, const char **why);
-	void (*logout)(void *data, struct slim_auth *auth);
-	char *const *(*auth_env)(void *data, const struct slim_auth *auth);
+	/*
+	 * A login, in a worker process (login.h): PAM and the user's
+	 * compositor never run in the manager. NULL: it could not be begun.
+	 */
+	struct slim_login *(*login)(void *data, struct wl_event_loop *loop,
+		const struct slim_login_request *req,
+		const struct slim_login_callbacks *cb, void *cb_data);
+	/* Forgets a login (slim_login_cancel): a started session's PAM stays open. */
+	void (*login_cancel)(void *data, struct slim_login *login);
 	/* One datagram to a console. */
 	void (*send)(void *data, const uint8_t *buf, size_t len,
 		const struct sockaddr *to, socklen_t to_len);
@@ -73,7 +78,8 @@ struct slim_session {
 	/* The console it is shown on, or being moved to (console->shows == this). */
 	struct slim_console *console;
 	bool attached;     /* the compositor said `attached` for console */
-	struct slim_auth *auth;
+	/* The login worker holding its PAM session (NULL after a restart). */
+	struct slim_login *login;
 	uint64_t detached_since_us;
 	struct wl_event_source *detach_timer;
 	bool ending;       /* SIGTERM sent */
@@ -135,6 +141,12 @@ struct slim_console {
 	char message[256];
 	unsigned login_failures;
 	uint64_t login_blocked_until_us;
+	/* The login in progress at its greeter, and the last one's outcome. */
+	struct slim_login *login;
+	char login_user[64];
+	uint32_t login_id;    /* the session id it will have */
+	bool login_ok;
+	char login_error[128];
 };
 
 struct slim_manager {
@@ -197,8 +209,11 @@ void slim_session_control_detached(struct slim_session *session, const char *con
 void slim_session_control_closed(struct slim_session *session);
 
 /*
- * A login at a console's greeter (greeter.c does the delays). True: the
- * console is being moved to the user's session. False: *why says why.
+ * Begins a login at a console's greeter, in a login worker. False: refused
+ * at once, *why says why. True: under way; its outcome goes to
+ * slim_greeter_login_done (greeter.c: `ok`, or `error` after the delay) and
+ * stays in console->login_ok / login_error. On success the console is being
+ * moved to the user's session.
  */
 bool slim_manager_login(struct slim_manager *mgr, struct slim_console *console,
 		const char *user, const char *password, const char **why);

@@ -48,20 +48,15 @@ static bool fake_spawn(void *d, const struct slim_spawn_request *req,
 	return true;
 }
 
-static struct slim_auth *fake_login(void *d, const char *service, const char *user,
-		const char *password, const char **why)
+static struct slim_login *fake_login(void *d, struct wl_event_loop *l,
+		const struct slim_login_request *req,
+		const struct slim_login_callbacks *cb, void *cb_data)
 {
-	*why = "no";
-	return NULL;
+	return NULL; /* no login is ever begun */
 }
 
-static void fake_logout(void *d, struct slim_auth *auth)
+static void fake_login_cancel(void *d, struct slim_login *login)
 {
-}
-
-static char *const *fake_env(void *d, const struct slim_auth *auth)
-{
-	return NULL;
 }
 
 static void check_send(void *d, const uint8_t *buf, size_t len,
@@ -90,8 +85,7 @@ static void check_send(void *d, const uint8_t *buf, size_t len,
 static const struct slim_manager_ops ops = {
 	.spawn = fake_spawn,
 	.login = fake_login,
-	.logout = fake_logout,
-	.auth_env = fake_env,
+	.login_cancel = fake_login_cancel,
 	.send = check_send,
 };
 

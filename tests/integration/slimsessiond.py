@@ -66,8 +66,13 @@ def _pids_of(uids):
 class ManagerSession(Session):
     """A Session without a compositor of its own: the manager starts them."""
 
-    def __init__(self, name, user, service, greeter_user):
+    def __init__(self, name, user, service, greeter_user, pam_hooks=False):
+        """pam_hooks: the PAM service also takes a second to authenticate
+        (pam_exec sleep) and records, in the session phase, which process
+        opened and closed the session (pam_exec runs in the process calling
+        pam_open_session: its child's $PPID), in self.pam_hook_log."""
         super().__init__(name, console=False, compositor=False)
+        self.pam_hooks = pam_hooks
         self.user = user
         self.service = service
         self.greeter_user = greeter_user
@@ -104,10 +109,20 @@ class ManagerSession(Session):
         os.mkdir(self.run_dir, 0o755)
         self.cgroup_before = self._cgroup_dirs()
         self._remove_users()  # what a killed earlier run left
+        auth_hook = session_hook = ''
+        if self.pam_hooks:
+            self.pam_hook_log = os.path.join(self.tmp, 'pam-hook.log')
+            hook = os.path.join(self.tmp, 'pam-hook')
+            with open(hook, 'w') as f:
+                f.write('#!/bin/sh\necho "$PAM_TYPE $PPID" >>%s\n' % self.pam_hook_log)
+            os.chmod(hook, 0o755)
+            auth_hook = 'auth required pam_exec.so /bin/sleep 1\n'
+            session_hook = 'session required pam_exec.so %s\n' % hook
         with open(self.pam_path, 'w') as f:
             f.write('# slimland integration test %s: removed when it ends\n'
-                    'auth required pam_unix.so\naccount required pam_unix.so\n'
-                    'session required pam_unix.so\npassword required pam_unix.so\n' % self.name)
+                    '%sauth required pam_unix.so\naccount required pam_unix.so\n'
+                    '%ssession required pam_unix.so\npassword required pam_unix.so\n'
+                    % (self.name, auth_hook, session_hook))
         self.made.append(('file', self.pam_path))
         status, out = _passwd_tool(['useradd', '-r', '-M', '-d', '/nonexistent',
                                     '-s', '/usr/sbin/nologin', self.greeter_user])

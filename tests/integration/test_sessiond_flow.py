@@ -6,9 +6,12 @@ consoles with stdin card readers.
 - both consoles show the greeter (what the greeter compositor renders);
 - a card nobody knows is said to be unknown, and reaches no session;
 - a wrong password is refused, after a delay, and the console stays on the
-  greeter;
+  greeter; while PAM takes its time (a second, pam_exec sleep), the manager
+  answers slimlandctl at once: logins do not block it;
 - logging in through A's keys starts the user's session, which A shows,
-  and binds the card tapped before; keys typed on A reach foot's shell;
+  and binds the card tapped before; keys typed on A reach foot's shell; the
+  PAM session was opened by a login worker, the compositor's parent, never
+  by the manager;
 - the card on B moves the session to B, at B's size; A goes back to the
   greeter and its keys reach the session no more, B's do;
 - the session manager killed with SIGKILL: B's picture and keys go on; once
@@ -33,7 +36,7 @@ SIZE_B = (1280, 800)
 
 
 def test():
-    with ManagerSession('sessiond_flow', USER, SERVICE, GREETER_USER) as s:
+    with ManagerSession('sessiond_flow', USER, SERVICE, GREETER_USER, pam_hooks=True) as s:
         fifo_dir = os.path.join(s.tmp, 'fifo')
         os.mkdir(fifo_dir, 0o755)
         fifo = os.path.join(fifo_dir, 'f')
@@ -62,6 +65,30 @@ def assert_greeter(s, console):
     if img.size != console.size:
         s.fail('%s: the greeter is %s, not %s' % (console.name, img.size, console.size))
     return img
+
+
+def parent_of(pid):
+    with open('/proc/%d/stat' % pid) as f:
+        return int(f.read().rsplit(')', 1)[1].split()[1])
+
+
+def assert_pam_session_in_worker(s, compositor_pid):
+    """pam_open_session ran in the compositor's parent, a login worker, not in
+    the manager (whose process pam_systemd and pam_limits would act on)."""
+    with open(s.pam_hook_log) as f:
+        opened = [int(l.split()[1]) for l in f if l.startswith('open_session ')]
+    if len(opened) != 1:
+        s.fail('pam_open_session ran %d times: %s' % (len(opened), opened))
+    if opened[0] == s.manager.pid:
+        s.fail('the PAM session was opened in the manager (pid %d)' % opened[0])
+    if parent_of(compositor_pid) != opened[0]:
+        s.fail('the compositor %d is not the child of the process that opened the PAM '
+               'session (%d)' % (compositor_pid, opened[0]))
+    if parent_of(opened[0]) != s.manager.pid:
+        s.fail('the PAM session was opened by %d, not a login worker of the manager'
+               % opened[0])
+    log('PAM session opened by login worker %d (manager %d), compositor %d'
+        % (opened[0], s.manager.pid, compositor_pid))
 
 
 def session_log(s):
@@ -123,6 +150,17 @@ def flow(s, fifo, fd):
     mark = b.mark()
     b.tap(KEY_ENTER)
     sent = time.monotonic()
+    # PAM sleeps a second in the login worker: the manager answers meanwhile
+    s.manager_log_wait('login: %s at desk-b: worker' % USER, log_pos)
+    asked = time.monotonic()
+    s.listing()
+    answered = time.monotonic()
+    if any('login failed' in l for l in s.manager.stderr.since(log_pos)):
+        log('the login was over before slimlandctl list answered: not a test of blocking')
+    elif answered - asked > 0.5:
+        s.fail('slimlandctl list took %.2fs during a login' % (answered - asked))
+    else:
+        log('slimlandctl list answered in %.3fs during a login' % (answered - asked))
     s.manager_log_wait('login failed for %s' % USER, log_pos)
     # "Checking…" at once; the refusal on screen only after the delay
     if b.next_frame(scaled(5), start=mark) is None:
@@ -154,6 +192,7 @@ def flow(s, fifo, fd):
     table = s.wait_console_state('desk-a', 'session', timeout=30)
     sid = s.user_session(table)[1]
     log('session %s on A' % sid)
+    assert_pam_session_in_worker(s, int(s.user_session(table)[3]))
     assert_seamless(s, a, mark, 'the login')
     assert_session_on(s, a, sid)
     data = type_and_read(s, a, 'from-a-1', fd, fifo)

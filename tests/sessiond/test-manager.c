@@ -53,10 +53,6 @@ static struct {
 	int logins, logouts;
 } t;
 
-struct fake_auth {
-	int dummy;
-};
-
 __attribute__((format(printf, 2, 0)))
 static void quiet(enum slim_log_level level, const char *fmt, va_list args)
 {
@@ -103,26 +99,68 @@ static bool fake_spawn(void *data, const struct slim_spawn_request *req,
 	return true;
 }
 
-static struct slim_auth *fake_login(void *data, const char *service, const char *user,
-		const char *password, const char **why)
+/*
+ * The login worker's fake: the verdict comes from the event loop, as the
+ * real one's does, and the "compositor" is a fake_spawn one.
+ */
+struct slim_login {
+	struct wl_event_source *idle;
+	char user[64];
+	bool right;
+	bool started;
+	struct slim_login_callbacks cb;
+	void *data;
+};
+
+static void fake_login_run(void *data)
 {
-	if (strcmp(password, "right") != 0) {
-		*why = "Wrong password";
-		return NULL;
+	struct slim_login *l = data;
+	wl_event_source_remove(l->idle);
+	l->idle = NULL;
+	if (!l->right) {
+		l->cb.authenticated(l->data, "Wrong password");
+		free(l);
+		return;
 	}
 	t.logins++;
-	return (struct slim_auth *)calloc(1, sizeof(struct fake_auth));
+	if (!l->cb.authenticated(l->data, NULL)) {
+		t.logouts++; /* the worker ends PAM there */
+		free(l);
+		return;
+	}
+	struct slim_spawn_request req = { .user = l->user };
+	struct slim_spawn_result res = { .pid = -1, .pidfd = -1 };
+	int control_fd = -1;
+	fake_spawn(NULL, &req, &res, &control_fd);
+	l->started = true;
+	/* l belongs to the manager's session from here on: not touched again */
+	l->cb.started(l->data, &res, control_fd);
 }
 
-static void fake_logout(void *data, struct slim_auth *auth)
+static struct slim_login *fake_login(void *data, struct wl_event_loop *loop,
+		const struct slim_login_request *req,
+		const struct slim_login_callbacks *cb, void *cb_data)
 {
-	t.logouts++;
-	free(auth);
+	struct slim_login *l = calloc(1, sizeof(*l));
+	assert_non_null(l);
+	snprintf(l->user, sizeof(l->user), "%s", req->user);
+	l->right = strcmp(req->password, "right") == 0;
+	l->cb = *cb;
+	l->data = cb_data;
+	l->idle = wl_event_loop_add_idle(loop, fake_login_run, l);
+	assert_non_null(l->idle);
+	return l;
 }
 
-static char *const *fake_env(void *data, const struct slim_auth *auth)
+static void fake_login_cancel(void *data, struct slim_login *l)
 {
-	return NULL;
+	if (l->idle) {
+		wl_event_source_remove(l->idle);
+	}
+	if (l->started) {
+		t.logouts++; /* the worker closes the PAM session */
+	}
+	free(l);
 }
 
 static void fake_send(void *data, const uint8_t *buf, size_t len,
@@ -139,8 +177,7 @@ static void fake_send(void *data, const uint8_t *buf, size_t len,
 static const struct slim_manager_ops ops = {
 	.spawn = fake_spawn,
 	.login = fake_login,
-	.logout = fake_logout,
-	.auth_env = fake_env,
+	.login_cancel = fake_login_cancel,
 	.send = fake_send,
 };
 
@@ -150,6 +187,23 @@ static void pump_ms(int ms)
 	do {
 		wl_event_loop_dispatch(t.loop, 5);
 	} while (slim_now_us() < end);
+}
+
+/* A login at c's greeter, waited for: what the greeter would be told. */
+static bool login(struct slim_console *c, const char *user, const char *password,
+		const char **why)
+{
+	if (!slim_manager_login(t.mgr, c, user, password, why)) {
+		return false;
+	}
+	assert_non_null(c->login);
+	uint64_t end = slim_now_us() + 1000000;
+	while (c->login && slim_now_us() < end) {
+		wl_event_loop_dispatch(t.loop, 5);
+	}
+	assert_null(c->login);
+	*why = c->login_error;
+	return c->login_ok;
 }
 
 /* The next line the manager sent this compositor, within a second. */
@@ -293,12 +347,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	/* the manager keeps PAM sessions open for its successor: close the fakes */
-	struct slim_session *s;
-	wl_list_for_each(s, &t.mgr->sessions, link) {
-		fake_logout(NULL, s->auth);
-		s->auth = NULL;
-	}
+	/* the manager forgets its login workers; they close their PAM sessions */
 	slim_manager_destroy(t.mgr);
 	for (int i = 0; i < t.n_comps; i++) {
 		kill(t.comps[i].pid, SIGKILL);
@@ -344,10 +393,10 @@ static void test_greeter_and_login(void **state)
 	struct fake_compositor *g = console_on_greeter(1, 0x111, "c1");
 	struct slim_console *c = slim_manager_console(t.mgr, "c1");
 	const char *why = NULL;
-	assert_false(slim_manager_login(t.mgr, c, "alice", "wrong", &why));
+	assert_false(login(c, "alice", "wrong", &why));
 	assert_string_equal(why, "Wrong password");
-	assert_false(slim_manager_login(t.mgr, c, "slimland-greeter", "right", &why));
-	assert_true(slim_manager_login(t.mgr, c, "alice", "right", &why));
+	assert_false(login(c, "slimland-greeter", "right", &why));
+	assert_true(login(c, "alice", "right", &why));
 	struct fake_compositor *s = last_comp();
 	assert_false(s->greeter);
 	assert_string_equal(s->user, "alice");
@@ -371,7 +420,7 @@ static void test_greeter_and_login(void **state)
 	(void)g2;
 	struct slim_console *c2 = slim_manager_console(t.mgr, "c2");
 	int comps = t.n_comps;
-	assert_true(slim_manager_login(t.mgr, c2, "alice", "right", &why));
+	assert_true(login(c2, "alice", "right", &why));
 	assert_int_equal(t.n_comps, comps + 1); /* c1's new greeter, no new session */
 	assert_true(last_comp()->greeter);
 	assert_string_equal(last_comp()->console_env, "c1");
@@ -392,7 +441,7 @@ static struct fake_compositor *alice_with_card(void)
 	assert_true(c->has_pending);
 	assert_int_equal(c->why, SLIM_WHY_UNKNOWN_CARD);
 	const char *why;
-	assert_true(slim_manager_login(t.mgr, c, "alice", "right", &why));
+	assert_true(login(c, "alice", "right", &why));
 	struct fake_compositor *s = last_comp();
 	comp_start(s, 8001, "c1");
 	attach(s, "c1");
@@ -495,9 +544,9 @@ static void test_reauth(void **state)
 	assert_ptr_equal(c1->reauth, session);
 	assert_ptr_equal(c1->shows, c1->greeter);
 	const char *why;
-	assert_false(slim_manager_login(t.mgr, c1, "alice", "wrong", &why));
+	assert_false(login(c1, "alice", "wrong", &why));
 	int comps = t.n_comps;
-	assert_true(slim_manager_login(t.mgr, c1, "alice", "right", &why));
+	assert_true(login(c1, "alice", "right", &why));
 	assert_int_equal(t.n_comps, comps);
 	assert_ptr_equal(c1->shows, session);
 	char *line = comp_line(s);
@@ -613,12 +662,6 @@ static void test_state_round_trip(void **state)
 	t.mgr = slim_manager_create(t.loop, &config, "/tmp", &ops, NULL);
 	slim_state_apply(t.mgr, &st, false);
 	slim_state_finish(&st);
-	struct slim_session *it;
-	wl_list_for_each(it, &old->sessions, link) {
-		/* the PAM session goes with the old manager's copy */
-		fake_logout(NULL, it->auth);
-		it->auth = NULL;
-	}
 	size_t len2;
 	char *text2 = slim_state_format(t.mgr, &len2);
 	assert_string_equal(text, text2);

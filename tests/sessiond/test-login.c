@@ -1,0 +1,301 @@
+/*
+ * login.c against the real PAM stack and a throwaway user: PAM runs in a
+ * worker process, never in the manager's (this test's) own, and a login in
+ * progress never blocks the manager's event loop. The PAM service
+ * (/etc/pam.d/slimland-test-login) is pam_unix with two pam_exec hooks: one
+ * that takes a second to authenticate, and one that records, in the session
+ * phase, which process called pam_open_session / pam_close_session (pam_exec
+ * runs in that process: its child's $PPID). Needs root; skipped otherwise.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "login.h"
+
+#define TEST_USER "slimtest-login"
+#define TEST_PASSWORD "c0rrect horse"
+#define TEST_SERVICE "slimland-test-login"
+#define TEST_SERVICE_PATH "/etc/pam.d/" TEST_SERVICE
+
+static char tmpdir[64];
+
+static struct {
+	struct wl_event_loop *loop;
+	struct wl_event_source *tick;
+	int ticks;
+	bool done;        /* authenticated with an error, failed, or started */
+	bool go;          /* what authenticated answers */
+	char error[128];
+	int ticks_at_verdict;
+	struct slim_spawn_result res;
+} t;
+
+static int run(const char *cmd)
+{
+	int status = system(cmd);
+	return status == -1 ? -1 : WEXITSTATUS(status);
+}
+
+static void cleanup(void)
+{
+	unlink(TEST_SERVICE_PATH);
+	run("userdel -r " TEST_USER " >/dev/null 2>&1");
+	if (tmpdir[0]) {
+		char cmd[128];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		run(cmd);
+		tmpdir[0] = '\0';
+	}
+}
+
+static void on_signal(int sig)
+{
+	cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static bool write_file(const char *path, const char *text, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+	return f && fputs(text, f) >= 0 && fclose(f) == 0 && chmod(path, mode) == 0;
+}
+
+static int setup(void **state)
+{
+	cleanup();
+	strcpy(tmpdir, "/tmp/slimtest-login-XXXXXX");
+	if (!mkdtemp(tmpdir) || chmod(tmpdir, 0755) != 0) {
+		return -1;
+	}
+	char path[128], text[1024];
+	snprintf(path, sizeof(path), "%s/fake-slimland", tmpdir);
+	if (!write_file(path, "#!/bin/sh\nexec sleep 60\n", 0755)) {
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/session-hook", tmpdir);
+	snprintf(text, sizeof(text), "#!/bin/sh\necho \"$PAM_TYPE $PPID\" >> %s/pam-log\n", tmpdir);
+	if (!write_file(path, text, 0755)) {
+		return -1;
+	}
+	snprintf(text, sizeof(text),
+		"auth required pam_exec.so /bin/sleep 1\n"
+		"auth required pam_unix.so\n"
+		"account required pam_unix.so\n"
+		"session required pam_exec.so %s/session-hook\n"
+		"session required pam_unix.so\n", tmpdir);
+	if (!write_file(TEST_SERVICE_PATH, text, 0644)) {
+		return -1;
+	}
+	if (run("useradd -M -d /nonexistent -s /bin/sh " TEST_USER) != 0 ||
+			run("echo '" TEST_USER ":" TEST_PASSWORD "' | chpasswd") != 0) {
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	cleanup();
+	return 0;
+}
+
+static int handle_tick(void *data)
+{
+	t.ticks++;
+	wl_event_source_timer_update(t.tick, 20);
+	return 0;
+}
+
+static bool cb_authenticated(void *data, const char *error)
+{
+	t.ticks_at_verdict = t.ticks;
+	if (error) {
+		snprintf(t.error, sizeof(t.error), "%s", error);
+		t.done = true;
+		return false;
+	}
+	if (!t.go) {
+		t.done = true;
+	}
+	return t.go;
+}
+
+static void cb_started(void *data, const struct slim_spawn_result *res, int control_fd)
+{
+	t.res = *res;
+	t.done = true;
+}
+
+static void cb_failed(void *data, const char *error)
+{
+	snprintf(t.error, sizeof(t.error), "%s", error);
+	t.done = true;
+}
+
+static const struct slim_login_callbacks callbacks = {
+	.authenticated = cb_authenticated,
+	.started = cb_started,
+	.failed = cb_failed,
+};
+
+static struct slim_login *start(const char *password, bool go)
+{
+	memset(&t, 0, sizeof(t));
+	t.loop = wl_event_loop_create();
+	t.tick = wl_event_loop_add_timer(t.loop, handle_tick, NULL);
+	wl_event_source_timer_update(t.tick, 20);
+	t.go = go;
+	t.res.pid = -1;
+	static char slimland[128], runtime_env[160], pw[64];
+	snprintf(slimland, sizeof(slimland), "%s/fake-slimland", tmpdir);
+	snprintf(runtime_env, sizeof(runtime_env), "XDG_RUNTIME_DIR=%s/run", tmpdir);
+	static char *env[2];
+	env[0] = runtime_env;
+	snprintf(pw, sizeof(pw), "%s", password);
+	struct slim_login_request req = {
+		.service = TEST_SERVICE,
+		.user = TEST_USER,
+		.password = pw,
+		.console = "test",
+		.spawn = {
+			.slimland = slimland,
+			.listen = "127.0.0.1:0",
+			.startup = "true",
+			.env = env,
+		},
+	};
+	struct slim_login *login = slim_login_start(t.loop, &req, &callbacks, NULL);
+	explicit_bzero(pw, sizeof(pw));
+	assert_non_null(login);
+	for (int i = 0; i < 1000 && !t.done; i++) {
+		wl_event_loop_dispatch(t.loop, 10);
+	}
+	assert_true(t.done);
+	return login;
+}
+
+static void finish(void)
+{
+	wl_event_source_remove(t.tick);
+	wl_event_loop_destroy(t.loop);
+}
+
+static char *pam_log(void)
+{
+	static char buf[512];
+	char path[128];
+	snprintf(path, sizeof(path), "%s/pam-log", tmpdir);
+	buf[0] = '\0';
+	FILE *f = fopen(path, "r");
+	if (f) {
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		buf[n] = '\0';
+		fclose(f);
+	}
+	return buf;
+}
+
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	assert_non_null(p);
+	int ppid = 0;
+	char state;
+	assert_int_equal(sscanf(p + 1, " %c %d", &state, &ppid), 2);
+	return ppid;
+}
+
+static void test_wrong_password_does_not_block(void **state)
+{
+	struct slim_login *login = start("wrong", true);
+	(void)login; /* over: freed by login.c */
+	assert_string_equal(t.error, "Wrong user name or password");
+	/* PAM took a second (pam_exec sleep 1): the loop ran all along */
+	assert_true(t.ticks_at_verdict >= 20);
+	assert_null(strstr(pam_log(), "open_session"));
+	finish();
+	while (waitpid(-1, NULL, 0) > 0) {
+	}
+}
+
+static void test_session_in_worker(void **state)
+{
+	struct slim_login *login = start(TEST_PASSWORD, true);
+	assert_string_equal(t.error, "");
+	assert_true(t.ticks_at_verdict >= 20);
+	assert_true(t.res.pid > 0);
+	assert_true(t.res.pidfd >= 0);
+	/* pam_open_session ran in the worker, the compositor's parent, not in us */
+	int opener = 0;
+	assert_int_equal(sscanf(pam_log(), "open_session %d", &opener), 1);
+	assert_int_not_equal(opener, getpid());
+	assert_int_equal(parent_of(t.res.pid), opener);
+	assert_int_equal(parent_of(opener), getpid());
+	/* the manager forgets the login: the worker keeps the PAM session open */
+	slim_login_cancel(login);
+	usleep(200000);
+	assert_null(strstr(pam_log(), "close_session"));
+	/* the compositor ends (slimlandctl end): the worker closes the session and exits */
+	kill(t.res.pid, SIGTERM);
+	assert_int_equal(waitpid(opener, NULL, 0), opener);
+	char want[64];
+	snprintf(want, sizeof(want), "close_session %d", opener);
+	assert_non_null(strstr(pam_log(), want));
+	close(t.res.pidfd);
+	finish();
+}
+
+static void test_stop_after_verdict(void **state)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/pam-log", tmpdir);
+	unlink(path);
+	start(TEST_PASSWORD, false);
+	assert_string_equal(t.error, "");
+	assert_true(t.res.pid < 0);
+	finish();
+	while (waitpid(-1, NULL, 0) > 0) {
+	}
+	assert_null(strstr(pam_log(), "open_session"));
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "test-login: needs root (useradd, /etc/shadow): skipped\n");
+		return 77;
+	}
+	if (access("/usr/sbin/useradd", X_OK) != 0 || access("/usr/sbin/chpasswd", X_OK) != 0) {
+		fprintf(stderr, "test-login: needs useradd and chpasswd: skipped\n");
+		return 77;
+	}
+	signal(SIGTERM, on_signal); /* meson's timeout */
+	signal(SIGINT, on_signal);
+	atexit(cleanup);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_wrong_password_does_not_block),
+		cmocka_unit_test(test_session_in_worker),
+		cmocka_unit_test(test_stop_after_verdict),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
