@@ -29,6 +29,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.reauth, SLIM_REAUTH_NEVER);
 	assert_true(c.card_removal_detach);
 	assert_int_equal(c.detached_timeout_s, 0);
+	assert_int_equal(c.console_timeout_s, 30);
 	assert_string_equal(c.state, "/run/slimland/state");
 	assert_false(c.state_set);
 	assert_string_equal(c.pam_service, "slimland");
@@ -47,6 +48,7 @@ static void test_values(void **state)
 		"reauth = idle:300\n"
 		"card_removal = keep\n"
 		"detached_timeout = 3600\n"
+		"console_timeout = 0\n"
 		"state = /tmp/x/state\n"
 		"pam_service = login\n"
 		"slimland = /opt/slimland"), 0);
@@ -58,6 +60,7 @@ static void test_values(void **state)
 	assert_int_equal(c.reauth_idle_s, 300);
 	assert_false(c.card_removal_detach);
 	assert_int_equal(c.detached_timeout_s, 3600);
+	assert_int_equal(c.console_timeout_s, 0);
 	assert_string_equal(c.state, "/tmp/x/state");
 	assert_true(c.state_set);
 	assert_string_equal(c.pam_service, "login");
@@ -77,11 +80,12 @@ static void test_bad_lines_keep_defaults(void **state)
 		"reauth = idle:-5\n"
 		"card_removal = explode\n"
 		"detached_timeout = ten\n"
+		"console_timeout = -1\n"
 		"state = relative/path\n"
 		"no equals sign\n"
 		"colour = blue\n"
 		"startup =\n"
-		"pam_service = ../evil\n"), 12);
+		"pam_service = ../evil\n"), 13);
 	struct slim_config d;
 	slim_config_defaults(&d);
 	assert_memory_equal(&c, &d, sizeof(c));

@@ -18,6 +18,7 @@ void slim_config_defaults(struct slim_config *config)
 		.reauth = SLIM_REAUTH_NEVER,
 		.card_removal_detach = true,
 		.detached_timeout_s = 0,
+		.console_timeout_s = 30,
 	};
 	snprintf(config->listen, sizeof(config->listen), "0.0.0.0:%d", SLIM_SESSIOND_PORT);
 	snprintf(config->startup, sizeof(config->startup), "foot");
@@ -152,6 +153,8 @@ static bool apply(struct slim_config *c, const char *key, const char *value, con
 		return true;
 	} else if (strcmp(key, "detached_timeout") == 0) {
 		return parse_uint(value, &c->detached_timeout_s);
+	} else if (strcmp(key, "console_timeout") == 0) {
+		return parse_uint(value, &c->console_timeout_s);
 	} else if (strcmp(key, "state") == 0) {
 		if (value[0] != '/' || !set_string(c->state, sizeof(c->state), value)) {
 			return false;

@@ -27,6 +27,7 @@ struct slim_config {
 	unsigned reauth_idle_s;
 	bool card_removal_detach; /* card_removal = detach (true) or keep */
 	unsigned detached_timeout_s; /* 0: never */
+	unsigned console_timeout_s; /* a silent console is forgotten; 0: never */
 	char state[256];
 	bool state_set; /* given in the file: --state and --run-dir do not override it */
 	char pam_service[64];

@@ -156,11 +156,11 @@ static void handle_hello(struct slim_manager *mgr, const struct slim_dgram *hdr,
 		drop(mgr, "HELLO with a bad console id or association");
 		return;
 	}
-	uint64_t now = slim_now_us();
+	uint64_t now = slim_manager_now(mgr);
 	struct slim_console *c = slim_manager_console(mgr, id);
 	if (c && c->known && same_address(from, from_len, &c->addr, c->addr_len)) {
 		bool new_assoc = c->assoc != hdr->assoc;
-		c->last_heard_us = now;
+		slim_console_heard(c, now);
 		if (new_assoc) {
 			c->assoc = hdr->assoc;
 			c->card_seq = hdr->seq;
@@ -173,7 +173,7 @@ static void handle_hello(struct slim_manager *mgr, const struct slim_dgram *hdr,
 		return;
 	}
 	if (c && c->known && now - c->last_heard_us < SLIM_CONSOLE_TAKEOVER_US) {
-		if (slim_ratelimit(&mgr->log_rl, now)) {
+		if (slim_ratelimit(&mgr->log_rl, slim_now_us())) {
 			slim_log(SLIM_LOG_INFO, "console %s: HELLO from a second address refused", id);
 		}
 		send_refuse(mgr, hdr->assoc, SLIM_REFUSE_BUSY,
@@ -205,7 +205,7 @@ static void handle_hello(struct slim_manager *mgr, const struct slim_dgram *hdr,
 	c->height = cmd->hello.height;
 	c->mtu = cmd->hello.mtu;
 	c->caps = cmd->hello.caps;
-	c->last_heard_us = now;
+	slim_console_heard(c, now);
 	slim_console_hello(c, true);
 }
 
@@ -261,7 +261,7 @@ void slim_consoles_receive(struct slim_manager *mgr, const uint8_t *buf, size_t 
 			}
 			continue;
 		}
-		c->last_heard_us = slim_now_us();
+		slim_console_heard(c, slim_manager_now(mgr));
 		switch (cmd.type) {
 		case SLIM_CMD_PING:
 			break;

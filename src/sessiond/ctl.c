@@ -238,21 +238,28 @@ static int handle_accept(int fd, uint32_t mask, void *data)
 		close(cfd);
 		return 0;
 	}
+	slim_ctl_client_create(server->mgr, cfd);
+	return 0;
+}
+
+bool slim_ctl_client_create(struct slim_manager *mgr, int fd)
+{
 	struct ctl_client *client = calloc(1, sizeof(*client));
 	if (!client) {
-		close(cfd);
-		return 0;
+		close(fd);
+		return false;
 	}
-	client->fd = cfd;
-	client->mgr = server->mgr;
+	client->fd = fd;
+	client->mgr = mgr;
 	slim_lines_init(&client->lines);
-	client->source = wl_event_loop_add_fd(server->mgr->loop, cfd, WL_EVENT_READABLE,
+	client->source = wl_event_loop_add_fd(mgr->loop, fd, WL_EVENT_READABLE,
 		handle_client, client);
 	if (!client->source) {
-		close(cfd);
+		close(fd);
 		free(client);
+		return false;
 	}
-	return 0;
+	return true;
 }
 
 struct slim_ctl_server *slim_ctl_server_create(struct slim_manager *mgr, const char *path)

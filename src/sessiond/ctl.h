@@ -35,5 +35,10 @@ void slim_ctl_run(struct slim_manager *mgr, const char *line, slim_ctl_out out, 
 /* `path`, mode 0600; connections from other users than root are closed. */
 struct slim_ctl_server *slim_ctl_server_create(struct slim_manager *mgr, const char *path);
 void slim_ctl_server_destroy(struct slim_ctl_server *server);
+/*
+ * Adopts a connected socket whose peer has been checked as a client (the
+ * listener's accept, fuzzers); it is closed when the peer hangs up.
+ */
+bool slim_ctl_client_create(struct slim_manager *mgr, int fd);
 
 #endif

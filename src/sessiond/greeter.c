@@ -100,6 +100,10 @@ static void handle_hello(struct slim_greeter_client *client, const char *id)
 	if (c->client && c->client != client) {
 		c->client->console = NULL;
 	}
+	if (client->console && client->console != c && client->console->client == client) {
+		/* a second hello, for another console: the first no longer has this client */
+		client->console->client = NULL;
+	}
 	client->console = c;
 	c->client = client;
 	if (c->message[0]) {

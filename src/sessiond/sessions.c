@@ -50,6 +50,11 @@ const char *slim_console_state_str(enum slim_console_state state)
 	return "?";
 }
 
+uint64_t slim_manager_now(struct slim_manager *mgr)
+{
+	return mgr->ops->now ? mgr->ops->now(mgr->ops_data) : slim_now_us();
+}
+
 void slim_manager_changed(struct slim_manager *mgr)
 {
 	if (mgr->ops->changed && !mgr->restoring) {
@@ -82,6 +87,11 @@ struct slim_manager *slim_manager_create(struct wl_event_loop *loop,
 		mgr->refuse_rl[i] = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(2);
 	}
 	mgr->refuse_all_rl = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(200);
+	mgr->sweep_timer = wl_event_loop_add_timer(loop, slim_manager_console_sweep, mgr);
+	if (!mgr->sweep_timer) {
+		free(mgr);
+		return NULL;
+	}
 	return mgr;
 }
 
@@ -124,6 +134,7 @@ void slim_manager_destroy(struct slim_manager *mgr)
 		}
 		free(s);
 	}
+	wl_event_source_remove(mgr->sweep_timer);
 	free(mgr);
 }
 
@@ -151,6 +162,14 @@ struct slim_console *slim_manager_console(struct slim_manager *mgr, const char *
 
 static int handle_greeter_retry(void *data);
 
+static void arm_sweep(struct slim_manager *mgr, uint64_t in_us)
+{
+	uint64_t ms = (in_us + 999) / 1000;
+	wl_event_source_timer_update(mgr->sweep_timer,
+		ms == 0 ? 1 : ms > 2000000000 ? 2000000000 : (int)ms);
+	mgr->sweep_armed = true;
+}
+
 struct slim_console *slim_manager_console_create(struct slim_manager *mgr, const char *id)
 {
 	if (strlen(id) == 0 || strlen(id) > SLIM_CONSOLE_ID_LEN ||
@@ -175,6 +194,11 @@ struct slim_console *slim_manager_console_create(struct slim_manager *mgr, const
 		return NULL;
 	}
 	wl_list_insert(mgr->consoles.prev, &c->link);
+	/* a console restored from the state file, too, has console_timeout to say HELLO */
+	c->last_heard_us = slim_manager_now(mgr);
+	if (!mgr->sweep_armed && mgr->config.console_timeout_s) {
+		arm_sweep(mgr, mgr->config.console_timeout_s * 1000000ull);
+	}
 	return c;
 }
 
@@ -201,6 +225,75 @@ static void console_destroy(struct slim_console *c)
 	wl_event_source_remove(c->greeter_retry);
 	wl_list_remove(&c->link);
 	free(c);
+}
+
+void slim_console_heard(struct slim_console *c, uint64_t now)
+{
+	struct slim_manager *mgr = c->mgr;
+	c->last_heard_us = now;
+	if (c->away) {
+		c->away = false;
+		slim_log(SLIM_LOG_INFO, "console %s: heard again", c->id);
+	}
+	if (!mgr->sweep_armed && mgr->config.console_timeout_s) {
+		arm_sweep(mgr, mgr->config.console_timeout_s * 1000000ull);
+	}
+}
+
+int slim_manager_console_sweep(void *data)
+{
+	struct slim_manager *mgr = data;
+	mgr->sweep_armed = false;
+	if (mgr->config.console_timeout_s == 0) {
+		return 0;
+	}
+	uint64_t timeout = mgr->config.console_timeout_s * 1000000ull;
+	uint64_t now = slim_manager_now(mgr);
+	uint64_t next = UINT64_MAX;
+	bool changed = false;
+	struct slim_console *c, *tmp;
+	wl_list_for_each_safe(c, tmp, &mgr->consoles, link) {
+		uint64_t deadline = c->last_heard_us + timeout;
+		if (now < deadline) {
+			next = deadline < next ? deadline : next;
+			continue;
+		}
+		if (c->shows && !c->shows->greeter) {
+			/* its session keeps it, as with card_removal = keep; looked at again later */
+			if (!c->away) {
+				c->away = true;
+				slim_log(SLIM_LOG_INFO, "console %s: silent for %u s, away from session %u",
+					c->id, mgr->config.console_timeout_s, c->shows->id);
+			}
+			next = now + timeout < next ? now + timeout : next;
+			continue;
+		}
+		if (c->login) {
+			/* a login under way finishes first (its outcome moves the console) */
+			next = now + 1000000 < next ? now + 1000000 : next;
+			continue;
+		}
+		if (slim_ratelimit(&mgr->log_rl, slim_now_us())) {
+			slim_log(SLIM_LOG_INFO, "console %s: silent for %u s, forgotten", c->id,
+				mgr->config.console_timeout_s);
+		}
+		struct slim_session *g = c->greeter;
+		if (!g && c->shows && c->shows->greeter) {
+			g = c->shows;
+		}
+		console_destroy(c);
+		if (g && !g->ending) {
+			slim_session_end(g);
+		}
+		changed = true;
+	}
+	if (next != UINT64_MAX) {
+		arm_sweep(mgr, next - now);
+	}
+	if (changed) {
+		slim_manager_changed(mgr);
+	}
+	return 0;
 }
 
 /* Bindings */
@@ -483,7 +576,6 @@ void slim_console_show(struct slim_console *c, struct slim_session *s)
 		other->shows = NULL;
 		s->console = NULL;
 		stop_redirect(other);
-		slim_console_to_greeter(other, SLIM_WHY_MOVED);
 	}
 	c->shows = s;
 	s->console = c;
@@ -494,6 +586,14 @@ void slim_console_show(struct slim_console *c, struct slim_session *s)
 	}
 	c->state = SLIM_CONSOLE_WAITING;
 	maybe_redirect(c);
+	if (other) {
+		/*
+		 * Only now the console the session left gets its greeter: the
+		 * session's new console has its `expect` and REDIRECT under way
+		 * first, not after a compositor has been started.
+		 */
+		slim_console_to_greeter(other, SLIM_WHY_MOVED);
+	}
 	slim_manager_changed(c->mgr);
 }
 
@@ -808,7 +908,7 @@ void slim_session_control_detached(struct slim_session *s, const char *id)
 		slim_manager_changed(s->mgr);
 		return;
 	}
-	bool alive = slim_now_us() - c->last_heard_us < 5000000ull;
+	bool alive = slim_manager_now(s->mgr) - c->last_heard_us < 5000000ull;
 	if (!alive) {
 		c->known = false;
 	}

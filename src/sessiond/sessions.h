@@ -48,6 +48,11 @@ struct slim_manager_ops {
 		const struct sockaddr *to, socklen_t to_len);
 	/* The state changed: write it out (NULL: nothing is kept). */
 	void (*changed)(void *data);
+	/*
+	 * The clock consoles' silence is measured with, in µs (NULL:
+	 * slim_now_us). Tests set it to move time on without sleeping.
+	 */
+	uint64_t (*now)(void *data);
 };
 
 struct slim_card_token {
@@ -116,7 +121,8 @@ struct slim_console {
 	uint32_t assoc;
 	uint16_t width, height, mtu;
 	uint32_t caps;
-	uint64_t last_heard_us;
+	uint64_t last_heard_us; /* slim_manager_now: HELLO, PING or CARD */
+	bool away;         /* silent for console_timeout while showing a session */
 	uint32_t card_seq; /* the last CARD datagram's seq: replays are older */
 
 	enum slim_console_state state;
@@ -170,6 +176,9 @@ struct slim_manager {
 	struct slim_ratelimit refuse_rl[64];
 	struct slim_ratelimit refuse_all_rl;
 	uint64_t dropped;  /* datagrams that failed validation or were not believed */
+	/* Consoles silent for console_timeout are forgotten (slim_manager_console_sweep). */
+	struct wl_event_source *sweep_timer;
+	bool sweep_armed;
 };
 
 struct slim_manager *slim_manager_create(struct wl_event_loop *loop,
@@ -183,6 +192,8 @@ struct slim_session *slim_manager_session(struct slim_manager *mgr, uint32_t id)
 struct slim_console *slim_manager_console(struct slim_manager *mgr, const char *id);
 struct slim_console *slim_manager_console_create(struct slim_manager *mgr, const char *id);
 const char *slim_why_str(enum slim_why why);
+/* ops->now, or slim_now_us. */
+uint64_t slim_manager_now(struct slim_manager *mgr);
 const char *slim_console_state_str(enum slim_console_state state);
 
 /*
@@ -198,6 +209,15 @@ void slim_session_destroy(struct slim_session *session);
 void slim_session_end(struct slim_session *session);
 
 /* What consoles.c reports. */
+/* A HELLO, PING or CARD came from the console (its association): it is alive. */
+void slim_console_heard(struct slim_console *console, uint64_t now);
+/*
+ * The sweep timer: a console silent for console_timeout that shows no
+ * user's session is dropped and its greeter compositor ended; one that
+ * shows a session is only marked away (the session keeps it, as with
+ * card_removal = keep). Re-arms itself for the next deadline.
+ */
+int slim_manager_console_sweep(void *data);
 void slim_console_hello(struct slim_console *console, bool new_assoc);
 void slim_console_card(struct slim_console *console, const struct slim_wire_card *card);
 

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 #include "consoles.h"
 #include "ctl.h"
+#include "greeter.h"
 #include "lines.h"
 #include "sessions.h"
 #include "slim-codec.h"
@@ -35,6 +36,7 @@ struct fake_compositor {
 	pid_t pid;
 	int fd; /* the compositor's end of the control socket */
 	struct slim_lines lines;
+	int sent_before; /* datagrams the manager had sent when it was started */
 };
 
 struct sent {
@@ -51,6 +53,7 @@ static struct {
 	struct sent sent[256];
 	int n_sent;
 	int logins, logouts;
+	uint64_t skew_us; /* added to the manager's clock (ops.now) */
 } t;
 
 __attribute__((format(printf, 2, 0)))
@@ -69,6 +72,7 @@ static bool fake_spawn(void *data, const struct slim_spawn_request *req,
 	struct fake_compositor *fc = &t.comps[t.n_comps++];
 	memset(fc, 0, sizeof(*fc));
 	fc->used = true;
+	fc->sent_before = t.n_sent;
 	snprintf(fc->user, sizeof(fc->user), "%s", req->user);
 	for (char *const *e = req->env; e && *e; e++) {
 		if (strncmp(*e, "SLIMLAND_CONSOLE=", 17) == 0) {
@@ -174,11 +178,17 @@ static void fake_send(void *data, const uint8_t *buf, size_t len,
 	memcpy(&s->to, to, sizeof(s->to));
 }
 
+static uint64_t fake_now(void *data)
+{
+	return slim_now_us() + t.skew_us;
+}
+
 static const struct slim_manager_ops ops = {
 	.spawn = fake_spawn,
 	.login = fake_login,
 	.login_cancel = fake_login_cancel,
 	.send = fake_send,
+	.now = fake_now,
 };
 
 static void pump_ms(int ms)
@@ -293,6 +303,24 @@ static struct slim_cmd *last_sent(int n, uint8_t type, struct slim_cmd *cmd)
 		}
 	}
 	return NULL;
+}
+
+/* The index in t.sent of the first datagram to console n of this type, or -1. */
+static int first_sent(int n, uint8_t type)
+{
+	struct sockaddr_in a = addr_of(n);
+	for (int i = 0; i < t.n_sent; i++) {
+		struct slim_reader r;
+		struct slim_dgram hdr;
+		struct slim_cmd cmd;
+		if (t.sent[i].to.sin_addr.s_addr == a.sin_addr.s_addr &&
+				slim_reader_init(&r, &hdr, t.sent[i].buf, t.sent[i].len, false,
+					640, 480) == SLIM_OK &&
+				slim_reader_next(&r, &cmd) == SLIM_OK && cmd.type == type) {
+			return i;
+		}
+	}
+	return -1;
 }
 
 static struct fake_compositor *last_comp(void)
@@ -459,10 +487,20 @@ static void test_cards(void **state)
 	struct slim_console *c2 = slim_manager_console(t.mgr, "c2");
 	/* the card at c2: the session moves there, c1 goes to a greeter */
 	int comps = t.n_comps;
+	t.n_sent = 0;
 	card(2, 0x222, 2, true, 7);
 	assert_ptr_equal(c2->shows, session);
 	assert_int_equal(c1->why, SLIM_WHY_MOVED);
 	assert_int_equal(t.n_comps, comps + 1);
+	/* c2's REDIRECT left before c1's greeter compositor was started */
+	struct fake_compositor *g1 = last_comp();
+	assert_true(g1->greeter);
+	assert_string_equal(g1->console_env, "c1");
+	int redirect = first_sent(2, SLIM_CMD_REDIRECT);
+	assert_true(redirect >= 0);
+	assert_true(redirect < g1->sent_before);
+	assert_ptr_equal(c1->shows, c1->greeter);
+	assert_ptr_equal(c1->greeter->console, c1);
 	char *line = comp_line(s);
 	assert_non_null(line);
 	assert_non_null(strstr(line, " 6332")); /* "c2" in hex */
@@ -579,6 +617,95 @@ static void test_detached_timeout(void **state)
 	assert_true(alive(s->pid));
 	pump_ms(700);
 	assert_false(alive(s->pid));
+}
+
+/* Moves the manager's clock on and runs the sweep its timer would. */
+static void advance_s(unsigned s)
+{
+	t.skew_us += s * 1000000ull;
+	slim_manager_console_sweep(t.mgr);
+	pump_ms(20);
+}
+
+static void test_console_timeout(void **state)
+{
+	assert_int_equal(t.mgr->config.console_timeout_s, 30);
+	struct fake_compositor *s = alice_with_card();
+	struct slim_console *c1 = slim_manager_console(t.mgr, "c1");
+	struct slim_session *session = c1->shows;
+	struct fake_compositor *g2 = console_on_greeter(2, 0x222, "c2");
+	/* a forged HELLO with an invented id: a greeter is started for it */
+	int comps = t.n_comps;
+	hello(3, 0x333, "forged");
+	assert_int_equal(t.n_comps, comps + 1);
+	struct fake_compositor *g3 = last_comp();
+	assert_string_equal(g3->console_env, "forged");
+	assert_true(alive(g3->pid));
+
+	/* 20 s on, c2 PINGs; nothing is due yet */
+	advance_s(20);
+	console_send(2, 0x222, 3, SLIM_CMD_PING, NULL);
+	assert_int_equal(wl_list_length(&t.mgr->consoles), 3);
+	assert_false(c1->away);
+
+	/* 35 s: the silent console on a greeter is forgotten, its greeter ended */
+	advance_s(15);
+	assert_null(slim_manager_console(t.mgr, "forged"));
+	pump_ms(100);
+	assert_false(alive(g3->pid));
+	/* the one showing a session is only marked away: the session keeps it */
+	assert_ptr_equal(slim_manager_console(t.mgr, "c1"), c1);
+	assert_true(c1->away);
+	assert_ptr_equal(c1->shows, session);
+	assert_ptr_equal(session->console, c1);
+	assert_int_equal(c1->state, SLIM_CONSOLE_SESSION);
+	assert_true(alive(s->pid));
+	assert_null(comp_line(s)); /* no detach */
+	assert_true(alive(g2->pid));
+	assert_non_null(slim_manager_console(t.mgr, "c2"));
+
+	/* c1 is heard again: no longer away, still on its session */
+	console_send(1, 0x111, 5, SLIM_CMD_PING, NULL);
+	assert_false(c1->away);
+	assert_ptr_equal(c1->shows, session);
+
+	/* 35 s more: c2 (on its greeter) is forgotten; c1 away again */
+	advance_s(35);
+	assert_null(slim_manager_console(t.mgr, "c2"));
+	pump_ms(100);
+	assert_false(alive(g2->pid));
+	assert_true(c1->away);
+	assert_true(alive(s->pid));
+
+	/* a forgotten console that comes back is new: HELLO, greeter */
+	comps = t.n_comps;
+	hello(2, 0x2222, "c2");
+	assert_non_null(slim_manager_console(t.mgr, "c2"));
+	assert_int_equal(t.n_comps, comps + 1);
+	assert_true(last_comp()->greeter);
+}
+
+/* A greeter client that says hello twice belongs to the second console only. */
+static void test_greeter_hello_twice(void **state)
+{
+	struct slim_console *c1 = slim_manager_console_create(t.mgr, "c1");
+	struct slim_console *c2 = slim_manager_console_create(t.mgr, "c2");
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
+	assert_non_null(slim_greeter_client_create(t.mgr, sv[0]));
+	assert_true(slim_line_send(sv[1], "hello c2"));
+	pump_ms(10);
+	assert_non_null(c2->client);
+	assert_true(slim_line_send(sv[1], "hello c1"));
+	pump_ms(10);
+	assert_non_null(c1->client);
+	assert_null(c2->client);
+	/* the client goes: neither console points at it */
+	close(sv[1]);
+	pump_ms(10);
+	assert_null(c1->client);
+	assert_null(c2->client);
+	slim_console_message(c2, "nobody hears this");
 }
 
 struct out {
@@ -754,6 +881,8 @@ int main(void)
 			"reauth = always\n"),
 		cmocka_unit_test_setup_teardown(test_control_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_detached_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_console_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_greeter_hello_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ctl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_file, setup, teardown),
