@@ -124,10 +124,10 @@ static void attach(struct slim_link *link, const struct sockaddr_storage *from,
 	int expected = link->managed ? find_expected(link, cmd) : -1;
 	if (link->managed && expected < 0) {
 		/* Only the session manager decides who sees this session. */
-		refuse(link, from, from_len, assoc, SLIM_REFUSE_BUSY,
-			"this session is not yours to show");
 		log_limited(link, id, cmd->has_token ? "refused: a token not expected (or used)" :
 			"refused: HELLO without a token");
+		refuse(link, from, from_len, assoc, SLIM_REFUSE_BUSY,
+			"this session is not yours to show");
 		return;
 	}
 	if (!link->managed && link->attached && !same && !silent) {

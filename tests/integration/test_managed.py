@@ -226,8 +226,10 @@ def test():
         # console-a, forgotten by the compositor, says HELLO with its used token
         a.wait_for('refused unknown', 15, start=mark_a)
         a.wait_for('refused busy', 15, start=mark_a)
-        if not any('token not expected (or used)' in l
-                   for l in s.compositor.log_since(hello_used)):
+        # The log line travels through a pipe: wait for it, do not just look.
+        _, line = s.compositor.stderr.wait(lambda l: 'token not expected (or used)' in l,
+                                           hello_used, time.monotonic() + scaled(10))
+        if line is None:
             s.fail('the compositor does not log the used token it refused')
 
         # the manager restarted: REFUSE UNKNOWN on console-b's control association
