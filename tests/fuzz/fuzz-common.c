@@ -9,13 +9,14 @@ void fuzz_quiet_log(enum slim_log_level level, const char *fmt, va_list args)
 	vsnprintf(line, sizeof(line), fmt, args);
 }
 
-void fuzz_check_datagram(const uint8_t *buf, size_t len, bool upstream, const char *who)
+static void check(const uint8_t *buf, size_t len, bool upstream, uint16_t width,
+		uint16_t height, bool any_assoc, const char *who)
 {
 	struct slim_reader r;
 	struct slim_dgram hdr;
 	struct slim_cmd cmd;
-	enum slim_error err = slim_reader_init(&r, &hdr, buf, len, upstream, FUZZ_W, FUZZ_H);
-	if (err == SLIM_OK && (hdr.assoc != FUZZ_ASSOC || len > SLIM_DEFAULT_MTU)) {
+	enum slim_error err = slim_reader_init(&r, &hdr, buf, len, upstream, width, height);
+	if (err == SLIM_OK && ((!any_assoc && hdr.assoc != FUZZ_ASSOC) || len > SLIM_DEFAULT_MTU)) {
 		err = SLIM_ERR_FIELD;
 	}
 	while (err == SLIM_OK) {
@@ -28,4 +29,15 @@ void fuzz_check_datagram(const uint8_t *buf, size_t len, bool upstream, const ch
 		fprintf(stderr, "%s sent a bad datagram: %s\n", who, slim_error_str(err));
 		abort();
 	}
+}
+
+void fuzz_check_valid(const uint8_t *buf, size_t len, bool upstream, uint16_t width,
+		uint16_t height, const char *who)
+{
+	check(buf, len, upstream, width, height, true, who);
+}
+
+void fuzz_check_datagram(const uint8_t *buf, size_t len, bool upstream, const char *who)
+{
+	check(buf, len, upstream, FUZZ_W, FUZZ_H, false, who);
 }

@@ -15,7 +15,10 @@
 /* Formats every message (its arguments come from the input) and prints nothing. */
 void fuzz_quiet_log(enum slim_log_level level, const char *fmt, va_list args)
 	__attribute__((format(printf, 2, 0)));
-/* Aborts unless buf is a valid datagram of FUZZ_ASSOC within the default MTU. */
+/* Aborts unless buf is a valid datagram (any association) within the default MTU. */
+void fuzz_check_valid(const uint8_t *buf, size_t len, bool upstream, uint16_t width,
+		uint16_t height, const char *who);
+/* The same, and of FUZZ_ASSOC on a FUZZ_W x FUZZ_H screen. */
 void fuzz_check_datagram(const uint8_t *buf, size_t len, bool upstream, const char *who);
 
 #endif

@@ -16,46 +16,25 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "auth.h"
+#include "test-root.h"
 
 #define TEST_USER "slimtest-auth"
 #define TEST_PASSWORD "c0rrect horse ünïcode"
 #define TEST_SERVICE "slimland-test"
 #define TEST_SERVICE_PATH "/etc/pam.d/" TEST_SERVICE
 
-static int run(const char *cmd)
-{
-	int status = system(cmd);
-	return status == -1 ? -1 : WEXITSTATUS(status);
-}
-
 static void cleanup(void)
 {
-	unlink(TEST_SERVICE_PATH);
-	run("userdel -r " TEST_USER " >/dev/null 2>&1");
-}
-
-static void on_signal(int sig)
-{
-	cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
+	root_remove_user(TEST_USER, TEST_SERVICE_PATH);
 }
 
 static int setup(void **state)
 {
 	cleanup(); /* what a killed earlier run left */
-	FILE *f = fopen(TEST_SERVICE_PATH, "w");
-	if (!f) {
-		return -1;
-	}
-	fputs("auth required pam_unix.so\n"
-		"account required pam_unix.so\n"
-		"session required pam_unix.so\n", f);
-	if (fclose(f) != 0) {
-		return -1;
-	}
-	if (run("useradd -M -d /nonexistent -s /bin/sh " TEST_USER) != 0 ||
-			run("echo '" TEST_USER ":" TEST_PASSWORD "' | chpasswd") != 0) {
+	if (!root_add_user(TEST_USER, TEST_PASSWORD, TEST_SERVICE_PATH,
+			"auth required pam_unix.so\n"
+			"account required pam_unix.so\n"
+			"session required pam_unix.so\n")) {
 		return -1;
 	}
 	return 0;
@@ -97,37 +76,32 @@ static void test_unknown_user(void **state)
 
 static void test_expired_account(void **state)
 {
-	assert_int_equal(run("chage -E 0 " TEST_USER), 0);
+	assert_int_equal(root_run("chage -E 0 " TEST_USER), 0);
 	const char *why = NULL;
 	struct slim_auth *auth = slim_auth_login(TEST_SERVICE, TEST_USER, TEST_PASSWORD, &why);
-	run("chage -E -1 " TEST_USER);
+	root_run("chage -E -1 " TEST_USER);
 	assert_null(auth);
 	assert_string_equal(why, "Account expired or locked");
 }
 
 static void test_expired_password(void **state)
 {
-	assert_int_equal(run("chage -d 0 " TEST_USER), 0);
+	assert_int_equal(root_run("chage -d 0 " TEST_USER), 0);
 	const char *why = NULL;
 	struct slim_auth *auth = slim_auth_login(TEST_SERVICE, TEST_USER, TEST_PASSWORD, &why);
-	run("chage -d -1 " TEST_USER);
+	root_run("chage -d -1 " TEST_USER);
 	assert_null(auth);
 	assert_string_equal(why, "Password expired: change it first");
 }
 
 int main(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "test-auth: needs root (useradd, /etc/shadow): skipped\n");
-		return 77;
+	static const char *const tools[] = { "/usr/sbin/useradd", "/usr/sbin/chpasswd", NULL };
+	int skip = root_require("test-auth", tools);
+	if (skip) {
+		return skip;
 	}
-	if (access("/usr/sbin/useradd", X_OK) != 0 || access("/usr/sbin/chpasswd", X_OK) != 0) {
-		fprintf(stderr, "test-auth: needs useradd and chpasswd: skipped\n");
-		return 77;
-	}
-	signal(SIGTERM, on_signal); /* meson's timeout */
-	signal(SIGINT, on_signal);
-	atexit(cleanup);
+	root_cleanup_on_exit(cleanup);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_right_password),
 		cmocka_unit_test(test_wrong_password),

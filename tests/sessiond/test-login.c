@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "login.h"
+#include "test-root.h"
 
 #define TEST_USER "slimtest-login"
 #define TEST_PASSWORD "c0rrect horse"
@@ -42,29 +43,15 @@ static struct {
 	struct slim_spawn_result res;
 } t;
 
-static int run(const char *cmd)
-{
-	int status = system(cmd);
-	return status == -1 ? -1 : WEXITSTATUS(status);
-}
-
 static void cleanup(void)
 {
-	unlink(TEST_SERVICE_PATH);
-	run("userdel -r " TEST_USER " >/dev/null 2>&1");
+	root_remove_user(TEST_USER, TEST_SERVICE_PATH);
 	if (tmpdir[0]) {
 		char cmd[128];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-		run(cmd);
+		root_run(cmd);
 		tmpdir[0] = '\0';
 	}
-}
-
-static void on_signal(int sig)
-{
-	cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
 }
 
 static bool write_file(const char *path, const char *text, mode_t mode)
@@ -96,14 +83,7 @@ static int setup(void **state)
 		"account required pam_unix.so\n"
 		"session required pam_exec.so %s/session-hook\n"
 		"session required pam_unix.so\n", tmpdir);
-	if (!write_file(TEST_SERVICE_PATH, text, 0644)) {
-		return -1;
-	}
-	if (run("useradd -M -d /nonexistent -s /bin/sh " TEST_USER) != 0 ||
-			run("echo '" TEST_USER ":" TEST_PASSWORD "' | chpasswd") != 0) {
-		return -1;
-	}
-	return 0;
+	return root_add_user(TEST_USER, TEST_PASSWORD, TEST_SERVICE_PATH, text) ? 0 : -1;
 }
 
 static int teardown(void **state)
@@ -281,17 +261,12 @@ static void test_stop_after_verdict(void **state)
 
 int main(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "test-login: needs root (useradd, /etc/shadow): skipped\n");
-		return 77;
+	static const char *const tools[] = { "/usr/sbin/useradd", "/usr/sbin/chpasswd", NULL };
+	int skip = root_require("test-login", tools);
+	if (skip) {
+		return skip;
 	}
-	if (access("/usr/sbin/useradd", X_OK) != 0 || access("/usr/sbin/chpasswd", X_OK) != 0) {
-		fprintf(stderr, "test-login: needs useradd and chpasswd: skipped\n");
-		return 77;
-	}
-	signal(SIGTERM, on_signal); /* meson's timeout */
-	signal(SIGINT, on_signal);
-	atexit(cleanup);
+	root_cleanup_on_exit(cleanup);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wrong_password_does_not_block),
 		cmocka_unit_test(test_session_in_worker),

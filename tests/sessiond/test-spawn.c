@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "spawn.h"
+#include "test-root.h"
 
 #define TEST_USER "slimtest-spawn"
 #define TEST_CGROUP "slimland-test.slice/spawn-test"
@@ -38,12 +39,6 @@ static const char fake_slimland[] =
 	"sed 's/^/cgroup: /' /proc/$$/cgroup\n"
 	"exit 0\n";
 
-static int run(const char *cmd)
-{
-	int status = system(cmd);
-	return status == -1 ? -1 : WEXITSTATUS(status);
-}
-
 static void remove_cgroups(void)
 {
 	static const char *const roots[] = {
@@ -60,21 +55,14 @@ static void remove_cgroups(void)
 
 static void cleanup(void)
 {
-	run("userdel -r " TEST_USER " >/dev/null 2>&1");
+	root_remove_user(TEST_USER, NULL);
 	if (tmpdir[0]) {
 		char cmd[128];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-		run(cmd);
+		root_run(cmd);
 		tmpdir[0] = '\0';
 	}
 	remove_cgroups();
-}
-
-static void on_signal(int sig)
-{
-	cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
 }
 
 static int setup(void **state)
@@ -91,7 +79,7 @@ static int setup(void **state)
 		return -1;
 	}
 	snprintf(cmd, sizeof(cmd), "useradd -m -d %s/home -s /bin/sh " TEST_USER, tmpdir);
-	return run(cmd) == 0 ? 0 : -1;
+	return root_run(cmd) == 0 ? 0 : -1;
 }
 
 static int teardown(void **state)
@@ -225,18 +213,13 @@ static void test_failures(void **state)
 
 int main(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "test-spawn: needs root (useradd, setuid): skipped\n");
-		return 77;
-	}
-	if (access("/usr/sbin/useradd", X_OK) != 0) {
-		fprintf(stderr, "test-spawn: needs useradd: skipped\n");
-		return 77;
+	static const char *const tools[] = { "/usr/sbin/useradd", NULL };
+	int skip = root_require("test-spawn", tools);
+	if (skip) {
+		return skip;
 	}
 	setenv("SLIMTEST_SECRET", "1", 1);
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
-	atexit(cleanup);
+	root_cleanup_on_exit(cleanup);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spawn),
 		cmocka_unit_test(test_failures),
