@@ -241,10 +241,10 @@ static void enter_connecting(struct slim_assoc *assoc, const char *why, uint64_t
 	schedule_hello_retry(assoc, now_us);
 }
 
-void slim_assoc_connect(struct slim_assoc *assoc, uint64_t now_us)
+void slim_assoc_connect(struct slim_assoc *assoc, const char *why, uint64_t now_us)
 {
 	assoc->conn_refused = false;
-	enter_connecting(assoc, NULL, now_us);
+	enter_connecting(assoc, why, now_us);
 }
 
 void slim_assoc_restart(struct slim_assoc *assoc, const char *why, uint64_t now_us)

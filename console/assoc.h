@@ -74,9 +74,10 @@ void slim_assoc_set_fd(struct slim_assoc *assoc, int fd);
 
 /*
  * Starts a new association now: at start, or when the endpoint or what
- * HELLO presents changed. What the old one's socket refused is forgotten.
+ * HELLO presents changed (`why` says what, NULL when nothing went wrong).
+ * What the old one's socket refused is forgotten.
  */
-void slim_assoc_connect(struct slim_assoc *assoc, uint64_t now_us);
+void slim_assoc_connect(struct slim_assoc *assoc, const char *why, uint64_t now_us);
 /*
  * The peer forgot us or went away (`why`): a new association, unless one
  * is CONNECTING already, whose HELLO retries keep their backoff so that a

@@ -228,6 +228,24 @@ static bool cmd_axis(struct slim_control *ctl, char **argv)
 	return true;
 }
 
+/* What a monitor plugged in with another mode does to --output drm. */
+static bool cmd_resize(struct slim_control *ctl, char **argv)
+{
+	long width, height;
+	if (!parse_int(argv[1], 1, SLIM_MAX_DIM, &width) ||
+			!parse_int(argv[2], 1, SLIM_MAX_DIM, &height)) {
+		return false;
+	}
+	if (!slim_console_core_resize(ctl->core, (uint32_t)width, (uint32_t)height)) {
+		emit(ctl, "error resize: cannot make a %ldx%ld screen", width, height);
+		return true;
+	}
+	char why[64];
+	snprintf(why, sizeof(why), "the screen is %ldx%ld now", width, height);
+	slim_link_reassociate(ctl->link, why);
+	return true;
+}
+
 static bool cmd_screenshot(struct slim_control *ctl, char **argv)
 {
 	errno = 0;
@@ -303,6 +321,7 @@ static const struct command commands[] = {
 	{ "motion", 2, "motion X Y (on the screen)", cmd_motion },
 	{ "rmotion", 2, "rmotion DX DY", cmd_rmotion },
 	{ "axis", 1, "axis VALUE", cmd_axis },
+	{ "resize", 2, "resize WIDTH HEIGHT", cmd_resize },
 	{ "screenshot", -1, "screenshot PATH", cmd_screenshot },
 	{ "stats", 0, "stats", cmd_stats },
 	{ "sync", 0, "sync", cmd_sync },

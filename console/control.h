@@ -7,6 +7,8 @@
  *   motion X Y            pointer to (X, Y) in console pixels (fractions allowed)
  *   rmotion DX DY         pointer moved by (DX, DY) pixels
  *   axis VALUE            vertical scroll by VALUE scroll units
+ *   resize W H            the screen is W x H now, as after a monitor hot-plug:
+ *                         a new association tells the server ("connecting" follows)
  *   screenshot PATH       PNG of the shadow framebuffer; answers "screenshot PATH"
  *   stats                 answers "stats frames=N datagrams=N applied=N bad=N late=N dup=N"
  *   sync                  answers "sync FRAME", the last presented frame (0: none yet)

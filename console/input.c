@@ -456,6 +456,12 @@ fail:
 	return NULL;
 }
 
+void slim_input_set_size(struct slim_input *input, uint32_t width, uint32_t height)
+{
+	input->width = width;
+	input->height = height;
+}
+
 void slim_input_destroy(struct slim_input *input)
 {
 	if (!input) {

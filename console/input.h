@@ -35,6 +35,8 @@ struct slim_input;
 struct slim_input *slim_input_create(struct slim_seat *seat, uint32_t width, uint32_t height,
 		const struct slim_input_listener *listener, void *data, char *err, size_t err_len);
 void slim_input_destroy(struct slim_input *input);
+/* The screen is another size now: absolute positions scale to it. */
+void slim_input_set_size(struct slim_input *input, uint32_t width, uint32_t height);
 
 int slim_input_fd(const struct slim_input *input);
 void slim_input_dispatch(struct slim_input *input);

@@ -160,6 +160,14 @@ void slim_link_request_repaint(struct slim_link *link)
 	}
 }
 
+void slim_link_reassociate(struct slim_link *link, const char *why)
+{
+	/* before a REDIRECT (--manager) there is no server to tell yet */
+	if (link->core && slim_assoc_fd(link->assoc) >= 0) {
+		slim_assoc_connect(link->assoc, why, slim_now_us());
+	}
+}
+
 static void on_refused(void *data, uint16_t reason, const char *text, size_t len)
 {
 	struct slim_link *link = data;
@@ -196,7 +204,7 @@ void slim_link_start(struct slim_link *link, struct slim_console_core *core,
 	link->listener_data = data;
 	slim_console_core_set_events(core, &core_events, link);
 	if (slim_assoc_fd(link->assoc) >= 0) {
-		slim_assoc_connect(link->assoc, slim_now_us());
+		slim_assoc_connect(link->assoc, NULL, slim_now_us());
 	}
 }
 
@@ -240,7 +248,7 @@ bool slim_link_redirect(struct slim_link *link, const struct sockaddr *addr, soc
 	memcpy(link->token, token, sizeof(link->token));
 	slim_console_core_set_token(link->core, token);
 	/* a new association: the compositor checks the token on this HELLO */
-	slim_assoc_connect(link->assoc, slim_now_us());
+	slim_assoc_connect(link->assoc, NULL, slim_now_us());
 	return true;
 }
 

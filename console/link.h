@@ -84,6 +84,12 @@ void slim_link_send_card(struct slim_link *link, const struct slim_wire_card *ca
  * everything". Until attached a HELLO is on its way anyway.
  */
 void slim_link_request_repaint(struct slim_link *link);
+/*
+ * The console's screen changed size (`why` says how): a new association,
+ * whose HELLO tells the server the size. A managed compositor knows the
+ * console by the attach token it keeps presenting.
+ */
+void slim_link_reassociate(struct slim_link *link, const char *why);
 
 /* The socket, to poll for input; -1 while IDLE. */
 int slim_link_fd(const struct slim_link *link);

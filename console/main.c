@@ -27,7 +27,7 @@
 #include "window.h"
 #endif
 #ifdef SLIM_HAVE_DRM
-#include "drm.h"
+#include "drm-backend.h"
 #include "input.h"
 #include "seat.h"
 #endif
@@ -328,9 +328,29 @@ static void on_drm_lost(void *data, const char *why)
 	slim_console_status("display lost (%s); the console goes on without a picture", why);
 }
 
+/* A monitor with another mode: the screen, the pointer's range and the server follow. */
+static void on_drm_resized(void *data, uint32_t width, uint32_t height)
+{
+	struct console *c = data;
+	if (!slim_console_core_resize(c->core, width, height)) {
+		slim_console_status("display: cannot make a %ux%u screen; the picture stays away",
+			width, height);
+		return;
+	}
+	c->opts.width = width;
+	c->opts.height = height;
+	if (c->input) {
+		slim_input_set_size(c->input, width, height);
+	}
+	char why[64];
+	snprintf(why, sizeof(why), "the display is %ux%u now", width, height);
+	slim_link_reassociate(c->link, why);
+}
+
 static const struct slim_drm_listener drm_listener = {
 	.repaint = on_drm_repaint,
 	.lost = on_drm_lost,
+	.resized = on_drm_resized,
 };
 
 static void on_input_send(void *data, const struct slim_wire_input *ev, size_t n)
@@ -474,7 +494,7 @@ static bool run(struct console *c)
 {
 	int pump_ms = backend_pump_ms(c);
 	enum { FD_SIGNAL, FD_LINK, FD_CONTROL, FD_CARD, FD_BACKEND, FD_SEAT, FD_INPUT, FD_MANAGER,
-		FD_COUNT };
+		FD_HOTPLUG, FD_COUNT };
 	struct pollfd fds[FD_COUNT] = {
 		[FD_SIGNAL] = { .fd = c->signal_fd, .events = POLLIN },
 		[FD_LINK] = { .events = POLLIN },
@@ -487,6 +507,7 @@ static bool run(struct console *c)
 		[FD_BACKEND] = { .events = POLLIN },
 		[FD_SEAT] = { .fd = -1, .events = POLLIN },
 		[FD_INPUT] = { .fd = -1, .events = POLLIN },
+		[FD_HOTPLUG] = { .fd = -1, .events = POLLIN },
 	};
 #ifdef SLIM_HAVE_DRM
 	fds[FD_INPUT].fd = c->input ? slim_input_fd(c->input) : -1;
@@ -500,6 +521,8 @@ static bool run(struct console *c)
 #ifdef SLIM_HAVE_DRM
 		/* -1 once the seat manager is gone */
 		fds[FD_SEAT].fd = c->seat ? slim_seat_fd(c->seat) : -1;
+		fds[FD_HOTPLUG].fd = slim_drm_backend_is(c->backend) ?
+			slim_drm_backend_hotplug_fd(c->backend) : -1;
 #endif
 		slim_link_tick(c->link, slim_now_us());
 		int timeout_ms = slim_link_timeout_ms(c->link, slim_now_us());
@@ -545,6 +568,9 @@ static bool run(struct console *c)
 		}
 		if (fds[FD_INPUT].revents) {
 			slim_input_dispatch(c->input);
+		}
+		if (fds[FD_HOTPLUG].revents) {
+			slim_drm_backend_hotplug_dispatch(c->backend);
 		}
 #endif
 		/* last: what presenting read into a window's display queue, no poll() sees */

@@ -165,7 +165,7 @@ int slim_manager_fd(const struct slim_manager *m)
 
 void slim_manager_start(struct slim_manager *m)
 {
-	slim_assoc_connect(m->assoc, slim_now_us());
+	slim_assoc_connect(m->assoc, NULL, slim_now_us());
 }
 
 void slim_manager_send_card(struct slim_manager *m, const struct slim_wire_card *card)

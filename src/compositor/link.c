@@ -35,6 +35,13 @@ struct slim_link {
 	size_t next_expected; /* the slot the next token takes when all are full */
 
 	bool attached;
+	/*
+	 * --managed: the token the attached console came with. It renews the
+	 * console's association (a new one after its screen changed size), and
+	 * no other console's.
+	 */
+	bool has_token;
+	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
 	uint32_t assoc;
@@ -90,6 +97,7 @@ static void detach(struct slim_link *link, const char *why)
 	}
 	slim_log(SLIM_LOG_INFO, "link: console %s detached: %s", link->console_id, why);
 	link->attached = false;
+	link->has_token = false;
 	slim_encoder_destroy(link->enc);
 	link->enc = NULL;
 	wl_event_source_timer_update(link->ack_timer, 0);
@@ -122,7 +130,9 @@ static void attach(struct slim_link *link, const struct sockaddr_storage *from,
 	bool same = link->attached && strcmp(id, link->console_id) == 0;
 	bool silent = now - link->last_heard_us > LINK_SILENCE_US;
 	int expected = link->managed ? find_expected(link, cmd) : -1;
-	if (link->managed && expected < 0) {
+	bool renewal = same && cmd->has_token && link->has_token &&
+		memcmp(cmd->token, link->token, sizeof(link->token)) == 0;
+	if (link->managed && expected < 0 && !renewal) {
 		/* Only the session manager decides who sees this session. */
 		log_limited(link, id, cmd->has_token ? "refused: a token not expected (or used)" :
 			"refused: HELLO without a token");
@@ -159,6 +169,8 @@ static void attach(struct slim_link *link, const struct sockaddr_storage *from,
 	link->enc = enc;
 	if (expected >= 0) {
 		link->expected[expected].valid = false; /* once */
+		link->has_token = true;
+		memcpy(link->token, cmd->token, sizeof(link->token));
 	}
 	link->peer = *from;
 	link->peer_len = from_len;

@@ -3,7 +3,9 @@ answering the consoles' control associations with REDIRECT, and a client
 of the compositor's control socket saying which token to expect.
 
 A console is attached only with the token the compositor was told to
-expect; a wrong token, or no token at all, is refused. Migrating the
+expect; a wrong token, or no token at all, is refused. A console whose
+screen changed size starts a new association with the token it attached
+with, and the session follows its size. Migrating the
 session to a console of another size moves the picture there and leaves
 the first console without frames. A manager that restarted (REFUSE
 UNKNOWN on the control association) gets a new HELLO, and the picture
@@ -199,6 +201,26 @@ def test():
         a.tap(KEY_A)
         if a.next_frame(scaled(10), start=mark) is None:
             s.fail('console-a got no frame for a key')
+
+        # its screen changes size (a monitor with another mode): a new
+        # association, admitted by the token console-a attached with
+        mark = a.mark()
+        a.cmd('resize 720 400')
+        a.wait_for('connecting ' + server, start=mark)
+        a.wait_for('attached', 15)
+        ctl.expect('attached %s 720x400' % hexid('console-a'))
+        a.size = (720, 400)
+        g = s.assert_screens_equal(console=a)
+        if g.size != (720, 400):
+            s.fail('grim says %s after the console resized, not 720x400' % (g.size,))
+        log('console-a resized to 720x400: the session followed')
+        # that token admits console-a alone: another console presenting it is refused
+        x = s.start_console(console_id='console-x', wait_attached=False, endpoint=manager)
+        mgr.redirect(mgr.recv_hello('console-x'), port, T1)
+        line = x.wait_for('refused ', 15)
+        if line != 'refused busy this session is not yours to show':
+            s.fail('another console presenting console-a\'s token was told %r' % line)
+        x.quit()
         # the token was used once: a second HELLO with it is refused
         hello_used = s.compositor.stderr.mark()
 

@@ -1,5 +1,6 @@
 """The screen follows the console's size: 800x600, then a console with the
-same id at 1024x768; a maximized window fills the new screen."""
+same id at 1024x768, which then changes to 960x540 in place (as after a
+monitor hot-plug); a maximized window fills the new screen."""
 from slimtest import BACKGROUND, Session, fraction_not, log, require_programs, run
 
 
@@ -18,6 +19,12 @@ def test():
         s.console.quit()
         s.console = s.start_console(size=(1024, 768))
         check_size(s, (1024, 768))
+        # its screen changes size in place (a monitor hot-plug): a new association
+        mark = s.console.mark()
+        s.console.cmd('resize 960 540')
+        s.console.wait_for('attached', 15, start=mark)
+        s.console.size = (960, 540)
+        check_size(s, (960, 540))
         s.start_client(['foot', '--maximized'], env={'SHELL': '/bin/sh', 'PS1': '$ '})
         img = s.wait_screen(lambda img: fraction_not(img, BACKGROUND) > 0.9,
                             'a maximized foot covering the screen')

@@ -21,7 +21,7 @@ for word in $(cat /proc/cmdline); do
 	esac
 done
 
-for module in virtio_pci virtio_net virtio_input evdev virtio-gpu; do
+for module in virtio_pci virtio_net virtio_input evdev virtio-gpu bochs; do
 	modprobe "$module" || echo "vm: modprobe $module failed"
 done
 

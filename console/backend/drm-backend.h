@@ -3,11 +3,13 @@
  * compositor or a GPU driver of any kind, the way drm-howto's modeset.c
  * does it: a connected connector, its preferred mode, a CRTC, two dumb
  * XRGB8888 scanout buffers flipped with drmModePageFlip, and the cursor
- * plane for the pointer. The device is opened through the seat, so the
- * console gives it up on a VT switch and takes it back after.
+ * plane for the pointer (drawn into the picture where there is none). The device is opened through the seat, so the
+ * console gives it up on a VT switch and takes it back after. A monitor
+ * plugged in with another mode is set up anew, and the console says HELLO
+ * with its size.
  */
-#ifndef SLIM_CONSOLE_DRM_H
-#define SLIM_CONSOLE_DRM_H
+#ifndef SLIM_CONSOLE_DRM_BACKEND_H
+#define SLIM_CONSOLE_DRM_BACKEND_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,6 +27,12 @@ struct slim_drm_listener {
 	void (*repaint)(void *data);
 	/* The display went away for good; the console goes on without it. */
 	void (*lost)(void *data, const char *why);
+	/*
+	 * Another monitor, or the same with another mode, was plugged in: the
+	 * screen is `width` x `height` now and shows nothing until the
+	 * console's screen has that size too.
+	 */
+	void (*resized)(void *data, uint32_t width, uint32_t height);
 };
 
 /* Whether this machine has a DRM device node at all (no device is opened). */
@@ -43,6 +51,13 @@ bool slim_drm_backend_is(const struct slim_console_backend *backend);
 /* The chosen mode: the size the console says HELLO with. */
 void slim_drm_backend_size(const struct slim_console_backend *backend,
 		uint32_t *width, uint32_t *height);
+
+/*
+ * Monitors plugged in or out: a udev monitor's socket (-1 without one),
+ * and what to call when it is readable.
+ */
+int slim_drm_backend_hotplug_fd(struct slim_console_backend *backend);
+void slim_drm_backend_hotplug_dispatch(struct slim_console_backend *backend);
 
 /*
  * Moves the pointer on the screen at once, before the server hears of it

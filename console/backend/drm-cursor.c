@@ -1,0 +1,286 @@
+/*
+ * The pointer: the server's CURSOR_IMAGE on the cursor plane, in one of
+ * two small ARGB buffers, moved at once by local input and corrected by
+ * the server's CURSOR_POS. A display without a cursor plane (bochs, for
+ * one) gets it drawn into the scanout buffers instead: the copies from
+ * the shadow framebuffer blend it in (drm-buffer.c), and each move
+ * damages where it was and where it goes.
+ */
+#include <drm_fourcc.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xf86drm.h>
+#include "drm-internal.h"
+
+#define CURSOR_DEFAULT 64
+
+/* -- software cursor */
+
+/* Where the image goes now: its top left, and that clipped to the screen. */
+static pixman_box32_t soft_box(const struct slim_drm_backend *drm, int32_t *x, int32_t *y)
+{
+	*x = (int32_t)drm->pointer_x - (int32_t)drm->hot_x;
+	*y = (int32_t)drm->pointer_y - (int32_t)drm->hot_y;
+	if (!drm->cursor_visible || drm->cursor_w == 0) {
+		return (pixman_box32_t){ 0 };
+	}
+	pixman_box32_t box = {
+		*x < 0 ? 0 : *x,
+		*y < 0 ? 0 : *y,
+		*x + (int32_t)drm->cursor_w,
+		*y + (int32_t)drm->cursor_h,
+	};
+	if (box.x2 > (int32_t)drm->width) {
+		box.x2 = (int32_t)drm->width;
+	}
+	if (box.y2 > (int32_t)drm->height) {
+		box.y2 = (int32_t)drm->height;
+	}
+	if (box.x1 >= box.x2 || box.y1 >= box.y2) {
+		return (pixman_box32_t){ 0 };
+	}
+	return box;
+}
+
+/* The box as a damage rectangle in *r; 0 when it is empty, else 1. */
+static size_t add_rect(struct slim_rect *r, const pixman_box32_t *b)
+{
+	if (b->x1 >= b->x2 || b->y1 >= b->y2) {
+		return 0;
+	}
+	/* clipped to the screen: it fits the protocol's 16 bits */
+	*r = (struct slim_rect){ (uint16_t)b->x1, (uint16_t)b->y1, (uint16_t)(b->x2 - b->x1),
+		(uint16_t)(b->y2 - b->y1) };
+	return 1;
+}
+
+/*
+ * Follows the pointer (and a new image when `redraw`): the old and the
+ * new place become stale in both scanout buffers, and the next copies
+ * draw the cursor at the new one. Off the seat this only keeps the
+ * damage; the seat's return redraws everything anyway.
+ */
+static void soft_update(struct slim_drm_backend *drm, bool redraw)
+{
+	int32_t x, y;
+	pixman_box32_t box = soft_box(drm, &x, &y);
+	pixman_box32_t old = drm->cursor_soft_box;
+	if (!redraw && x == drm->cursor_soft_x && y == drm->cursor_soft_y &&
+			memcmp(&box, &old, sizeof(box)) == 0) {
+		return;
+	}
+	drm->cursor_soft_x = x;
+	drm->cursor_soft_y = y;
+	drm->cursor_soft_box = box;
+	struct slim_rect rects[2];
+	size_t n = 0;
+	n += add_rect(&rects[n], &old);
+	n += add_rect(&rects[n], &box);
+	slim_drm_damage_add(&drm->damage, rects, n);
+	drm_update(drm);
+}
+
+/* No cursor plane after all: the pointer is drawn from now on, for good. */
+static void use_software(struct slim_drm_backend *drm, const char *why)
+{
+	if (drm->cursor_soft) {
+		return;
+	}
+	slim_log(SLIM_LOG_INFO, "drm: %s; drawing the pointer in software", why);
+	drm->cursor_soft = true;
+	drm->cursor_ok = false;
+	drm->cursor_shown = false;
+	drm->cursor_soft_box = (pixman_box32_t){ 0 };
+	if (drm->fd >= 0) {
+		for (int i = 0; i < 2; i++) {
+			drm_buffer_destroy(drm, &drm->cursor_bufs[i]);
+		}
+	}
+	soft_update(drm, true);
+}
+
+/*
+ * A cursor call failed. Only ENODEV and EIO say the device is gone
+ * (ENXIO, fatal elsewhere, is what a driver without a cursor plane
+ * answers here); EACCES and EPERM say we are not DRM master just now (a
+ * VT switch), and the seat's return shows the cursor again. Anything
+ * else means the plane cannot show it.
+ */
+static void cursor_failed(struct slim_drm_backend *drm, const char *what, int err)
+{
+	if (err == ENODEV || err == EIO) {
+		drm_device_lost(drm, what, err);
+	} else if (err != EACCES && err != EPERM) {
+		char why[96];
+		snprintf(why, sizeof(why), "no cursor plane (%s)", strerror(err));
+		use_software(drm, why);
+	}
+}
+
+/* -- hardware cursor */
+
+void drm_cursor_move(struct slim_drm_backend *drm)
+{
+	if (drm->cursor_soft) {
+		soft_update(drm, false);
+		return;
+	}
+	if (!drm->active || !drm->cursor_ok || !drm->cursor_shown) {
+		return;
+	}
+	int x = (int)drm->pointer_x - (int)drm->hot_x;
+	int y = (int)drm->pointer_y - (int)drm->hot_y;
+	if (drmModeMoveCursor(drm->fd, drm->crtc_id, x, y) != 0) {
+		cursor_failed(drm, "move cursor", errno);
+	}
+}
+
+/* Puts the kept image on the plane (into the buffer not on screen) or hides it. */
+void drm_cursor_show(struct slim_drm_backend *drm)
+{
+	if (drm->cursor_soft) {
+		soft_update(drm, true);
+		return;
+	}
+	if (!drm->active || !drm->cursor_ok) {
+		return;
+	}
+	if (!drm->cursor_visible || drm->cursor_w == 0) {
+		if (drm->cursor_shown) {
+			if (drmModeSetCursor(drm->fd, drm->crtc_id, 0, 0, 0) != 0) {
+				cursor_failed(drm, "hide cursor", errno);
+				return;
+			}
+			drm->cursor_shown = false;
+		}
+		return;
+	}
+	int next = drm->cursor_front ^ 1;
+	struct slim_drm_buffer *buf = &drm->cursor_bufs[next];
+	/* Larger images are cut: the hotspot is at the top left of every theme's. */
+	uint32_t w = drm->cursor_w < drm->cursor_size ? drm->cursor_w : drm->cursor_size;
+	uint32_t h = drm->cursor_h < drm->cursor_size ? drm->cursor_h : drm->cursor_size;
+	/* whole rows, transparent past the image: one pass of writes, no reads */
+	uint32_t row[SLIM_CURSOR_MAX];
+	for (uint32_t y = 0; y < drm->cursor_size; y++) {
+		memset(row, 0, drm->cursor_size * 4);
+		if (y < h) {
+			memcpy(row, drm->cursor_image + (size_t)y * drm->cursor_w, w * 4);
+		}
+		memcpy(buf->map + (size_t)y * buf->pitch, row, drm->cursor_size * 4);
+	}
+	if (drmModeSetCursor2(drm->fd, drm->crtc_id, buf->handle, drm->cursor_size,
+			drm->cursor_size, (int32_t)drm->hot_x, (int32_t)drm->hot_y) != 0 &&
+			drmModeSetCursor(drm->fd, drm->crtc_id, buf->handle, drm->cursor_size,
+			drm->cursor_size) != 0) {
+		cursor_failed(drm, "set cursor", errno);
+		return;
+	}
+	drm->cursor_front = next;
+	drm->cursor_shown = true;
+	drm_cursor_move(drm);
+}
+
+void drm_cursor_set(struct slim_console_backend *b, const struct slim_console_cursor *c)
+{
+	struct slim_drm_backend *drm = drm_from(b);
+	bool changed = c->visible != drm->cursor_visible;
+	if (c->pixels && c->w > 0 && c->h > 0 && c->w <= SLIM_CURSOR_MAX &&
+			c->h <= SLIM_CURSOR_MAX) {
+		size_t bytes = (size_t)c->w * c->h * 4;
+		if (c->w != drm->cursor_w || c->h != drm->cursor_h || c->hot_x != drm->hot_x ||
+				c->hot_y != drm->hot_y || memcmp(c->pixels, drm->cursor_image, bytes) != 0) {
+			memcpy(drm->cursor_image, c->pixels, bytes);
+			drm->cursor_w = c->w;
+			drm->cursor_h = c->h;
+			drm->hot_x = c->hot_x;
+			drm->hot_y = c->hot_y;
+			changed = true;
+			slim_log(SLIM_LOG_DEBUG, "drm: cursor image %ux%u, hotspot %u,%u",
+				c->w, c->h, c->hot_x, c->hot_y);
+		}
+	}
+	drm->cursor_visible = c->visible;
+	drm->pointer_x = c->x;
+	drm->pointer_y = c->y;
+	slim_log(SLIM_LOG_DEBUG, "drm: cursor at %d,%d (server)%s", c->x, c->y,
+		c->visible ? "" : " hidden");
+	if (changed) {
+		drm_cursor_show(drm);
+	} else {
+		drm_cursor_move(drm);
+	}
+}
+
+void slim_drm_backend_move_pointer(struct slim_console_backend *b, double x, double y,
+		bool relative)
+{
+	struct slim_drm_backend *drm = drm_from(b);
+	if (relative) {
+		x += drm->pointer_x;
+		y += drm->pointer_y;
+	}
+	/* the server clamps the same way: the hotspot stays on the screen */
+	double max_x = drm->width - 1, max_y = drm->height - 1;
+	drm->pointer_x = x < 0 ? 0 : x > max_x ? max_x : x;
+	drm->pointer_y = y < 0 ? 0 : y > max_y ? max_y : y;
+	slim_log(SLIM_LOG_DEBUG, "drm: cursor at %d,%d (local)", (int)drm->pointer_x,
+		(int)drm->pointer_y);
+	drm_cursor_move(drm);
+}
+
+/*
+ * Whether the CRTC has a cursor plane, by asking it to hide the cursor:
+ * DRM_CAP_CURSOR_WIDTH says nothing (the core answers 64 for any
+ * driver), while the cursor call itself fails where there is no plane.
+ * False with `err` when it has none; true also when the answer is not
+ * known yet (not DRM master): the first real call decides then.
+ */
+static bool probe_plane(struct slim_drm_backend *drm, int *err)
+{
+	if (drmModeSetCursor(drm->fd, drm->crtc_id, 0, 0, 0) == 0) {
+		return true;
+	}
+	*err = errno;
+	return *err == EACCES || *err == EPERM || *err == ENODEV || *err == EIO;
+}
+
+bool drm_cursor_setup(struct slim_drm_backend *drm)
+{
+	if (!drm->cursor_image) {
+		drm->cursor_image = calloc((size_t)SLIM_CURSOR_MAX * SLIM_CURSOR_MAX, 4);
+		if (!drm->cursor_image) {
+			return false;
+		}
+	}
+	if (drm->cursor_soft) {
+		return true;
+	}
+	int err = 0;
+	if (!probe_plane(drm, &err)) {
+		char why[96];
+		snprintf(why, sizeof(why), "no cursor plane (%s)", strerror(err));
+		use_software(drm, why);
+		return true;
+	}
+	uint64_t size = CURSOR_DEFAULT;
+	if (drmGetCap(drm->fd, DRM_CAP_CURSOR_WIDTH, &size) != 0 || size == 0) {
+		size = CURSOR_DEFAULT;
+	}
+	drm->cursor_size = size > SLIM_CURSOR_MAX ? SLIM_CURSOR_MAX : (uint32_t)size;
+	for (int i = 0; i < 2; i++) {
+		if (!drm_buffer_create(drm, &drm->cursor_bufs[i], drm->cursor_size, drm->cursor_size,
+				DRM_FORMAT_ARGB8888)) {
+			char why[96];
+			snprintf(why, sizeof(why), "no cursor buffer (%s)", strerror(errno));
+			use_software(drm, why);
+			return true;
+		}
+	}
+	drm->cursor_ok = true;
+	slim_log(SLIM_LOG_INFO, "drm: the pointer is on the cursor plane (%ux%u)",
+		drm->cursor_size, drm->cursor_size);
+	return true;
+}
