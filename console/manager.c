@@ -9,6 +9,14 @@
 
 /* The manager's datagrams are small: a REDIRECT or a REFUSE. */
 #define MANAGER_DGRAM_MAX 512
+/*
+ * Nothing acknowledges CARD, so each CARD datagram goes out this many
+ * times more, the same bytes (its seq too, which makes the copies
+ * repeats the manager ignores), CARD_REPEAT_MS apart: a tap is lost only
+ * if every copy is.
+ */
+#define CARD_REPEATS 2
+#define CARD_REPEAT_MS 100
 
 struct slim_manager {
 	struct slim_assoc *assoc; /* the socket, HELLO, PING and card life cycle */
@@ -19,6 +27,12 @@ struct slim_manager {
 	void *data;
 
 	uint32_t up_seq;
+	/* the latest CARD datagram, while copies of it are still to go */
+	uint8_t card_dgram[128];
+	size_t card_len;
+	int card_repeats;
+	uint64_t card_next_us;
+
 	struct slim_ratelimit log_limit;
 	uint8_t buf[MANAGER_DGRAM_MAX];
 };
@@ -42,20 +56,23 @@ static char *with_port(const char *manager)
 	return strdup(buf);
 }
 
-/* Numbers and sends one upstream datagram of the control association. */
-static void send_dgram(struct slim_manager *m, struct slim_writer *w)
+/* Numbers and sends one upstream datagram of the control association; its length. */
+static size_t send_dgram(struct slim_manager *m, struct slim_writer *w)
 {
 	if (++m->up_seq == 0) {
 		m->up_seq = 1;
 	}
 	size_t len = slim_writer_finish(w, m->up_seq, slim_now_us());
 	slim_assoc_send(m->assoc, w->buf, len);
+	return len;
 }
 
 static void assoc_connecting(void *data, const char *why)
 {
 	struct slim_manager *m = data;
 	m->up_seq = 0;
+	/* the new association is told every card still on a reader once it answers */
+	m->card_repeats = 0;
 	if (m->listener->connecting) {
 		m->listener->connecting(m->data, why);
 	}
@@ -94,11 +111,13 @@ static void assoc_attached(void *data, uint32_t id)
 static bool assoc_send_card(void *data, const struct slim_wire_card *card)
 {
 	struct slim_manager *m = data;
-	uint8_t buf[128];
 	struct slim_writer w;
-	slim_writer_init(&w, buf, sizeof(buf), slim_assoc_id(m->assoc), true);
+	slim_writer_init(&w, m->card_dgram, sizeof(m->card_dgram), slim_assoc_id(m->assoc), true);
 	slim_put_card(&w, card);
-	send_dgram(m, &w);
+	/* a newer event's copies replace an older one's: the latest state is what counts */
+	m->card_len = send_dgram(m, &w);
+	m->card_repeats = CARD_REPEATS;
+	m->card_next_us = slim_now_us() + CARD_REPEAT_MS * 1000ull;
 	/* as good as sent: a datagram lost now is like one lost on the wire */
 	return true;
 }
@@ -264,9 +283,20 @@ void slim_manager_dispatch(struct slim_manager *m)
 void slim_manager_tick(struct slim_manager *m, uint64_t now_us)
 {
 	slim_assoc_tick(m->assoc, now_us);
+	if (m->card_repeats > 0 && now_us >= m->card_next_us) {
+		slim_assoc_send(m->assoc, m->card_dgram, m->card_len);
+		m->card_repeats--;
+		m->card_next_us = now_us + CARD_REPEAT_MS * 1000ull;
+	}
 }
 
 int slim_manager_timeout_ms(const struct slim_manager *m, uint64_t now_us)
 {
-	return slim_assoc_timeout_ms(m->assoc, now_us);
+	int ms = slim_assoc_timeout_ms(m->assoc, now_us);
+	if (m->card_repeats > 0) {
+		int card_ms = now_us >= m->card_next_us ? 0 :
+			(int)((m->card_next_us - now_us + 999) / 1000);
+		ms = ms < 0 || card_ms < ms ? card_ms : ms;
+	}
+	return ms;
 }

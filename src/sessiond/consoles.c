@@ -266,7 +266,10 @@ void slim_consoles_receive(struct slim_manager *mgr, const uint8_t *buf, size_t 
 		case SLIM_CMD_PING:
 			break;
 		case SLIM_CMD_CARD:
-			if (hdr.seq <= c->card_seq) {
+			if (hdr.seq == c->card_seq) {
+				break; /* a copy: consoles send each CARD more than once */
+			}
+			if (hdr.seq < c->card_seq) {
 				drop(mgr, "CARD replayed or late");
 				break;
 			}

@@ -21,7 +21,7 @@ from slimtest import KEY_A, Session, TestFailure, log, run, scaled
 MAGIC = 0x4d494c53
 DGRAM = struct.Struct('<IBBHIIQ')  # magic, version, flags, count, assoc, seq, time_us
 CMD = struct.Struct('<BBH')        # type, flags, len
-CMD_REFUSE, CMD_REDIRECT, CMD_HELLO = 0x09, 0x0a, 0x81
+CMD_REFUSE, CMD_REDIRECT, CMD_HELLO, CMD_CARD = 0x09, 0x0a, 0x81, 0x85
 REFUSE_UNKNOWN = 2
 UPSTREAM = 1
 
@@ -52,14 +52,13 @@ class FakeManager:
     def close(self):
         self.sock.close()
 
-    def recv_hello(self, console_id, not_assoc=None, timeout=10):
-        """The next HELLO from console_id (PINGs and CARDs are skipped), in
-        an association other than not_assoc."""
-        deadline = time.monotonic() + scaled(timeout)
+    def _recv(self, deadline, what):
+        """The next upstream datagram holding one command, before the
+        deadline: (datagram, address, association, type, body)."""
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                self.session.fail('the manager got no HELLO from %s' % console_id)
+                self.session.fail('the manager got no %s' % what)
             self.sock.settimeout(left)
             try:
                 data, addr = self.sock.recvfrom(65536)
@@ -69,14 +68,31 @@ class FakeManager:
             if magic != MAGIC or version != 1 or not flags & UPSTREAM or count != 1:
                 continue
             ctype, _, length = CMD.unpack_from(data, DGRAM.size)
-            body = data[DGRAM.size + CMD.size:DGRAM.size + CMD.size + length]
+            return data, addr, assoc, ctype, data[DGRAM.size + CMD.size:][:length]
+
+    def recv_hello(self, console_id, not_assoc=None, timeout=10):
+        """The next HELLO from console_id (PINGs and CARDs are skipped), in
+        an association other than not_assoc."""
+        deadline = time.monotonic() + scaled(timeout)
+        while True:
+            _, addr, assoc, ctype, body = self._recv(deadline, 'HELLO from %s' % console_id)
             if ctype != CMD_HELLO or assoc == not_assoc:
                 continue
             _, width, height, _, _ = struct.unpack_from('<HHHHI', body)
             cid = body[12:44].rstrip(b'\0').decode()
-            if cid != console_id:
-                continue
-            return Hello(addr, assoc, cid, width, height, body[44:] or None)
+            if cid == console_id:
+                return Hello(addr, assoc, cid, width, height, body[44:] or None)
+
+    def recv_cards(self, hello, n, timeout=10):
+        """The next n CARD datagrams of hello's association, whole."""
+        deadline = time.monotonic() + scaled(timeout)
+        cards = []
+        while len(cards) < n:
+            data, _, assoc, ctype, _ = self._recv(
+                deadline, '%d CARD datagrams (%d came)' % (n, len(cards)))
+            if assoc == hello.assoc and ctype == CMD_CARD:
+                cards.append(data)
+        return cards
 
     def send(self, hello, ctype, body):
         """One command alone in a datagram of the console's association, seq 0."""
@@ -221,6 +237,23 @@ def test():
         if line != 'refused busy this session is not yours to show':
             s.fail('another console presenting console-a\'s token was told %r' % line)
         x.quit()
+
+        # a card tap reaches the manager three times, the same datagram (its
+        # seq too): a tap survives the loss of two copies, and the manager
+        # takes the others for repeats
+        c = s.start_console(console_id='console-c', wait_attached=False,
+                            endpoint=manager + ['--card-reader', 'stdin'])
+        hc = mgr.recv_hello('console-c')
+        c.cmd('card insert 04a1b2c3')
+        mgr.redirect(hc, port, WRONG)  # answers the HELLO: the kept card goes now
+        for event in ('insert', 'remove'):
+            if event == 'remove':
+                c.cmd('card remove')
+            copies = mgr.recv_cards(hc, 3)
+            if any(copy != copies[0] for copy in copies):
+                s.fail('the copies of a CARD %s differ: %s' % (event, [x.hex() for x in copies]))
+        log('each CARD reached the manager three times, the same datagram')
+        c.quit()
         # the token was used once: a second HELLO with it is refused
         hello_used = s.compositor.stderr.mark()
 

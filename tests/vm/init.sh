@@ -15,9 +15,11 @@ mount -t tmpfs tmpfs /run
 mount -t tmpfs tmpfs /tmp
 
 port=
+seat=
 for word in $(cat /proc/cmdline); do
 	case "$word" in
 	slim.port=*) port=${word#slim.port=} ;;
+	slim.seat=*) seat=${word#slim.seat=} ;;
 	esac
 done
 
@@ -36,6 +38,16 @@ ip route add default via 10.0.2.2
 udevadm trigger --action=add
 udevadm settle --timeout=30
 echo "vm: devices:" /dev/dri/* /dev/input/event*
+
+# slim.seat=seatd: the seat through seatd, as a system service would run
+# it; otherwise libseat's built-in backend (the console is root here).
+if [ "$seat" = seatd ]; then
+	mkfifo /run/seatd-ready
+	seatd -n 3 3>/run/seatd-ready &
+	read -r _ < /run/seatd-ready
+	export LIBSEAT_BACKEND=seatd
+	echo "vm: seatd running"
+fi
 
 echo "vm: bench"
 slimland-console --bench-present 2>&1

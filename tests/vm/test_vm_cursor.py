@@ -1,13 +1,15 @@
-"""The software cursor of slimland-console's DRM output, on a real kernel.
+"""The software cursor of slimland-console's DRM output, on a real kernel,
+with the seat taken through seatd.
 
 QEMU's bochs-display is driven by the kernel's bochs DRM driver, which has
 no cursor plane: drmModeSetCursor answers ENXIO. The console must then draw
 the pointer into its scanout buffers itself, from the shadow framebuffer,
 rather than give the display up. In a QEMU virtual machine (software
-emulation) booted as test_vm.py boots it, against a compositor on this
-host:
+emulation) booted as test_vm.py boots it, but with seatd running as a
+system service would run it, against a compositor on this host:
 
-  (a) the console says it draws the pointer in software;
+  (a) the console opens the seat through seatd, and says it draws the
+      pointer in software;
   (b) with the tablet at a point P (confirmed by the server's CURSOR_POS,
       the console's -v line), QEMU's screendump equals grim's screenshot
       of the compositor everywhere outside the cursor's rectangle around
@@ -15,7 +17,9 @@ host:
   (c) with the tablet at Q, far away, the area around P equals grim's
       again (the old pointer was erased) and the area around Q differs;
       a few more moves near Q flip the buffers further, and P stays
-      clean in every screendump: both scanout buffers were repaired.
+      clean in every screendump: both scanout buffers were repaired;
+  (d) Ctrl+Alt+F2 and Ctrl+Alt+F1 switch VTs away and back through seatd,
+      and the picture comes back with the pointer at Q.
 
 The cursor's rectangle is the image's real size and hotspot, which the
 console logs at -v when the server sends a new image.
@@ -25,13 +29,13 @@ Logs (serial console, QEMU, the session) in $SLIMTEST_OUTDIR/vm-cursor.
 """
 import os
 import re
+import shutil
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'integration'))
-from slimtest import (Session, TestFailure, TestSkip, log, require_programs,  # noqa: E402
-                      run, scaled)
-from vmlib import QEMU, Vm, build_initramfs, find_kernel  # noqa: E402
+from slimtest import Session, TestFailure, log, run, scaled  # noqa: E402
+from vmlib import Vm, build_initramfs, vm_inputs, wait_scanout  # noqa: E402
 
 from PIL import ImageChops  # noqa: E402
 
@@ -64,22 +68,8 @@ def compare(grim, dump, drawn):
 def wait_screen(s, vm, drawn, timeout, what):
     """Waits until the scanout is the compositor's picture with the pointer
     in `drawn` (and nowhere else)."""
-    deadline = time.monotonic() + scaled(timeout)
-    n = 0
-    while True:
-        n += 1
-        grim = s.grim_image()
-        dump = vm.screendump(os.path.join(s.tmp, 'cursor-dump-%d' % n))
-        why = compare(grim, dump, drawn)
-        if why is None:
-            log('%s: scanout equals the compositor outside %s, pointer inside '
-                '(%d attempt(s))' % (what, drawn, n))
-            return
-        if time.monotonic() > deadline:
-            grim.save(os.path.join(s.outdir, 'cursor-grim.png'))
-            dump.save(os.path.join(s.outdir, 'cursor-scanout.png'))
-            raise TestFailure('%s: %s (images in %s)' % (what, why, s.outdir))
-        time.sleep(0.2)
+    wait_scanout(s, vm, timeout, lambda grim, dump: compare(grim, dump, drawn),
+                 '%s: the pointer inside %s, the compositor\'s picture outside' % (what, drawn))
 
 
 def move_to(vm, x, y, size):
@@ -96,22 +86,21 @@ def move_to(vm, x, y, size):
 
 
 def test():
-    require_programs(QEMU, 'cpio', 'gzip', 'depmod', 'modinfo', 'udevadm')
-    if not os.path.exists('/bin/busybox'):
-        raise TestFailure('/bin/busybox is missing: apt-get install busybox-static')
-    console = os.environ.get('SLIMLAND_CONSOLE')
-    if not console or not os.access(console, os.X_OK):
-        raise TestSkip('SLIMLAND_CONSOLE is not set to a program')
-    vmlinuz, moddir, version = find_kernel()
+    console, vmlinuz, moddir, version = vm_inputs()
     t0 = time.monotonic()
     # bochs' default mode; the compositor takes the console's size anyway
     size = (1024, 768)
     with Session('vm-cursor', size=size, console=False) as s:
         initrd = build_initramfs(s.tmp, console, moddir, version)
-        vm = Vm(s.outdir, vmlinuz, initrd, s.port, gpu='bochs-display')
+        if not shutil.which('seatd') and not os.path.exists('/usr/sbin/seatd'):
+            raise TestFailure('seatd is missing: apt-get install seatd')
+        vm = Vm(s.outdir, vmlinuz, initrd, s.port, gpu='bochs-display', seatd=True)
         try:
             # (a) the real console run (not --bench-present's) finds no plane
-            vm.wait_line(r'^vm: console', 120, 'that the console starts')
+            vm.wait_line(r'^vm: seatd running', 120, 'that seatd runs')
+            vm.wait_line(r'^vm: console', 60, 'that the console starts')
+            vm.wait_line(r"libseat: .*Seat opened with backend 'seatd'", 30,
+                         'that the console took the seat through seatd')
             vm.wait_line(r'drm: no cursor plane \(([^)]+)\); drawing the pointer in software', 30,
                          'that it draws the pointer in software')
             mode = vm.wait_line(r'drm: /dev/dri/card\d+, (\d+)x(\d+)', 30,
@@ -140,6 +129,14 @@ def test():
                 q = move_to(vm, qx + dx, qy + dy, size)
                 wait_screen(s, vm, cursor_box(q, image, size), 30,
                             'pointer moved to %d,%d (%d)' % (q + (i + 1,)))
+
+            # (d) a VT switch through seatd: away and back, the picture and
+            # the pointer return
+            vm.chord('ctrl', 'alt', 'f2')
+            vm.wait_line(r'seat: disabled', 30, 'that the seat went away')
+            vm.chord_until(('ctrl', 'alt', 'f1'), r'seat: enabled', 30,
+                           'that the seat came back')
+            wait_screen(s, vm, cursor_box(q, image, size), 30, 'back from VT 2')
             log('VM cursor test done in %.1fs' % (time.monotonic() - t0))
         finally:
             vm.stop()

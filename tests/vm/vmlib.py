@@ -17,7 +17,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'integration'))
-from slimtest import Image, TestFailure, _LineLog, images_equal, log, scaled  # noqa: E402
+from slimtest import (Image, TestFailure, TestSkip, _LineLog, images_equal, log,  # noqa: E402
+                      require_programs, scaled)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_CACHE = '/var/cache/slimland/vm-kernel'
@@ -117,7 +118,13 @@ def build_initramfs(workdir, console, moddir, version):
     copy_file(root, udevadm, '/usr/bin/udevadm')
     os.makedirs(os.path.join(root, 'usr/lib/systemd'), exist_ok=True)
     os.symlink('/usr/bin/udevadm', os.path.join(root, 'usr/lib/systemd/systemd-udevd'))
-    for program in (console, udevadm):
+    programs = [console, udevadm]
+    # seatd, for the tests that take the seat through it (slim.seat=seatd)
+    seatd = shutil.which('seatd') or '/usr/sbin/seatd'
+    if os.path.exists(seatd):
+        copy_file(root, seatd, '/usr/bin/seatd')
+        programs.append(seatd)
+    for program in programs:
         for lib in shared_libraries(program):
             copy_file(root, lib)
     for rule in UDEV_RULES:
@@ -242,16 +249,19 @@ class Vnc:
 
 
 class Vm:
-    def __init__(self, outdir, vmlinuz, initrd, port, gpu='virtio-gpu-pci', vnc=False):
+    def __init__(self, outdir, vmlinuz, initrd, port, gpu='virtio-gpu-pci', vnc=False,
+                 seatd=False):
         """`gpu`: the display device's QEMU name; `vnc`: serve VNC on a
-        Unix socket (self.vnc_path) for Vnc."""
+        Unix socket (self.vnc_path) for Vnc; `seatd`: the console takes the
+        seat through seatd rather than libseat's built-in backend."""
         self.qmp_path = os.path.join(outdir, 'qmp.sock')
         if os.path.exists(self.qmp_path):
             os.unlink(self.qmp_path)
         argv = [QEMU, '-machine', 'q35', '-cpu', 'max', '-m', '512', '-smp', '1',
                 '-nographic', '-vga', 'none', '-no-reboot',
                 '-kernel', vmlinuz, '-initrd', initrd,
-                '-append', 'console=ttyS0 panic=-1 quiet slim.port=%d' % port,
+                '-append', 'console=ttyS0 panic=-1 quiet slim.port=%d%s' % (
+                    port, ' slim.seat=seatd' if seatd else ''),
                 '-device', gpu + ',id=gpu',
                 '-device', 'virtio-keyboard-pci,id=kbd',
                 '-device', 'virtio-tablet-pci,id=tablet',
@@ -304,6 +314,21 @@ class Vm:
             self.key(q, True)
         for q in reversed(qcodes):
             self.key(q, False)
+
+    def chord_until(self, qcodes, pattern, timeout, what):
+        """Presses the chord, and again every 2 s, until a serial line matches:
+        keys pressed while a VT switch is still under way go nowhere (the
+        console has let the keyboard go, the kernel has not taken it yet)."""
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + scaled(timeout)
+        while time.monotonic() < deadline:
+            self.chord(*qcodes)
+            i, line = self.serial.wait(lambda l: rx.search(l) is not None, self.pos,
+                                       min(deadline, time.monotonic() + scaled(2)))
+            if line is not None:
+                self.pos = i + 1
+                return rx.search(line)
+        return self.wait_line(pattern, 0, what)  # fails, with the serial console
 
     def type_text(self, text):
         # At a person's pace: QMP injects as fast as it is asked, and the
@@ -358,21 +383,38 @@ def read_fifo(fd, want, timeout):
     return data
 
 
-def screens_equal(s, vm, outdir, timeout):
-    """Waits until the VM's scanout equals grim's screenshot; returns the image."""
+def wait_scanout(s, vm, timeout, compare, what):
+    """Waits until compare(grim's screenshot, the VM's scanout) is None
+    rather than what differs; returns grim's image."""
     deadline = time.monotonic() + scaled(timeout)
     n = 0
     while True:
         n += 1
         g = s.grim_image()
         d = vm.screendump(os.path.join(s.tmp, 'dump-%d' % n))
-        why = images_equal(g, d)
+        why = compare(g, d)
         if why is None:
-            log('scanout equals the compositor (%dx%d) after %d attempt(s)' % (g.size + (n,)))
+            log('%s (%dx%d) after %d attempt(s)' % ((what,) + g.size + (n,)))
             return g
         if time.monotonic() > deadline:
-            g.save(os.path.join(outdir, 'unequal-grim.png'))
-            d.save(os.path.join(outdir, 'unequal-scanout.png'))
-            raise TestFailure('the VM\'s scanout differs from the compositor: %s (images in %s)'
-                              % (why, outdir))
-        time.sleep(0.3)
+            g.save(os.path.join(s.outdir, 'unequal-grim.png'))
+            d.save(os.path.join(s.outdir, 'unequal-scanout.png'))
+            raise TestFailure('%s: not so: %s (images in %s)' % (what, why, s.outdir))
+        time.sleep(0.2)
+
+
+def screens_equal(s, vm, timeout):
+    """Waits until the VM's scanout equals grim's screenshot; returns the image."""
+    return wait_scanout(s, vm, timeout, images_equal, 'scanout equals the compositor')
+
+
+def vm_inputs(*programs):
+    """What a VM test needs, checked: (console, vmlinuz, modules directory,
+    kernel version). `programs`: more that it runs on the host."""
+    require_programs(QEMU, 'cpio', 'gzip', 'depmod', 'modinfo', 'udevadm', *programs)
+    if not os.path.exists('/bin/busybox'):
+        raise TestFailure('/bin/busybox is missing: apt-get install busybox-static')
+    console = os.environ.get('SLIMLAND_CONSOLE')
+    if not console or not os.access(console, os.X_OK):
+        raise TestSkip('SLIMLAND_CONSOLE is not set to a program')
+    return (console,) + find_kernel()
