@@ -22,21 +22,6 @@ struct slim_control {
 	struct slim_lines lines;
 };
 
-static bool parse_u32(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	if (*s < '0' || *s > '9') {
-		return false;
-	}
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (*end != '\0' || errno || v > max) {
-		return false;
-	}
-	*out = v;
-	return true;
-}
-
 /* A console id as the control socket says it (§2: lowercase hex of its bytes). */
 static bool parse_console(const char *hex, char out[SLIM_CONSOLE_ID_LEN + 1])
 {
@@ -55,8 +40,8 @@ void slim_control_handle_line(struct slim_session *session, char *line)
 	int n = slim_split(line, f, 4);
 	unsigned long a, b;
 	char console[SLIM_CONSOLE_ID_LEN + 1];
-	if (n == 3 && strcmp(f[0], "hello") == 0 && parse_u32(f[1], 65535, &a) &&
-			a > 0 && parse_u32(f[2], 0x7fffffff, &b)) {
+	if (n == 3 && strcmp(f[0], "hello") == 0 && slim_parse_ulong(f[1], 65535, &a) &&
+			a > 0 && slim_parse_ulong(f[2], 0x7fffffff, &b)) {
 		slim_session_control_hello(session, (uint16_t)a, (pid_t)b);
 	} else if (n == 3 && strcmp(f[0], "attached") == 0) {
 		char *x = strchr(f[2], 'x');
@@ -64,7 +49,7 @@ void slim_control_handle_line(struct slim_session *session, char *line)
 			goto bad;
 		}
 		*x = '\0';
-		if (!parse_u32(f[2], SLIM_MAX_DIM, &a) || !parse_u32(x + 1, SLIM_MAX_DIM, &b)) {
+		if (!slim_parse_ulong(f[2], SLIM_MAX_DIM, &a) || !slim_parse_ulong(x + 1, SLIM_MAX_DIM, &b)) {
 			goto bad;
 		}
 		slim_session_control_attached(session, console, (uint16_t)a, (uint16_t)b);

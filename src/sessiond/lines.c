@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -160,4 +161,19 @@ int slim_split(char *line, char **fields, int max)
 		p = sp + 1;
 	}
 	return n;
+}
+
+bool slim_parse_ulong(const char *s, unsigned long max, unsigned long *out)
+{
+	if (*s < '0' || *s > '9') {
+		return false;
+	}
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (*end != '\0' || errno || v > max) {
+		return false;
+	}
+	*out = v;
+	return true;
 }

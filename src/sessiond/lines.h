@@ -41,5 +41,7 @@ bool slim_hex_decode(uint8_t *out, size_t len, const char *hex);
 
 /* Splits `line` at single spaces into at most `max` fields; returns how many. */
 int slim_split(char *line, char **fields, int max);
+/* A decimal field, digits only, at most `max`; false on anything else. */
+bool slim_parse_ulong(const char *s, unsigned long max, unsigned long *out);
 
 #endif

@@ -112,21 +112,6 @@ bool slim_state_write(struct slim_manager *mgr, const char *path)
 	return ok;
 }
 
-static bool parse_num(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	if (*s < '0' || *s > '9') {
-		return false;
-	}
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (*end != '\0' || errno || v > max) {
-		return false;
-	}
-	*out = v;
-	return true;
-}
-
 static bool grow(void **p, size_t n, size_t elem)
 {
 	/* powers of two: grown when n reaches one */
@@ -147,10 +132,11 @@ static bool parse_line(char *line, struct slim_state *st)
 	int n = slim_split(line, f, 8);
 	unsigned long a, b, c, d;
 	if (n == 7 && strcmp(f[0], "session") == 0) {
-		if (!parse_num(f[1], UINT32_MAX, &a) || a == 0 || !parse_num(f[2], UINT32_MAX, &b) ||
+		if (!slim_parse_ulong(f[1], UINT32_MAX, &a) || a == 0 ||
+				!slim_parse_ulong(f[2], UINT32_MAX, &b) ||
 				f[3][0] == '\0' || strlen(f[3]) >= 64 ||
-				!parse_num(f[4], 0x7fffffff, &c) || c < 2 ||
-				!parse_num(f[5], 65535, &d) || f[6][0] != '/' || strlen(f[6]) >= 320 ||
+				!slim_parse_ulong(f[4], 0x7fffffff, &c) || c < 2 ||
+				!slim_parse_ulong(f[5], 65535, &d) || f[6][0] != '/' || strlen(f[6]) >= 320 ||
 				!grow((void **)&st->sessions, st->n_sessions, sizeof(*st->sessions))) {
 			return false;
 		}
@@ -169,7 +155,7 @@ static bool parse_line(char *line, struct slim_state *st)
 		struct slim_card_token t = { .len = (uint8_t)(hexlen / 2) };
 		if (hexlen == 0 || hexlen % 2 || hexlen > 64 ||
 				!slim_hex_decode(t.bytes, t.len, f[1]) ||
-				!parse_num(f[2], UINT32_MAX, &a) || a == 0 ||
+				!slim_parse_ulong(f[2], UINT32_MAX, &a) || a == 0 ||
 				!grow((void **)&st->tokens, st->n_tokens, sizeof(*st->tokens))) {
 			return false;
 		}
@@ -179,7 +165,7 @@ static bool parse_line(char *line, struct slim_state *st)
 	}
 	if (n == 3 && strcmp(f[0], "console") == 0) {
 		if (f[1][0] == '\0' || strlen(f[1]) > SLIM_CONSOLE_ID_LEN ||
-				!parse_num(f[2], UINT32_MAX, &a) || a == 0 ||
+				!slim_parse_ulong(f[2], UINT32_MAX, &a) || a == 0 ||
 				!grow((void **)&st->consoles, st->n_consoles, sizeof(*st->consoles))) {
 			return false;
 		}
