@@ -60,6 +60,10 @@ bool drm_reprobe(struct slim_drm_backend *drm)
 	}
 	if (!drm->active) {
 		/* the seat is away: probing waits for it, like everything else */
+		if (!drm->reprobe) {
+			slim_log(SLIM_LOG_INFO, "drm: the display changed while the seat is away; "
+				"looking at it when the seat is back");
+		}
 		drm->reprobe = true;
 		return false;
 	}

@@ -21,7 +21,11 @@ on the host, with foot in it. Then:
   (e) a monitor of another size is plugged in (a VNC viewer's SetDesktopSize,
       which virtio-gpu reports to the guest as a hot-plug): the console sets
       the new mode, says HELLO with it, the session resizes, and the
-      scanout equals grim's at the new size.
+      scanout equals grim's at the new size;
+  (f) the monitor unplugged is said once and changes nothing; one plugged
+      in again brings the picture back at its size;
+  (g) a monitor swapped while the seat is away (VT 2) is set up when the
+      seat comes back.
 
 It also keeps the console's --bench-present result (copying damage into
 the scanout buffer, measured under emulation) in $SLIM_VM_BENCH_OUT for
@@ -59,6 +63,23 @@ def write_bench(vm_match, version, size):
         f.write('\n')
     log('DRM present cost: %.1f ns + %.3f ns/pixel (emulated), in %s' % (
         result['startup_ns'], result['per_pixel_ns'], out))
+
+
+def plug_in(s, vm, vnc, size, plug=True):
+    """A monitor of `size` plugged in (unless `plug` is False: it was): the
+    console sets its mode and attaches again with it, and the session's
+    screen, grim's, equals the scanout at that size."""
+    if plug:
+        vnc.set_desktop_size(*size)
+    vm.wait_line(r'drm: the display changed: %dx%d' % size, 30, 'the %dx%d mode' % size)
+    vm.wait_line(r'the display is %dx%d now; connecting to 10\.0\.2\.2:%d' % (
+        size + (s.port,)), 30, 'a new HELLO with the new size')
+    vm.wait_line(r'attached to 10\.0\.2\.2:%d' % s.port, 30, 'that the console attached again')
+    img = screens_equal(s, vm, 30)
+    if img.size != size:
+        raise TestFailure('after the hot-plug the screens are %dx%d, not %dx%d' % (
+            img.size + size))
+    log('monitor hot-plug: the session is %dx%d and the scanout equals it' % size)
 
 
 def test():
@@ -151,24 +172,32 @@ def test():
             # size in a new association; the session follows.
             vnc = Vnc(vm.vnc_path)
             try:
-                new = (1024, 768)
-                vnc.set_desktop_size(*new)
-                vm.wait_line(r'drm: the display changed: %dx%d' % new, 30, 'the new mode')
-                vm.wait_line(r'the display is %dx%d now; connecting to 10\.0\.2\.2:%d' % (
-                    new + (s.port,)), 30, 'a new HELLO with the new size')
-                vm.wait_line(r'attached to 10\.0\.2\.2:%d' % s.port, 30,
-                             'that the console attached again')
+                plug_in(s, vm, vnc, (1024, 768))
+                # the tablet spans the new screen
+                vm.move_abs(512, 384, 1024, 768)
+                vm.wait_line(r'drm: cursor at 512,384 \(server\)', 20,
+                             'the server\'s cursor at 512,384 on the new screen')
+
+                # (f) unplugged (a size of 0 disables virtio-gpu's output): the
+                # console says so and keeps going; another monitor brings the
+                # picture back at its size
+                vnc.set_desktop_size(0, 0)
+                vm.wait_line(r'no display connected; the picture comes back with a display',
+                             30, 'that the monitor was unplugged')
+                plug_in(s, vm, vnc, (800, 600))
+
+                # (g) swapped while the seat is away (VT 2): the console looks
+                # at the display when the seat comes back
+                vm.chord('ctrl', 'alt', 'f2')
+                vm.wait_line(r'seat: disabled', 30, 'that the seat went away')
+                vnc.set_desktop_size(1152, 864)
+                vm.wait_line(r'drm: the display changed while the seat is away', 30,
+                             'that the console noticed the swap while away')
+                vm.chord_until(('ctrl', 'alt', 'f1'), r'seat: enabled', 30,
+                               'that the seat came back')
+                plug_in(s, vm, vnc, (1152, 864), plug=False)
             finally:
                 vnc.close()
-            img = screens_equal(s, vm, 30)
-            if img.size != new:
-                raise TestFailure('after the hot-plug the screens are %dx%d, not %dx%d' % (
-                    img.size + new))
-            # the tablet spans the new screen
-            vm.move_abs(512, 384, new[0], new[1])
-            vm.wait_line(r'drm: cursor at 512,384 \(server\)', 20,
-                         'the server\'s cursor at 512,384 on the new screen')
-            log('monitor hot-plug: the session is %dx%d and the scanout equals it' % new)
             log('VM test done in %.1fs' % (time.monotonic() - t0))
         finally:
             vm.stop()
