@@ -12,6 +12,10 @@
  * the next frame event is sent at once, no sooner than MIN_FRAME_US after
  * the last frame, so an input event after a quiet moment is drawn at once
  * and animation runs as fast as the console takes it, up to that rate.
+ *
+ * With no console attached nobody sees the frames: they trickle at
+ * DETACHED_FRAME_US, enough for clients to carry on and for screenshots,
+ * while an animating client costs the shared server next to nothing.
  */
 #include <stdlib.h>
 #include <time.h>
@@ -30,13 +34,38 @@
 
 /* 120 Hz at most: a console that acknowledges instantly sets no pace of its own. */
 #define MIN_FRAME_US 8333
+/* 4 Hz with no console attached */
+#define DETACHED_FRAME_US 250000
+
+static uint64_t frame_interval_us(struct slim_server *server)
+{
+	return slim_link_encoder(server->link) ? MIN_FRAME_US : DETACHED_FRAME_US;
+}
+
+/* Microseconds until the output may render again: 0 if it may now. */
+static uint64_t frame_wait_us(struct slim_output *output)
+{
+	uint64_t since = slim_now_us() - output->last_commit_us;
+	uint64_t interval = frame_interval_us(output->server);
+	return since >= interval ? 0 : interval - since;
+}
 
 static void handle_frame(struct wl_listener *listener, void *data)
 {
 	struct slim_output *output = wl_container_of(listener, output, frame);
 	struct slim_server *server = output->server;
-	/* No console: render anyway, so that clients and screenshots carry on. */
 	if (slim_link_encoder(server->link) && !slim_link_ready(server->link)) {
+		return;
+	}
+	/*
+	 * No console: render anyway, so that clients and screenshots carry
+	 * on, but only at a trickle. The headless backend's own timer asks
+	 * for frames at 60 Hz; those that come too soon wait for the pace.
+	 */
+	uint64_t wait = frame_wait_us(output);
+	if (!slim_link_encoder(server->link) && wait > 0) {
+		output->frame_held = true;
+		wl_event_source_timer_update(output->pace_timer, (int)((wait + 999) / 1000));
 		return;
 	}
 	wlr_scene_output_commit(output->scene_output);
@@ -67,7 +96,8 @@ static bool link_has_room(struct slim_server *server)
 static int handle_pace(void *data)
 {
 	struct slim_output *output = data;
-	if (output->wlr->frame_pending && link_has_room(output->server)) {
+	if ((output->wlr->frame_pending || output->frame_held) && link_has_room(output->server)) {
+		output->frame_held = false;
 		wlr_output_send_frame(output->wlr);
 	}
 	return 0;
@@ -75,12 +105,11 @@ static int handle_pace(void *data)
 
 static void pace(struct slim_output *output)
 {
-	uint64_t since = slim_now_us() - output->last_commit_us;
-	if (since >= MIN_FRAME_US) {
+	uint64_t wait = frame_wait_us(output);
+	if (wait == 0) {
 		handle_pace(output);
 	} else {
-		wl_event_source_timer_update(output->pace_timer,
-			(int)((MIN_FRAME_US - since + 999) / 1000));
+		wl_event_source_timer_update(output->pace_timer, (int)((wait + 999) / 1000));
 	}
 }
 
@@ -102,7 +131,8 @@ static void handle_commit(struct wl_listener *listener, void *data)
 		return;
 	}
 	output->last_commit_us = slim_now_us();
-	wl_event_source_timer_update(output->pace_timer, MIN_FRAME_US / 1000 + 1);
+	wl_event_source_timer_update(output->pace_timer,
+		(int)(frame_interval_us(server) / 1000 + 1));
 	if (!slim_link_encoder(server->link)) {
 		/* Nobody to send to; an attaching console gets everything anyway. */
 		pixman_region32_clear(&output->damage);

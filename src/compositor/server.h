@@ -69,6 +69,7 @@ struct slim_output {
 	/* frames paced by the console: see output.c */
 	struct wl_event_source *pace_timer;
 	uint64_t last_commit_us;
+	bool frame_held; /* a frame event waits for the pace timer (no console) */
 	struct wl_listener frame, precommit, commit, destroy;
 };
 

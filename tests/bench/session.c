@@ -96,8 +96,8 @@ static bool wait_for_socket(struct bench_session *s, int err_fd)
 	return false;
 }
 
-bool bench_session_start(struct bench_session *s, const char *slimland, uint32_t width,
-		uint32_t height)
+bool bench_session_start_detached(struct bench_session *s, const char *slimland,
+		uint32_t width, uint32_t height)
 {
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
@@ -105,6 +105,7 @@ bool bench_session_start(struct bench_session *s, const char *slimland, uint32_t
 	s->height = height;
 	snprintf(s->runtime_dir, sizeof(s->runtime_dir), "/tmp/slim-bench-XXXXXX");
 	uint16_t port = free_port();
+	s->port = port;
 	if (!mkdtemp(s->runtime_dir) || port == 0) {
 		return false;
 	}
@@ -136,9 +137,13 @@ bool bench_session_start(struct bench_session *s, const char *slimland, uint32_t
 		return false;
 	}
 	setenv("WAYLAND_DISPLAY", s->wayland_display, true);
+	return true;
+}
 
+bool bench_session_attach(struct bench_session *s)
+{
 	s->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(port),
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(s->port),
 		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	int size = 8 << 20;
 	setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
@@ -146,7 +151,7 @@ bool bench_session_start(struct bench_session *s, const char *slimland, uint32_t
 		return false;
 	}
 	s->backend = slim_headless_backend_create();
-	s->core = slim_console_core_create(width, height, SLIM_DEFAULT_MTU, s->backend,
+	s->core = slim_console_core_create(s->width, s->height, SLIM_DEFAULT_MTU, s->backend,
 		send_upstream, s);
 	if (!s->core) {
 		return false;
@@ -161,6 +166,13 @@ bool bench_session_start(struct bench_session *s, const char *slimland, uint32_t
 	slim_console_core_hello(s->core, "bench", assoc);
 	/* The first frame is the whole screen at our size. */
 	return bench_session_wait_frame(s, 10000);
+}
+
+bool bench_session_start(struct bench_session *s, const char *slimland, uint32_t width,
+		uint32_t height)
+{
+	return bench_session_start_detached(s, slimland, width, height) &&
+		bench_session_attach(s);
 }
 
 void bench_session_stop(struct bench_session *s)

@@ -23,6 +23,7 @@ struct bench_frame {
 
 struct bench_session {
 	pid_t compositor;
+	uint16_t port;
 	char runtime_dir[64];
 	char wayland_display[32];
 	int fd;
@@ -39,6 +40,10 @@ struct bench_session {
 /* Starts slimland (path `slimland`) and attaches as a console of width x height. */
 bool bench_session_start(struct bench_session *s, const char *slimland, uint32_t width,
 		uint32_t height);
+/* The same in two steps: the compositor with no console yet, then the console. */
+bool bench_session_start_detached(struct bench_session *s, const char *slimland,
+		uint32_t width, uint32_t height);
+bool bench_session_attach(struct bench_session *s);
 void bench_session_stop(struct bench_session *s);
 
 /* Starts `argv` as a client; with `out`, its stdout is readable there. */

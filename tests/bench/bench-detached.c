@@ -1,0 +1,134 @@
+/*
+ * What an animating client costs the shared server with and without a
+ * console watching: weston-simple-shm (a window redrawn every frame) in a
+ * session, first with no console attached, then with this process as its
+ * console. Detached, frames only trickle (src/compositor/output.c), so
+ * the compositor and the client should cost next to nothing; attached,
+ * the console's ACKs pace them, up to 120 frames a second.
+ *
+ * CPU time is read from /proc for the compositor and the client over the
+ * same wall-clock window.
+ *
+ *   bench-detached [--json] [--quick]
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "session.h"
+
+struct phase {
+	double fps; /* frames the console presented a second; 0 when detached */
+	double compositor_ms, client_ms; /* CPU milliseconds a second */
+};
+
+/* utime + stime of `pid` in milliseconds, or -1 */
+static double cpu_ms(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		return -1;
+	}
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* past the command name, which may hold blanks: field 3 on */
+	const char *p = strrchr(buf, ')');
+	unsigned long long utime, stime;
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			&utime, &stime) != 2) {
+		return -1;
+	}
+	return (double)(utime + stime) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * Measures for `ms` milliseconds: attached, the console receives and
+ * acknowledges frames all the while; detached, nothing is received.
+ */
+static struct phase measure(struct bench_session *s, pid_t client, int ms, bool attached)
+{
+	double c0 = cpu_ms(s->compositor), k0 = cpu_ms(client);
+	uint32_t f0 = s->presented;
+	uint64_t t0 = bench_now_us(), end = t0 + (uint64_t)ms * 1000;
+	if (attached) {
+		while (bench_now_us() < end) {
+			bench_session_wait_frame(s, (int)((end - bench_now_us()) / 1000) + 1);
+		}
+	} else {
+		sleep_ms(ms);
+	}
+	double secs = (double)(bench_now_us() - t0) / 1e6;
+	return (struct phase){
+		.fps = attached ? (s->presented - f0) / secs : 0,
+		.compositor_ms = (cpu_ms(s->compositor) - c0) / secs,
+		.client_ms = (cpu_ms(client) - k0) / secs,
+	};
+}
+
+int main(int argc, char *argv[])
+{
+	bool json = false, quick = false;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0) {
+			json = true;
+		} else if (strcmp(argv[i], "--quick") == 0) {
+			quick = true;
+		} else {
+			fprintf(stderr, "usage: %s [--json] [--quick]\n", argv[0]);
+			return 2;
+		}
+	}
+	int ms = quick ? 1000 : 5000;
+	struct bench_session s;
+	if (!bench_session_start_detached(&s, SLIMLAND_BIN, 1280, 720)) {
+		fprintf(stderr, "cannot start slimland\n");
+		bench_session_stop(&s);
+		return 1;
+	}
+	char *client_argv[] = { "weston-simple-shm", NULL };
+	pid_t client = bench_session_client(&s, client_argv, NULL);
+	/* a moment for the client to map its window and start animating */
+	sleep_ms(500);
+	struct phase detached = measure(&s, client, ms, false);
+	struct phase attached = { 0 };
+	bool ok = bench_session_attach(&s);
+	if (ok) {
+		attached = measure(&s, client, ms, true);
+	}
+	kill(client, SIGTERM);
+	waitpid(client, NULL, 0);
+	bench_session_stop(&s);
+	if (!ok || detached.client_ms < 0) {
+		fprintf(stderr, "the session or weston-simple-shm did not run\n");
+		return 1;
+	}
+	if (json) {
+		printf("{\"attached_fps\": %.1f, \"attached_compositor_cpu_ms_per_s\": %.1f, "
+			"\"attached_client_cpu_ms_per_s\": %.1f, "
+			"\"detached_compositor_cpu_ms_per_s\": %.1f, "
+			"\"detached_client_cpu_ms_per_s\": %.1f}\n", attached.fps,
+			attached.compositor_ms, attached.client_ms, detached.compositor_ms,
+			detached.client_ms);
+		return 0;
+	}
+	printf("weston-simple-shm animating, 1280x720, %d s each\n\n", ms / 1000);
+	printf("%-10s %12s %22s %18s\n", "console", "frames/s", "compositor CPU ms/s",
+		"client CPU ms/s");
+	printf("%-10s %12.1f %22.1f %18.1f\n", "attached", attached.fps, attached.compositor_ms,
+		attached.client_ms);
+	printf("%-10s %12s %22.1f %18.1f\n", "detached", "-", detached.compositor_ms,
+		detached.client_ms);
+	return 0;
+}
