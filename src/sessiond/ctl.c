@@ -148,12 +148,12 @@ void slim_ctl_run(struct slim_manager *mgr, const char *line, slim_ctl_out out, 
 		wl_list_for_each(c, &mgr->consoles, link) {
 			char addr[80];
 			format_addr(c, addr, sizeof(addr));
+			/* silent, but its session keeps it: say so rather than "session" */
+			const char *state = c->away ? "away" : slim_console_state_str(c->state);
 			if (c->shows) {
-				outf(out, data, "console %s %s %s %u", c->id, addr,
-					slim_console_state_str(c->state), c->shows->id);
+				outf(out, data, "console %s %s %s %u", c->id, addr, state, c->shows->id);
 			} else {
-				outf(out, data, "console %s %s %s", c->id, addr,
-					slim_console_state_str(c->state));
+				outf(out, data, "console %s %s %s", c->id, addr, state);
 			}
 		}
 		wl_list_for_each(s, &mgr->sessions, link) {

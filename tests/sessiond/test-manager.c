@@ -627,6 +627,17 @@ static void advance_s(unsigned s)
 	pump_ms(20);
 }
 
+struct out {
+	char text[4096];
+};
+
+static void collect(void *data, const char *line)
+{
+	struct out *o = data;
+	strcat(o->text, line);
+	strcat(o->text, "\n");
+}
+
 static void test_console_timeout(void **state)
 {
 	assert_int_equal(t.mgr->config.console_timeout_s, 30);
@@ -656,6 +667,9 @@ static void test_console_timeout(void **state)
 	/* the one showing a session is only marked away: the session keeps it */
 	assert_ptr_equal(slim_manager_console(t.mgr, "c1"), c1);
 	assert_true(c1->away);
+	struct out o = { 0 };
+	slim_ctl_run(t.mgr, "list", collect, &o);
+	assert_non_null(strstr(o.text, "console c1 10.0.0.1:40001 away "));
 	assert_ptr_equal(c1->shows, session);
 	assert_ptr_equal(session->console, c1);
 	assert_int_equal(c1->state, SLIM_CONSOLE_SESSION);
@@ -706,17 +720,6 @@ static void test_greeter_hello_twice(void **state)
 	assert_null(c1->client);
 	assert_null(c2->client);
 	slim_console_message(c2, "nobody hears this");
-}
-
-struct out {
-	char text[4096];
-};
-
-static void collect(void *data, const char *line)
-{
-	struct out *o = data;
-	strcat(o->text, line);
-	strcat(o->text, "\n");
 }
 
 static void test_ctl(void **state)
