@@ -1,4 +1,4 @@
-/* What both fuzzers share: the picture size, the association, and checks. */
+/* What the fuzzers share: the picture size, the association, and checks. */
 #ifndef SLIM_FUZZ_COMMON_H
 #define SLIM_FUZZ_COMMON_H
 

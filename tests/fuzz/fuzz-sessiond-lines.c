@@ -20,17 +20,14 @@
  */
 #define _GNU_SOURCE
 #include <netinet/in.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "ctl.h"
 #include "fuzz-common.h"
+#include "fuzz-sessiond-fakes.h"
 #include "greeter.h"
-#include "lines.h"
-#include "sessions.h"
-#include "slim-codec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -38,72 +35,7 @@ enum { TO_GREETER, TO_CONTROL, TO_CTL, N_TARGETS };
 
 static struct wl_event_loop *loop;
 static struct slim_manager *mgr;
-static int peer_fds[64]; /* fake greeter compositors' ends of their control sockets */
-static int n_peers;
 static volatile uint32_t sink;
-
-static bool fake_spawn(void *d, const struct slim_spawn_request *req,
-		struct slim_spawn_result *out, int *control_fd)
-{
-	int sv[2];
-	if (n_peers >= 64 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0) {
-		return false;
-	}
-	peer_fds[n_peers++] = sv[1];
-	out->pid = 0; /* no process: nothing to signal */
-	out->pidfd = -1;
-	snprintf(out->control_path, sizeof(out->control_path), "/nonexistent");
-	*control_fd = sv[0];
-	slim_line_send(sv[1], "hello %d 0", 6000 + n_peers);
-	return true;
-}
-
-static struct slim_login *fake_login(void *d, struct wl_event_loop *l,
-		const struct slim_login_request *req,
-		const struct slim_login_callbacks *cb, void *cb_data)
-{
-	return NULL; /* refused at once: "Cannot log in now" */
-}
-
-static void fake_login_cancel(void *d, struct slim_login *login)
-{
-}
-
-/* Every datagram the manager sends (REDIRECTs here) must be a valid downstream one. */
-static void check_send(void *d, const uint8_t *buf, size_t len,
-		const struct sockaddr *to, socklen_t to_len)
-{
-	fuzz_check_valid(buf, len, false, 1, 1, "the manager");
-	sink += (uint32_t)len + to_len;
-}
-
-static const struct slim_manager_ops ops = {
-	.spawn = fake_spawn,
-	.login = fake_login,
-	.login_cancel = fake_login_cancel,
-	.send = check_send,
-};
-
-/* Reads what the manager said on fd; compositors answer `expect` with `attached`. */
-static void drain(int fd, bool compositor)
-{
-	char buf[4096];
-	ssize_t n;
-	while ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
-		buf[n] = '\0';
-		sink += (uint32_t)n;
-		if (!compositor) {
-			continue;
-		}
-		char *save = NULL;
-		for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-			char token[40], console[80];
-			if (sscanf(line, "expect %39s %79s", token, console) == 2) {
-				slim_line_send(fd, "attached %s 64x48", console);
-			}
-		}
-	}
-}
 
 static struct slim_console *known_console(const char *id, int n)
 {
@@ -136,11 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		slim_log_init(SLIM_LOG_DEBUG, fuzz_quiet_log);
 		loop = wl_event_loop_create();
 	}
-	struct slim_config config;
-	slim_config_defaults(&config);
-	mgr = slim_manager_create(loop, &config, "/nonexistent", &ops, NULL);
-	mgr->check_greeter_peer = false;
-	n_peers = 0;
+	mgr = fuzz_manager_create(loop);
 
 	struct slim_console *c1 = known_console("c1", 0);
 	known_console("c2", 1);
@@ -182,12 +110,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		for (int i = 0; i < N_TARGETS; i++) {
 			if (peer[i] >= 0) {
-				drain(peer[i], i == TO_CONTROL);
+				fuzz_peer_drain(peer[i], i == TO_CONTROL);
 			}
 		}
-		for (int i = 0; i < n_peers; i++) {
-			drain(peer_fds[i], true);
-		}
+		fuzz_compositors_answer();
 		wl_event_loop_dispatch(loop, 0);
 	}
 
@@ -201,9 +127,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* what they had not read yet first (a read a dispatch), then the hang-up */
 		wl_event_loop_dispatch(loop, 0);
 	}
-	slim_manager_destroy(mgr);
-	for (int i = 0; i < n_peers; i++) {
-		close(peer_fds[i]);
-	}
+	fuzz_manager_destroy(mgr);
 	return 0;
 }
