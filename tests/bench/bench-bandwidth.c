@@ -232,16 +232,9 @@ static void run_menus(const char *slimland, bool quick, struct workload *menus)
 
 int main(int argc, char *argv[])
 {
-	bool json = false, quick = false;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0) {
-			json = true;
-		} else if (strcmp(argv[i], "--quick") == 0) {
-			quick = true;
-		} else {
-			fprintf(stderr, "usage: %s [--json] [--quick]\n", argv[0]);
-			return 2;
-		}
+	bool json, quick;
+	if (!bench_options(argc, argv, &json, &quick)) {
+		return 2;
 	}
 	struct workload w[] = {
 		{ .name = "typing", .what = "foot, prose typed" },

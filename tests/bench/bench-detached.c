@@ -79,16 +79,9 @@ static struct phase measure(struct bench_session *s, pid_t client, int ms, bool 
 
 int main(int argc, char *argv[])
 {
-	bool json = false, quick = false;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0) {
-			json = true;
-		} else if (strcmp(argv[i], "--quick") == 0) {
-			quick = true;
-		} else {
-			fprintf(stderr, "usage: %s [--json] [--quick]\n", argv[0]);
-			return 2;
-		}
+	bool json, quick;
+	if (!bench_options(argc, argv, &json, &quick)) {
+		return 2;
 	}
 	int ms = quick ? 1000 : 5000;
 	struct bench_session s;
