@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "card.h"
+#include "slim-hex.h"
 #include "slim-log.h"
 
 /* Longer lines hold no token this format allows; they are reported and skipped. */
@@ -50,20 +51,6 @@ void slim_card_reader_status(struct slim_card_reader *reader, const char *fmt, .
 	}
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9') {
-		return c - '0';
-	}
-	if (c >= 'a' && c <= 'f') {
-		return c - 'a' + 10;
-	}
-	if (c >= 'A' && c <= 'F') {
-		return c - 'A' + 10;
-	}
-	return -1;
-}
-
 bool slim_card_parse(const char *verb, const char *hex, struct slim_wire_card *state,
 		const char **err)
 {
@@ -95,13 +82,9 @@ bool slim_card_parse(const char *verb, const char *hex, struct slim_wire_card *s
 		.len = (uint8_t)(n / 2),
 		.reader = 0,
 	};
-	for (size_t i = 0; i < n; i += 2) {
-		int hi = hex_digit(hex[i]), lo = hex_digit(hex[i + 1]);
-		if (hi < 0 || lo < 0) {
-			*err = "usage: insert HEX (2 to 64 hex digits)";
-			return false;
-		}
-		card.token[i / 2] = (uint8_t)(hi << 4 | lo);
+	if (!slim_hex_decode(card.token, n / 2, hex)) {
+		*err = "usage: insert HEX (2 to 64 hex digits)";
+		return false;
 	}
 	/* one reader holds one card: what a real one would never report */
 	if (state->event == SLIM_CARD_INSERTED) {

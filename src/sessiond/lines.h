@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "slim-hex.h"
 
 #define SLIM_LINE_MAX 1024
 
@@ -34,10 +35,6 @@ char *slim_lines_next(struct slim_lines *lines);
 /* Sends one line ('\n' added); false if it could not go whole. */
 bool slim_line_send(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Lowercase hex of `len` bytes into `out` (2·len + 1 bytes). */
-void slim_hex_encode(char *out, const uint8_t *in, size_t len);
-/* Decodes exactly `len` bytes of hex (either case); false on anything else. */
-bool slim_hex_decode(uint8_t *out, size_t len, const char *hex);
 
 /* Splits `line` at single spaces into at most `max` fields; returns how many. */
 int slim_split(char *line, char **fields, int max);
