@@ -1,0 +1,59 @@
+/*
+ * What the files of the secure transport share among themselves: GnuTLS
+ * credentials from an identity, the priorities, the record layout.
+ */
+#ifndef SLIM_SEC_INTERNAL_H
+#define SLIM_SEC_INTERNAL_H
+
+#include <gnutls/gnutls.h>
+#include "slim-secure.h"
+
+/*
+ * DTLS 1.2 only, AEAD only, X25519 for forward secrecy. Certificates are
+ * raw ECDSA P-256 keys (RFC 7250) and nothing else, so no X.509 parsing is
+ * reachable from the network; ECDHE-PSK is offered with ChaCha20-Poly1305,
+ * the one AEAD GnuTLS pairs with it in DTLS 1.2.
+ */
+#define SLIM_SEC_PRIORITY_CERT "NONE:+VERS-DTLS1.2:+ECDHE-ECDSA:+AES-128-GCM:" \
+	"+CHACHA20-POLY1305:+AEAD:+GROUP-X25519:+SIGN-ECDSA-SHA256:" \
+	"+COMP-NULL:+CTYPE-CLI-RAWPK:+CTYPE-SRV-RAWPK"
+#define SLIM_SEC_PRIORITY_PSK "NONE:+VERS-DTLS1.2:+ECDHE-PSK:+CHACHA20-POLY1305:" \
+	"+AEAD:+GROUP-X25519:+SIGN-ALL:+COMP-NULL"
+
+/* DTLS record header (RFC 6347 §4.1). */
+#define SLIM_DTLS_HEADER 13
+enum slim_dtls_content {
+	SLIM_DTLS_CHANGE_CIPHER_SPEC = 20,
+	SLIM_DTLS_ALERT = 21,
+	SLIM_DTLS_HANDSHAKE = 22,
+	SLIM_DTLS_APPLICATION_DATA = 23,
+};
+#define SLIM_DTLS_CLIENT_HELLO 1
+
+/* Handshake flights: first retransmission, and the whole handshake. */
+#define SLIM_SEC_RETRANSMIT_MS 250
+
+static inline uint16_t slim_dtls_epoch(const uint8_t *rec)
+{
+	return (uint16_t)(rec[3] << 8 | rec[4]);
+}
+
+/*
+ * A certificate credential holding a copy of the identity's key as a raw
+ * public key; the caller frees it with gnutls_certificate_free_credentials.
+ */
+bool slim_sec_identity_credentials(const struct slim_sec_identity *id,
+		gnutls_certificate_credentials_t *out);
+/* The SHA-256 fingerprint of the raw public key the peer presented. */
+bool slim_sec_peer_fingerprint(gnutls_session_t session, uint8_t fp[SLIM_SEC_FINGERPRINT_LEN]);
+
+/*
+ * Whether a cleartext datagram is a server's "forgotten" hint: a slim REFUSE
+ * UNKNOWN alone, in association 0 and outside the sequence. Writes one into
+ * buf (SLIM_SEC_HINT_LEN bytes).
+ */
+#define SLIM_SEC_HINT_LEN 32
+bool slim_sec_is_hint(const uint8_t *buf, size_t len);
+size_t slim_sec_make_hint(uint8_t *buf, size_t size);
+
+#endif
