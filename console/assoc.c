@@ -1,4 +1,4 @@
-#define _GNU_SOURCE /* SOCK_NONBLOCK, SOCK_CLOEXEC */
+#define _GNU_SOURCE /* SOCK_NONBLOCK, SOCK_CLOEXEC, explicit_bzero */
 #include <errno.h>
 #include <limits.h>
 #include <netdb.h>
@@ -14,10 +14,17 @@
 
 #define HELLO_FIRST_MS 250
 #define HELLO_MAX_MS 4000
+/* A handshake that failed (a wrong key, no server) is tried again, slower. */
+#define RETRY_FIRST_MS 1000
+#define RETRY_MAX_MS 8000
 #define PING_MS 1000
 #define BUSY_RETRY_MS 5000
+/* A cleartext hint is unauthenticated: acted on at most this often. */
+#define HINT_MIN_US 2000000ull
 /* A full repaint arrives as a burst; a small socket buffer would drop it. */
 #define RCVBUF_BYTES (4 << 20)
+/* Datagrams read per dispatch, so stdin and timers get their turn in a flood. */
+#define RECV_BURST 256
 
 struct slim_assoc {
 	const char *name;
@@ -27,10 +34,16 @@ struct slim_assoc {
 
 	enum slim_assoc_state state;
 	uint32_t id;
-	uint64_t deadline_us; /* next HELLO or PING */
-	uint32_t backoff_ms;
+	/* CONNECTING: the handshake is done and HELLO goes (else the handshake runs) */
+	bool secured;
+	/* CONNECTING without a connection: the next handshake is due at deadline_us */
+	bool retry_pending;
+	uint64_t deadline_us; /* next HELLO, PING or handshake */
+	uint32_t backoff_ms, retry_ms;
+	uint64_t last_hint_us;
 	/* send() saw ECONNREFUSED; acted on in tick, outside the user's calls */
 	bool conn_refused;
+	struct slim_sec_client *sec;
 
 	/*
 	 * Each reader's latest card event (bit set in card_known), and which
@@ -39,6 +52,8 @@ struct slim_assoc {
 	 */
 	struct slim_wire_card cards[SLIM_CARD_MAX_READERS];
 	uint32_t card_known, card_unsent;
+
+	uint8_t buf[65536];
 };
 
 /* "HOST:PORT" or "[ADDR]:PORT" into its parts; the port is a number. */
@@ -134,6 +149,8 @@ int slim_udp_connect(const char *what, const char *server, char *err, size_t err
 	return fd;
 }
 
+static void send_raw(void *data, const uint8_t *buf, size_t len);
+
 struct slim_assoc *slim_assoc_create(const char *name, int fd,
 		const struct slim_assoc_impl *impl, void *data)
 {
@@ -150,6 +167,12 @@ struct slim_assoc *slim_assoc_create(const char *name, int fd,
 	assoc->data = data;
 	/* with a socket it is CONNECTING already: slim_assoc_connect is only a moment away */
 	assoc->state = fd >= 0 ? SLIM_ASSOC_CONNECTING : SLIM_ASSOC_IDLE;
+	assoc->retry_ms = RETRY_FIRST_MS;
+	assoc->sec = slim_sec_client_create(send_raw, assoc);
+	if (!assoc->sec) {
+		slim_assoc_destroy(assoc);
+		return NULL;
+	}
 	return assoc;
 }
 
@@ -161,6 +184,7 @@ void slim_assoc_destroy(struct slim_assoc *assoc)
 	if (assoc->fd >= 0) {
 		close(assoc->fd);
 	}
+	slim_sec_client_destroy(assoc->sec);
 	free(assoc);
 }
 
@@ -185,10 +209,14 @@ void slim_assoc_set_fd(struct slim_assoc *assoc, int fd)
 		close(assoc->fd);
 	}
 	assoc->fd = fd;
+	/* the connection belonged to the old endpoint */
+	slim_sec_client_stop(assoc->sec);
 }
 
-void slim_assoc_send(struct slim_assoc *assoc, const uint8_t *buf, size_t len)
+/* What the secure layer hands the wire: the socket's own send. */
+static void send_raw(void *data, const uint8_t *buf, size_t len)
 {
+	struct slim_assoc *assoc = data;
 	if (send(assoc->fd, buf, len, 0) >= 0) {
 		return;
 	}
@@ -198,6 +226,11 @@ void slim_assoc_send(struct slim_assoc *assoc, const uint8_t *buf, size_t len)
 		/* UDP: a datagram lost here is like one lost on the wire */
 		slim_log(SLIM_LOG_DEBUG, "%s: send: %s", assoc->name, strerror(errno));
 	}
+}
+
+void slim_assoc_send(struct slim_assoc *assoc, const uint8_t *buf, size_t len)
+{
+	slim_sec_client_send(assoc->sec, buf, len);
 }
 
 /* A fresh random association, never 0 and never the one before. */
@@ -228,6 +261,49 @@ static void schedule_hello_retry(struct slim_assoc *assoc, uint64_t now_us)
 		assoc->backoff_ms * 2;
 }
 
+/* The handshake is done: HELLO, and again after the backoff until answered. */
+static void secured(struct slim_assoc *assoc, uint64_t now_us)
+{
+	assoc->secured = true;
+	assoc->retry_ms = RETRY_FIRST_MS;
+	assoc->backoff_ms = HELLO_FIRST_MS;
+	send_hello(assoc);
+	schedule_hello_retry(assoc, now_us);
+}
+
+/* The connection could not be made: said, and tried again later, slower each time. */
+static void handshake_failed(struct slim_assoc *assoc, const char *why, uint64_t now_us)
+{
+	slim_log(SLIM_LOG_DEBUG, "%s: handshake failed: %s", assoc->name, why);
+	assoc->secured = false;
+	assoc->retry_pending = true;
+	assoc->deadline_us = now_us + assoc->retry_ms * 1000ull;
+	assoc->retry_ms = assoc->retry_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : assoc->retry_ms * 2;
+	if (assoc->impl->connecting) {
+		assoc->impl->connecting(assoc->data, why);
+	}
+}
+
+/* A new connection for the current association: its first handshake flight goes now. */
+static void start_connection(struct slim_assoc *assoc, uint64_t now_us)
+{
+	struct slim_sec_client_config config = { 0 };
+	char why[256] = "";
+	assoc->secured = false;
+	assoc->retry_pending = false;
+	if (!assoc->impl->security(assoc->data, &config, why, sizeof(why))) {
+		handshake_failed(assoc, why, now_us);
+		return;
+	}
+	bool started = slim_sec_client_start(assoc->sec, &config, now_us);
+	explicit_bzero(&config, sizeof(config));
+	if (!started) {
+		handshake_failed(assoc, slim_sec_client_error(assoc->sec), now_us);
+	} else if (slim_sec_client_established(assoc->sec)) {
+		secured(assoc, now_us); /* clear transport: nothing to wait for */
+	}
+}
+
 /* Starts over with a new association; `why` is NULL when nothing went wrong. */
 static void enter_connecting(struct slim_assoc *assoc, const char *why, uint64_t now_us)
 {
@@ -237,13 +313,13 @@ static void enter_connecting(struct slim_assoc *assoc, const char *why, uint64_t
 	if (assoc->impl->connecting) {
 		assoc->impl->connecting(assoc->data, why);
 	}
-	send_hello(assoc);
-	schedule_hello_retry(assoc, now_us);
+	start_connection(assoc, now_us);
 }
 
 void slim_assoc_connect(struct slim_assoc *assoc, const char *why, uint64_t now_us)
 {
 	assoc->conn_refused = false;
+	assoc->retry_ms = RETRY_FIRST_MS;
 	enter_connecting(assoc, why, now_us);
 }
 
@@ -306,17 +382,69 @@ void slim_assoc_send_card(struct slim_assoc *assoc, const struct slim_wire_card 
 static void connection_refused(struct slim_assoc *assoc, uint64_t now_us)
 {
 	assoc->conn_refused = false;
-	/* While CONNECTING, the HELLO retries are already under way. */
+	if (assoc->state == SLIM_ASSOC_CONNECTING) {
+		/* the retries are under way; a handshake in flight waits for its own end */
+		return;
+	}
 	slim_assoc_restart(assoc, "connection refused", now_us);
 }
 
-bool slim_assoc_recv_refused(struct slim_assoc *assoc, uint64_t now_us)
+/* One datagram from the socket, through the secure layer. */
+static void receive(struct slim_assoc *assoc, size_t len, uint64_t now_us)
 {
-	if (errno != ECONNREFUSED) {
-		return false;
+	const uint8_t *out;
+	size_t out_len;
+	switch (slim_sec_client_receive(assoc->sec, assoc->buf, len, &out, &out_len)) {
+	case SLIM_SEC_DATA:
+		assoc->impl->datagram(assoc->data, out, out_len, now_us);
+		break;
+	case SLIM_SEC_ESTABLISHED:
+		if (assoc->state == SLIM_ASSOC_CONNECTING && !assoc->secured) {
+			secured(assoc, now_us);
+		}
+		break;
+	case SLIM_SEC_FAILED:
+		handshake_failed(assoc, slim_sec_client_error(assoc->sec), now_us);
+		break;
+	case SLIM_SEC_FORGOTTEN:
+		/* anyone could have sent it: a restart costs a handshake, so not too often */
+		if (now_us - assoc->last_hint_us >= HINT_MIN_US) {
+			assoc->last_hint_us = now_us;
+			slim_assoc_restart(assoc, "the server forgot this console", now_us);
+		}
+		break;
+	case SLIM_SEC_CLOSED:
+		if (assoc->state == SLIM_ASSOC_CONNECTING) {
+			handshake_failed(assoc, "the server closed the connection", now_us);
+		} else {
+			slim_assoc_restart(assoc, "the server closed the connection", now_us);
+		}
+		break;
+	case SLIM_SEC_NOTHING:
+		break;
 	}
-	connection_refused(assoc, now_us);
-	return true;
+}
+
+void slim_assoc_dispatch(struct slim_assoc *assoc)
+{
+	for (int i = 0; i < RECV_BURST && assoc->fd >= 0; i++) {
+		ssize_t n = recv(assoc->fd, assoc->buf, sizeof(assoc->buf), MSG_TRUNC);
+		uint64_t now = slim_now_us();
+		if (n < 0) {
+			if (errno == ECONNREFUSED) {
+				connection_refused(assoc, now);
+				continue;
+			}
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+				slim_log(SLIM_LOG_DEBUG, "%s: recv: %s", assoc->name, strerror(errno));
+			}
+			return;
+		}
+		if ((size_t)n > sizeof(assoc->buf)) {
+			continue; /* longer than any datagram of ours: not one */
+		}
+		receive(assoc, (size_t)n, now);
+	}
 }
 
 void slim_assoc_tick(struct slim_assoc *assoc, uint64_t now_us)
@@ -326,6 +454,16 @@ void slim_assoc_tick(struct slim_assoc *assoc, uint64_t now_us)
 	}
 	if (assoc->conn_refused) {
 		connection_refused(assoc, now_us);
+	}
+	if (assoc->state == SLIM_ASSOC_CONNECTING && !assoc->secured) {
+		if (assoc->retry_pending) {
+			if (now_us >= assoc->deadline_us) {
+				start_connection(assoc, now_us);
+			}
+		} else if (slim_sec_client_tick(assoc->sec, now_us) == SLIM_SEC_FAILED) {
+			handshake_failed(assoc, slim_sec_client_error(assoc->sec), now_us);
+		}
+		return;
 	}
 	if (now_us < assoc->deadline_us) {
 		return;
@@ -348,15 +486,26 @@ void slim_assoc_tick(struct slim_assoc *assoc, uint64_t now_us)
 	}
 }
 
+static int ms_until(uint64_t deadline_us, uint64_t now_us)
+{
+	if (now_us >= deadline_us) {
+		return 0;
+	}
+	/* rounded up: waking a little early would only spin */
+	uint64_t ms = (deadline_us - now_us + 999) / 1000;
+	return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
 int slim_assoc_timeout_ms(const struct slim_assoc *assoc, uint64_t now_us)
 {
 	if (assoc->state == SLIM_ASSOC_IDLE) {
 		return -1;
 	}
-	if (assoc->conn_refused || now_us >= assoc->deadline_us) {
+	if (assoc->conn_refused) {
 		return 0;
 	}
-	/* rounded up: waking a little early would only spin */
-	uint64_t ms = (assoc->deadline_us - now_us + 999) / 1000;
-	return ms > INT_MAX ? INT_MAX : (int)ms;
+	if (assoc->state == SLIM_ASSOC_CONNECTING && !assoc->secured && !assoc->retry_pending) {
+		return slim_sec_client_timeout_ms(assoc->sec, now_us);
+	}
+	return ms_until(assoc->deadline_us, now_us);
 }

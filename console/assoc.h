@@ -3,17 +3,25 @@
  * cycle that the display link (link.c) and the control association with
  * the session manager (manager.c) have in common.
  *
- *   CONNECTING: HELLO now, again after 250 ms, doubling up to 4 s, until
- *               a datagram of the association says the peer heard us;
+ *   CONNECTING: a new DTLS connection (slim-secure.h): its handshake, then
+ *               HELLO, again after 250 ms, doubling up to 4 s, until a
+ *               datagram of the association says the peer heard us. A
+ *               handshake that fails is said (why) and tried again after
+ *               1 s, doubling up to 8 s;
  *   ATTACHED:   PING every second, so that a peer that forgot us (it
- *               restarted) says REFUSE UNKNOWN and we say HELLO again;
+ *               restarted) says so and we start again;
  *   BUSY:       the peer refused us for now: HELLO every 5 s;
  *   IDLE:       no socket yet (slim_assoc_set_fd gives one).
  *
- * A peer that went away shows up as ECONNREFUSED (the ICMP port
- * unreachable that the connected socket reports), which starts over.
- * What the datagrams hold, and so which of them mean "attached", "busy"
- * or "forgotten", is the user's business: it says so with the calls below.
+ * Every association is its own DTLS connection, and every datagram of it
+ * one record: what reaches the user has been authenticated, in order of
+ * arrival, replays removed. A peer that went away shows up as
+ * ECONNREFUSED (the ICMP port unreachable that the connected socket
+ * reports), a peer that restarted as its "forgotten" hint (cleartext,
+ * believed at most every 2 s) or its close: both start over. What the
+ * datagrams hold, and so which of them mean "attached", "busy" or
+ * "forgotten" in the slim protocol, is the user's business: it says so
+ * with the calls below.
  *
  * Card events go through here too: kept while not attached (the latest
  * per reader) and told again to every new association while the card is
@@ -27,6 +35,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include "slim-proto.h"
+#include "slim-secure.h"
 
 enum slim_assoc_state {
 	SLIM_ASSOC_CONNECTING,
@@ -37,9 +46,16 @@ enum slim_assoc_state {
 
 /* What the user of an association does at its turns; `data` is its own. */
 struct slim_assoc_impl {
-	/* A new association is being set up, before its first HELLO; `why`
-	 * is NULL when nothing went wrong (the start, a REDIRECT). Optional. */
+	/* A new association is being set up, before its handshake; `why` is
+	 * NULL when nothing went wrong (the start, a REDIRECT). Optional. */
 	void (*connecting)(void *data, const char *why);
+	/*
+	 * How the new connection proves itself and knows its peer: a key and a
+	 * judge of the peer's, or a pre-shared key. False, with a reason for
+	 * people, if it cannot be had now (tried again later).
+	 */
+	bool (*security)(void *data, struct slim_sec_client_config *config, char *why,
+		size_t why_len);
 	/* Say HELLO in association `id`. */
 	void (*send_hello)(void *data, uint32_t id);
 	/* Say PING, so that a peer that forgot us says so. */
@@ -48,6 +64,8 @@ struct slim_assoc_impl {
 	void (*attached)(void *data, uint32_t id);
 	/* Send a card event; false if it did not go and is to be kept. */
 	bool (*send_card)(void *data, const struct slim_wire_card *card);
+	/* An authenticated datagram of the connection. */
+	void (*datagram)(void *data, const uint8_t *buf, size_t len, uint64_t now_us);
 };
 
 struct slim_assoc;
@@ -89,13 +107,17 @@ void slim_assoc_heard(struct slim_assoc *assoc, uint64_t now_us);
 /* The peer refused us for now: HELLO again now and then, unchanged. */
 void slim_assoc_busy(struct slim_assoc *assoc, uint64_t now_us);
 
-/* Sends a datagram; ECONNREFUSED is acted on in slim_assoc_tick. */
+/*
+ * Sends a datagram (one record); nothing before the handshake is done.
+ * ECONNREFUSED is acted on in slim_assoc_tick.
+ */
 void slim_assoc_send(struct slim_assoc *assoc, const uint8_t *buf, size_t len);
 /*
- * After recv() failed: whether that was ECONNREFUSED, now acted on, so
- * that reading goes on. errno is left alone otherwise.
+ * Reads what the socket has (a bounded burst, so that other work gets its
+ * turn in a flood): handshake steps, and authenticated datagrams for
+ * impl->datagram.
  */
-bool slim_assoc_recv_refused(struct slim_assoc *assoc, uint64_t now_us);
+void slim_assoc_dispatch(struct slim_assoc *assoc);
 /* A card event for the peer: sent now if attached, else kept. */
 void slim_assoc_send_card(struct slim_assoc *assoc, const struct slim_wire_card *card);
 

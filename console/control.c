@@ -76,9 +76,18 @@ static void emit(struct slim_control *ctl, const char *fmt, ...)
 	fflush(ctl->out);
 }
 
-void slim_control_connecting(struct slim_control *ctl, const char *server)
+void slim_control_id(struct slim_control *ctl, const char *id)
 {
-	emit(ctl, "connecting %s", server);
+	emit(ctl, "id %s", id);
+}
+
+void slim_control_connecting(struct slim_control *ctl, const char *server, const char *why)
+{
+	if (why) {
+		emit(ctl, "connecting %s (%s)", server, why);
+	} else {
+		emit(ctl, "connecting %s", server);
+	}
 }
 
 void slim_control_attached(struct slim_control *ctl, uint32_t assoc)
@@ -107,9 +116,20 @@ void slim_control_refused(struct slim_control *ctl, uint16_t reason, const char 
 	}
 }
 
-void slim_control_manager_connecting(struct slim_control *ctl, const char *manager)
+void slim_control_manager_connecting(struct slim_control *ctl, const char *manager,
+		const char *why)
 {
-	emit(ctl, "manager connecting %s", manager);
+	if (why) {
+		emit(ctl, "manager connecting %s (%s)", manager, why);
+	} else {
+		emit(ctl, "manager connecting %s", manager);
+	}
+}
+
+void slim_control_manager_refused(struct slim_control *ctl, uint16_t reason, const char *text)
+{
+	emit(ctl, "manager refused %s %s", reason == SLIM_REFUSE_PENDING ? "pending" :
+		reason == SLIM_REFUSE_DENIED ? "denied" : "busy", text);
 }
 
 void slim_control_manager_attached(struct slim_control *ctl, uint32_t assoc)

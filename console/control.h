@@ -16,13 +16,16 @@
  *   card remove           bytes) put on reader 0, and taken off again
  *   quit                  (the end of stdin quits too: no console outlives its driver)
  * Events, one a line, flushed at once:
- *   connecting HOST:PORT, attached ASSOC, frame ID APPLIED_US,
+ *   id ID (first: the console's id, from its key),
+ *   connecting HOST:PORT [(WHY)] (WHY: what ended the last attempt, e.g. a
+ *   handshake that failed), attached ASSOC, frame ID APPLIED_US,
  *   refused busy TEXT, refused unknown, error TEXT (a bad command, or input
  *   while not attached, which is dropped). ASSOC is decimal; TEXT is the
  *   server's, with control characters shown as '?'.
  *   With --manager these are the display association's; the control
- *   association adds: manager connecting HOST:PORT, manager attached ASSOC,
- *   and redirect HOST:PORT (a REDIRECT acted on: "connecting" follows).
+ *   association adds: manager connecting HOST:PORT [(WHY)], manager attached
+ *   ASSOC, manager refused pending|denied TEXT (not enrolled), and redirect
+ *   HOST:PORT (a REDIRECT acted on: "connecting" follows).
  *
  * Input events carry CLOCK_MONOTONIC milliseconds, and "frame" is printed
  * the moment the frame is presented, so that "key 30 1" to "frame" is the
@@ -54,11 +57,14 @@ int slim_control_fd(const struct slim_control *ctl);
 /* Reads and runs commands; false once "quit" was read or stdin closed. */
 bool slim_control_dispatch(struct slim_control *ctl);
 
-void slim_control_connecting(struct slim_control *ctl, const char *server);
+void slim_control_id(struct slim_control *ctl, const char *id);
+void slim_control_connecting(struct slim_control *ctl, const char *server, const char *why);
 void slim_control_attached(struct slim_control *ctl, uint32_t assoc);
 void slim_control_frame(struct slim_control *ctl, uint32_t frame, uint64_t applied_us);
 void slim_control_refused(struct slim_control *ctl, uint16_t reason, const char *text);
-void slim_control_manager_connecting(struct slim_control *ctl, const char *manager);
+void slim_control_manager_connecting(struct slim_control *ctl, const char *manager,
+		const char *why);
+void slim_control_manager_refused(struct slim_control *ctl, uint16_t reason, const char *text);
 void slim_control_manager_attached(struct slim_control *ctl, uint32_t assoc);
 void slim_control_redirect(struct slim_control *ctl, const char *server);
 

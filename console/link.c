@@ -1,4 +1,4 @@
-#define _GNU_SOURCE /* NI_MAXHOST, NI_MAXSERV */
+#define _GNU_SOURCE /* NI_MAXHOST, NI_MAXSERV, explicit_bzero */
 #include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -7,31 +7,31 @@
 #include <sys/socket.h>
 #include "assoc.h"
 #include "link.h"
+#include "slim-hex.h"
 #include "slim-log.h"
 
-/* Datagrams read per dispatch, so stdin and timers get their turn in a flood. */
-#define RECV_BURST 256
-
 struct slim_link {
-	struct slim_assoc *assoc; /* the socket, HELLO, PING and card life cycle */
+	struct slim_assoc *assoc; /* the socket, handshake, HELLO, PING and card life cycle */
 	char *server;
+	enum slim_sec_mode mode;
+	uint16_t mtu;
+	char *pairing_key;
 	struct slim_console_core *core;
 	char id[SLIM_CONSOLE_ID_LEN];
 	const struct slim_link_listener *listener;
 	void *listener_data;
 
-	/* the endpoint and token of the last REDIRECT acted on */
+	/* the endpoint, token and key of the last REDIRECT acted on */
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
 	bool has_token;
 	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
+	uint8_t key[SLIM_SEC_KEY_LEN];
 
 	/* A refusal the core reported while it handled a datagram, acted on after. */
 	bool refusal;
 	uint16_t refusal_reason;
 	char refusal_text[SLIM_REFUSE_TEXT_MAX + 1];
-
-	uint8_t buf[65536];
 };
 
 static void assoc_connecting(void *data, const char *why)
@@ -68,19 +68,62 @@ static bool assoc_send_card(void *data, const struct slim_wire_card *card)
 	return slim_console_core_send_card(link->core, card);
 }
 
+/* The attach's key from the REDIRECT, or the standalone session's pairing key. */
+static bool assoc_security(void *data, struct slim_sec_client_config *config, char *why,
+		size_t why_len)
+{
+	struct slim_link *link = data;
+	config->mode = link->mode;
+	config->mtu = link->mtu;
+	if (link->mode == SLIM_SEC_CLEAR) {
+		return true;
+	}
+	if (link->has_token) {
+		slim_hex_encode(config->psk_identity, link->token, sizeof(link->token));
+		memcpy(config->psk, link->key, sizeof(config->psk));
+		return true;
+	}
+	snprintf(config->psk_identity, sizeof(config->psk_identity), "%s",
+		SLIM_SEC_PAIRING_IDENTITY);
+	if (!link->pairing_key) {
+		snprintf(why, why_len, "no pairing key (--pairing-key FILE)");
+		return false;
+	}
+	/* read anew for every connection: the session may have made a new one */
+	return slim_sec_key_file_load(link->pairing_key, false, config->psk, why, why_len);
+}
+
+static void handle_datagram(struct slim_link *link, const uint8_t *buf, size_t len,
+		uint64_t now_us);
+
+static void assoc_datagram(void *data, const uint8_t *buf, size_t len, uint64_t now_us)
+{
+	handle_datagram(data, buf, len, now_us);
+}
+
 static const struct slim_assoc_impl assoc_impl = {
 	.connecting = assoc_connecting,
+	.security = assoc_security,
+	.datagram = assoc_datagram,
 	.send_hello = assoc_send_hello,
 	.send_ping = assoc_send_ping,
 	.attached = assoc_attached,
 	.send_card = assoc_send_card,
 };
 
-struct slim_link *slim_link_create(const char *server, char *err, size_t err_len)
+struct slim_link *slim_link_create(const char *server, const struct slim_link_config *config,
+		char *err, size_t err_len)
 {
 	struct slim_link *link = calloc(1, sizeof(*link));
 	if (!link) {
 		snprintf(err, err_len, "out of memory");
+		return NULL;
+	}
+	link->mode = config->mode;
+	link->mtu = config->mtu;
+	if (config->pairing_key && !(link->pairing_key = strdup(config->pairing_key))) {
+		snprintf(err, err_len, "out of memory");
+		slim_link_destroy(link);
 		return NULL;
 	}
 	/* no server: no endpoint (IDLE) until a REDIRECT names one */
@@ -111,6 +154,8 @@ void slim_link_destroy(struct slim_link *link)
 		slim_console_core_set_events(link->core, NULL, NULL);
 	}
 	slim_assoc_destroy(link->assoc);
+	explicit_bzero(link->key, sizeof(link->key));
+	free(link->pairing_key);
 	free(link->server);
 	free(link);
 }
@@ -222,7 +267,7 @@ static char *endpoint_name(const struct sockaddr *addr, socklen_t len)
 }
 
 bool slim_link_redirect(struct slim_link *link, const struct sockaddr *addr, socklen_t len,
-		const uint8_t token[SLIM_ATTACH_TOKEN_LEN])
+		const uint8_t token[SLIM_ATTACH_TOKEN_LEN], const uint8_t key[SLIM_SEC_KEY_LEN])
 {
 	bool same_peer = slim_assoc_fd(link->assoc) >= 0 && len == link->peer_len &&
 		memcmp(addr, &link->peer, len) == 0;
@@ -246,6 +291,7 @@ bool slim_link_redirect(struct slim_link *link, const struct sockaddr *addr, soc
 	}
 	link->has_token = true;
 	memcpy(link->token, token, sizeof(link->token));
+	memcpy(link->key, key, sizeof(link->key));
 	slim_console_core_set_token(link->core, token);
 	/* a new association: the compositor checks the token on this HELLO */
 	slim_assoc_connect(link->assoc, NULL, slim_now_us());
@@ -276,13 +322,13 @@ static void handle_refusal(struct slim_link *link, uint64_t now_us)
  * Whether a datagram of our association says the server serves us: all
  * but a refusal (the core's test for one: a REFUSE alone in its datagram).
  */
-static bool serves_us(const struct slim_link *link, size_t len)
+static bool serves_us(const struct slim_link *link, const uint8_t *buf, size_t len)
 {
 	const struct slim_fb *fb = slim_console_core_fb(link->core);
 	struct slim_reader r;
 	struct slim_dgram hdr;
 	struct slim_cmd cmd;
-	if (slim_reader_init(&r, &hdr, link->buf, len, false, (uint16_t)fb->width,
+	if (slim_reader_init(&r, &hdr, buf, len, false, (uint16_t)fb->width,
 			(uint16_t)fb->height) != SLIM_OK || hdr.assoc != slim_assoc_id(link->assoc)) {
 		return false;
 	}
@@ -291,17 +337,18 @@ static bool serves_us(const struct slim_link *link, size_t len)
 }
 
 /* Hands one datagram to the core and follows what it says about the association. */
-static void handle_datagram(struct slim_link *link, size_t len, uint64_t now_us)
+static void handle_datagram(struct slim_link *link, const uint8_t *buf, size_t len,
+		uint64_t now_us)
 {
 	/*
 	 * Attached before the core applies it, so that "attached" comes before
 	 * the frame it brings. Whatever it holds, the HELLO got through.
 	 */
-	if (slim_assoc_state(link->assoc) != SLIM_ASSOC_ATTACHED && serves_us(link, len)) {
+	if (slim_assoc_state(link->assoc) != SLIM_ASSOC_ATTACHED && serves_us(link, buf, len)) {
 		slim_assoc_heard(link->assoc, now_us);
 	}
 	link->refusal = false;
-	slim_console_core_receive(link->core, link->buf, len);
+	slim_console_core_receive(link->core, buf, len);
 	if (link->refusal) {
 		link->refusal = false;
 		handle_refusal(link, now_us);
@@ -310,24 +357,7 @@ static void handle_datagram(struct slim_link *link, size_t len, uint64_t now_us)
 
 void slim_link_dispatch(struct slim_link *link)
 {
-	for (int i = 0; i < RECV_BURST; i++) {
-		ssize_t n = recv(slim_assoc_fd(link->assoc), link->buf, sizeof(link->buf), MSG_TRUNC);
-		uint64_t now = slim_now_us();
-		if (n < 0) {
-			if (slim_assoc_recv_refused(link->assoc, now)) {
-				continue;
-			}
-			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-				slim_log(SLIM_LOG_DEBUG, "link: recv: %s", strerror(errno));
-			}
-			return;
-		}
-		if ((size_t)n > sizeof(link->buf)) {
-			/* longer than any datagram may be: cut, so the core rejects it */
-			n = sizeof(link->buf);
-		}
-		handle_datagram(link, (size_t)n, now);
-	}
+	slim_assoc_dispatch(link->assoc);
 }
 
 void slim_link_tick(struct slim_link *link, uint64_t now_us)

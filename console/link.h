@@ -15,6 +15,11 @@
  * unreachable that the connected socket reports), which starts over.
  * The life cycle itself is the one the control association shares
  * (assoc.c); what is the link's own is the core and the REDIRECTs.
+ *
+ * Each association is a DTLS connection with a pre-shared key: a
+ * session manager's REDIRECT brings a key for that attach alone (over the
+ * manager's own authenticated association); a standalone session is
+ * reached with its pairing key, read from a file at every new connection.
  */
 #ifndef SLIM_CONSOLE_LINK_H
 #define SLIM_CONSOLE_LINK_H
@@ -24,6 +29,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include "console-core.h"
+#include "slim-secure.h"
 
 enum slim_link_state {
 	SLIM_LINK_CONNECTING,
@@ -45,24 +51,32 @@ struct slim_link_listener {
 	void (*presented)(void *data, uint32_t frame, uint64_t applied_us);
 };
 
+struct slim_link_config {
+	enum slim_sec_mode mode;
+	uint16_t mtu;            /* the largest UDP payload */
+	const char *pairing_key; /* --server: the session's pairing key file */
+};
+
 struct slim_link;
 
 /*
  * Resolves `server` ("HOST:PORT" or "[ADDR]:PORT") and connects a socket
  * to it. On failure returns NULL with a one-line reason in `err`. `server`
- * NULL: IDLE, with no socket until slim_link_redirect.
+ * NULL: IDLE, with no socket until slim_link_redirect. `config` is copied.
  */
-struct slim_link *slim_link_create(const char *server, char *err, size_t err_len);
+struct slim_link *slim_link_create(const char *server, const struct slim_link_config *config,
+		char *err, size_t err_len);
 void slim_link_destroy(struct slim_link *link);
 
 /*
- * The session manager's REDIRECT: the picture is at `addr`, and HELLO
- * there presents `token`. A new endpoint or a new token starts a new
- * association (the socket and slim_link_fd change with the endpoint);
- * the same endpoint and token again change nothing and return false.
+ * The session manager's REDIRECT: the picture is at `addr`, the connection
+ * there proves itself with `key` under the identity `token`, and HELLO
+ * presents `token`. A new endpoint or a new token starts a new association
+ * (the socket and slim_link_fd change with the endpoint); the same
+ * endpoint and token again change nothing and return false.
  */
 bool slim_link_redirect(struct slim_link *link, const struct sockaddr *addr, socklen_t len,
-		const uint8_t token[SLIM_ATTACH_TOKEN_LEN]);
+		const uint8_t token[SLIM_ATTACH_TOKEN_LEN], const uint8_t key[SLIM_SEC_KEY_LEN]);
 
 /* The core's slim_send_fn: `data` is the link. */
 void slim_link_send(void *data, const uint8_t *buf, size_t len);

@@ -23,6 +23,7 @@
 #include "options.h"
 #include "slim-log.h"
 #include "status-screen.h"
+#include "trust.h"
 #ifdef SLIM_HAVE_WINDOW
 #include "window.h"
 #endif
@@ -34,6 +35,9 @@
 
 struct console {
 	struct options opts;
+	struct slim_sec_identity *identity; /* the console's key: its id is derived from it */
+	char id[SLIM_CONSOLE_ID_LEN + 1];
+	struct slim_trust *trust; /* --manager: whose key we believe */
 	struct slim_console_backend *backend;
 	struct slim_console_core *core;
 	struct slim_link *link;
@@ -92,7 +96,7 @@ static void on_connecting(void *data, const char *why)
 		slim_console_status("connecting to %s", server_name(c));
 	}
 	if (c->control) {
-		slim_control_connecting(c->control, server_name(c));
+		slim_control_connecting(c->control, server_name(c), why);
 	}
 }
 
@@ -215,7 +219,7 @@ static void on_manager_connecting(void *data, const char *why)
 		slim_console_status("waiting for the session manager at %s", manager);
 	}
 	if (c->control) {
-		slim_control_manager_connecting(c->control, manager);
+		slim_control_manager_connecting(c->control, manager, why);
 	}
 }
 
@@ -229,19 +233,35 @@ static void on_manager_attached(void *data, uint32_t assoc)
 }
 
 static void on_manager_redirect(void *data, const struct sockaddr *addr, socklen_t len,
-		const uint8_t token[SLIM_ATTACH_TOKEN_LEN])
+		const uint8_t token[SLIM_ATTACH_TOKEN_LEN], const uint8_t key[SLIM_SEC_KEY_LEN])
 {
 	struct console *c = data;
 	/* acted on (not a repeat), the link starts connecting: on_connecting tells */
 	c->redirecting = true;
-	slim_link_redirect(c->link, addr, len, token);
+	slim_link_redirect(c->link, addr, len, token, key);
 	c->redirecting = false;
+}
+
+/* Not enrolled (yet): say so on the screen, with the id the administrator needs. */
+static void on_manager_refused(void *data, uint16_t reason, const char *text)
+{
+	struct console *c = data;
+	slim_console_status("the session manager refused this console: %s", text);
+	if (slim_link_state(c->link) == SLIM_LINK_IDLE) {
+		char line[320];
+		snprintf(line, sizeof(line), "console %s", c->id);
+		show_status(c, line, text);
+	}
+	if (c->control) {
+		slim_control_manager_refused(c->control, reason, text);
+	}
 }
 
 static const struct slim_manager_listener manager_listener = {
 	.connecting = on_manager_connecting,
 	.attached = on_manager_attached,
 	.redirect = on_manager_redirect,
+	.refused = on_manager_refused,
 };
 
 /* Blocked, the signals wait in a file descriptor for the loop to read. */
@@ -490,6 +510,64 @@ static bool create_backend(struct console *c)
 	return c->backend != NULL;
 }
 
+/* The console's key, made on its first start; its id is the key's. */
+static bool load_identity(struct console *c, char *err, size_t err_len)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/console.key", c->opts.state_dir);
+	c->identity = slim_sec_identity_load(path, true, err, err_len);
+	if (!c->identity) {
+		return false;
+	}
+	slim_sec_fingerprint_id(slim_sec_identity_fingerprint(c->identity), c->id);
+	return true;
+}
+
+/* Clear transport crosses no network: the peer must be on this machine. */
+static bool transport_allowed(struct console *c, int fd)
+{
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof(peer);
+	if (c->opts.transport != SLIM_SEC_CLEAR || fd < 0) {
+		return true;
+	}
+	if (getpeername(fd, (struct sockaddr *)&peer, &len) == 0 &&
+			slim_sec_clear_allowed((struct sockaddr *)&peer)) {
+		return true;
+	}
+	slim_console_status("--transport clear: only to this machine (a loopback address)");
+	return false;
+}
+
+/* --manager: its control association, in which the console proves its key. */
+static bool create_manager(struct console *c, char *err, size_t err_len)
+{
+	char path[4200];
+	char *address = slim_manager_address_of(c->opts.manager);
+	snprintf(path, sizeof(path), "%s/known-servers", c->opts.state_dir);
+	c->trust = address ? slim_trust_create(path, address,
+		c->opts.has_server_key ? c->opts.server_key : NULL) : NULL;
+	free(address);
+	if (!c->trust) {
+		snprintf(err, err_len, "out of memory");
+		return false;
+	}
+	struct slim_manager_config config = {
+		.mode = c->opts.transport,
+		.mtu = c->opts.mtu,
+		.identity = c->identity,
+		.check_server = slim_trust_check,
+		.check_data = c->trust,
+	};
+	c->manager = slim_manager_create(c->opts.manager, c->core, c->id, &config,
+		&manager_listener, c, err, err_len);
+	if (c->manager && !transport_allowed(c, slim_manager_fd(c->manager))) {
+		snprintf(err, err_len, "--manager %s is not on this machine", c->opts.manager);
+		return false;
+	}
+	return c->manager != NULL;
+}
+
 static bool run(struct console *c)
 {
 	int pump_ms = backend_pump_ms(c);
@@ -600,31 +678,51 @@ int main(int argc, char *argv[])
 	}
 
 	char err[512];
+	if (!load_identity(&c, err, sizeof(err))) {
+		slim_console_status("%s", err);
+		ret = EXIT_FAILURE;
+		goto out;
+	}
+	if (c.opts.print_id) {
+		printf("%s\n", c.id);
+		ret = EXIT_SUCCESS;
+		goto out;
+	}
 	ret = EXIT_USAGE;
 	/* --manager: no server until the manager's REDIRECT names one */
-	c.link = slim_link_create(c.opts.server, err, sizeof(err));
+	struct slim_link_config link_config = {
+		.mode = c.opts.transport,
+		.mtu = c.opts.mtu,
+		.pairing_key = c.opts.pairing_key[0] ? c.opts.pairing_key : NULL,
+	};
+	c.link = slim_link_create(c.opts.server, &link_config, err, sizeof(err));
 	if (!c.link) {
 		slim_console_status("%s", err);
+		goto out;
+	}
+	if (!transport_allowed(&c, slim_link_fd(c.link))) {
 		goto out;
 	}
 	ret = EXIT_FAILURE;
 	if (!create_backend(&c)) {
 		goto out;
 	}
-	c.core = slim_console_core_create(c.opts.width, c.opts.height, c.opts.mtu, c.backend,
+	/* a record's overhead is the wire's; the slim datagrams get the rest */
+	uint32_t mtu = c.opts.mtu;
+	if (c.opts.transport == SLIM_SEC_DTLS) {
+		mtu = (mtu > SLIM_SEC_MAX_RECORD + SLIM_SEC_OVERHEAD ?
+			SLIM_SEC_MAX_RECORD + SLIM_SEC_OVERHEAD : mtu) - SLIM_SEC_OVERHEAD;
+	}
+	c.core = slim_console_core_create(c.opts.width, c.opts.height, (uint16_t)mtu, c.backend,
 		slim_link_send, c.link);
 	if (!c.core) {
 		slim_console_status("cannot create a %ux%u screen", c.opts.width, c.opts.height);
 		goto out;
 	}
-	if (c.opts.manager) {
-		c.manager = slim_manager_create(c.opts.manager, c.core, c.opts.id, &manager_listener,
-			&c, err, sizeof(err));
-		if (!c.manager) {
-			slim_console_status("%s", err);
-			ret = EXIT_USAGE;
-			goto out;
-		}
+	if (c.opts.manager && !create_manager(&c, err, sizeof(err))) {
+		slim_console_status("%s", err);
+		ret = EXIT_USAGE;
+		goto out;
 	}
 	if (c.opts.control) {
 		c.control = slim_control_create(STDIN_FILENO, stdout, c.core, c.link);
@@ -647,7 +745,10 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 #endif
-	slim_link_start(c.link, c.core, c.opts.id, &link_listener, &c);
+	if (c.control) {
+		slim_control_id(c.control, c.id);
+	}
+	slim_link_start(c.link, c.core, c.id, &link_listener, &c);
 	if (c.manager) {
 		slim_manager_start(c.manager);
 	}
@@ -657,6 +758,7 @@ out:
 	slim_card_reader_destroy(c.card);
 	slim_control_destroy(c.control);
 	slim_manager_destroy(c.manager);
+	slim_trust_destroy(c.trust);
 	/* before the core: the link lets go of the core's events */
 	slim_link_destroy(c.link);
 	slim_console_core_destroy(c.core);
@@ -673,5 +775,6 @@ out:
 	if (c.signal_fd >= 0) {
 		close(c.signal_fd);
 	}
+	slim_sec_identity_destroy(c.identity);
 	return ret;
 }

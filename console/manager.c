@@ -19,7 +19,8 @@
 #define CARD_REPEAT_MS 100
 
 struct slim_manager {
-	struct slim_assoc *assoc; /* the socket, HELLO, PING and card life cycle */
+	struct slim_assoc *assoc; /* the socket, handshake, HELLO, PING and card life cycle */
+	struct slim_manager_config config;
 	char *address;
 	struct slim_console_core *core;
 	char id[SLIM_CONSOLE_ID_LEN];
@@ -34,11 +35,10 @@ struct slim_manager {
 	uint64_t card_next_us;
 
 	struct slim_ratelimit log_limit;
-	uint8_t buf[MANAGER_DGRAM_MAX];
 };
 
 /* "HOST[:PORT]" with the default port made explicit, as slim_udp_connect wants it. */
-static char *with_port(const char *manager)
+char *slim_manager_address_of(const char *manager)
 {
 	char buf[320];
 	const char *last = strrchr(manager, ':');
@@ -122,8 +122,31 @@ static bool assoc_send_card(void *data, const struct slim_wire_card *card)
 	return true;
 }
 
+/* The console's key, and the manager's judged by its pin. */
+static bool assoc_security(void *data, struct slim_sec_client_config *config, char *why,
+		size_t why_len)
+{
+	struct slim_manager *m = data;
+	config->mode = m->config.mode;
+	config->mtu = m->config.mtu;
+	config->identity = m->config.identity;
+	config->check_server = m->config.check_server;
+	config->check_data = m->config.check_data;
+	return true;
+}
+
+static void handle_datagram(struct slim_manager *m, const uint8_t *buf, size_t len,
+		uint64_t now_us);
+
+static void assoc_datagram(void *data, const uint8_t *buf, size_t len, uint64_t now_us)
+{
+	handle_datagram(data, buf, len, now_us);
+}
+
 static const struct slim_assoc_impl assoc_impl = {
 	.connecting = assoc_connecting,
+	.security = assoc_security,
+	.datagram = assoc_datagram,
 	.send_hello = assoc_send_hello,
 	.send_ping = assoc_send_ping,
 	.attached = assoc_attached,
@@ -131,12 +154,14 @@ static const struct slim_assoc_impl assoc_impl = {
 };
 
 struct slim_manager *slim_manager_create(const char *manager, struct slim_console_core *core,
-		const char *id, const struct slim_manager_listener *listener, void *data,
+		const char *id, const struct slim_manager_config *config,
+		const struct slim_manager_listener *listener, void *data,
 		char *err, size_t err_len)
 {
 	struct slim_manager *m = calloc(1, sizeof(*m));
 	if (m) {
-		m->address = with_port(manager);
+		m->address = slim_manager_address_of(manager);
+		m->config = *config;
 	}
 	if (!m || !m->address) {
 		snprintf(err, err_len, "out of memory");
@@ -208,9 +233,21 @@ static void handle_refuse(struct slim_manager *m, const struct slim_cmd *cmd, ui
 		 * is not touched: the picture goes on.
 		 */
 		slim_assoc_restart(m->assoc, "the session manager forgot this console", now_us);
-	} else if (cmd->refuse.reason == SLIM_REFUSE_BUSY) {
-		slim_assoc_busy(m->assoc, now_us);
-		log_limited(m, m->address, "refused this console");
+		return;
+	}
+	/* BUSY, PENDING, DENIED, or a reason this version does not know: wait and ask again */
+	slim_assoc_busy(m->assoc, now_us);
+	char text[SLIM_REFUSE_TEXT_MAX + 1];
+	size_t n = cmd->refuse.len < SLIM_REFUSE_TEXT_MAX ? cmd->refuse.len : SLIM_REFUSE_TEXT_MAX;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)cmd->refuse.text[i];
+		text[i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+	}
+	text[n] = '\0';
+	if (m->listener->refused) {
+		m->listener->refused(m->data, cmd->refuse.reason, text);
+	} else {
+		log_limited(m, m->address, text);
 	}
 }
 
@@ -231,17 +268,19 @@ static void handle_redirect(struct slim_manager *m, const struct slim_wire_redir
 		memcpy(&in6->sin6_addr, r->addr, 16);
 		len = sizeof(*in6);
 	}
-	m->listener->redirect(m->data, (struct sockaddr *)&addr, len, r->token);
+	m->listener->redirect(m->data, (struct sockaddr *)&addr, len, r->token, r->key);
 }
 
-static void handle_datagram(struct slim_manager *m, size_t len, uint64_t now_us)
+static void handle_datagram(struct slim_manager *m, const uint8_t *buf, size_t len,
+		uint64_t now_us)
 {
 	struct slim_reader r;
 	struct slim_dgram hdr;
 	struct slim_cmd cmd;
-	enum slim_error err = slim_reader_init(&r, &hdr, m->buf, len, false, 0, 0);
+	enum slim_error err = len > MANAGER_DGRAM_MAX ? SLIM_ERR_LENGTH :
+		slim_reader_init(&r, &hdr, buf, len, false, 0, 0);
 	if (err != SLIM_OK || hdr.assoc != slim_assoc_id(m->assoc)) {
-		/* the connected socket hears the manager only: an old association, or noise */
+		/* the connection hears the manager only: an old association, or a bad datagram */
 		log_limited(m, "dropped a datagram", err != SLIM_OK ? slim_error_str(err) :
 			"not this association");
 		return;
@@ -253,7 +292,7 @@ static void handle_datagram(struct slim_manager *m, size_t len, uint64_t now_us)
 	}
 	/* anything else in our association says the manager heard the HELLO */
 	slim_assoc_heard(m->assoc, now_us);
-	slim_reader_init(&r, &hdr, m->buf, len, false, 0, 0);
+	slim_reader_init(&r, &hdr, buf, len, false, 0, 0);
 	/* REDIRECT travels alone, like REFUSE */
 	if (hdr.count == 1 && slim_reader_next(&r, &cmd) == SLIM_OK &&
 			cmd.type == SLIM_CMD_REDIRECT) {
@@ -263,21 +302,7 @@ static void handle_datagram(struct slim_manager *m, size_t len, uint64_t now_us)
 
 void slim_manager_dispatch(struct slim_manager *m)
 {
-	for (int i = 0; i < 64; i++) {
-		ssize_t n = recv(slim_assoc_fd(m->assoc), m->buf, sizeof(m->buf), MSG_TRUNC);
-		uint64_t now = slim_now_us();
-		if (n < 0) {
-			if (slim_assoc_recv_refused(m->assoc, now)) {
-				continue;
-			}
-			return;
-		}
-		if ((size_t)n > sizeof(m->buf)) {
-			log_limited(m, "dropped a datagram", "too long");
-			continue;
-		}
-		handle_datagram(m, (size_t)n, now);
-	}
+	slim_assoc_dispatch(m->assoc);
 }
 
 void slim_manager_tick(struct slim_manager *m, uint64_t now_us)

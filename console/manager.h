@@ -9,10 +9,12 @@
  *               restarted) means HELLO again, on this association only;
  *   BUSY:       the manager refused us: HELLO every 5 s.
  *
- * CARD events go here, never to the display association. A REDIRECT is
- * believed only from the manager's address (the socket is connected) and
- * in the current association, and is handed to the program, which points
- * the display link at it.
+ * The association is a DTLS connection in which the console proves its
+ * key (its id is derived from it) and the manager proves its own, which
+ * the console pins (trust.h). CARD events go here, never to the display
+ * association. A REDIRECT is believed only from that connection and in
+ * the current association, and is handed to the program, which points the
+ * display link at it with the per-attach key it carries.
  */
 #ifndef SLIM_CONSOLE_MANAGER_H
 #define SLIM_CONSOLE_MANAGER_H
@@ -22,15 +24,31 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include "console-core.h"
+#include "slim-secure.h"
 
 struct slim_manager_listener {
 	/* HELLO on a new association; `why` is NULL at start. */
 	void (*connecting)(void *data, const char *why);
 	/* The manager answered the association's HELLO. */
 	void (*attached)(void *data, uint32_t assoc);
-	/* REDIRECT: show the picture at `addr`, saying HELLO with `token`. */
+	/*
+	 * The manager refused the console (enum slim_refuse_reason: PENDING
+	 * until an administrator enrolls it, DENIED, BUSY); `text` is one
+	 * printable line. HELLO goes again every 5 s.
+	 */
+	void (*refused)(void *data, uint16_t reason, const char *text);
+	/* REDIRECT: show the picture at `addr` with `key`, saying HELLO with `token`. */
 	void (*redirect)(void *data, const struct sockaddr *addr, socklen_t len,
-		const uint8_t token[SLIM_ATTACH_TOKEN_LEN]);
+		const uint8_t token[SLIM_ATTACH_TOKEN_LEN], const uint8_t key[SLIM_SEC_KEY_LEN]);
+};
+
+struct slim_manager_config {
+	enum slim_sec_mode mode;
+	uint16_t mtu; /* the largest UDP payload */
+	/* DTLS: the console's key, and the judge of the manager's (slim_trust_check) */
+	const struct slim_sec_identity *identity;
+	const char *(*check_server)(void *data, const uint8_t fp[SLIM_SEC_FINGERPRINT_LEN]);
+	void *check_data;
 };
 
 struct slim_manager;
@@ -38,11 +56,15 @@ struct slim_manager;
 /*
  * Resolves `manager` ("HOST", "HOST:PORT", "[ADDR]" or "[ADDR]:PORT"; the
  * port defaults to SLIM_SESSIOND_PORT). `core` only lends its HELLO
- * (size, MTU, capabilities). NULL with a one-line reason in `err`.
+ * (size, MTU, capabilities). `config` is copied; what it points to must
+ * outlive the manager. NULL with a one-line reason in `err`.
  */
 struct slim_manager *slim_manager_create(const char *manager, struct slim_console_core *core,
-		const char *id, const struct slim_manager_listener *listener, void *data,
+		const char *id, const struct slim_manager_config *config,
+		const struct slim_manager_listener *listener, void *data,
 		char *err, size_t err_len);
+/* "HOST:PORT" for `manager` as given to slim_manager_create (malloc'd). */
+char *slim_manager_address_of(const char *manager);
 void slim_manager_destroy(struct slim_manager *m);
 
 /* Says the first HELLO. */

@@ -21,8 +21,18 @@ static const char usage_text[] =
 	"  --bench-present     time copying damage to the KMS display, and exit\n"
 	"  --size WxH          screen size (default 1280x720; with drm, the mode to\n"
 	"                      ask the display for, default its preferred one)\n"
-	"  --id NAME           console id sent to the server (default: the host name)\n"
-	"  --mtu N             largest datagram, 256..65000 (default 1400)\n"
+	"  --state-dir DIR     where the console keeps its key and the session managers'\n"
+	"                      keys it pinned (default /var/lib/slimland-console as\n"
+	"                      root, else $XDG_STATE_HOME/slimland-console); the\n"
+	"                      console's id is derived from its key\n"
+	"  --print-id          print the console's id (making its key if need be), exit\n"
+	"  --server-key sha256:HEX  the session manager's key, as its administrator\n"
+	"                      gives it (default: pin the key met first)\n"
+	"  --pairing-key FILE  --server: the session's pairing key (default\n"
+	"                      $XDG_RUNTIME_DIR/slimland-pairing.key, where slimland\n"
+	"                      writes it)\n"
+	"  --transport dtls|clear  clear: no encryption, to loopback only (benchmarks)\n"
+	"  --mtu N             largest datagram, 320..65000 (default 1400)\n"
 	"  --control           commands on stdin, events on stdout, for tests\n"
 	"  --card-reader=none|pcsc|stdin  where card taps come from (default: pcsc if\n"
 	"                      pcscd is running); stdin: lines \"insert HEX\" and \"remove\",\n"
@@ -67,14 +77,19 @@ static bool parse_size(const char *s, uint32_t *width, uint32_t *height)
 
 int slim_options_parse(int argc, char *argv[], struct options *o)
 {
-	enum { OPT_SERVER = 256, OPT_MANAGER, OPT_OUTPUT, OPT_SIZE, OPT_ID, OPT_MTU, OPT_CONTROL, OPT_SCREENSHOT,
-		OPT_CARD_READER, OPT_INPUT, OPT_BENCH_PRESENT };
+	enum { OPT_SERVER = 256, OPT_MANAGER, OPT_OUTPUT, OPT_SIZE, OPT_MTU, OPT_CONTROL, OPT_SCREENSHOT,
+		OPT_CARD_READER, OPT_INPUT, OPT_BENCH_PRESENT, OPT_STATE_DIR, OPT_PRINT_ID,
+		OPT_SERVER_KEY, OPT_PAIRING_KEY, OPT_TRANSPORT };
 	static const struct option longopts[] = {
 		{ "server", required_argument, NULL, OPT_SERVER },
 		{ "manager", required_argument, NULL, OPT_MANAGER },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "size", required_argument, NULL, OPT_SIZE },
-		{ "id", required_argument, NULL, OPT_ID },
+		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		{ "print-id", no_argument, NULL, OPT_PRINT_ID },
+		{ "server-key", required_argument, NULL, OPT_SERVER_KEY },
+		{ "pairing-key", required_argument, NULL, OPT_PAIRING_KEY },
+		{ "transport", required_argument, NULL, OPT_TRANSPORT },
 		{ "mtu", required_argument, NULL, OPT_MTU },
 		{ "control", no_argument, NULL, OPT_CONTROL },
 		{ "screenshot", required_argument, NULL, OPT_SCREENSHOT },
@@ -86,13 +101,21 @@ int slim_options_parse(int argc, char *argv[], struct options *o)
 		{ 0 },
 	};
 	*o = (struct options){ .width = 1280, .height = 720, .mtu = SLIM_DEFAULT_MTU };
-	/* The host name tells the server's logs which desk this is; the core cuts it. */
-	char host[256] = "slimland-console";
-	if (gethostname(host, sizeof(host)) != 0 || host[0] == '\0') {
-		strcpy(host, "slimland-console");
+	/* the key lives with the machine (root) or with the user who runs the console */
+	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	if (geteuid() == 0) {
+		snprintf(o->state_dir, sizeof(o->state_dir), "/var/lib/slimland-console");
+	} else if (state && state[0] == '/') {
+		snprintf(o->state_dir, sizeof(o->state_dir), "%s/slimland-console", state);
+	} else {
+		snprintf(o->state_dir, sizeof(o->state_dir), "%s/.local/state/slimland-console",
+			home && home[0] == '/' ? home : "/tmp");
 	}
-	host[sizeof(host) - 1] = '\0';
-	snprintf(o->id, sizeof(o->id), "%.*s", (int)sizeof(o->id) - 1, host);
+	/* where a standalone slimland of the same user writes it */
+	const char *runtime = getenv("XDG_RUNTIME_DIR");
+	if (runtime && runtime[0] == '/') {
+		snprintf(o->pairing_key, sizeof(o->pairing_key), "%s/slimland-pairing.key", runtime);
+	}
 
 	int opt;
 	unsigned long mtu;
@@ -132,16 +155,43 @@ int slim_options_parse(int argc, char *argv[], struct options *o)
 				return EXIT_USAGE;
 			}
 			break;
-		case OPT_ID:
-			if (optarg[0] == '\0' || strlen(optarg) >= sizeof(o->id)) {
-				slim_console_status("--id: 1..%zu bytes", sizeof(o->id) - 1);
+		case OPT_STATE_DIR:
+			if (optarg[0] == '\0' || strlen(optarg) >= sizeof(o->state_dir) - 32) {
+				slim_console_status("--state-dir: a directory, please");
 				return EXIT_USAGE;
 			}
-			strcpy(o->id, optarg);
+			snprintf(o->state_dir, sizeof(o->state_dir), "%s", optarg);
+			break;
+		case OPT_PRINT_ID:
+			o->print_id = true;
+			break;
+		case OPT_SERVER_KEY:
+			if (!slim_sec_fingerprint_parse(optarg, o->server_key)) {
+				slim_console_status("--server-key %s: expected sha256: and 64 hex digits "
+					"(slimlandctl key prints it)", optarg);
+				return EXIT_USAGE;
+			}
+			o->has_server_key = true;
+			break;
+		case OPT_PAIRING_KEY:
+			if (strlen(optarg) >= sizeof(o->pairing_key)) {
+				slim_console_status("--pairing-key: path too long");
+				return EXIT_USAGE;
+			}
+			snprintf(o->pairing_key, sizeof(o->pairing_key), "%s", optarg);
+			break;
+		case OPT_TRANSPORT:
+			if (!slim_sec_mode_parse(optarg, &o->transport)) {
+				slim_console_status("--transport %s: expected dtls or clear", optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case OPT_MTU:
-			if (!parse_uint(optarg, SLIM_MIN_MTU, SLIM_MAX_MTU, &mtu, &end) || *end != '\0') {
-				slim_console_status("--mtu %s: expected %d..%d", optarg, SLIM_MIN_MTU, SLIM_MAX_MTU);
+			/* room for a record's overhead around the smallest datagram */
+			if (!parse_uint(optarg, SLIM_MIN_MTU + SLIM_SEC_OVERHEAD, SLIM_MAX_MTU, &mtu,
+					&end) || *end != '\0') {
+				slim_console_status("--mtu %s: expected %d..%d", optarg,
+					SLIM_MIN_MTU + SLIM_SEC_OVERHEAD, SLIM_MAX_MTU);
 				return EXIT_USAGE;
 			}
 			o->mtu = (uint16_t)mtu;
@@ -201,7 +251,7 @@ int slim_options_parse(int argc, char *argv[], struct options *o)
 			"chooses the server");
 		return EXIT_USAGE;
 	}
-	if (!o->server && !o->manager && !o->bench_present) {
+	if (!o->server && !o->manager && !o->bench_present && !o->print_id) {
 		slim_console_status("--server HOST:PORT is required (or --manager HOST[:PORT])");
 		return EXIT_USAGE;
 	}

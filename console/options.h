@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "slim-proto.h"
+#include "slim-secure.h"
 
 #define EXIT_USAGE 2
 
@@ -13,7 +14,13 @@ struct options {
 	const char *manager; /* --manager: the server comes from its REDIRECT */
 	uint32_t width, height;
 	uint16_t mtu;
-	char id[SLIM_CONSOLE_ID_LEN];
+	/* the console's key and pins; its id comes from the key */
+	char state_dir[4096];
+	bool has_server_key; /* --server-key: the manager's key, instead of pinning the first */
+	uint8_t server_key[SLIM_SEC_FINGERPRINT_LEN];
+	char pairing_key[4096]; /* --server: the session's pairing key file */
+	enum slim_sec_mode transport;
+	bool print_id;
 	const char *screenshot;
 	bool control;
 	bool verbose;

@@ -78,6 +78,8 @@ enum slim_cmd_type {
 enum slim_refuse_reason {
 	SLIM_REFUSE_BUSY = 1,    /* another console is attached to this session */
 	SLIM_REFUSE_UNKNOWN = 2, /* no such association (the server restarted): say HELLO */
+	SLIM_REFUSE_PENDING = 3, /* the session manager waits for an administrator to enroll us */
+	SLIM_REFUSE_DENIED = 4,  /* the session manager does not serve this console */
 };
 
 #define SLIM_REFUSE_TEXT_MAX 200
@@ -221,8 +223,10 @@ struct slim_wire_hello {
 
 /*
  * REDIRECT, from the session manager: show the session (or greeter) at this
- * endpoint. The console says HELLO there with the token, keeping its
- * association with the manager for CARD and PING.
+ * endpoint. The console connects there with `key` (a DTLS pre-shared key,
+ * for this attach only, under the identity of the token in hex) and says
+ * HELLO with the token, keeping its association with the manager for CARD
+ * and PING. It only ever travels inside the authenticated association.
  */
 struct slim_wire_redirect {
 	uint8_t family; /* 4 or 6 */
@@ -230,6 +234,7 @@ struct slim_wire_redirect {
 	uint16_t port;
 	uint8_t addr[16]; /* IPv4 in the first 4 bytes, or IPv6 */
 	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
+	uint8_t key[32];
 } SLIM_PACKED;
 
 struct slim_wire_input {
@@ -273,6 +278,6 @@ _Static_assert(sizeof(struct slim_wire_hello) == 44, "HELLO");
 _Static_assert(sizeof(struct slim_wire_input) == 20, "INPUT event");
 _Static_assert(sizeof(struct slim_wire_ack) == 32, "ACK");
 _Static_assert(sizeof(struct slim_wire_card) == 36, "CARD");
-_Static_assert(sizeof(struct slim_wire_redirect) == 36, "REDIRECT");
+_Static_assert(sizeof(struct slim_wire_redirect) == 68, "REDIRECT");
 
 #endif

@@ -159,7 +159,10 @@ void slim_console_core_fill_hello(const struct slim_console_core *core,
 		.mtu = core->mtu,
 		.caps = SLIM_CAP_LZ4 | SLIM_CAP_RGB888 | SLIM_CAP_CSCS | SLIM_CAP_CURSOR,
 	};
-	strncpy(hello->console_id, console_id, sizeof(hello->console_id) - 1);
+	/* NUL-padded, not necessarily terminated: a key's id takes all 32 bytes */
+	size_t n = strlen(console_id);
+	memcpy(hello->console_id, console_id,
+		n < sizeof(hello->console_id) ? n : sizeof(hello->console_id));
 }
 
 void slim_console_core_set_token(struct slim_console_core *core,

@@ -57,8 +57,9 @@ bool slim_control_line_parse(const char *line, size_t len, struct slim_control_l
 	const char *token = line + sizeof(expect) - 1;
 	const char *end = line + len;
 	const char *space = memchr(token, ' ', (size_t)(end - token));
-	if (!space) {
-		*why = "usage: expect TOKEN CONSOLE";
+	const char *space2 = space ? memchr(space + 1, ' ', (size_t)(end - space - 1)) : NULL;
+	if (!space || !space2) {
+		*why = "usage: expect TOKEN CONSOLE KEY";
 		return false;
 	}
 	if ((size_t)(space - token) != 2 * SLIM_ATTACH_TOKEN_LEN ||
@@ -69,10 +70,18 @@ bool slim_control_line_parse(const char *line, size_t len, struct slim_control_l
 	}
 	const char *console = space + 1;
 	uint8_t id[SLIM_CONSOLE_ID_LEN] = { 0 };
-	size_t n = parse_hex(console, (size_t)(end - console), id, sizeof(id));
+	size_t n = parse_hex(console, (size_t)(space2 - console), id, sizeof(id));
 	/* a NUL inside would make an id no HELLO can carry */
 	if (n == 0 || memchr(id, 0, n)) {
 		*why = "the console id is not 1 to 32 bytes of lowercase hex";
+		return false;
+	}
+	const char *key = space2 + 1;
+	if ((size_t)(end - key) != 2 * SLIM_CONTROL_KEY_LEN ||
+			parse_hex(key, (size_t)(end - key), out->key, SLIM_CONTROL_KEY_LEN) !=
+				SLIM_CONTROL_KEY_LEN) {
+		*why = "the key is not 32 bytes of lowercase hex";
+		memset(out->key, 0, sizeof(out->key));
 		return false;
 	}
 	memcpy(out->console_id, id, sizeof(id));

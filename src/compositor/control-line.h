@@ -13,9 +13,11 @@
 
 /* The longest line either side may send, without its '\n'. */
 #define SLIM_CONTROL_LINE_MAX 1024
+/* expect's KEY: a DTLS pre-shared key (SLIM_SEC_KEY_LEN) */
+#define SLIM_CONTROL_KEY_LEN 32
 
 enum slim_control_request {
-	SLIM_CONTROL_EXPECT, /* expect TOKEN CONSOLE */
+	SLIM_CONTROL_EXPECT, /* expect TOKEN CONSOLE KEY */
 	SLIM_CONTROL_DETACH, /* detach */
 	SLIM_CONTROL_PING,   /* ping: answered with pong */
 	SLIM_CONTROL_PONG,   /* pong: the answer to a ping, nothing to do */
@@ -23,16 +25,20 @@ enum slim_control_request {
 
 struct slim_control_line {
 	enum slim_control_request request;
-	/* expect: the token, and the console id as HELLO carries it (NUL-padded) */
+	/*
+	 * expect: the token, the console id as HELLO carries it (NUL-padded),
+	 * and the key of the console's DTLS connection for this attach
+	 */
 	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
 	char console_id[SLIM_CONSOLE_ID_LEN];
+	uint8_t key[SLIM_CONTROL_KEY_LEN];
 };
 
 /*
  * Parses one line (without its '\n'; `len` bytes, not terminated). False,
  * with a reason in `*why`, for anything section 2 does not say exactly:
- * fields are separated by one space, tokens and console ids are lowercase
- * hex, a console id is 1 to SLIM_CONSOLE_ID_LEN bytes.
+ * fields are separated by one space, tokens, console ids and keys are
+ * lowercase hex, a console id is 1 to SLIM_CONSOLE_ID_LEN bytes, a key 32.
  */
 bool slim_control_line_parse(const char *line, size_t len, struct slim_control_line *out,
 		const char **why);

@@ -1,4 +1,4 @@
-#define _GNU_SOURCE /* accept4 */
+#define _GNU_SOURCE /* accept4, explicit_bzero */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,15 +71,19 @@ static void run_line(struct slim_control *ctl, const char *line, size_t len)
 	struct slim_control_line req;
 	const char *why = NULL;
 	if (!slim_control_line_parse(line, len, &req, &why)) {
+		/* its first word only: an expect line carries a key */
+		const char *space = memchr(line, ' ', len);
+		size_t word = space ? (size_t)(space - line) : len;
 		if (slim_ratelimit(&ctl->log_limit, slim_now_us())) {
-			slim_log(SLIM_LOG_ERROR, "control: ignored a line (%s): %.*s", why,
-				(int)(len > 80 ? 80 : len), line);
+			slim_log(SLIM_LOG_ERROR, "control: ignored a line (%s): %.*s...", why,
+				(int)(word > 16 ? 16 : word), line);
 		}
 		return;
 	}
 	switch (req.request) {
 	case SLIM_CONTROL_EXPECT:
-		ctl->handler->expect(ctl->data, req.token, req.console_id);
+		ctl->handler->expect(ctl->data, req.token, req.console_id, req.key);
+		explicit_bzero(req.key, sizeof(req.key));
 		break;
 	case SLIM_CONTROL_DETACH:
 		ctl->handler->detach(ctl->data);
@@ -116,6 +120,8 @@ static int handle_readable(int fd, uint32_t mask, void *data)
 	}
 	memmove(ctl->buf, ctl->buf + start, ctl->len - start);
 	ctl->len -= start;
+	/* what was read may have held a key: no copy of it stays behind */
+	explicit_bzero(ctl->buf + ctl->len, start);
 	if (ctl->len == sizeof(ctl->buf)) {
 		/* no newline within the limit: this is no manager speaking the protocol */
 		close_connection(ctl, "a line longer than 1024 bytes");

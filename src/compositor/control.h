@@ -17,9 +17,9 @@
 #include "control-line.h"
 
 struct slim_control_handler {
-	/* expect TOKEN CONSOLE: `console_id` NUL-padded as in HELLO */
+	/* expect TOKEN CONSOLE KEY: `console_id` NUL-padded as in HELLO */
 	void (*expect)(void *data, const uint8_t token[SLIM_ATTACH_TOKEN_LEN],
-		const char console_id[SLIM_CONSOLE_ID_LEN]);
+		const char console_id[SLIM_CONSOLE_ID_LEN], const uint8_t key[SLIM_CONTROL_KEY_LEN]);
 	void (*detach)(void *data);
 };
 

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* explicit_bzero */
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -7,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "link.h"
+#include "slim-hex.h"
 #include "slim-log.h"
 
 /* A console we have not heard from for this long may be replaced by another. */
@@ -17,18 +19,27 @@
 /* Tokens the session manager may have handed out and not yet seen used. */
 #define LINK_MAX_EXPECTED 8
 
-/* --managed: a one-time token and the console the manager gave it to. */
+/* A compositor serves one console and briefly its successor: few connections. */
+#define LINK_MAX_CONNS 8
+#define LINK_MAX_HALF_OPEN 8
+/* A connection that never said a good HELLO is dropped after this long. */
+#define LINK_CONN_IDLE_MS 30000
+
+/* --managed: a one-time token, the console the manager gave it to, and its key. */
 struct slim_expected {
 	bool valid;
 	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
 	char console_id[SLIM_CONSOLE_ID_LEN];
+	uint8_t key[SLIM_SEC_KEY_LEN];
 };
 
 struct slim_link {
 	int fd;
-	struct wl_event_source *readable, *ack_timer;
+	struct wl_event_source *readable, *ack_timer, *sec_timer;
 	const struct slim_link_handler *handler;
 	void *data;
+	struct slim_sec_server *sec;
+	uint8_t pairing_key[SLIM_SEC_KEY_LEN];
 
 	bool managed;
 	struct slim_expected expected[LINK_MAX_EXPECTED];
@@ -42,8 +53,9 @@ struct slim_link {
 	 */
 	bool has_token;
 	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
-	struct sockaddr_storage peer;
-	socklen_t peer_len;
+	uint8_t key[SLIM_SEC_KEY_LEN];
+	/* the attached console's connection; NULL while it makes a new one */
+	struct slim_sec_conn *conn;
 	uint32_t assoc;
 	char console_id[SLIM_CONSOLE_ID_LEN + 1];
 	uint64_t last_heard_us;
@@ -55,32 +67,35 @@ struct slim_link {
 	struct slim_ratelimit log_limit;
 };
 
-static bool same_addr(const struct sockaddr_storage *a, socklen_t alen,
-		const struct sockaddr_storage *b, socklen_t blen)
-{
-	return alen == blen && memcmp(a, b, alen) == 0;
-}
-
 static void send_to_peer(void *data, const uint8_t *buf, size_t len)
 {
 	struct slim_link *link = data;
-	/* A full socket buffer loses the datagram: recovery repaints it like any loss. */
-	if (sendto(link->fd, buf, len, MSG_DONTWAIT, (struct sockaddr *)&link->peer,
-			link->peer_len) == (ssize_t)len) {
+	/* A lost datagram (a full socket buffer, no connection): recovery repaints it. */
+	if (link->conn) {
+		slim_sec_conn_send(link->conn, buf, len);
+	}
+}
+
+/* The secure layer's way out: every byte this session sends goes here. */
+static void send_to_wire(void *data, const uint8_t *buf, size_t len, const struct sockaddr *to,
+		socklen_t to_len)
+{
+	struct slim_link *link = data;
+	if (sendto(link->fd, buf, len, MSG_DONTWAIT, to, to_len) == (ssize_t)len) {
 		link->bytes_sent += len;
 	}
 }
 
-/* Outside any sequence: sent to whoever asked, with their association. */
-static void refuse(struct slim_link *link, const struct sockaddr_storage *to, socklen_t to_len,
-		uint32_t assoc, uint16_t reason, const char *text)
+/* Outside any sequence: on the connection that asked, in its association. */
+static void refuse(struct slim_link *link, struct slim_sec_conn *conn, uint32_t assoc,
+		uint16_t reason, const char *text)
 {
 	uint8_t buf[256];
 	struct slim_writer w;
 	slim_writer_init(&w, buf, sizeof(buf), assoc, false);
 	slim_put_refuse(&w, reason, text);
 	size_t len = slim_writer_finish(&w, 0, slim_now_us());
-	sendto(link->fd, buf, len, MSG_DONTWAIT, (const struct sockaddr *)to, to_len);
+	slim_sec_conn_send(conn, buf, len);
 }
 
 static void log_limited(struct slim_link *link, const char *what, const char *why)
@@ -98,6 +113,12 @@ static void detach(struct slim_link *link, const char *why)
 	slim_log(SLIM_LOG_INFO, "link: console %s detached: %s", link->console_id, why);
 	link->attached = false;
 	link->has_token = false;
+	explicit_bzero(link->key, sizeof(link->key));
+	if (link->conn) {
+		/* its close_notify tells the console, which starts again if it wants */
+		slim_sec_conn_close(link->conn);
+		link->conn = NULL;
+	}
 	slim_encoder_destroy(link->enc);
 	link->enc = NULL;
 	wl_event_source_timer_update(link->ack_timer, 0);
@@ -120,8 +141,24 @@ static int find_expected(const struct slim_link *link, const struct slim_cmd *cm
 	return -1;
 }
 
-static void attach(struct slim_link *link, const struct sockaddr_storage *from,
-		socklen_t from_len, uint32_t assoc, const struct slim_cmd *cmd)
+/*
+ * Whether the HELLO's token is the one the connection proved itself with:
+ * in DTLS, the token is the pre-shared key's identity, so a token seen on
+ * the wire is worth nothing without the key.
+ */
+static bool token_matches_connection(const struct slim_link *link,
+		const struct slim_sec_conn *conn, const struct slim_cmd *cmd)
+{
+	if (slim_sec_server_mode(link->sec) == SLIM_SEC_CLEAR) {
+		return true;
+	}
+	char hex[2 * SLIM_ATTACH_TOKEN_LEN + 1];
+	slim_hex_encode(hex, cmd->token, sizeof(cmd->token));
+	return strcmp(hex, slim_sec_conn_psk_identity(conn)) == 0;
+}
+
+static void attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t assoc,
+		const struct slim_cmd *cmd)
 {
 	const struct slim_wire_hello *hello = &cmd->hello;
 	char id[SLIM_CONSOLE_ID_LEN + 1] = { 0 };
@@ -132,19 +169,19 @@ static void attach(struct slim_link *link, const struct sockaddr_storage *from,
 	int expected = link->managed ? find_expected(link, cmd) : -1;
 	bool renewal = same && cmd->has_token && link->has_token &&
 		memcmp(cmd->token, link->token, sizeof(link->token)) == 0;
-	if (link->managed && expected < 0 && !renewal) {
+	if (link->managed && ((expected < 0 && !renewal) ||
+			!token_matches_connection(link, conn, cmd))) {
 		/* Only the session manager decides who sees this session. */
 		log_limited(link, id, cmd->has_token ? "refused: a token not expected (or used)" :
 			"refused: HELLO without a token");
-		refuse(link, from, from_len, assoc, SLIM_REFUSE_BUSY,
-			"this session is not yours to show");
+		refuse(link, conn, assoc, SLIM_REFUSE_BUSY, "this session is not yours to show");
 		return;
 	}
 	if (!link->managed && link->attached && !same && !silent) {
 		char text[128];
 		snprintf(text, sizeof(text), "this session already has a console (%s)",
 			link->console_id);
-		refuse(link, from, from_len, assoc, SLIM_REFUSE_BUSY, text);
+		refuse(link, conn, assoc, SLIM_REFUSE_BUSY, text);
 		log_limited(link, id, "refused: another console is attached");
 		return;
 	}
@@ -168,12 +205,18 @@ static void attach(struct slim_link *link, const struct sockaddr_storage *from,
 	slim_encoder_destroy(link->enc);
 	link->enc = enc;
 	if (expected >= 0) {
-		link->expected[expected].valid = false; /* once */
+		struct slim_expected *e = &link->expected[expected];
+		e->valid = false; /* once */
 		link->has_token = true;
 		memcpy(link->token, cmd->token, sizeof(link->token));
+		memcpy(link->key, e->key, sizeof(link->key));
+		explicit_bzero(e->key, sizeof(e->key));
 	}
-	link->peer = *from;
-	link->peer_len = from_len;
+	if (link->conn && link->conn != conn) {
+		/* the console's old connection: its new one carries on */
+		slim_sec_conn_close(link->conn);
+	}
+	link->conn = conn;
 	link->assoc = assoc;
 	link->attached = true;
 	link->last_heard_us = now;
@@ -228,8 +271,9 @@ static void from_console(struct slim_link *link, const uint8_t *buf, size_t len)
 	}
 }
 
-static void handle_datagram(struct slim_link *link, const uint8_t *buf, size_t len,
-		const struct sockaddr_storage *from, socklen_t from_len)
+/* An authenticated datagram from one of the connections. */
+static void handle_datagram(struct slim_link *link, struct slim_sec_conn *conn,
+		const uint8_t *buf, size_t len)
 {
 	struct slim_reader r;
 	struct slim_dgram hdr;
@@ -239,11 +283,11 @@ static void handle_datagram(struct slim_link *link, const uint8_t *buf, size_t l
 		log_limited(link, "bad datagram", slim_error_str(err));
 		return;
 	}
+	bool ours = link->attached && conn == link->conn && hdr.assoc == link->assoc;
 	/* A HELLO (alone in its datagram) starts or renews an association. */
 	if (hdr.count == 1 && slim_reader_next(&r, &cmd) == SLIM_OK &&
 			cmd.type == SLIM_CMD_HELLO && slim_reader_next(&r, &cmd) == SLIM_OK) {
-		if (link->attached && hdr.assoc == link->assoc &&
-				same_addr(from, from_len, &link->peer, link->peer_len)) {
+		if (ours) {
 			/* The console lost our picture: repaint, no renegotiation. */
 			slim_encoder_repaint(link->enc);
 			link->handler->want_frame(link->data);
@@ -252,17 +296,22 @@ static void handle_datagram(struct slim_link *link, const uint8_t *buf, size_t l
 		struct slim_reader again;
 		slim_reader_init(&again, &hdr, buf, len, true, 0, 0);
 		slim_reader_next(&again, &cmd);
-		attach(link, from, from_len, hdr.assoc, &cmd);
+		attach(link, conn, hdr.assoc, &cmd);
 		return;
 	}
-	if (link->attached && hdr.assoc == link->assoc &&
-			same_addr(from, from_len, &link->peer, link->peer_len)) {
+	if (ours) {
 		from_console(link, buf, len);
 		return;
 	}
-	/* Someone we do not know, most likely a console of ours before a restart. */
-	refuse(link, from, from_len, hdr.assoc, SLIM_REFUSE_UNKNOWN,
-		"unknown association: say HELLO");
+	/* An association we do not know, most likely of a console of ours before a restart. */
+	refuse(link, conn, hdr.assoc, SLIM_REFUSE_UNKNOWN, "unknown association: say HELLO");
+}
+
+static void arm_sec_timer(struct slim_link *link)
+{
+	int ms = slim_sec_server_timeout_ms(link->sec, slim_now_us());
+	/* 0 disarms a wl timer: what is due now runs a millisecond later */
+	wl_event_source_timer_update(link->sec_timer, ms < 0 ? 0 : ms == 0 ? 1 : ms);
 }
 
 static int handle_readable(int fd, uint32_t mask, void *data)
@@ -279,9 +328,76 @@ static int handle_readable(int fd, uint32_t mask, void *data)
 			}
 			break;
 		}
-		handle_datagram(link, link->buf, (size_t)len, &from, from_len);
+		slim_sec_server_receive(link->sec, link->buf, (size_t)len, (struct sockaddr *)&from,
+			from_len, slim_now_us());
 	}
+	arm_sec_timer(link);
 	return 0;
+}
+
+static int handle_sec_timer(void *data)
+{
+	struct slim_link *link = data;
+	slim_sec_server_tick(link->sec, slim_now_us());
+	arm_sec_timer(link);
+	return 0;
+}
+
+static void handle_sec_datagram(void *data, struct slim_sec_conn *conn, const uint8_t *buf,
+		size_t len)
+{
+	handle_datagram(data, conn, buf, len);
+}
+
+static void handle_sec_closed(void *data, struct slim_sec_conn *conn, const char *why)
+{
+	struct slim_link *link = data;
+	if (conn == link->conn) {
+		/*
+		 * Kept attached: a console renewing its association (a new
+		 * handshake from its address replaced this connection) says
+		 * HELLO on the new one in a moment; a console that went away
+		 * falls silent, and the ACK timeouts detach it.
+		 */
+		slim_log(SLIM_LOG_INFO, "link: console %s: connection closed: %s",
+			link->console_id, why);
+		link->conn = NULL;
+	}
+}
+
+static const struct slim_sec_server_handler sec_handler = {
+	.datagram = handle_sec_datagram,
+	.closed = handle_sec_closed,
+};
+
+/* A console's pre-shared key: the pairing key, or an attach's from the manager. */
+static bool psk_lookup(void *data, const char *identity, uint8_t key[SLIM_SEC_KEY_LEN])
+{
+	struct slim_link *link = data;
+	if (!link->managed) {
+		if (strcmp(identity, SLIM_SEC_PAIRING_IDENTITY) != 0) {
+			return false;
+		}
+		memcpy(key, link->pairing_key, SLIM_SEC_KEY_LEN);
+		return true;
+	}
+	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
+	if (!slim_hex_decode(token, sizeof(token), identity)) {
+		return false;
+	}
+	/* the attached console renewing its association (a new screen size) */
+	if (link->attached && link->has_token && memcmp(token, link->token, sizeof(token)) == 0) {
+		memcpy(key, link->key, SLIM_SEC_KEY_LEN);
+		return true;
+	}
+	for (int i = 0; i < LINK_MAX_EXPECTED; i++) {
+		const struct slim_expected *e = &link->expected[i];
+		if (e->valid && memcmp(e->token, token, sizeof(token)) == 0) {
+			memcpy(key, e->key, SLIM_SEC_KEY_LEN);
+			return true;
+		}
+	}
+	return false;
 }
 
 /* No ACK in time: whatever is unconfirmed is lost, and the next frame repairs it. */
@@ -308,7 +424,7 @@ static int ack_timeout_ms(const struct slim_link *link)
 	return (int)(ms > 250 ? 250 : ms);
 }
 
-static int open_socket(const char *listen)
+static int open_socket(const char *listen, enum slim_sec_mode mode)
 {
 	char host[256];
 	const char *colon = strrchr(listen, ':');
@@ -337,6 +453,12 @@ static int open_socket(const char *listen)
 		slim_log(SLIM_LOG_ERROR, "link: %s: %s", listen, gai_strerror(gai));
 		return -1;
 	}
+	if (mode == SLIM_SEC_CLEAR && !slim_sec_clear_allowed(res->ai_addr)) {
+		slim_log(SLIM_LOG_ERROR, "link: --transport clear listens on loopback only, not %s",
+			listen);
+		freeaddrinfo(res);
+		return -1;
+	}
 	int fd = socket(res->ai_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) != 0) {
 		slim_log(SLIM_LOG_ERROR, "link: cannot listen on %s: %s", listen, strerror(errno));
@@ -354,31 +476,50 @@ static int open_socket(const char *listen)
 	return fd;
 }
 
-struct slim_link *slim_link_create(struct wl_event_loop *loop, const char *listen,
-		bool managed, const struct slim_link_handler *handler, void *data)
+struct slim_link *slim_link_create(struct wl_event_loop *loop, const struct slim_link_config *config,
+		const struct slim_link_handler *handler, void *data)
 {
 	struct slim_link *link = calloc(1, sizeof(*link));
 	if (!link) {
 		return NULL;
 	}
+	link->fd = -1;
 	link->handler = handler;
 	link->data = data;
-	link->managed = managed;
+	link->managed = config->managed;
+	memcpy(link->pairing_key, config->pairing_key, sizeof(link->pairing_key));
 	link->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
-	link->fd = open_socket(listen);
+	struct slim_sec_server_config sec_config = {
+		.mode = config->mode,
+		.psk_lookup = psk_lookup,
+		.max_conns = LINK_MAX_CONNS,
+		.max_half_open = LINK_MAX_HALF_OPEN,
+		.idle_ms = LINK_CONN_IDLE_MS,
+	};
+	char err[256];
+	link->sec = slim_sec_server_create(&sec_config, &sec_handler, link, send_to_wire, link,
+		err, sizeof(err));
+	if (!link->sec) {
+		slim_log(SLIM_LOG_ERROR, "link: %s", err);
+		slim_link_destroy(link);
+		return NULL;
+	}
+	link->fd = open_socket(config->listen, config->mode);
 	if (link->fd < 0) {
-		free(link);
+		slim_link_destroy(link);
 		return NULL;
 	}
 	link->readable = wl_event_loop_add_fd(loop, link->fd, WL_EVENT_READABLE,
 		handle_readable, link);
 	link->ack_timer = wl_event_loop_add_timer(loop, handle_ack_timeout, link);
-	if (!link->readable || !link->ack_timer) {
+	link->sec_timer = wl_event_loop_add_timer(loop, handle_sec_timer, link);
+	if (!link->readable || !link->ack_timer || !link->sec_timer) {
 		slim_link_destroy(link);
 		return NULL;
 	}
-	slim_log(SLIM_LOG_INFO, "link: listening on %s (port %u)%s", listen, slim_link_port(link),
-		managed ? ", managed" : "");
+	slim_log(SLIM_LOG_INFO, "link: listening on %s (port %u, %s)%s", config->listen,
+		slim_link_port(link), config->mode == SLIM_SEC_CLEAR ? "in clear" : "DTLS",
+		config->managed ? ", managed" : "");
 	return link;
 }
 
@@ -393,8 +534,17 @@ void slim_link_destroy(struct slim_link *link)
 	if (link->ack_timer) {
 		wl_event_source_remove(link->ack_timer);
 	}
+	if (link->sec_timer) {
+		wl_event_source_remove(link->sec_timer);
+	}
 	slim_encoder_destroy(link->enc);
-	close(link->fd);
+	slim_sec_server_destroy(link->sec);
+	if (link->fd >= 0) {
+		close(link->fd);
+	}
+	explicit_bzero(link->pairing_key, sizeof(link->pairing_key));
+	explicit_bzero(link->key, sizeof(link->key));
+	explicit_bzero(link->expected, sizeof(link->expected));
 	free(link);
 }
 
@@ -463,7 +613,7 @@ uint16_t slim_link_port(const struct slim_link *link)
 }
 
 void slim_link_expect(struct slim_link *link, const uint8_t token[SLIM_ATTACH_TOKEN_LEN],
-		const char console_id[SLIM_CONSOLE_ID_LEN])
+		const char console_id[SLIM_CONSOLE_ID_LEN], const uint8_t key[SLIM_SEC_KEY_LEN])
 {
 	/* a free slot, else the oldest token: a manager that forgot one moved on */
 	size_t slot = link->next_expected;
@@ -480,6 +630,7 @@ void slim_link_expect(struct slim_link *link, const uint8_t token[SLIM_ATTACH_TO
 	e->valid = true;
 	memcpy(e->token, token, sizeof(e->token));
 	memcpy(e->console_id, console_id, sizeof(e->console_id));
+	memcpy(e->key, key, sizeof(e->key));
 }
 
 void slim_link_detach(struct slim_link *link, const char *why)

@@ -12,6 +12,13 @@
  * accepted only with a one-time token the manager said to expect for that
  * console, and that console replaces whichever one is attached.
  *
+ * Every console speaks through the secure transport (slim-secure.h): a
+ * DTLS connection with a pre-shared key, the attach's key the manager
+ * handed over with the token (managed), or the session's pairing key
+ * (standalone). Nothing reaches the encoder or the seat from anyone who
+ * has not completed that handshake, and consoles are told apart by their
+ * connection, never by an address.
+ *
  * No wlroots here: only the Wayland event loop.
  */
 #ifndef SLIM_LINK_H
@@ -21,6 +28,7 @@
 #include <stdint.h>
 #include <wayland-server-core.h>
 #include "encoder.h"
+#include "slim-secure.h"
 
 #define LINK_MAX_IN_FLIGHT 2
 
@@ -33,18 +41,29 @@ struct slim_link_handler {
 	void (*want_frame)(void *data);
 };
 
+struct slim_link_config {
+	const char *listen; /* ADDRESS:PORT; port 0 takes any free one (see slim_link_port) */
+	bool managed;
+	enum slim_sec_mode mode;
+	/* standalone DTLS: the key consoles pair with */
+	uint8_t pairing_key[SLIM_SEC_KEY_LEN];
+};
+
 struct slim_link;
 
-/* `listen` is ADDRESS:PORT; port 0 takes any free one (see slim_link_port). */
-struct slim_link *slim_link_create(struct wl_event_loop *loop, const char *listen,
-		bool managed, const struct slim_link_handler *handler, void *data);
+/* `config` is copied. */
+struct slim_link *slim_link_create(struct wl_event_loop *loop, const struct slim_link_config *config,
+		const struct slim_link_handler *handler, void *data);
 void slim_link_destroy(struct slim_link *link);
 
 /* The UDP port the link bound. */
 uint16_t slim_link_port(const struct slim_link *link);
-/* Managed: the next HELLO with `token` from `console_id` (NUL-padded) attaches, once. */
+/*
+ * Managed: the next HELLO with `token` from `console_id` (NUL-padded)
+ * attaches, once, over a connection made with `key`.
+ */
 void slim_link_expect(struct slim_link *link, const uint8_t token[SLIM_ATTACH_TOKEN_LEN],
-		const char console_id[SLIM_CONSOLE_ID_LEN]);
+		const char console_id[SLIM_CONSOLE_ID_LEN], const uint8_t key[SLIM_SEC_KEY_LEN]);
 /* Lets the attached console go (the manager shows it something else). */
 void slim_link_detach(struct slim_link *link, const char *why);
 

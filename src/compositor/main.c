@@ -1,8 +1,10 @@
 /*
  * slimland: one user's Wayland session, streamed to a console.
  *
- *   slimland [--listen ADDRESS:PORT] [--managed] [--size WxH] [-s COMMAND] [-v]
+ *   slimland [--listen ADDRESS:PORT] [--managed] [--pairing-key FILE]
+ *            [--transport dtls|clear] [--size WxH] [-s COMMAND] [-v]
  */
+#define _GNU_SOURCE /* explicit_bzero */
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,13 +20,18 @@
 
 static void usage(FILE *f, const char *prog)
 {
-	fprintf(f, "usage: %s [--listen ADDRESS:PORT] [--managed] [--size WxH] [-s COMMAND] [-v]\n"
-		"  --listen  where consoles reach this session (default %s; port 0: any)\n"
-		"  --managed only consoles the session manager sends are shown; it connects\n"
-		"            to $XDG_RUNTIME_DIR/slimland-control\n"
-		"  --size    the screen until a console says otherwise (default 1280x720)\n"
-		"  -s        a command to start once the session runs (sh -c)\n"
-		"  -v        more logging\n", prog, DEFAULT_LISTEN);
+	fprintf(f, "usage: %s [--listen ADDRESS:PORT] [--managed] [--pairing-key FILE]\n"
+		"          [--transport dtls|clear] [--size WxH] [-s COMMAND] [-v]\n"
+		"  --listen      where consoles reach this session (default %s; port 0: any)\n"
+		"  --managed     only consoles the session manager sends are shown; it connects\n"
+		"                to $XDG_RUNTIME_DIR/slimland-control\n"
+		"  --pairing-key the key a console must hold to be shown this session (made\n"
+		"                there, 0600, if missing; default\n"
+		"                $XDG_RUNTIME_DIR/slimland-pairing.key); not with --managed\n"
+		"  --transport   dtls (default), or clear: unencrypted, loopback only\n"
+		"  --size        the screen until a console says otherwise (default 1280x720)\n"
+		"  -s            a command to start once the session runs (sh -c)\n"
+		"  -v            more logging\n", prog, DEFAULT_LISTEN);
 }
 
 /* slim-log messages (encoder, link) go to wlroots' log, so there is one log. */
@@ -92,16 +99,44 @@ static bool parse_size(const char *s, uint32_t *w, uint32_t *h)
 	return true;
 }
 
+/*
+ * Standalone: the key a console must hold, from `path` or the runtime
+ * directory's default file, made there (0600) on the first start. Its
+ * place goes to the log, the key itself never.
+ */
+static bool load_pairing_key(const char *path, uint8_t key[SLIM_SEC_KEY_LEN])
+{
+	char buf[4096], err[512];
+	if (!path) {
+		const char *dir = getenv("XDG_RUNTIME_DIR");
+		if (!dir || dir[0] != '/') {
+			wlr_log(WLR_ERROR, "no XDG_RUNTIME_DIR for the pairing key: give --pairing-key FILE");
+			return false;
+		}
+		snprintf(buf, sizeof(buf), "%s/slimland-pairing.key", dir);
+		path = buf;
+	}
+	if (!slim_sec_key_file_load(path, true, key, err, sizeof(err))) {
+		wlr_log(WLR_ERROR, "pairing key: %s", err);
+		return false;
+	}
+	wlr_log(WLR_INFO, "consoles pair with the key in %s "
+		"(slimland-console --server HOST:PORT --pairing-key %s)", path, path);
+	return true;
+}
+
 int main(int argc, char *argv[])
 {
-	const char *listen = DEFAULT_LISTEN, *startup = NULL;
+	const char *startup = NULL, *pairing_key = NULL;
+	struct slim_link_config link = { .listen = DEFAULT_LISTEN, .mode = SLIM_SEC_DTLS };
 	uint32_t width = 1280, height = 720;
-	bool managed = false;
 	enum wlr_log_importance verbosity = WLR_INFO;
 	static const struct option options[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "size", required_argument, NULL, 'S' },
 		{ "managed", no_argument, NULL, 'M' },
+		{ "pairing-key", required_argument, NULL, 'P' },
+		{ "transport", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -109,7 +144,17 @@ int main(int argc, char *argv[])
 	while ((c = getopt_long(argc, argv, "s:vh", options, NULL)) != -1) {
 		switch (c) {
 		case 'l':
-			listen = optarg;
+			link.listen = optarg;
+			break;
+		case 'P':
+			pairing_key = optarg;
+			break;
+		case 'T':
+			if (!slim_sec_mode_parse(optarg, &link.mode)) {
+				fprintf(stderr, "slimland: --transport wants dtls or clear, not '%s'\n",
+					optarg);
+				return 2;
+			}
 			break;
 		case 'S':
 			if (!parse_size(optarg, &width, &height)) {
@@ -119,7 +164,7 @@ int main(int argc, char *argv[])
 			}
 			break;
 		case 'M':
-			managed = true;
+			link.managed = true;
 			break;
 		case 's':
 			startup = optarg;
@@ -139,13 +184,22 @@ int main(int argc, char *argv[])
 		usage(stderr, argv[0]);
 		return 2;
 	}
+	if (link.managed && pairing_key) {
+		fprintf(stderr, "slimland: --pairing-key: a managed session's consoles come with "
+			"keys from the session manager\n");
+		return 2;
+	}
 	wlr_log_init(verbosity, NULL);
 	slim_log_init(verbosity == WLR_DEBUG ? SLIM_LOG_DEBUG : SLIM_LOG_INFO, log_to_wlr);
 
 	int status = 1;
 	struct slim_server server = { 0 };
 	struct wl_event_source *sigint = NULL, *sigterm = NULL, *sigchld = NULL;
-	if (!server_init(&server, width, height, listen, managed)) {
+	bool have_key = link.managed || link.mode == SLIM_SEC_CLEAR ||
+		load_pairing_key(pairing_key, link.pairing_key);
+	bool started = have_key && server_init(&server, width, height, &link);
+	explicit_bzero(link.pairing_key, sizeof(link.pairing_key));
+	if (!started) {
 		goto out;
 	}
 	sigint = wl_event_loop_add_signal(server.loop, SIGINT, handle_signal, server.display);
@@ -159,7 +213,7 @@ int main(int argc, char *argv[])
 	setenv("WAYLAND_DISPLAY", socket, true);
 	unsetenv("DISPLAY");
 	wlr_log(WLR_INFO, "slimland on WAYLAND_DISPLAY=%s", socket);
-	if (startup && !spawn(startup, managed)) {
+	if (startup && !spawn(startup, link.managed)) {
 		wlr_log(WLR_ERROR, "cannot start '%s'", startup);
 		goto out;
 	}

@@ -80,10 +80,10 @@ static const struct slim_link_handler link_handler = {
 };
 
 static void handle_control_expect(void *data, const uint8_t token[SLIM_ATTACH_TOKEN_LEN],
-		const char console_id[SLIM_CONSOLE_ID_LEN])
+		const char console_id[SLIM_CONSOLE_ID_LEN], const uint8_t key[SLIM_CONTROL_KEY_LEN])
 {
 	struct slim_server *server = data;
-	slim_link_expect(server->link, token, console_id);
+	slim_link_expect(server->link, token, console_id, key);
 }
 
 static void handle_control_detach(void *data)
@@ -98,7 +98,7 @@ static const struct slim_control_handler control_handler = {
 };
 
 bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
-		const char *listen, bool managed)
+		const struct slim_link_config *link)
 {
 	wl_list_init(&server->views);
 	/* server_finish() removes these whether or not start-up got that far. */
@@ -111,11 +111,11 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 		return false;
 	}
 	server->loop = wl_display_get_event_loop(server->display);
-	server->link = slim_link_create(server->loop, listen, managed, &link_handler, server);
+	server->link = slim_link_create(server->loop, link, &link_handler, server);
 	if (!server->link) {
 		return false;
 	}
-	if (managed) {
+	if (link->managed) {
 		server->control = slim_control_create(server->loop, slim_link_port(server->link),
 			&control_handler, server);
 		if (!server->control) {

@@ -120,7 +120,7 @@ struct slim_server {
 
 /* server.c */
 bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
-		const char *listen, bool managed);
+		const struct slim_link_config *link);
 void server_finish(struct slim_server *server);
 
 /* background.c */

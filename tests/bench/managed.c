@@ -76,7 +76,7 @@ static void on_mgr_attached(void *data, uint32_t assoc)
 }
 
 static void on_redirect(void *data, const struct sockaddr *addr, socklen_t len,
-		const uint8_t token[SLIM_ATTACH_TOKEN_LEN])
+		const uint8_t token[SLIM_ATTACH_TOKEN_LEN], const uint8_t key[SLIM_SEC_KEY_LEN])
 {
 	struct bench_console *c = data;
 	uint64_t now = slim_now_us();
@@ -117,6 +117,7 @@ static void on_redirect(void *data, const struct sockaddr *addr, socklen_t len,
 }
 
 static const struct slim_manager_listener mgr_listener = {
+	/* refusals of the control association need no action here: HELLO goes again */
 	.attached = on_mgr_attached,
 	.redirect = on_redirect,
 };
@@ -137,7 +138,9 @@ bool bench_console_start(struct bench_console *c, const char *manager, const cha
 	}
 	slim_console_core_set_events(c->core, &core_events, c);
 	char err[256];
-	c->mgr = slim_manager_create(manager, c->core, c->id, &mgr_listener, c, err, sizeof(err));
+	struct slim_manager_config config = { .mode = SLIM_SEC_CLEAR, .mtu = SLIM_DEFAULT_MTU };
+	c->mgr = slim_manager_create(manager, c->core, c->id, &config, &mgr_listener, c, err,
+		sizeof(err));
 	if (!c->mgr) {
 		fprintf(stderr, "console %s: %s\n", id, err);
 		return false;

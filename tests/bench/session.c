@@ -120,7 +120,7 @@ bool bench_session_start_detached(struct bench_session *s, const char *slimland,
 	s->compositor = fork();
 	if (s->compositor == 0) {
 		dup2(err[1], STDERR_FILENO);
-		execl(slimland, slimland, "--listen", listen, (char *)NULL);
+		execl(slimland, slimland, "--listen", listen, "--transport", "clear", (char *)NULL);
 		_exit(127);
 	}
 	close(err[1]);
