@@ -189,6 +189,12 @@ void server_finish(struct slim_server *server)
 	slim_control_destroy(server->control);
 	slim_link_destroy(server->link);
 	/*
+	 * The layout first: wlr_scene_attach_output_layout left a listener on
+	 * it that reads the scene, and destroying the output (with the display)
+	 * would call it after the scene is gone.
+	 */
+	wlr_output_layout_destroy(server->layout);
+	/*
 	 * The scene's nodes (the background's buffer among them) hold each
 	 * other; they go while the output they show on is still there.
 	 */
@@ -196,7 +202,6 @@ void server_finish(struct slim_server *server)
 		wlr_scene_node_destroy(&server->scene->node);
 	}
 	wl_display_destroy(server->display);
-	wlr_output_layout_destroy(server->layout);
 	/* the display took the backend with it; these are ours to destroy */
 	if (server->allocator) {
 		wlr_allocator_destroy(server->allocator);
