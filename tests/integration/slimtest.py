@@ -302,15 +302,21 @@ class Compositor(Process):
 
 
 class Console(Process):
-    """slimland-console --control: commands on stdin, events on stdout."""
+    """slimland-console --control: commands on stdin, events on stdout.
 
-    def __init__(self, session, port, size, console_id, name, endpoint=None, env=None):
+    Each console has a state directory of its own, named after `console_id`
+    (the test's name for it), so its own key: `id` is the console's real id,
+    derived from that key, as the servers know it."""
+
+    def __init__(self, session, port, size, console_id, name, endpoint=None, env=None,
+                 extra_args=()):
         """endpoint: the arguments that say where to go, instead of --server
         127.0.0.1:PORT (e.g. ['--manager', '127.0.0.1:5550']); env: more
         environment."""
+        self.state_dir = session.console_state_dir(console_id)
         argv = [session.slimland_console] + (endpoint or ['--server', '127.0.0.1:%d' % port]) + [
-                '--output', 'headless', '--size', '%dx%d' % size, '--id', console_id,
-                '--control']
+                '--output', 'headless', '--size', '%dx%d' % size,
+                '--state-dir', self.state_dir, '--control'] + list(extra_args)
         self.session = session
         self.size = size
         self.console_id = console_id
@@ -318,6 +324,7 @@ class Console(Process):
         console_env = session.console_env()
         console_env.update(env or {})
         super().__init__(name, argv, console_env, session.outdir, stdout_lines=True)
+        self.id = self.wait_for('id ', 10).split()[1]
 
     # -- events
     def mark(self):
@@ -625,6 +632,21 @@ class Session:
         status = self.compositor.stop(sig, timeout=10)
         log('slimland exited with status %s' % status)
         return status
+
+    def console_state_dir(self, console_id):
+        """The state directory (key, pinned servers) of the console the test
+        calls `console_id`: the same one each time, so a console started
+        again keeps its key and id."""
+        return os.path.join(self.tmp, 'console-state', console_id)
+
+    def console_key_id(self, console_id):
+        """The id of that console, from its key (made now if need be)."""
+        r = subprocess.run([self.slimland_console, '--state-dir',
+                            self.console_state_dir(console_id), '--print-id'],
+                           env=self.console_env(), capture_output=True, timeout=scaled(10))
+        if r.returncode != 0:
+            self.fail('slimland-console --print-id: %s' % r.stderr.decode(errors='replace'))
+        return r.stdout.decode().strip()
 
     def control_path(self):
         """The managed compositor's control socket."""
