@@ -17,7 +17,7 @@ struct slim_link {
 	uint16_t mtu;
 	char *pairing_key;
 	struct slim_console_core *core;
-	char id[SLIM_CONSOLE_ID_LEN];
+	char id[SLIM_CONSOLE_ID_LEN + 1];
 	const struct slim_link_listener *listener;
 	void *listener_data;
 

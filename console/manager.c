@@ -23,7 +23,7 @@ struct slim_manager {
 	struct slim_manager_config config;
 	char *address;
 	struct slim_console_core *core;
-	char id[SLIM_CONSOLE_ID_LEN];
+	char id[SLIM_CONSOLE_ID_LEN + 1];
 	const struct slim_manager_listener *listener;
 	void *data;
 

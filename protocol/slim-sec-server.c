@@ -166,21 +166,28 @@ static struct slim_sec_conn *lookup(struct slim_sec_server *srv, const struct ad
 	return NULL;
 }
 
-static void log_limited(struct slim_sec_server *srv, const struct slim_sec_conn *conn,
+static void log_limited(struct slim_sec_server *srv, const struct addr_key *key,
 		const char *what)
 {
 	if (!slim_ratelimit(&srv->log_rl, slim_now_us())) {
 		return;
 	}
 	char addr[64] = "?";
-	if (conn->key.family == 4) {
-		const uint8_t *a = conn->key.addr;
+	if (key->family == 4) {
+		const uint8_t *a = key->addr;
 		snprintf(addr, sizeof(addr), "%u.%u.%u.%u:%u", a[0], a[1], a[2], a[3],
-			(unsigned)ntohs(conn->key.port));
+			(unsigned)ntohs(key->port));
 	} else {
-		snprintf(addr, sizeof(addr), "[ipv6]:%u", (unsigned)ntohs(conn->key.port));
+		snprintf(addr, sizeof(addr), "[ipv6]:%u", (unsigned)ntohs(key->port));
 	}
 	slim_log(SLIM_LOG_INFO, "secure: %s: %s", addr, what);
+}
+
+/* Not ours to read: counted, and said at a limited rate. */
+static void drop(struct slim_sec_server *srv, const struct addr_key *key, const char *why)
+{
+	srv->stats.dropped++;
+	log_limited(srv, key, why);
 }
 
 /* ---- connections ---- */
@@ -349,7 +356,7 @@ static void handshake_step(struct slim_sec_server *srv, struct slim_sec_conn *co
 		if (srv->cert && !(conn->has_peer_key =
 				slim_sec_peer_fingerprint(conn->tls, conn->peer_key))) {
 			srv->stats.handshakes_failed++;
-			log_limited(srv, conn, "handshake without a client key");
+			log_limited(srv, &conn->key, "handshake without a client key");
 			conn_end(conn, NULL, false);
 			return;
 		}
@@ -370,7 +377,7 @@ static void handshake_step(struct slim_sec_server *srv, struct slim_sec_conn *co
 		srv->stats.handshakes_failed++;
 		char why[160];
 		snprintf(why, sizeof(why), "handshake failed: %s", gnutls_strerror(r));
-		log_limited(srv, conn, why);
+		log_limited(srv, &conn->key, why);
 		conn_end(conn, NULL, false);
 	}
 }
@@ -414,7 +421,7 @@ static int psk_key(gnutls_session_t session, const gnutls_datum_t *user, gnutls_
 	identity[user->size] = '\0';
 	uint8_t k[SLIM_SEC_KEY_LEN];
 	if (!srv->cfg.psk_lookup(srv->data, identity, k)) {
-		log_limited(srv, conn, "a pre-shared key identity nobody expects");
+		log_limited(srv, &conn->key, "a pre-shared key identity nobody expects");
 		return -1;
 	}
 	key->data = gnutls_malloc(sizeof(k));
@@ -540,7 +547,7 @@ static void client_hello(struct slim_sec_server *srv, const uint8_t *buf, size_t
 	/* record header, handshake header (12), client_version (2), then the random */
 	const size_t random_at = SLIM_DTLS_HEADER + 12 + 2;
 	if (len < random_at + 32) {
-		srv->stats.dropped++;
+		drop(srv, key, "a ClientHello too short to be one");
 		return;
 	}
 	struct slim_sec_conn *conn = lookup(srv, key, false);
@@ -586,7 +593,7 @@ static void send_hint(struct slim_sec_server *srv, size_t len, const struct addr
 {
 	uint32_t source = key_hash(srv, key, false) % SOURCE_BUCKETS;
 	if (len < SLIM_SEC_HINT_LEN) {
-		srv->stats.dropped++;
+		drop(srv, key, "a record too short to answer");
 		return;
 	}
 	if (!take(&srv->hint_all, HINT_RATE, now_us) ||
@@ -609,7 +616,7 @@ static void clear_receive(struct slim_sec_server *srv, const uint8_t *buf, size_
 {
 	uint32_t magic;
 	if (len < sizeof(magic) || (memcpy(&magic, buf, sizeof(magic)), magic != SLIM_MAGIC)) {
-		srv->stats.dropped++;
+		drop(srv, key, "not a slim datagram");
 		return;
 	}
 	struct slim_sec_conn *conn = lookup(srv, key, true);
@@ -724,7 +731,7 @@ void slim_sec_server_receive(struct slim_sec_server *srv, const uint8_t *buf, si
 	struct addr_key key;
 	srv->stats.datagrams++;
 	if ((size_t)from_len > sizeof(struct sockaddr_storage) || !make_key(from, from_len, &key)) {
-		srv->stats.dropped++;
+		srv->stats.dropped++; /* no address to answer or to name */
 		return;
 	}
 	srv->busy++;
@@ -737,7 +744,8 @@ void slim_sec_server_receive(struct slim_sec_server *srv, const uint8_t *buf, si
 		memcpy(&magic, buf, sizeof(magic));
 	}
 	if (len < SLIM_DTLS_HEADER + 1 || magic == SLIM_MAGIC) {
-		srv->stats.dropped++;
+		drop(srv, &key, magic == SLIM_MAGIC ? "a datagram in clear (this server wants DTLS)" :
+			"too short for a DTLS record");
 		goto out;
 	}
 	uint8_t type = buf[0];
@@ -758,7 +766,7 @@ void slim_sec_server_receive(struct slim_sec_server *srv, const uint8_t *buf, si
 	} else if (type == SLIM_DTLS_APPLICATION_DATA && epoch != 0) {
 		send_hint(srv, len, &key, from, from_len, now_us);
 	} else {
-		srv->stats.dropped++;
+		drop(srv, &key, "a record of no connection");
 	}
 out:
 	srv->busy--;

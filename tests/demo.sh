@@ -1,6 +1,7 @@
 #!/bin/sh
 # The quick-start demo: a slimland session running a real client (foot, with
-# a few commands in it) and a console attached to it over UDP on loopback:
+# a few commands in it) and a console attached to it over DTLS on loopback
+# (with the session's pairing key, which both find in the runtime directory):
 # in a window when there is a desktop to open one on, else headless, with
 # its picture written to slimland-demo.png.
 #
@@ -32,6 +33,7 @@ if [ -n "${DISPLAY-}${WAYLAND_DISPLAY-}" ] &&
 		"$console" --output window --help >/dev/null 2>&1; then
 	echo "the session is in the console's window; close it to end the demo"
 	XDG_RUNTIME_DIR="$user_runtime" "$console" --server "127.0.0.1:$port" --output window \
+		--pairing-key "$runtime/slimland-pairing.key" --state-dir "$runtime/console" \
 		--size 1280x720
 	exit 0
 fi
@@ -40,5 +42,5 @@ fi
 # the picture has had time to arrive.
 { sleep 3; echo "screenshot $PWD/slimland-demo.png"; sleep 1; echo stats; echo quit; } |
 	"$console" --server "127.0.0.1:$port" --output headless \
-		--size 1280x720 --control | grep -v '^frame'
+		--state-dir "$runtime/console" --size 1280x720 --control | grep -v '^frame'
 echo "the console's screen: $PWD/slimland-demo.png"

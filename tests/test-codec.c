@@ -586,12 +586,16 @@ static void test_redirect(void **state)
 		v4.token[i] = (uint8_t)i;
 		v6.token[i] = (uint8_t)(0xff - i);
 	}
+	for (size_t i = 0; i < sizeof(v4.key); i++) {
+		v4.key[i] = (uint8_t)(0x80 + i);
+		v6.key[i] = (uint8_t)(0x40 + i);
+	}
 	v6.addr[15] = 1; /* ::1 */
 	assert_true(slim_put_redirect(&d->w, &v4));
 	assert_true(slim_put_redirect(&d->w, &v6));
 	dgram_finish(d);
 	/* the header and layout of section 1 of session-manager.md */
-	static const uint8_t head[] = { SLIM_CMD_REDIRECT, 0, 36, 0, 4, 0, 0xaf, 0x15, 10, 0, 0, 7 };
+	static const uint8_t head[] = { SLIM_CMD_REDIRECT, 0, 68, 0, 4, 0, 0xaf, 0x15, 10, 0, 0, 7 };
 	assert_memory_equal(d->buf + sizeof(struct slim_wire_dgram), head, sizeof(head));
 	struct slim_reader rd;
 	struct slim_cmd cmd;
@@ -616,8 +620,8 @@ static void test_redirect(void **state)
 	r.port = 0;
 	assert_true(slim_put_redirect(&d->w, &r));
 	assert_int_equal(decode_one(d, false, &cmd), SLIM_ERR_FIELD);
-	/* exactly 36 bytes */
-	static const size_t bad_len[] = { 0, 35, 37 };
+	/* exactly 68 bytes (36 before the per-attach key) */
+	static const size_t bad_len[] = { 0, 36, 67, 69 };
 	for (size_t i = 0; i < sizeof(bad_len) / sizeof(bad_len[0]); i++) {
 		slim_writer_reset(&d->w);
 		uint8_t *body = slim_writer_add(&d->w, SLIM_CMD_REDIRECT, 0, bad_len[i]);

@@ -32,6 +32,9 @@ extern char **environ;
 #define H 48
 
 static const char *console_path;
+/* the console's key directory, and the id it said on --control */
+static const char *state_dir;
+static char console_id[SLIM_CONSOLE_ID_LEN + 1];
 
 struct child {
 	pid_t pid;
@@ -53,14 +56,27 @@ static int64_t now_ms(void)
 }
 
 /* Starts the console with pipes on stdin and stdout (and stderr if asked). */
+static void child_line(struct child *c, char *line, size_t cap, int timeout_ms);
+
+/*
+ * The test plays the server in clear (no DTLS here: the secure transport
+ * has its own tests), and the console keeps its key in a directory of the
+ * test's.
+ */
 static void child_spawn(struct child *c, const char *const *args, bool keep_stderr)
 {
-	const char *argv[32] = { console_path };
+	const char *argv[40] = { console_path };
 	size_t n = 1;
+	bool control = false;
 	for (; args[n - 1]; n++) {
-		assert_true(n < 31);
+		assert_true(n < 34);
 		argv[n] = args[n - 1];
+		control = control || strcmp(args[n - 1], "--control") == 0;
 	}
+	argv[n++] = "--transport";
+	argv[n++] = "clear";
+	argv[n++] = "--state-dir";
+	argv[n++] = state_dir;
 	argv[n] = NULL;
 	int in[2], out[2], err[2] = { -1, -1 };
 	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
@@ -81,6 +97,14 @@ static void child_spawn(struct child *c, const char *const *args, bool keep_stde
 	close(out[1]);
 	if (keep_stderr) {
 		close(err[1]);
+	}
+	if (control) {
+		/* first, its id: 32 hex digits of its key's fingerprint */
+		char line[512];
+		child_line(c, line, sizeof(line), SOON_MS);
+		assert_int_equal(strlen(line), 3 + SLIM_CONSOLE_ID_LEN);
+		assert_memory_equal(line, "id ", 3);
+		memcpy(console_id, line + 3, SLIM_CONSOLE_ID_LEN);
 	}
 }
 
@@ -299,12 +323,8 @@ static uint32_t expect_hello(struct server *s, int timeout_ms)
 	assert_int_equal(cmd.hello.width, W);
 	assert_int_equal(cmd.hello.height, H);
 	assert_int_equal(cmd.hello.mtu, SLIM_DEFAULT_MTU);
-	/* the default id is the host name, cut to fit */
-	char host[256] = "";
-	assert_int_equal(gethostname(host, sizeof(host)), 0);
-	char id[SLIM_CONSOLE_ID_LEN + 1] = "";
-	memcpy(id, cmd.hello.console_id, SLIM_CONSOLE_ID_LEN);
-	assert_true(strlen(id) > 0 && strncmp(id, host, SLIM_CONSOLE_ID_LEN - 1) == 0);
+	/* the id is the console's key's, all 32 bytes, as its --control said */
+	assert_memory_equal(cmd.hello.console_id, console_id, SLIM_CONSOLE_ID_LEN);
 	return hdr.assoc;
 }
 
@@ -461,7 +481,7 @@ static void test_session(void **state)
 	/* a server that forgot us: HELLO at once, with a new association */
 	server_send_refuse(&s, assoc, SLIM_REFUSE_UNKNOWN, "");
 	expect_line(&c, "refused unknown");
-	expect_linef(&c, "connecting %s", server_arg);
+	expect_linef(&c, "connecting %s (the server forgot this console)", server_arg);
 	uint32_t assoc2 = expect_hello(&s, 1000);
 	assert_int_not_equal(assoc2, assoc);
 	server_send_frame(&s, assoc2, 0x00ff00);
@@ -471,7 +491,7 @@ static void test_session(void **state)
 	/* a server that went away: its port refuses the pings */
 	uint16_t port = s.port;
 	close(s.fd);
-	expect_linef(&c, "connecting %s", server_arg);
+	expect_linef(&c, "connecting %s (connection refused)", server_arg);
 	server_bind(&s, port);
 	uint32_t assoc3 = expect_hello(&s, SOON_MS);
 	assert_int_not_equal(assoc3, assoc2);
@@ -563,7 +583,9 @@ static void test_bad_arguments(void **state)
 			"input joystick not available in this build" },
 		{ { "--server", "127.0.0.1:7000", "--output", "bogus", NULL },
 			"output bogus not available in this build" },
-		{ { "--server", "127.0.0.1:7000", "--id", "", NULL }, "--id" },
+		{ { "--server", "127.0.0.1:7000", "--transport", "tls", NULL },
+			"--transport tls: expected dtls or clear" },
+		{ { "--manager", "127.0.0.1", "--server-key", "sha256:12", NULL }, "--server-key" },
 		{ { "--server", "127.0.0.1:7000", "stray", NULL }, "unexpected argument stray" },
 		{ { "--server", "127.0.0.1:7000", "--manager", "127.0.0.1", NULL },
 			"exclude each other" },
@@ -593,6 +615,12 @@ int main(int argc, char *argv[])
 		return 2;
 	}
 	console_path = argv[1];
+	char dir[] = "/tmp/slim-console-state-XXXXXX";
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	state_dir = dir;
 	/* a console that died must fail a test, not kill it */
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
@@ -600,5 +628,11 @@ int main(int argc, char *argv[])
 		cmocka_unit_test(test_signals),
 		cmocka_unit_test(test_bad_arguments),
 	};
-	return test_report(cmocka_run_group_tests(tests, NULL, NULL));
+	int failed = cmocka_run_group_tests(tests, NULL, NULL);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0) {
+		failed++;
+	}
+	return test_report(failed);
 }

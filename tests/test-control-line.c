@@ -7,6 +7,9 @@
 #include "../src/compositor/control-line.h"
 #include "test-util.h"
 
+/* a key for expect lines: 32 bytes, 0x00..0x1f */
+#define KEY "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+
 static bool parse(const char *line, struct slim_control_line *out)
 {
 	const char *why = NULL;
@@ -30,22 +33,28 @@ static void test_simple(void **state)
 static void test_expect(void **state)
 {
 	struct slim_control_line l;
-	assert_true(parse("expect 00112233445566778899aabbccddeeff 636f6e736f6c652d61", &l));
+	assert_true(parse("expect 00112233445566778899aabbccddeeff 636f6e736f6c652d61 " KEY, &l));
 	assert_int_equal(l.request, SLIM_CONTROL_EXPECT);
 	static const uint8_t token[] = { 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
 		0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff };
 	assert_memory_equal(l.token, token, sizeof(token));
 	char id[SLIM_CONSOLE_ID_LEN] = "console-a";
 	assert_memory_equal(l.console_id, id, sizeof(id));
+	for (int i = 0; i < SLIM_CONTROL_KEY_LEN; i++) {
+		assert_int_equal(l.key[i], i);
+	}
 	/* the longest id, 32 bytes */
-	char line[128] = "expect 00112233445566778899aabbccddeeff ";
+	char line[256] = "expect 00112233445566778899aabbccddeeff ";
 	for (int i = 0; i < SLIM_CONSOLE_ID_LEN; i++) {
 		strcat(line, "41");
 	}
-	assert_true(parse(line, &l));
+	char with_key[256];
+	snprintf(with_key, sizeof(with_key), "%s %s", line, KEY);
+	assert_true(parse(with_key, &l));
 	assert_memory_equal(l.console_id, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", SLIM_CONSOLE_ID_LEN);
 	strcat(line, "41");
-	assert_false(parse(line, &l));
+	snprintf(with_key, sizeof(with_key), "%s %s", line, KEY);
+	assert_false(parse(with_key, &l));
 }
 
 static void test_bad(void **state)
@@ -54,16 +63,23 @@ static void test_bad(void **state)
 		"", " ", "Ping", "ping ", " ping", "detach now", "pingpong",
 		"expect", "expect ", "expect 00112233445566778899aabbccddeeff",
 		"expect 00112233445566778899aabbccddeeff ",
-		"expect  00112233445566778899aabbccddeeff 61",
-		"expect 00112233445566778899aabbccddeeff  61",
+		"expect 00112233445566778899aabbccddeeff 61",   /* no key */
 		"expect 00112233445566778899aabbccddeeff 61 ",
-		"expect 00112233445566778899aabbccddee 61",     /* 15 bytes */
-		"expect 00112233445566778899aabbccddeeff00 61", /* 17 bytes */
-		"expect 00112233445566778899AABBCCDDEEFF 61",   /* uppercase */
-		"expect 0011223344556677889xaabbccddeeff 61",
-		"expect 00112233445566778899aabbccddeeff 6",    /* odd */
-		"expect 00112233445566778899aabbccddeeff 6100", /* a NUL inside */
-		"expect 00112233445566778899aabbccddeeff 6g",
+		"expect  00112233445566778899aabbccddeeff 61 " KEY,
+		"expect 00112233445566778899aabbccddeeff  61 " KEY,
+		"expect 00112233445566778899aabbccddeeff 61  " KEY,
+		"expect 00112233445566778899aabbccddeeff 61 " KEY " ",
+		"expect 00112233445566778899aabbccddee 61 " KEY,     /* 15 bytes */
+		"expect 00112233445566778899aabbccddeeff00 61 " KEY, /* 17 bytes */
+		"expect 00112233445566778899AABBCCDDEEFF 61 " KEY,   /* uppercase */
+		"expect 0011223344556677889xaabbccddeeff 61 " KEY,
+		"expect 00112233445566778899aabbccddeeff 6 " KEY,    /* odd */
+		"expect 00112233445566778899aabbccddeeff 6100 " KEY, /* a NUL inside */
+		"expect 00112233445566778899aabbccddeeff 6g " KEY,
+		"expect 00112233445566778899aabbccddeeff 61 " KEY "00",  /* 33-byte key */
+		"expect 00112233445566778899aabbccddeeff 61 0001",       /* 2-byte key */
+		"expect 00112233445566778899aabbccddeeff 61 "
+			"000102030405060708090A0B0C0D0E0F101112131415161718191a1b1c1d1e1f",
 		"attached 61 800x600",
 	};
 	struct slim_control_line l;
@@ -90,8 +106,8 @@ static void test_console_hex(void **state)
 	assert_int_equal(strlen(out), 2 * SLIM_CONSOLE_ID_LEN);
 	assert_memory_equal(out, "fefe", 4);
 	/* and what it writes, the parser reads back */
-	char line[128];
-	snprintf(line, sizeof(line), "expect 00112233445566778899aabbccddeeff %s", out);
+	char line[256];
+	snprintf(line, sizeof(line), "expect 00112233445566778899aabbccddeeff %s " KEY, out);
 	struct slim_control_line l;
 	assert_true(parse(line, &l));
 	assert_memory_equal(l.console_id, id, sizeof(id));

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE /* explicit_bzero */
 #include <errno.h>
+#include <gnutls/crypto.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -237,16 +238,21 @@ static void handle_other(void *data, const struct slim_cmd *cmd)
 			link->handler->input(link->data, &ev);
 		}
 	} else if (cmd->type == SLIM_CMD_CARD) {
-		/* The session manager will act on these; until then the log says who tapped. */
-		char hex[2 * SLIM_CARD_TOKEN_MAX + 1] = "";
+		/*
+		 * A standalone session acts on no card; the log says a card came,
+		 * and which one as a short hash: a token unlocks sessions, so it
+		 * never reaches a log.
+		 */
+		uint8_t digest[32];
+		char short_hash[9] = "-";
 		size_t len = cmd->card.len < SLIM_CARD_TOKEN_MAX ? cmd->card.len : SLIM_CARD_TOKEN_MAX;
-		for (size_t i = 0; i < len; i++) {
-			snprintf(hex + 2 * i, 3, "%02x", cmd->card.token[i]);
+		if (len > 0 && gnutls_hash_fast(GNUTLS_DIG_SHA256, cmd->card.token, len, digest) == 0) {
+			slim_hex_encode(short_hash, digest, 4);
 		}
 		if (slim_ratelimit(&link->log_limit, slim_now_us())) {
-			slim_log(SLIM_LOG_INFO, "link: card %s on console %s: kind %u, token %s",
+			slim_log(SLIM_LOG_INFO, "link: card %s on console %s: kind %u, token hash %s",
 				cmd->card.event == SLIM_CARD_INSERTED ? "inserted" : "removed",
-				link->console_id, cmd->card.kind, len > 0 ? hex : "-");
+				link->console_id, cmd->card.kind, short_hash);
 		}
 	}
 	/* PING: hearing from the console is all it is for. HELLO: see below. */

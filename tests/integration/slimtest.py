@@ -283,7 +283,7 @@ def _sanitizer_report(lines):
 class Compositor(Process):
     def __init__(self, session, port, size, extra_args=()):
         argv = [session.slimland, '--listen', '127.0.0.1:%d' % port,
-                '--size', '%dx%d' % size] + list(extra_args)
+                '--size', '%dx%d' % size] + session.transport_args + list(extra_args)
         self.port = port
         self.display = None
         super().__init__('slimland-%d' % session.n_compositors, argv, session.compositor_env(),
@@ -316,7 +316,8 @@ class Console(Process):
         self.state_dir = session.console_state_dir(console_id)
         argv = [session.slimland_console] + (endpoint or ['--server', '127.0.0.1:%d' % port]) + [
                 '--output', 'headless', '--size', '%dx%d' % size,
-                '--state-dir', self.state_dir, '--control'] + list(extra_args)
+                '--state-dir', self.state_dir, '--control'] + session.transport_args + \
+            list(extra_args)
         self.session = session
         self.size = size
         self.console_id = console_id
@@ -464,13 +465,16 @@ class Session:
     """One slimland session: private runtime dir, a compositor, a console."""
 
     def __init__(self, name, size=(800, 600), console_id='console-a', console=True,
-                 console_size=None, managed=False, compositor=True):
+                 console_size=None, managed=False, compositor=True, transport='dtls'):
         """size: the compositor's --size and, unless console_size says
         otherwise, the first console's. managed: slimland --managed on an
         ephemeral port (its control socket says which; see control_path).
         compositor=False: none is started (a session manager starts them);
-        the session is then the directories, logs and consoles."""
+        the session is then the directories, logs and consoles.
+        transport: 'clear' runs the compositor and the consoles without
+        DTLS (loopback only), for tests that play a peer themselves."""
         self.name = name
+        self.transport_args = ['--transport', transport]
         self.want_compositor = compositor
         self.managed = managed
         self.size = size

@@ -9,7 +9,11 @@ with, and the session follows its size. Migrating the
 session to a console of another size moves the picture there and leaves
 the first console without frames. A manager that restarted (REFUSE
 UNKNOWN on the control association) gets a new HELLO, and the picture
-goes on without a new display HELLO."""
+goes on without a new display HELLO.
+
+The manager played here speaks no DTLS: the compositor and the consoles
+run with --transport clear, and the keys the protocol hands out are
+zeros. The real session manager's encrypted path is sessiond_flow's."""
 import os
 import socket
 import stat
@@ -28,6 +32,8 @@ UPSTREAM = 1
 T1 = bytes(range(0x10, 0x20))
 T2 = bytes(range(0x20, 0x30))
 WRONG = bytes(16)
+KEY = bytes(32)  # the per-attach key: unused in clear
+CLEAR = ['--transport', 'clear']
 
 
 def hexid(console_id):
@@ -100,8 +106,8 @@ class FakeManager:
         self.sock.sendto(data + CMD.pack(ctype, 0, len(body)) + body, hello.addr)
 
     def redirect(self, hello, port, token):
-        self.send(hello, CMD_REDIRECT, struct.pack('<BBH16s16s', 4, 0, port,
-                                                   socket.inet_aton('127.0.0.1'), token))
+        self.send(hello, CMD_REDIRECT, struct.pack('<BBH16s16s32s', 4, 0, port,
+                                                   socket.inet_aton('127.0.0.1'), token, KEY))
 
     def refuse_unknown(self, hello):
         self.send(hello, CMD_REFUSE, struct.pack('<HH', REFUSE_UNKNOWN, 0))
@@ -155,7 +161,8 @@ class ControlClient:
 
 
 def test():
-    with Session('managed', size=(640, 480), console=False, managed=True) as s:
+    with Session('managed', size=(640, 480), console=False, managed=True,
+                 transport='clear') as s:
         st = os.stat(s.control_path())
         if not stat.S_ISSOCK(st.st_mode) or stat.S_IMODE(st.st_mode) != 0o600:
             s.fail('the control socket is not a socket of mode 0600 (%o)' % st.st_mode)
@@ -183,7 +190,7 @@ def test():
         # through the manager: nothing until the REDIRECT
         a = s.start_console(console_id='console-a', wait_attached=False, endpoint=manager)
         a.wait_for('manager connecting 127.0.0.1:%d' % mgr.port)
-        ha = mgr.recv_hello('console-a')
+        ha = mgr.recv_hello(a.id)
         if ha.token is not None or (ha.width, ha.height) != (640, 480):
             s.fail('the control HELLO carries a token or the wrong size')
         # a token the compositor was not told about
@@ -198,14 +205,14 @@ def test():
             s.fail('console-a attached with a wrong token')
 
         # the expected token
-        ctl.send('expect %s %s' % (T1.hex(), hexid('console-a')))
+        ctl.send('expect %s %s %s' % (T1.hex(), hexid(a.id), KEY.hex()))
         ctl.sync()
         mgr.redirect(ha, port, T1)
         a.wait_for('redirect ' + server)
         a.wait_for('connecting ' + server)
         a.wait_for('attached', 15)
         a.wait_for('frame ')
-        ctl.expect('attached %s 640x480' % hexid('console-a'))
+        ctl.expect('attached %s 640x480' % hexid(a.id))
         # the manager repeats its REDIRECT until it hears "attached": ignored
         mark = a.mark()
         mgr.redirect(ha, port, T1)
@@ -224,7 +231,7 @@ def test():
         a.cmd('resize 720 400')
         a.wait_for('connecting ' + server, start=mark)
         a.wait_for('attached', 15)
-        ctl.expect('attached %s 720x400' % hexid('console-a'))
+        ctl.expect('attached %s 720x400' % hexid(a.id))
         a.size = (720, 400)
         g = s.assert_screens_equal(console=a)
         if g.size != (720, 400):
@@ -232,7 +239,7 @@ def test():
         log('console-a resized to 720x400: the session followed')
         # that token admits console-a alone: another console presenting it is refused
         x = s.start_console(console_id='console-x', wait_attached=False, endpoint=manager)
-        mgr.redirect(mgr.recv_hello('console-x'), port, T1)
+        mgr.redirect(mgr.recv_hello(x.id), port, T1)
         line = x.wait_for('refused ', 15)
         if line != 'refused busy this session is not yours to show':
             s.fail('another console presenting console-a\'s token was told %r' % line)
@@ -243,7 +250,7 @@ def test():
         # takes the others for repeats
         c = s.start_console(console_id='console-c', wait_attached=False,
                             endpoint=manager + ['--card-reader', 'stdin'])
-        hc = mgr.recv_hello('console-c')
+        hc = mgr.recv_hello(c.id)
         c.cmd('card insert 04a1b2c3')
         mgr.redirect(hc, port, WRONG)  # answers the HELLO: the kept card goes now
         for event in ('insert', 'remove'):
@@ -260,14 +267,14 @@ def test():
         # migrate to console-b, 800x600
         b = s.start_console(size=(800, 600), console_id='console-b', wait_attached=False,
                             endpoint=manager)
-        hb = mgr.recv_hello('console-b')
-        ctl.send('expect %s %s' % (T2.hex(), hexid('console-b')))
+        hb = mgr.recv_hello(b.id)
+        ctl.send('expect %s %s %s' % (T2.hex(), hexid(b.id), KEY.hex()))
         ctl.sync()
         mgr.redirect(hb, port, T2)
         b.wait_for('attached', 15)
         b.wait_for('frame ')
-        ctl.expect('detached %s' % hexid('console-a'))
-        ctl.expect('attached %s 800x600' % hexid('console-b'))
+        ctl.expect('detached %s' % hexid(a.id))
+        ctl.expect('attached %s 800x600' % hexid(b.id))
         g = s.assert_screens_equal(console=b)
         if g.size != (800, 600):
             s.fail('grim says %s after the move, not 800x600' % (g.size,))
@@ -290,7 +297,7 @@ def test():
         # the manager restarted: REFUSE UNKNOWN on console-b's control association
         mark_b = b.mark()
         mgr.refuse_unknown(hb)
-        hb2 = mgr.recv_hello('console-b', not_assoc=hb.assoc)
+        hb2 = mgr.recv_hello(b.id, not_assoc=hb.assoc)
         log('console-b said HELLO again to the manager: association %d' % hb2.assoc)
         # the manager reloaded its state: the same endpoint and token
         mgr.redirect(hb2, port, T2)
@@ -309,7 +316,7 @@ def test():
 
         # detach, bad lines, and a line too long
         ctl.send('detach')
-        ctl.expect('detached %s' % hexid('console-b'))
+        ctl.expect('detached %s' % hexid(b.id))
         ctl.send('expect nonsense')
         ctl.send('bogus')
         ctl.sync()

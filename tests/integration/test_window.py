@@ -84,8 +84,8 @@ class WindowConsole(Console):
         self.pos = 0
         self.title = 'slimland-console: 127.0.0.1:%d' % port
         argv = [session.slimland_console, '--server', '127.0.0.1:%d' % port,
-                '--output', 'window', '--size', '%dx%d' % SIZE, '--id', self.console_id,
-                '--control']
+                '--output', 'window', '--size', '%dx%d' % SIZE,
+                '--state-dir', session.console_state_dir(self.console_id), '--control']
         env = session.console_env()
         env['DISPLAY'] = display
         # libdbus (SDL opens it) keeps a buffer LeakSanitizer reports at exit

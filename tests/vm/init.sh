@@ -55,6 +55,6 @@ echo "vm: bench done ($?)"
 
 echo "vm: console"
 slimland-console --server "10.0.2.2:$port" --output drm --input libinput \
-	--card-reader=none --id vm-console -v 2>&1
+	--card-reader=none --pairing-key /etc/slimland-pairing.key -v 2>&1
 echo "vm: console exited with status $?"
 poweroff -f

@@ -88,7 +88,8 @@ def test():
     # virtio-gpu's default mode; the compositor takes the console's size anyway
     size = (1280, 800)
     with Session('vm', size=size, console=False) as s:
-        initrd = build_initramfs(s.tmp, console, moddir, version)
+        initrd = build_initramfs(s.tmp, console, moddir, version,
+                                 os.path.join(s.runtime_dir, 'slimland-pairing.key'))
         vm = Vm(s.outdir, vmlinuz, initrd, s.port, vnc=True)
         try:
             fifo = os.path.join(s.home, 'fifo')

@@ -91,7 +91,8 @@ def test():
     # bochs' default mode; the compositor takes the console's size anyway
     size = (1024, 768)
     with Session('vm-cursor', size=size, console=False) as s:
-        initrd = build_initramfs(s.tmp, console, moddir, version)
+        initrd = build_initramfs(s.tmp, console, moddir, version,
+                                 os.path.join(s.runtime_dir, 'slimland-pairing.key'))
         if not shutil.which('seatd') and not os.path.exists('/usr/sbin/seatd'):
             raise TestFailure('seatd is missing: apt-get install seatd')
         vm = Vm(s.outdir, vmlinuz, initrd, s.port, gpu='bochs-display', seatd=True)

@@ -103,7 +103,7 @@ def module_closure(moddir, names):
     return sorted(found.values())
 
 
-def build_initramfs(workdir, console, moddir, version):
+def build_initramfs(workdir, console, moddir, version, pairing_key=None):
     root = os.path.join(workdir, 'root')
     shutil.rmtree(root, ignore_errors=True)
     for d in ('usr/bin', 'usr/sbin', 'usr/lib', 'lib64', 'bin', 'sbin', 'dev', 'proc', 'sys',
@@ -147,6 +147,11 @@ def build_initramfs(workdir, console, moddir, version):
         if os.path.exists(os.path.join(moddir, f)):
             shutil.copy2(os.path.join(moddir, f), kroot)
     subprocess.run(['depmod', '-b', root, version], check=True)
+    if pairing_key:
+        # the session's pairing key, where init.sh's console reads it
+        dest = os.path.join(root, 'etc/slimland-pairing.key')
+        shutil.copy2(pairing_key, dest)
+        os.chmod(dest, 0o600)
     shutil.copy2(os.path.join(HERE, 'init.sh'), os.path.join(root, 'init'))
     os.chmod(os.path.join(root, 'init'), 0o755)
     initrd = os.path.join(workdir, 'initrd.gz')
