@@ -14,6 +14,15 @@
 #include "slim-log.h"
 #include "slim-sec-internal.h"
 
+/*
+ * A handshake not done by then has failed. DTLS drops what does not
+ * authenticate without a word, so a wrong key looks like silence: a LAN
+ * answers in milliseconds, and four flights go in this time (0.25, 0.5,
+ * 1, 2 s apart).
+ */
+#define HANDSHAKE_US 5000000ull
+#define NO_ANSWER "no answer to the handshake (no server there, or one that does not take our key)"
+
 enum client_state {
 	CLIENT_IDLE,
 	CLIENT_HANDSHAKE,
@@ -161,7 +170,7 @@ static const char *handshake_error(struct slim_sec_client *c, int r)
 	case GNUTLS_E_MAC_VERIFY_FAILED:
 		return "the keys do not match (a wrong pairing key?)";
 	case GNUTLS_E_TIMEDOUT:
-		return "no answer to the handshake";
+		return NO_ANSWER;
 	case GNUTLS_E_CERTIFICATE_ERROR:
 		return "the server's key was refused";
 	default:
@@ -223,7 +232,7 @@ static bool setup(struct slim_sec_client *c)
 	gnutls_transport_set_pull_function(c->tls, pull);
 	gnutls_transport_set_pull_timeout_function(c->tls, pull_timeout);
 	gnutls_dtls_set_mtu(c->tls, c->cfg.mtu ? c->cfg.mtu : SLIM_DEFAULT_MTU);
-	gnutls_dtls_set_timeouts(c->tls, SLIM_SEC_RETRANSMIT_MS, 10000);
+	gnutls_dtls_set_timeouts(c->tls, SLIM_SEC_RETRANSMIT_MS, HANDSHAKE_US / 1000);
 	return true;
 }
 
@@ -249,7 +258,7 @@ bool slim_sec_client_start(struct slim_sec_client *c, const struct slim_sec_clie
 		return false;
 	}
 	c->state = CLIENT_HANDSHAKE;
-	c->deadline_us = now_us + 10000000ull;
+	c->deadline_us = now_us + HANDSHAKE_US;
 	/* the ClientHello goes now */
 	return step(c) != SLIM_SEC_FAILED;
 }
@@ -332,7 +341,7 @@ enum slim_sec_event slim_sec_client_tick(struct slim_sec_client *c, uint64_t now
 		return SLIM_SEC_NOTHING;
 	}
 	if (now_us >= c->deadline_us) {
-		return fail(c, "no answer to the handshake");
+		return fail(c, NO_ANSWER);
 	}
 	if (gnutls_dtls_get_timeout(c->tls) == 0) {
 		/* nothing to read: GnuTLS sends its last flight again */

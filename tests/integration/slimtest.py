@@ -281,9 +281,12 @@ def _sanitizer_report(lines):
 
 
 class Compositor(Process):
-    def __init__(self, session, port, size, extra_args=()):
-        argv = [session.slimland, '--listen', '127.0.0.1:%d' % port,
+    def __init__(self, session, port, size, extra_args=(), host=None):
+        """host: a slimnet.Host whose namespace and address it listens in."""
+        argv = [session.slimland, '--listen', '%s:%d' % (host.addr if host else '127.0.0.1', port),
                 '--size', '%dx%d' % size] + session.transport_args + list(extra_args)
+        if host:
+            argv = host.argv(argv)
         self.port = port
         self.display = None
         super().__init__('slimland-%d' % session.n_compositors, argv, session.compositor_env(),
@@ -309,15 +312,17 @@ class Console(Process):
     derived from that key, as the servers know it."""
 
     def __init__(self, session, port, size, console_id, name, endpoint=None, env=None,
-                 extra_args=()):
+                 extra_args=(), host=None):
         """endpoint: the arguments that say where to go, instead of --server
         127.0.0.1:PORT (e.g. ['--manager', '127.0.0.1:5550']); env: more
-        environment."""
+        environment; host: a slimnet.Host to run in."""
         self.state_dir = session.console_state_dir(console_id)
         argv = [session.slimland_console] + (endpoint or ['--server', '127.0.0.1:%d' % port]) + [
                 '--output', 'headless', '--size', '%dx%d' % size,
                 '--state-dir', self.state_dir, '--control'] + session.transport_args + \
             list(extra_args)
+        if host:
+            argv = host.argv(argv)
         self.session = session
         self.size = size
         self.console_id = console_id
@@ -656,10 +661,13 @@ class Session:
         """The managed compositor's control socket."""
         return os.path.join(self.runtime_dir, 'slimland-control')
 
-    def start_console(self, size=None, console_id=None, wait_attached=True, endpoint=None):
-        """A console; by default waits until it is attached and shows a frame."""
+    def start_console(self, size=None, console_id=None, wait_attached=True, endpoint=None,
+                      host=None, extra_args=()):
+        """A console; by default waits until it is attached and shows a frame.
+        host: a slimnet.Host to run in."""
         console = Console(self, self.port, size or self.size, console_id or self.console_id,
-                          'console-%d' % len(self.consoles), endpoint=endpoint)
+                          'console-%d' % len(self.consoles), endpoint=endpoint, host=host,
+                          extra_args=extra_args)
         self.consoles.append(console)
         if wait_attached:
             console.wait_for('attached', 15)

@@ -1,0 +1,157 @@
+"""
+Test hosts on a LAN of their own: network namespaces made for one test,
+each with a veth into a bridge in a namespace of its own, so that
+datagrams take the kernel's real network path (ARP, routing, rp_filter,
+nftables) between them. Root only; everything is removed at the end, and
+nothing ever leaves the namespaces: the addresses are private to them.
+
+    with Lan('attack') as lan:
+        srv = lan.host('srv', 1)
+        desk = lan.host('desk', 2)
+        proc = subprocess.Popen(srv.argv(['slimland', ...]))
+
+A host can count what crosses it (nftables counters), lose datagrams at
+random (nftables numgen), and send datagrams from any source address and
+sniff the LAN (tests/integration/rawnet.py, run in a namespace).
+"""
+import json
+import os
+import subprocess
+import sys
+
+from slimtest import TestSkip, require_programs
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RAWNET = os.path.join(HERE, 'rawnet.py')
+PREFIX = '10.77.0.'
+
+
+def _ip(*args, ns=None, check=True):
+    argv = (['ip', 'netns', 'exec', ns] if ns else []) + list(args)
+    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if check and r.returncode != 0:
+        raise RuntimeError('%s: %s' % (' '.join(argv), r.stdout.decode(errors='replace')))
+    return r.stdout.decode(errors='replace')
+
+
+class Host:
+    """One namespace on the LAN, with the address PREFIX + n on its eth0."""
+
+    def __init__(self, lan, name, n, spoof=False):
+        self.lan = lan
+        self.name = name
+        self.ns = '%s-%s' % (lan.tag, name)
+        self.addr = PREFIX + str(n)
+        self.port_name = 'v%s%s' % (lan.tag[-4:], name)[:15]
+        _ip('ip', 'netns', 'add', self.ns)
+        lan.namespaces.append(self.ns)
+        _ip('ip', 'link', 'set', 'lo', 'up', ns=self.ns)
+        _ip('ip', 'link', 'add', 'eth0', 'netns', self.ns, 'type', 'veth', 'peer', 'name',
+            self.port_name, 'netns', lan.ns)
+        _ip('ip', 'addr', 'add', self.addr + '/16', 'dev', 'eth0', ns=self.ns)
+        _ip('ip', 'link', 'set', 'eth0', 'up', ns=self.ns)
+        _ip('ip', 'link', 'set', self.port_name, 'master', 'br0', 'up', ns=lan.ns)
+        if spoof:
+            # a host that lies about its source address: nothing filters it here
+            for key in ('net.ipv4.conf.all.rp_filter', 'net.ipv4.conf.eth0.rp_filter'):
+                _ip('sysctl', '-q', '-w', key + '=0', ns=self.ns)
+        self.tables = False
+
+    def argv(self, argv):
+        """`argv` run inside this host's namespace."""
+        return ['ip', 'netns', 'exec', self.ns] + list(argv)
+
+    def run(self, *argv, check=True):
+        return _ip(*argv, ns=self.ns, check=check)
+
+    def nft(self, script):
+        """nftables rules in this host, in a table of the test's: `inet slimtest`."""
+        if not self.tables:
+            self.run('nft', 'add', 'table', 'inet', 'slimtest')
+            self.tables = True
+        r = subprocess.run(self.argv(['nft', '-f', '-']), input=script.encode(),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if r.returncode != 0:
+            raise RuntimeError('nft in %s: %s\n%s' % (self.name, r.stdout.decode(), script))
+
+    def count_udp(self, name, direction, match):
+        """A named counter of UDP datagrams: direction 'input' or 'output',
+        `match` an nftables expression (e.g. 'ip daddr 10.77.0.4')."""
+        self.nft('add counter inet slimtest %s\n'
+                 'add chain inet slimtest %s { type filter hook %s priority 0; }\n'
+                 'add rule inet slimtest %s meta l4proto udp %s counter name %s\n'
+                 % (name, direction, direction, direction, match, name))
+
+    def counter(self, name):
+        """(packets, bytes) of a named counter (bytes of whole IP packets)."""
+        out = self.run('nft', '-j', 'list', 'counter', 'inet', 'slimtest', name)
+        for item in json.loads(out)['nftables']:
+            if 'counter' in item:
+                return item['counter']['packets'], item['counter']['bytes']
+        raise RuntimeError('no counter %s in %s' % (name, self.name))
+
+    def lose(self, percent, match='meta l4proto udp'):
+        """Drops `percent` of the datagrams this host sends and receives, at random."""
+        self.nft('add chain inet slimtest loss_in { type filter hook input priority -10; }\n'
+                 'add chain inet slimtest loss_out { type filter hook output priority -10; }\n'
+                 'flush chain inet slimtest loss_in\nflush chain inet slimtest loss_out\n'
+                 'add rule inet slimtest loss_in %s numgen random mod 100 < %d drop\n'
+                 'add rule inet slimtest loss_out %s numgen random mod 100 < %d drop\n'
+                 % (match, percent, match, percent))
+
+    def rawnet(self, *args, stdin=None, timeout=60):
+        """tests/integration/rawnet.py in this namespace; its stdout lines."""
+        r = subprocess.run(self.argv([sys.executable, RAWNET] + list(args)), input=stdin,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+        if r.returncode != 0:
+            raise RuntimeError('rawnet %s in %s: %s' % (' '.join(args), self.name,
+                                                          r.stderr.decode(errors='replace')))
+        return r.stdout.decode().splitlines()
+
+
+class Lan:
+    """A bridge in a namespace of its own, and the hosts on it."""
+
+    def __init__(self, name):
+        self.name = name
+        # short and unique: interface names have 15 characters at most
+        self.tag = 's%x' % (os.getpid() & 0xfffff)
+        self.ns = self.tag + '-lan'
+        self.namespaces = []
+        self.hosts = []
+
+    def __enter__(self):
+        if os.geteuid() != 0:
+            raise TestSkip('network namespaces need root')
+        require_programs('ip', 'nft')
+        try:
+            _ip('ip', 'netns', 'add', self.ns)
+            self.namespaces.append(self.ns)
+            _ip('ip', 'link', 'add', 'br0', 'type', 'bridge', ns=self.ns)
+            _ip('ip', 'link', 'set', 'br0', 'up', ns=self.ns)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def host(self, name, n, spoof=False):
+        h = Host(self, name, n, spoof)
+        self.hosts.append(h)
+        return h
+
+    def sniff(self, host, *args, timeout=60):
+        """rawnet.py sniffing `host`'s port of the bridge, as a switch's mirror
+        port would: everything it sends and receives."""
+        return subprocess.Popen(
+            ['ip', 'netns', 'exec', self.ns, sys.executable, RAWNET, 'sniff', host.port_name]
+            + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def close(self):
+        for ns in reversed(self.namespaces):
+            subprocess.run(['ip', 'netns', 'del', ns], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+        self.namespaces = []

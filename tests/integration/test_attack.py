@@ -1,0 +1,219 @@
+"""An attacker on the LAN against a standalone session (issue: session
+takeover, input injection, reflection, exhaustion), on the kernel's real
+network path: namespaces on a bridge (slimnet.py), the attacker sending
+with raw sockets from any source address and sniffing the console's port
+as a switch's mirror port would (rawnet.py).
+
+    srv 10.77.0.1   slimland --listen 10.77.0.1:PORT (DTLS, pairing key)
+    desk 10.77.0.2  the real console
+    atk 10.77.0.3   the attacker; replies to 10.78.0.0/16 are routed to it
+    vic 10.77.0.4   a victim whose address the attacker borrows
+
+Each attack is tried and must fail, with numbers:
+  1. input recorded on the wire and played again from the console's own
+     address, byte for byte, then altered, then in clear: the client (foot,
+     with cat writing every character it gets to a FIFO) gets exactly what
+     was typed at the console;
+  2. an impostor console with a wrong pairing key, and one with none: never
+     attached, never a datagram of the session;
+  3. reflection: ClientHellos, records and a cleartext HELLO sourced from
+     the victim's address: the victim gets no more bytes than were sent in
+     its name, and never a picture;
+  4. a flood of 20,000 ClientHellos from spoofed sources: the session keeps
+     answering its console's keys meanwhile, the server sends no more than
+     it got, and keeps no state for them (its memory grows by < 2 MB).
+"""
+import json
+import os
+import select
+import time
+
+from slimnet import Lan
+from slimtest import Session, log, require_programs, run, scaled
+
+PORT = 5590
+FLOOD = 20000
+UDP_IP_HEADERS = 28
+
+
+def read_fifo(s, fd, want, timeout):
+    """What the FIFO has once it ends with `want` (fails on a timeout)."""
+    data = b''
+    deadline = time.monotonic() + scaled(timeout)
+    while not data.endswith(want):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            s.fail('the client got %r, waiting for %r' % (data, want))
+        if select.select([fd], [], [], left)[0]:
+            chunk = os.read(fd, 4096)
+            data += chunk
+            if not chunk:
+                time.sleep(0.01)
+    return data
+
+
+def drain(fd):
+    data = b''
+    while select.select([fd], [], [], 0)[0]:
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def rss_kb(pid):
+    with open('/proc/%d/status' % pid) as f:
+        for line in f:
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1])
+    return 0
+
+
+def sniffed(proc):
+    """The datagrams a sniffer printed, once it is stopped."""
+    proc.terminate()
+    out, _ = proc.communicate(timeout=10)
+    return [json.loads(line) for line in out.decode().splitlines()[1:] if line.startswith('{')]
+
+
+def spoof(atk, datagrams):
+    """(packets, payload bytes) the attacker sent."""
+    lines = atk.rawnet('send', stdin='\n'.join(json.dumps(d) for d in datagrams).encode())
+    _, packets, payload = lines[-1].split()
+    return int(packets), int(payload)
+
+
+def payload_to(host, counter):
+    """UDP payload bytes a counter saw (it counts whole IP packets)."""
+    packets, nbytes = host.counter(counter)
+    return nbytes - UDP_IP_HEADERS * packets
+
+
+def test():
+    require_programs('foot')
+    with Lan('attack') as lan, Session('attack', console=False, compositor=False) as s:
+        srv, desk = lan.host('srv', 1), lan.host('desk', 2)
+        atk, vic = lan.host('atk', 3, spoof=True), lan.host('vic', 4)
+        srv.run('ip', 'route', 'add', '10.78.0.0/16', 'via', atk.addr)
+        srv.count_udp('to_victim', 'output', 'ip daddr %s' % vic.addr)
+        srv.count_udp('to_flood', 'output', 'ip daddr 10.78.0.0/16')
+        vic.count_udp('at_victim', 'input', 'ip saddr %s' % srv.addr)
+
+        from slimtest import Compositor
+        s.port = PORT
+        s.compositor = Compositor(s, PORT, s.size, host=srv)
+        log('slimland in %s on %s:%d' % (srv.ns, srv.addr, PORT))
+        server = '%s:%d' % (srv.addr, PORT)
+        # the console's first handshake, recorded: the attacker's ClientHello
+        hello_sniffer = lan.sniff(desk, str(PORT), '4', '20')
+        hello_sniffer.stdout.readline()
+        console = s.start_console(endpoint=['--server', server], host=desk)
+        s.console = console
+        handshake = [d for d in sniffed(hello_sniffer) if d['dst'] == srv.addr]
+
+        fifo = os.path.join(s.home, 'fifo')
+        os.mkfifo(fifo)
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            s.start_client(['foot', 'sh', '-c', 'stty raw -echo; exec cat > %s' % fifo])
+            s.settled()
+
+            # 1. input recorded and played again, altered, in clear
+            sniffer = lan.sniff(desk, str(PORT), '1000', '60')
+            sniffer.stdout.readline()
+            s.type_text('ab')
+            read_fifo(s, fd, b'ab', 10)
+            s.console.sync()
+            upstream = [d for d in sniffed(sniffer) if d['dst'] == srv.addr]
+            if not upstream:
+                s.fail('the sniffer saw none of the console\'s datagrams')
+            replays = [dict(d, repeat=5) for d in upstream]
+            altered = []
+            for d in upstream:
+                data = bytearray.fromhex(d['data'])
+                data[-1] ^= 1           # the tag
+                altered.append(dict(d, data=data.hex()))
+                data[-1] ^= 1
+                data[10] ^= 0x40        # the record's sequence number
+                altered.append(dict(d, data=data.hex()))
+            # a version 1 INPUT in clear, KEY_A down and up: what used to type
+            clear = b'SLIM' + bytes([1, 1, 1, 0]) + bytes(16) + bytes([0x82, 0, 40, 0]) + \
+                bytes([1, 0, 30, 0, 1, 0, 0, 0]) + bytes(12) + bytes([1, 0, 30, 0]) + bytes(16)
+            forged = replays + altered + [dict(upstream[0], data=clear.hex(), repeat=3)]
+            packets, _ = spoof(atk, forged)
+            log('played %d of the console\'s datagrams again, altered or in clear' % packets)
+            s.type_text('c')
+            got = b'ab' + read_fifo(s, fd, b'c', 10)
+            time.sleep(0.3)  # anything forged that got through would be here by now
+            got += drain(fd)
+            if got != b'abc':
+                s.fail('the client got %r, not exactly the keys typed (b"abc")' % got)
+            log('the client got exactly %r' % got)
+
+            # 2. impostor consoles: a wrong pairing key, and none
+            wrong = os.path.join(s.tmp, 'wrong.key')
+            with open(os.open(wrong, os.O_WRONLY | os.O_CREAT, 0o600), 'w') as f:
+                f.write('00' * 32 + '\n')
+            impostors = [
+                s.start_console(console_id='impostor-wrong-key', wait_attached=False,
+                                endpoint=['--server', server], host=atk,
+                                extra_args=['--pairing-key', wrong]),
+                s.start_console(console_id='impostor-no-key', wait_attached=False,
+                                endpoint=['--server', server], host=atk,
+                                extra_args=['--pairing-key', os.path.join(s.tmp, 'none')]),
+            ]
+            for imp in impostors:
+                imp.wait_for('connecting %s (' % server, 15)
+            s.type_text('d')
+            read_fifo(s, fd, b'd', 10)
+            for imp in impostors:
+                st = imp.stats()
+                if st['datagrams'] or any(l.startswith('attached') for l in imp.stdout.since(0)):
+                    s.fail('%s got datagrams of the session: %s' % (imp.console_id, st))
+                log('%s: %s' % (imp.console_id, [l for l in imp.stdout.since(0)
+                                                  if l.startswith('connecting')][-1]))
+                imp.quit()
+
+            # 3. reflection: the victim's address on ClientHellos, records, a v1 HELLO
+            hello_v1 = b'SLIM' + bytes([1, 1, 1, 0]) + bytes(16) + bytes([0x81, 0, 44, 0]) + \
+                bytes(44)
+            in_its_name = [dict(d, src=vic.addr, sport=40000, repeat=20) for d in handshake] + \
+                [dict(d, src=vic.addr, sport=40000, repeat=5) for d in upstream[:20]] + \
+                [dict(upstream[0], src=vic.addr, sport=40000, data=hello_v1.hex(), repeat=20)]
+            _, claimed = spoof(atk, in_its_name)
+            s.type_text('e')
+            read_fifo(s, fd, b'e', 10)
+            sent = payload_to(srv, 'to_victim')
+            arrived = payload_to(vic, 'at_victim')
+            log('in the victim\'s name: %d bytes sent to the session; the session sent it %d, '
+                '%d arrived' % (claimed, sent, arrived))
+            if sent > claimed or arrived > claimed:
+                s.fail('the session sent the victim %d bytes for %d sent in its name' % (
+                    sent, claimed))
+
+            # 4. a flood of ClientHellos from 20,000 spoofed sources
+            rss_before = rss_kb(s.compositor.pid)
+            hello = handshake[0]
+            flood = [dict(hello, src='10.78.%d.%d' % (i >> 8 & 255, i & 255), sport=1024 + i % 50000)
+                     for i in range(FLOOD)]
+            _, flood_bytes = spoof(atk, flood)
+            s.type_text('f')
+            read_fifo(s, fd, b'f', 10)
+            rss_after = rss_kb(s.compositor.pid)
+            answered = payload_to(srv, 'to_flood')
+            log('flood: %d ClientHellos, %d bytes; answered with %d bytes; compositor '
+                'RSS %d -> %d kB' % (FLOOD, flood_bytes, answered, rss_before, rss_after))
+            if answered > flood_bytes:
+                s.fail('the flood got %d bytes back for %d' % (answered, flood_bytes))
+            if rss_after - rss_before > 2048:
+                s.fail('the compositor grew by %d kB in the flood' % (rss_after - rss_before))
+            s.type_text('g')
+            if read_fifo(s, fd, b'g', 10) != b'g':
+                s.fail('the session lost keys after the flood')
+        finally:
+            os.close(fd)
+        s.assert_screens_equal()
+
+
+run(test)
