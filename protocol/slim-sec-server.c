@@ -503,16 +503,24 @@ static void rotate_cookie_key(struct slim_sec_server *srv, uint64_t now_us)
 	srv->cookie_rotated_us = now_us;
 }
 
+/*
+ * Handshakes under way in all and from `key`'s address; `oldest` the one
+ * started first (from anywhere).
+ */
 static unsigned count_half_open(const struct slim_sec_server *srv, const struct addr_key *key,
-		unsigned *same_source_count)
+		unsigned *same_source_count, struct slim_sec_conn **oldest)
 {
 	unsigned all = 0;
 	*same_source_count = 0;
+	*oldest = NULL;
 	for (size_t i = 0; i < srv->n_conns; i++) {
-		const struct slim_sec_conn *c = srv->conns[i];
+		struct slim_sec_conn *c = srv->conns[i];
 		if (!c->dead && !c->established) {
 			all++;
 			*same_source_count += same_source(&c->key, key);
+			if (!*oldest || c->started_us < (*oldest)->started_us) {
+				*oldest = c;
+			}
 		}
 	}
 	return all;
@@ -559,10 +567,21 @@ static void client_hello(struct slim_sec_server *srv, const uint8_t *buf, size_t
 		conn_end(conn, NULL, false); /* the client started over */
 	}
 	unsigned from_source;
-	if (count_half_open(srv, key, &from_source) >= srv->cfg.max_half_open ||
-			from_source >= srv->cfg.max_per_source) {
+	struct slim_sec_conn *oldest;
+	unsigned all = count_half_open(srv, key, &from_source, &oldest);
+	if (from_source >= srv->cfg.max_per_source) {
 		srv->stats.half_open_full++;
 		return;
+	}
+	if (all >= srv->cfg.max_half_open && oldest) {
+		/*
+		 * The oldest makes room, rather than the newest being turned away:
+		 * a console's handshake needs a few milliseconds, and keeping it
+		 * out would take more valid cookies a millisecond than the rates
+		 * above let through.
+		 */
+		srv->stats.half_open_full++;
+		conn_end(oldest, NULL, false);
 	}
 	conn = conn_add(srv, key, from, from_len, now_us);
 	if (!conn) {

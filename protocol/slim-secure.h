@@ -202,7 +202,7 @@ struct slim_sec_stats {
 	uint64_t cookies_sent;     /* HelloVerifyRequests */
 	uint64_t hints_sent;       /* "forgotten" hints */
 	uint64_t unverified_bytes; /* sent to addresses without a valid cookie */
-	uint64_t half_open_full;   /* valid cookies turned away: too many handshakes */
+	uint64_t half_open_full;   /* handshakes turned away (per source) or evicted (in all) */
 	uint64_t amplification;    /* handshake bytes not sent: over 3x what came */
 	uint64_t handshakes;       /* completed */
 	uint64_t handshakes_failed;

@@ -595,6 +595,39 @@ static void test_half_open_bound(void **state)
 	w.n_up = 0;
 }
 
+/* In all: the oldest handshake makes room for a new one, and the new one completes. */
+static void test_half_open_eviction(void **state)
+{
+	struct slim_sec_server_config cfg = {
+		.mode = SLIM_SEC_DTLS, .psk_lookup = psk_lookup, .max_half_open = 2,
+		.max_per_source = 8,
+	};
+	make_server(&cfg);
+	/* two handshakes that stop after their cookie: the table is full */
+	for (int i = 0; i < 2; i++) {
+		struct client *cl = add_client((uint16_t)(41000 + i));
+		struct slim_sec_client_config ccfg = psk_config(w.psk);
+		slim_sec_client_start(cl->c, &ccfg, slim_now_us());
+		struct dgram first = w.up[--w.n_up];
+		slim_sec_server_receive(w.srv, first.buf, first.len, (struct sockaddr *)&first.addr,
+			sizeof(first.addr), slim_now_us());
+		const uint8_t *out;
+		size_t out_len;
+		slim_sec_client_receive(cl->c, w.down[0].buf, w.down[0].len, &out, &out_len);
+		w.n_down = 0;
+		struct dgram second = w.up[--w.n_up];
+		slim_sec_server_receive(w.srv, second.buf, second.len, (struct sockaddr *)&second.addr,
+			sizeof(second.addr), slim_now_us());
+		w.n_down = 0;
+	}
+	assert_int_equal(slim_sec_server_stats(w.srv)->half_open, 2);
+	struct client *late = add_client(42000);
+	connect_psk(late, w.psk);
+	assert_int_equal(late->established, 1);
+	assert_int_equal(slim_sec_server_stats(w.srv)->half_open_full, 1);
+	assert_int_equal(slim_sec_server_stats(w.srv)->half_open, 1);
+}
+
 /* Clear: the same interface, datagrams as they are. */
 static void test_clear(void **state)
 {
@@ -691,6 +724,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_replace_and_close, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_half_open_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_half_open_eviction, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clear, setup, teardown),
 		cmocka_unit_test(test_key_files),
 	};
