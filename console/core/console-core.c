@@ -18,6 +18,7 @@ struct slim_console_core {
 
 	uint32_t assoc;
 	uint32_t up_seq;
+	uint32_t input_next; /* the number of the next input event */
 	/* the attach token HELLO presents (from the manager's REDIRECT) */
 	bool has_token;
 	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
@@ -191,6 +192,7 @@ void slim_console_core_hello(struct slim_console_core *core, const char *console
 {
 	core->assoc = assoc;
 	core->up_seq = 0;
+	core->input_next = 1;
 	core->n_damage = 0;
 	core->frame_received_us = 0;
 	core->cursor = (struct slim_console_cursor){ 0 };
@@ -222,9 +224,10 @@ bool slim_console_core_send_input(struct slim_console_core *core,
 {
 	struct slim_writer w;
 	begin_upstream(core, &w);
-	if (!slim_put_input(&w, events, n)) {
+	if (!slim_put_input(&w, core->input_next, events, n)) {
 		return false;
 	}
+	core->input_next += (uint32_t)n;
 	send_upstream(core, &w);
 	return true;
 }

@@ -44,11 +44,18 @@ static void other(void *data, const struct slim_cmd *cmd)
 		}
 		break;
 	case SLIM_CMD_INPUT:
+		h += cmd->input.first;
 		for (size_t i = 0; i < cmd->input.count; i++) {
 			struct slim_wire_input ev;
 			slim_input_get(cmd, i, &ev);
 			h = h * 31 + ev.kind + ev.code + (uint32_t)ev.value +
 				(uint32_t)ev.x + (uint32_t)ev.y + ev.time_ms;
+		}
+		break;
+	case SLIM_CMD_HELD:
+		h += cmd->held.next;
+		for (size_t i = 0; i < cmd->held.count; i++) {
+			h = h * 31 + slim_held_get(cmd, i);
 		}
 		break;
 	case SLIM_CMD_ACK:
