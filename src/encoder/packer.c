@@ -49,6 +49,7 @@ void packer_flush(struct slim_packer *p)
 	p->stats->datagrams++;
 	p->stats->bytes += len;
 	slim_writer_reset(&p->w);
+	p->input_ack = NULL;
 }
 
 /* Reserves a command, starting a new datagram when this one is full. */
@@ -178,6 +179,17 @@ void emit_cursor_pos(struct slim_packer *p, int16_t x, int16_t y, bool visible)
 	memcpy(body, &c, sizeof(c));
 	p->rec->records[p->seq % REC_RING].cursor = true;
 	count(p, SLIM_STAT_OTHER, sizeof(c), 0);
+}
+
+void emit_input_ack(struct slim_packer *p, uint32_t next)
+{
+	struct slim_wire_input_ack ack = { .next = next };
+	if (!p->input_ack) {
+		/* it paints nothing: recovery has nothing to note for it */
+		p->input_ack = reserve(p, SLIM_CMD_INPUT_ACK, 0, sizeof(ack));
+		count(p, SLIM_STAT_OTHER, sizeof(ack), 0);
+	}
+	memcpy(p->input_ack, &ack, sizeof(ack));
 }
 
 void emit_frame_end(struct slim_packer *p, const struct slim_wire_frame_end *fe)
