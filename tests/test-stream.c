@@ -566,6 +566,31 @@ static void test_input_ack_placement(void **state)
 	damage(s, (struct slim_rect){ 0, 0, 64, 48 });
 	assert_int_equal(frame(s), 0);
 	assert_int_equal(s->down.n, 0);
+
+	/*
+	 * A frame timeout while an acknowledgement waits must not take the
+	 * datagram that will carry it for settled: the pixels that datagram
+	 * carries, lost, are repaired like any others.
+	 */
+	deliver(s);
+	slim_encoder_input_ack(s->enc, 11);
+	slim_encoder_timeout(s->enc);
+	slim_fb_fill(&s->fb, (struct slim_rect){ 5, 5, 20, 10 }, 0xff123456);
+	damage(s, (struct slim_rect){ 5, 5, 20, 10 });
+	assert_int_equal(frame(s), 1);
+	n = dgram_types(&s->down.p[0], types, 64, &seq, &ack);
+	assert_int_equal(types[0], SLIM_CMD_INPUT_ACK);
+	assert_int_equal(ack, 11);
+	queue_clear(&s->down);
+	lost = (struct slim_wire_seq_range){ seq, seq };
+	slim_writer_init(&w, buf, sizeof(buf), cfg.assoc, true);
+	assert_true(slim_put_nack(&w, &lost, 1, 0));
+	len = slim_writer_finish(&w, 3, 0);
+	assert_int_equal(slim_encoder_receive(s->enc, buf, len, NULL, NULL), SLIM_OK);
+	assert_true(slim_encoder_needs_frame(s->enc));
+	assert_int_equal(frame(s), 1);
+	deliver(s);
+	test_fb_assert_equal(&s->fb, slim_console_core_fb(s->console));
 	stream_finish(s);
 	free(s);
 }

@@ -66,25 +66,18 @@ bool slim_encoder_resize(struct slim_encoder *enc, uint32_t width, uint32_t heig
 			!alloc_model(enc, width, height)) {
 		return false;
 	}
-	/* a pending acknowledgement goes first, before recovery forgets its number */
-	slim_encoder_flush_input_ack(enc);
 	recovery_reset(&enc->rec, width, height);
 	return true;
 }
 
 void slim_encoder_input_ack(struct slim_encoder *enc, uint32_t next)
 {
-	emit_input_ack(&enc->packer, next);
+	packer_input_ack(&enc->packer, next);
 }
 
 size_t slim_encoder_flush_input_ack(struct slim_encoder *enc)
 {
-	if (!enc->packer.input_ack) {
-		return 0;
-	}
-	/* between frames the datagram being filled holds the acknowledgement alone */
-	packer_flush(&enc->packer);
-	return 1;
+	return packer_flush_input_ack(&enc->packer) ? 1 : 0;
 }
 
 void slim_encoder_repaint(struct slim_encoder *enc)
