@@ -282,8 +282,9 @@ def _sanitizer_report(lines):
 
 class Compositor(Process):
     def __init__(self, session, port, size, extra_args=()):
-        argv = [session.slimland, '--listen', '127.0.0.1:%d' % port,
-                '--size', '%dx%d' % size] + list(extra_args)
+        argv = list(session.compositor_prefix) + [
+            session.slimland, '--listen', '%s:%d' % (session.listen_host, port),
+            '--size', '%dx%d' % size] + list(extra_args)
         self.port = port
         self.display = None
         super().__init__('slimland-%d' % session.n_compositors, argv, session.compositor_env(),
@@ -306,9 +307,10 @@ class Console(Process):
 
     def __init__(self, session, port, size, console_id, name, endpoint=None, env=None):
         """endpoint: the arguments that say where to go, instead of --server
-        127.0.0.1:PORT (e.g. ['--manager', '127.0.0.1:5550']); env: more
-        environment."""
-        argv = [session.slimland_console] + (endpoint or ['--server', '127.0.0.1:%d' % port]) + [
+        HOST:PORT, the session's listen_host (e.g. ['--manager',
+        '127.0.0.1:5550']); env: more environment."""
+        endpoint = endpoint or ['--server', '%s:%d' % (session.listen_host, port)]
+        argv = list(session.console_prefix) + [session.slimland_console] + endpoint + [
                 '--output', 'headless', '--size', '%dx%d' % size, '--id', console_id,
                 '--control']
         self.session = session
@@ -457,13 +459,23 @@ class Session:
     """One slimland session: private runtime dir, a compositor, a console."""
 
     def __init__(self, name, size=(800, 600), console_id='console-a', console=True,
-                 console_size=None, managed=False, compositor=True):
+                 console_size=None, managed=False, compositor=True, port=None,
+                 listen_host='127.0.0.1', compositor_prefix=(), console_prefix=()):
         """size: the compositor's --size and, unless console_size says
         otherwise, the first console's. managed: slimland --managed on an
         ephemeral port (its control socket says which; see control_path).
         compositor=False: none is started (a session manager starts them);
-        the session is then the directories, logs and consoles."""
+        the session is then the directories, logs and consoles.
+        port: the compositor's UDP port (default: a free one on loopback).
+        listen_host: the address it listens on and consoles go to.
+        compositor_prefix, console_prefix: argv put before the programs,
+        e.g. ['ip', 'netns', 'exec', NAME] to run them in a network
+        namespace (slimnetns.py); Wayland clients run here either way."""
         self.name = name
+        self.listen_host = listen_host
+        self.compositor_prefix = tuple(compositor_prefix)
+        self.console_prefix = tuple(console_prefix)
+        self.fixed_port = port
         self.want_compositor = compositor
         self.managed = managed
         self.size = size
@@ -510,7 +522,7 @@ class Session:
                     'enable-animations=false\n')
         log('session %s in %s, output in %s' % (self.name, self.tmp, self.outdir))
         try:
-            self.port = None
+            self.port = self.fixed_port
             if self.want_compositor:
                 self.start_compositor()
             if self.want_console:
@@ -617,8 +629,8 @@ class Session:
                 if attempt + 1 == attempts:
                     raise
                 log('slimland did not start on port %d, trying another one' % use)
-        log('slimland (pid %d) on 127.0.0.1:%d, WAYLAND_DISPLAY=%s' % (
-            self.compositor.pid, self.port, self.compositor.display))
+        log('slimland (pid %d) on %s:%d, WAYLAND_DISPLAY=%s' % (
+            self.compositor.pid, self.listen_host, self.port, self.compositor.display))
         return self.compositor
 
     def stop_compositor(self, sig=signal.SIGTERM):
