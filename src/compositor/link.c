@@ -116,7 +116,6 @@ static void apply_input(void *data, const struct slim_wire_input *ev)
 static void release_held(struct slim_link *link)
 {
 	slim_input_seq_release_all(&link->input, apply_input, link);
-	link->input_assoc = 0;
 }
 
 static void detach(struct slim_link *link, const char *why)
@@ -126,6 +125,7 @@ static void detach(struct slim_link *link, const char *why)
 	}
 	slim_log(SLIM_LOG_INFO, "link: console %s detached: %s", link->console_id, why);
 	release_held(link);
+	link->input_assoc = 0;
 	link->attached = false;
 	link->has_token = false;
 	slim_encoder_destroy(link->enc);
@@ -290,6 +290,7 @@ static int handle_held_timeout(void *data)
 	}
 	slim_log(SLIM_LOG_INFO, "link: console %s silent for %llu ms with %zu keys or buttons "
 		"down: released", link->console_id, (unsigned long long)silent_ms, held);
+	/* the numbers go on: a console that comes back carries on where it was */
 	release_held(link);
 	return 0;
 }

@@ -86,11 +86,14 @@ class NetnsPair:
         self.made = []
         return False
 
-    def set_loss(self, percent):
-        """Drops `percent` % of the UDP datagrams arriving on each side; 0: none."""
-        for ns in (self.server, self.console):
+    def set_loss(self, percent, server=True, console=True):
+        """Drops `percent` % of the UDP datagrams arriving on each side (or only
+        on the server's or the console's); 0: none."""
+        for ns in [n for n, on in ((self.server, server), (self.console, console)) if on]:
             rules = 'flush chain inet %s in\n' % TABLE
-            if percent > 0:
+            if percent >= 100:
+                rules += 'add rule inet %s in meta l4proto udp counter drop\n' % TABLE
+            elif percent > 0:
                 rules += ('add rule inet %s in meta l4proto udp numgen random mod 100 < %d '
                           'counter drop\n' % (TABLE, percent))
             self._run(self.prefix(ns) + ['nft', '-f', '-'], stdin=rules)

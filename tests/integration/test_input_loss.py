@@ -3,15 +3,17 @@ namespaces of their own, joined by a veth pair that drops N% of the UDP
 datagrams each way (N = 5, 10, 20; slimnetns.py). 500 characters typed into
 slim-echo --print-keys arrive exactly once and in order, and no key is left
 held: slim-echo autorepeats a key held past the repeat delay as any client
-does, and after a pause nothing more has come. Once the loss stops, the
-console shows what the compositor renders, byte for byte. Root only (77
-otherwise)."""
+does, and after a pause nothing more has come. A console that falls silent
+(every datagram it sends dropped) with a key down has it released by the
+compositor after a second, and its typing carries on once it is heard again.
+Once the loss stops, the console shows what the compositor renders, byte for
+byte. Root only (77 otherwise)."""
 import os
 import random
 import time
 
 from slimnetns import SERVER_ADDR, NetnsPair
-from slimtest import KEY_LEFTSHIFT, KEYMAP_US, Session, log, run, scaled
+from slimtest import KEY_A, KEY_LEFTSHIFT, KEYMAP_US, Session, log, run, scaled
 
 PORT = 5555
 CHARACTERS = 500
@@ -120,6 +122,39 @@ def check_round(s, echo, net, loss, text, mark):
         s.fail('at %d%% loss the console still waits for acknowledgements: %s' % (loss, st))
 
 
+def silent_console(s, echo, net):
+    """A key down, then not a datagram from the console: the compositor lets go."""
+    net.set_loss(0)
+    mark = echo.stdout.mark()
+    s.console.key(KEY_A, True)
+    echo.stdout.wait(lambda l: l == 'key %d pressed' % KEY_A, mark,
+                     time.monotonic() + scaled(10))
+    log_mark = s.compositor.stderr.mark()
+    net.set_loss(100, console=False)
+    silent_at = time.monotonic()
+    _, line = echo.stdout.wait(lambda l: l == 'key %d released' % KEY_A, mark,
+                               time.monotonic() + scaled(10))
+    if line is None:
+        s.fail('the compositor did not release the key of a silent console')
+    after = time.monotonic() - silent_at
+    log('a silent console\'s key released after %.2fs' % after)
+    if after < 0.9:
+        s.fail('the key was released %.2fs into the silence, before the second was up' % after)
+    if not any('silent' in l and 'released' in l for l in s.compositor.log_since(log_mark)):
+        s.fail('the compositor did not say it released the keys of a silent console')
+    # heard again: its release finds nothing to release, and typing goes on
+    net.set_loss(0)
+    s.console.key(KEY_A, False)
+    mark = echo.stdout.mark()
+    type_text(s.console, 'ok')
+    want = key_events('ok')
+    wait_keys(s, echo, mark, len(want), 10)
+    time.sleep(PAUSE)
+    got = [parse(l) for l in echo.stdout.since(mark) if l.startswith('key ')]
+    if got != want:
+        s.fail('after the silence slim-echo got %s, not %s' % (got, want))
+
+
 def test():
     NetnsPair.check()
     seed = int(os.environ.get('SLIMTEST_SEED', str(int(time.time()))))
@@ -144,6 +179,7 @@ def test():
             if s.stats()['input_sent'] != sent:
                 s.fail('the console sent %d input events, not the %d typed' % (
                     s.stats()['input_sent'], sent))
+        silent_console(s, echo, net)
         net.set_loss(0)
         s.settled()
         s.assert_screens_equal()
