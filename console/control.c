@@ -173,10 +173,6 @@ static bool parse_fixed(const char *s, double lo, double hi, int32_t *out)
 static void send_input(struct slim_control *ctl, struct slim_wire_input *ev, size_t n,
 		bool pointer)
 {
-	if (slim_link_state(ctl->link) != SLIM_LINK_ATTACHED) {
-		emit(ctl, "error not attached: input dropped");
-		return;
-	}
 	if (pointer) {
 		ev[n++] = (struct slim_wire_input){ .kind = SLIM_INPUT_FRAME };
 	}
@@ -184,8 +180,11 @@ static void send_input(struct slim_control *ctl, struct slim_wire_input *ev, siz
 	for (size_t i = 0; i < n; i++) {
 		ev[i].time_ms = now_ms;
 	}
-	if (!slim_console_core_send_input(ctl->core, ev, n)) {
-		emit(ctl, "error input does not fit the MTU");
+	bool attached = slim_link_state(ctl->link) == SLIM_LINK_ATTACHED;
+	/* not attached, the keys held still follow what was dropped */
+	if (!slim_link_send_input(ctl->link, ev, n)) {
+		emit(ctl, attached ? "error input queue full: input dropped" :
+			"error not attached: input dropped");
 	}
 }
 
@@ -283,7 +282,8 @@ static bool cmd_stats(struct slim_control *ctl, char **argv)
 	const struct slim_console_stats *st = slim_console_core_stats(ctl->core);
 	emit(ctl, "stats frames=%llu datagrams=%llu applied=%llu bad=%llu late=%llu dup=%llu "
 		"bytes=%llu fill=%llu set=%llu bitmap=%llu copy=%llu cscs=%llu "
-		"fill_px=%llu set_px=%llu bitmap_px=%llu copy_px=%llu cscs_px=%llu",
+		"fill_px=%llu set_px=%llu bitmap_px=%llu copy_px=%llu cscs_px=%llu "
+		"input_sent=%llu input_retransmits=%llu input_acked=%llu input_dropped=%llu",
 		(unsigned long long)st->frames, (unsigned long long)st->datagrams,
 		(unsigned long long)st->applied, (unsigned long long)st->bad,
 		(unsigned long long)st->late, (unsigned long long)st->duplicates,
@@ -297,7 +297,9 @@ static bool cmd_stats(struct slim_control *ctl, char **argv)
 		(unsigned long long)st->pixels[SLIM_CMD_SET],
 		(unsigned long long)st->pixels[SLIM_CMD_BITMAP],
 		(unsigned long long)st->pixels[SLIM_CMD_COPY],
-		(unsigned long long)st->pixels[SLIM_CMD_CSCS]);
+		(unsigned long long)st->pixels[SLIM_CMD_CSCS],
+		(unsigned long long)st->input.sent, (unsigned long long)st->input.retransmits,
+		(unsigned long long)st->input.acked, (unsigned long long)st->input.dropped);
 	return true;
 }
 

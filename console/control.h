@@ -10,7 +10,8 @@
  *   resize W H            the screen is W x H now, as after a monitor hot-plug:
  *                         a new association tells the server ("connecting" follows)
  *   screenshot PATH       PNG of the shadow framebuffer; answers "screenshot PATH"
- *   stats                 answers "stats frames=N datagrams=N applied=N bad=N late=N dup=N"
+ *   stats                 answers "stats frames=N datagrams=N applied=N bad=N late=N dup=N
+ *                         ... input_sent=N input_retransmits=N input_acked=N input_dropped=N"
  *   sync                  answers "sync FRAME", the last presented frame (0: none yet)
  *   card insert HEX       with --card-reader=stdin: a card with this UID (1..32
  *   card remove           bytes) put on reader 0, and taken off again
@@ -20,7 +21,8 @@
  *   connecting HOST:PORT [(WHY)] (WHY: what ended the last attempt, e.g. a
  *   handshake that failed), attached ASSOC, frame ID APPLIED_US,
  *   refused busy TEXT, refused unknown, error TEXT (a bad command, or input
- *   while not attached, which is dropped). ASSOC is decimal; TEXT is the
+ *   while not attached or with too much unacknowledged, which is dropped).
+ *   ASSOC is decimal; TEXT is the
  *   server's, with control characters shown as '?'.
  *   With --manager these are the display association's; the control
  *   association adds: manager connecting HOST:PORT [(WHY)], manager attached

@@ -360,12 +360,34 @@ void slim_link_dispatch(struct slim_link *link)
 	slim_assoc_dispatch(link->assoc);
 }
 
+/* Input goes to a server that serves us; otherwise only the keys held follow it. */
+bool slim_link_send_input(struct slim_link *link, const struct slim_wire_input *ev, size_t n)
+{
+	if (!link->core) {
+		return false;
+	}
+	if (slim_assoc_state(link->assoc) != SLIM_ASSOC_ATTACHED) {
+		slim_console_core_track_input(link->core, ev, n);
+		return false;
+	}
+	return slim_console_core_send_input(link->core, ev, n);
+}
+
 void slim_link_tick(struct slim_link *link, uint64_t now_us)
 {
 	slim_assoc_tick(link->assoc, now_us);
+	/* input retransmissions and the held keys' keepalive, for a server that listens */
+	if (link->core && slim_assoc_state(link->assoc) == SLIM_ASSOC_ATTACHED) {
+		slim_console_core_tick(link->core, now_us);
+	}
 }
 
 int slim_link_timeout_ms(const struct slim_link *link, uint64_t now_us)
 {
-	return slim_assoc_timeout_ms(link->assoc, now_us);
+	int ms = slim_assoc_timeout_ms(link->assoc, now_us);
+	if (link->core && slim_assoc_state(link->assoc) == SLIM_ASSOC_ATTACHED) {
+		int input = slim_console_core_timeout_ms(link->core, now_us);
+		ms = ms < 0 || (input >= 0 && input < ms) ? input : ms;
+	}
+	return ms;
 }

@@ -105,11 +105,21 @@ void slim_link_request_repaint(struct slim_link *link);
  */
 void slim_link_reassociate(struct slim_link *link, const char *why);
 
+/*
+ * Input for the server: numbered, sent and kept until acknowledged while
+ * attached (slim_console_core_send_input); otherwise dropped, the keys
+ * held following it. False if it was dropped.
+ */
+bool slim_link_send_input(struct slim_link *link, const struct slim_wire_input *ev, size_t n);
+
 /* The socket, to poll for input; -1 while IDLE. */
 int slim_link_fd(const struct slim_link *link);
 /* Reads and applies what arrived. */
 void slim_link_dispatch(struct slim_link *link);
-/* Runs what is due at `now_us` (retries, pings, a refused connection). */
+/*
+ * Runs what is due at `now_us` (retries, pings, a refused connection,
+ * input the server has not acknowledged, the held keys' keepalive).
+ */
 void slim_link_tick(struct slim_link *link, uint64_t now_us);
 /* How long poll() may wait before slim_link_tick has work, in ms. */
 int slim_link_timeout_ms(const struct slim_link *link, uint64_t now_us);

@@ -323,9 +323,7 @@ static void on_window_input(void *data, const struct slim_wire_input *ev, size_t
 {
 	struct console *c = data;
 	/* as with --control: input for a server that is not listening is dropped */
-	if (c->core && slim_link_state(c->link) == SLIM_LINK_ATTACHED) {
-		slim_console_core_send_input(c->core, ev, n);
-	}
+	slim_link_send_input(c->link, ev, n);
 }
 
 static void on_window_closed(void *data)
@@ -377,9 +375,7 @@ static void on_input_send(void *data, const struct slim_wire_input *ev, size_t n
 {
 	struct console *c = data;
 	/* as with --control: input for a server that is not listening is dropped */
-	if (c->core && slim_link_state(c->link) == SLIM_LINK_ATTACHED) {
-		slim_console_core_send_input(c->core, ev, n);
-	}
+	slim_link_send_input(c->link, ev, n);
 }
 
 static void on_input_pointer(void *data, double x, double y, bool relative)

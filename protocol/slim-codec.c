@@ -149,9 +149,44 @@ bool slim_put_redirect(struct slim_writer *w, const struct slim_wire_redirect *r
 	return put(w, SLIM_CMD_REDIRECT, 0, redirect, sizeof(*redirect));
 }
 
-bool slim_put_input(struct slim_writer *w, const struct slim_wire_input *events, size_t n)
+bool slim_put_input(struct slim_writer *w, uint32_t first, const struct slim_wire_input *events,
+		size_t n)
 {
-	return n > 0 && put(w, SLIM_CMD_INPUT, 0, events, n * sizeof(*events));
+	struct slim_wire_input_hdr hdr = { .first = first };
+	/* n is bounded before it is multiplied: the product must not wrap */
+	if (n == 0 || n > UINT16_MAX / sizeof(*events)) {
+		return false;
+	}
+	uint8_t *p = slim_writer_add(w, SLIM_CMD_INPUT, 0, sizeof(hdr) + n * sizeof(*events));
+	if (!p) {
+		return false;
+	}
+	memcpy(p, &hdr, sizeof(hdr));
+	memcpy(p + sizeof(hdr), events, n * sizeof(*events));
+	return true;
+}
+
+bool slim_put_held(struct slim_writer *w, uint32_t next, const uint16_t *codes, size_t n)
+{
+	if (n > SLIM_HELD_MAX) {
+		return false;
+	}
+	struct slim_wire_held hdr = { .next = next, .count = (uint16_t)n };
+	uint8_t *p = slim_writer_add(w, SLIM_CMD_HELD, 0, sizeof(hdr) + n * sizeof(*codes));
+	if (!p) {
+		return false;
+	}
+	memcpy(p, &hdr, sizeof(hdr));
+	if (n > 0) {
+		memcpy(p + sizeof(hdr), codes, n * sizeof(*codes));
+	}
+	return true;
+}
+
+bool slim_put_input_ack(struct slim_writer *w, uint32_t next)
+{
+	struct slim_wire_input_ack ack = { .next = next };
+	return put(w, SLIM_CMD_INPUT_ACK, 0, &ack, sizeof(ack));
 }
 
 bool slim_put_ack(struct slim_writer *w, const struct slim_wire_ack *ack)
@@ -404,6 +439,12 @@ static enum slim_error decode_downstream(const struct slim_reader *r,
 		}
 		memcpy(&cmd->frame_end, body, len);
 		return SLIM_OK;
+	case SLIM_CMD_INPUT_ACK:
+		if (len != sizeof(cmd->input_ack)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&cmd->input_ack, body, len);
+		return SLIM_OK;
 	case SLIM_CMD_REDIRECT:
 		if (len != sizeof(cmd->redirect)) {
 			return SLIM_ERR_LENGTH;
@@ -445,13 +486,35 @@ static enum slim_error decode_upstream(struct slim_cmd *cmd, const uint8_t *body
 			return SLIM_ERR_FIELD;
 		}
 		return SLIM_OK;
-	case SLIM_CMD_INPUT:
-		if (len == 0 || len % sizeof(struct slim_wire_input)) {
+	case SLIM_CMD_INPUT: {
+		struct slim_wire_input_hdr h;
+		if (len < sizeof(h) + sizeof(struct slim_wire_input) ||
+				(len - sizeof(h)) % sizeof(struct slim_wire_input)) {
 			return SLIM_ERR_LENGTH;
 		}
-		cmd->input.events = body;
-		cmd->input.count = len / sizeof(struct slim_wire_input);
+		memcpy(&h, body, sizeof(h));
+		cmd->input.first = h.first;
+		cmd->input.events = body + sizeof(h);
+		cmd->input.count = (len - sizeof(h)) / sizeof(struct slim_wire_input);
 		return SLIM_OK;
+	}
+	case SLIM_CMD_HELD: {
+		struct slim_wire_held h;
+		if (len < sizeof(h)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&h, body, sizeof(h));
+		if (h.count > SLIM_HELD_MAX) {
+			return SLIM_ERR_FIELD;
+		}
+		if (len != sizeof(h) + (size_t)h.count * sizeof(uint16_t)) {
+			return SLIM_ERR_LENGTH;
+		}
+		cmd->held.next = h.next;
+		cmd->held.codes = body + sizeof(h);
+		cmd->held.count = h.count;
+		return SLIM_OK;
+	}
 	case SLIM_CMD_PING:
 		return len == 0 ? SLIM_OK : SLIM_ERR_LENGTH;
 	case SLIM_CMD_CARD:
@@ -534,6 +597,13 @@ enum slim_error slim_reader_next(struct slim_reader *r, struct slim_cmd *cmd)
 void slim_input_get(const struct slim_cmd *cmd, size_t i, struct slim_wire_input *ev)
 {
 	memcpy(ev, cmd->input.events + i * sizeof(*ev), sizeof(*ev));
+}
+
+uint16_t slim_held_get(const struct slim_cmd *cmd, size_t i)
+{
+	uint16_t code;
+	memcpy(&code, cmd->held.codes + i * sizeof(code), sizeof(code));
+	return code;
 }
 
 void slim_nack_get(const struct slim_cmd *cmd, size_t i, struct slim_wire_seq_range *range)

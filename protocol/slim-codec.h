@@ -67,7 +67,12 @@ bool slim_put_hello(struct slim_writer *w, const struct slim_wire_hello *hello);
 bool slim_put_hello_token(struct slim_writer *w, const struct slim_wire_hello *hello,
 		const uint8_t token[SLIM_ATTACH_TOKEN_LEN]);
 bool slim_put_redirect(struct slim_writer *w, const struct slim_wire_redirect *redirect);
-bool slim_put_input(struct slim_writer *w, const struct slim_wire_input *events, size_t n);
+/* Events numbered first, first + 1, ...; n >= 1. */
+bool slim_put_input(struct slim_writer *w, uint32_t first, const struct slim_wire_input *events,
+		size_t n);
+/* The keys and buttons held after every event numbered below `next`; n <= SLIM_HELD_MAX. */
+bool slim_put_held(struct slim_writer *w, uint32_t next, const uint16_t *codes, size_t n);
+bool slim_put_input_ack(struct slim_writer *w, uint32_t next);
 bool slim_put_ack(struct slim_writer *w, const struct slim_wire_ack *ack);
 bool slim_put_nack(struct slim_writer *w, const struct slim_wire_seq_range *ranges,
 		size_t n, uint16_t flags);
@@ -126,9 +131,16 @@ struct slim_cmd {
 		};
 		struct slim_wire_redirect redirect;
 		struct {
+			uint32_t first; /* input number of events[0] */
 			const uint8_t *events; /* struct slim_wire_input, unaligned */
 			size_t count;
 		} input;
+		struct {
+			uint32_t next;
+			const uint8_t *codes; /* u16, unaligned */
+			size_t count;
+		} held;
+		struct slim_wire_input_ack input_ack;
 		struct slim_wire_ack ack;
 		struct slim_wire_card card;
 		struct {
@@ -165,6 +177,7 @@ enum slim_error slim_reader_init(struct slim_reader *r, struct slim_dgram *hdr,
 enum slim_error slim_reader_next(struct slim_reader *r, struct slim_cmd *cmd);
 
 void slim_input_get(const struct slim_cmd *cmd, size_t i, struct slim_wire_input *ev);
+uint16_t slim_held_get(const struct slim_cmd *cmd, size_t i);
 void slim_nack_get(const struct slim_cmd *cmd, size_t i, struct slim_wire_seq_range *range);
 
 /* Bytes of pixel data a SET of this rectangle and format carries uncompressed. */

@@ -14,7 +14,7 @@
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "slim needs a little-endian host");
 
 #define SLIM_MAGIC 0x4d494c53u /* "SLIM" as bytes on the wire */
-#define SLIM_VERSION 1
+#define SLIM_VERSION 2
 
 /* Default and hard bounds of a datagram, header included. */
 #define SLIM_DEFAULT_MTU 1400
@@ -53,6 +53,7 @@ enum slim_cmd_type {
 	SLIM_CMD_FRAME_END = 0x08,
 	SLIM_CMD_REFUSE = 0x09,
 	SLIM_CMD_REDIRECT = 0x0a,
+	SLIM_CMD_INPUT_ACK = 0x0b,
 	/* upstream: console -> server */
 	SLIM_CMD_HELLO = 0x81,
 	SLIM_CMD_INPUT = 0x82,
@@ -60,6 +61,7 @@ enum slim_cmd_type {
 	SLIM_CMD_NACK = 0x84,
 	SLIM_CMD_CARD = 0x85,
 	SLIM_CMD_PING = 0x86,
+	SLIM_CMD_HELD = 0x87,
 };
 
 /* SET flags */
@@ -246,6 +248,31 @@ struct slim_wire_input {
 	uint32_t time_ms;
 } SLIM_PACKED;
 
+/*
+ * INPUT: the input number of the first event, then the events; event i
+ * is number first + i. Numbers count from 1 in each association and wrap.
+ */
+struct slim_wire_input_hdr {
+	uint32_t first;
+	/* then n >= 1 struct slim_wire_input */
+} SLIM_PACKED;
+
+/* Most keys and buttons one HELD lists. */
+#define SLIM_HELD_MAX 64
+
+/* HELD: what the console holds down after every input event numbered below `next`. */
+struct slim_wire_held {
+	uint32_t next;
+	uint16_t count; /* at most SLIM_HELD_MAX */
+	uint16_t pad;
+	/* then count u16 evdev codes (KEY_* and BTN_*) */
+} SLIM_PACKED;
+
+/* INPUT_ACK: the server has applied every input event numbered below `next`. */
+struct slim_wire_input_ack {
+	uint32_t next;
+} SLIM_PACKED;
+
 struct slim_wire_ack {
 	uint32_t frame;
 	uint32_t highest_seq;
@@ -276,6 +303,9 @@ _Static_assert(sizeof(struct slim_wire_cursor_image) == 16, "CURSOR_IMAGE");
 _Static_assert(sizeof(struct slim_wire_frame_end) == 24, "FRAME_END");
 _Static_assert(sizeof(struct slim_wire_hello) == 44, "HELLO");
 _Static_assert(sizeof(struct slim_wire_input) == 20, "INPUT event");
+_Static_assert(sizeof(struct slim_wire_input_hdr) == 4, "INPUT header");
+_Static_assert(sizeof(struct slim_wire_held) == 8, "HELD header");
+_Static_assert(sizeof(struct slim_wire_input_ack) == 4, "INPUT_ACK");
 _Static_assert(sizeof(struct slim_wire_ack) == 32, "ACK");
 _Static_assert(sizeof(struct slim_wire_card) == 36, "CARD");
 _Static_assert(sizeof(struct slim_wire_redirect) == 68, "REDIRECT");

@@ -391,14 +391,19 @@ static void test_input(void **state)
 		{ .kind = SLIM_INPUT_AXIS, .code = 1, .value = -3840, .x = -1, .time_ms = 0xffffffff },
 		{ .kind = SLIM_INPUT_FRAME },
 	};
-	assert_false(slim_put_input(&d->w, ev, 0));
+	assert_false(slim_put_input(&d->w, 1, ev, 0));
 	assert_int_equal(d->w.count, 0);
-	assert_true(slim_put_input(&d->w, ev, 4));
-	dgram_finish(d);
+	assert_true(slim_put_input(&d->w, 0xfffffffe, ev, 4));
+	/* the number first, then the events as they are */
+	assert_int_equal(dgram_finish(d), 24 + 4 + 4 + 4 * 20);
+	static const uint8_t head[] = { SLIM_CMD_INPUT, 0, 84, 0, 0xfe, 0xff, 0xff, 0xff,
+		SLIM_INPUT_KEY, 0, 30, 0, 1, 0, 0, 0 };
+	assert_memory_equal(d->buf + 24, head, sizeof(head));
 	struct slim_reader rd;
 	struct slim_cmd cmd;
 	open_dgram(&rd, d->buf, d->len, true, 1);
 	next_ok(&rd, &cmd, SLIM_CMD_INPUT, 0);
+	assert_int_equal(cmd.input.first, 0xfffffffe);
 	assert_int_equal(cmd.input.count, 4);
 	for (size_t i = 0; i < 4; i++) {
 		struct slim_wire_input got;
@@ -410,6 +415,66 @@ static void test_input(void **state)
 		assert_int_equal(got.y, ev[i].y);
 		assert_int_equal(got.time_ms, ev[i].time_ms);
 	}
+	expect_end(&rd);
+	free(d);
+}
+
+static void test_held(void **state)
+{
+	struct dgram *d = dgram_new(true);
+	uint16_t codes[SLIM_HELD_MAX + 1];
+	for (size_t i = 0; i < SLIM_HELD_MAX + 1; i++) {
+		codes[i] = (uint16_t)(0x100 + 3 * i);
+	}
+	/* more than SLIM_HELD_MAX is refused and writes nothing */
+	assert_false(slim_put_held(&d->w, 1, codes, SLIM_HELD_MAX + 1));
+	assert_int_equal(d->w.count, 0);
+	assert_true(slim_put_held(&d->w, 7, NULL, 0));
+	assert_true(slim_put_held(&d->w, 0x80000000u, codes, 3));
+	assert_true(slim_put_held(&d->w, 0, codes, SLIM_HELD_MAX));
+	assert_int_equal(dgram_finish(d), 24 + 3 * (4 + 8) + 2 * 3 + 2 * SLIM_HELD_MAX);
+	static const uint8_t second[] = { SLIM_CMD_HELD, 0, 14, 0, 0, 0, 0, 0x80, 3, 0, 0, 0,
+		0x00, 0x01, 0x03, 0x01, 0x06, 0x01 };
+	assert_memory_equal(d->buf + 24 + 12, second, sizeof(second));
+	struct slim_reader rd;
+	struct slim_cmd cmd;
+	open_dgram(&rd, d->buf, d->len, true, 3);
+	next_ok(&rd, &cmd, SLIM_CMD_HELD, 0);
+	assert_int_equal(cmd.held.next, 7);
+	assert_int_equal(cmd.held.count, 0);
+	next_ok(&rd, &cmd, SLIM_CMD_HELD, 0);
+	assert_int_equal(cmd.held.next, 0x80000000u);
+	assert_int_equal(cmd.held.count, 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(slim_held_get(&cmd, i), codes[i]);
+	}
+	next_ok(&rd, &cmd, SLIM_CMD_HELD, 0);
+	assert_int_equal(cmd.held.next, 0);
+	assert_int_equal(cmd.held.count, SLIM_HELD_MAX);
+	for (size_t i = 0; i < SLIM_HELD_MAX; i++) {
+		assert_int_equal(slim_held_get(&cmd, i), codes[i]);
+	}
+	expect_end(&rd);
+	free(d);
+}
+
+static void test_input_ack(void **state)
+{
+	struct dgram *d = dgram_new(false);
+	assert_true(slim_put_input_ack(&d->w, 0xdeadbeef));
+	assert_true(slim_put_fill(&d->w, (struct slim_rect){ 0, 0, 1, 1 }, 0));
+	assert_true(slim_put_input_ack(&d->w, 0));
+	assert_int_equal(dgram_finish(d), 24 + 8 + 16 + 8);
+	static const uint8_t first[] = { SLIM_CMD_INPUT_ACK, 0, 4, 0, 0xef, 0xbe, 0xad, 0xde };
+	assert_memory_equal(d->buf + 24, first, sizeof(first));
+	struct slim_reader rd;
+	struct slim_cmd cmd;
+	open_dgram(&rd, d->buf, d->len, false, 3);
+	next_ok(&rd, &cmd, SLIM_CMD_INPUT_ACK, 0);
+	assert_int_equal(cmd.input_ack.next, 0xdeadbeef);
+	next_ok(&rd, &cmd, SLIM_CMD_FILL, 0);
+	next_ok(&rd, &cmd, SLIM_CMD_INPUT_ACK, 0);
+	assert_int_equal(cmd.input_ack.next, 0);
 	expect_end(&rd);
 	free(d);
 }
@@ -762,6 +827,8 @@ static void test_batch_downstream(void **state)
 	};
 	struct slim_wire_cursor_image ci = { .serial = 1, .w = 8, .h = 8, .rows = 8 };
 	struct slim_wire_frame_end fe = { .frame = 9 };
+	/* an input acknowledgement leads the datagram, as the encoder puts it */
+	assert_true(slim_put_input_ack(&d->w, 33));
 	assert_true(slim_put_fill(&d->w, fill_r, 1));
 	assert_non_null(test_put_set(&d->w, set_r, 0, &rng, NULL));
 	assert_non_null(test_put_set(&d->w, set_r, SLIM_SET_RGB888, &rng, NULL));
@@ -773,21 +840,21 @@ static void test_batch_downstream(void **state)
 	assert_non_null(test_put_cursor_image(&d->w, &ci, &rng));
 	assert_true(slim_put_cursor_pos(&d->w, 1, 2, true));
 	assert_true(slim_put_frame_end(&d->w, &fe));
-	assert_int_equal(d->w.count, 11);
+	assert_int_equal(d->w.count, 12);
 	d->len = slim_writer_finish(&d->w, SEQ, TIME_US);
 
 	static const uint8_t types[] = {
-		SLIM_CMD_FILL, SLIM_CMD_SET, SLIM_CMD_SET, SLIM_CMD_SET, SLIM_CMD_BITMAP,
+		SLIM_CMD_INPUT_ACK, SLIM_CMD_FILL, SLIM_CMD_SET, SLIM_CMD_SET, SLIM_CMD_SET, SLIM_CMD_BITMAP,
 		SLIM_CMD_COPY, SLIM_CMD_CSCS, SLIM_CMD_CSCS, SLIM_CMD_CURSOR_IMAGE,
 		SLIM_CMD_CURSOR_POS, SLIM_CMD_FRAME_END,
 	};
 	static const uint8_t flags[] = {
-		0, 0, SLIM_SET_RGB888, SLIM_SET_LZ4, 0, 0, SLIM_CSCS_DEPTH8, SLIM_CSCS_DEPTH4,
+		0, 0, 0, SLIM_SET_RGB888, SLIM_SET_LZ4, 0, 0, SLIM_CSCS_DEPTH8, SLIM_CSCS_DEPTH4,
 		0, 0, 0,
 	};
 	struct slim_reader rd;
 	struct slim_cmd cmd;
-	open_dgram(&rd, d->buf, d->len, false, 11);
+	open_dgram(&rd, d->buf, d->len, false, 12);
 	for (size_t i = 0; i < sizeof(types); i++) {
 		next_ok(&rd, &cmd, types[i], flags[i]);
 	}
@@ -804,17 +871,24 @@ static void test_batch_upstream(void **state)
 	struct slim_wire_seq_range range = { 5, 9 };
 	struct slim_wire_ack ack = { .frame = 3, .highest_seq = 12 };
 	assert_true(slim_put_hello(&d->w, &hello));
-	assert_true(slim_put_input(&d->w, &ev, 1));
+	uint16_t held = 0x110;
+	assert_true(slim_put_input(&d->w, 41, &ev, 1));
+	assert_true(slim_put_held(&d->w, 42, &held, 1));
 	assert_true(slim_put_nack(&d->w, &range, 1, 0));
 	assert_true(slim_put_ack(&d->w, &ack));
-	assert_int_equal(dgram_finish(d), 24 + 4 * 4 + 44 + 20 + 12 + 32);
+	assert_int_equal(dgram_finish(d), 24 + 5 * 4 + 44 + 24 + 10 + 12 + 32);
 	struct slim_reader rd;
 	struct slim_cmd cmd;
-	open_dgram(&rd, d->buf, d->len, true, 4);
+	open_dgram(&rd, d->buf, d->len, true, 5);
 	next_ok(&rd, &cmd, SLIM_CMD_HELLO, 0);
 	assert_int_equal(cmd.hello.mtu, 256);
 	next_ok(&rd, &cmd, SLIM_CMD_INPUT, 0);
+	assert_int_equal(cmd.input.first, 41);
 	assert_int_equal(cmd.input.count, 1);
+	next_ok(&rd, &cmd, SLIM_CMD_HELD, 0);
+	assert_int_equal(cmd.held.next, 42);
+	assert_int_equal(cmd.held.count, 1);
+	assert_int_equal(slim_held_get(&cmd, 0), 0x110);
 	next_ok(&rd, &cmd, SLIM_CMD_NACK, 0);
 	assert_int_equal(cmd.nack.count, 1);
 	next_ok(&rd, &cmd, SLIM_CMD_ACK, 0);
@@ -863,11 +937,14 @@ static void test_writer_mtu(void **state)
 	}
 	expect_end(&rd);
 
-	/* too many input events, too many NACK ranges for the MTU */
+	/* too many input events, too many NACK ranges for the MTU: 4 + 20 * 11 fit in 228 */
 	struct slim_wire_input ev[16] = { 0 };
 	slim_writer_init(&w, buf, sizeof(buf), ASSOC, true);
-	assert_false(slim_put_input(&w, ev, 16));
-	assert_true(slim_put_input(&w, ev, 11));
+	assert_false(slim_put_input(&w, 1, ev, 16));
+	assert_false(slim_put_input(&w, 1, ev, 12));
+	assert_int_equal(w.count, 0);
+	assert_true(slim_put_input(&w, 1, ev, 11));
+	assert_false(slim_put_held(&w, 12, NULL, 0)); /* 4 bytes left, HELD needs 12 */
 	struct slim_wire_seq_range ranges[SLIM_NACK_MAX_RANGES] = { 0 };
 	slim_writer_reset(&w);
 	assert_false(slim_put_nack(&w, ranges, SLIM_NACK_MAX_RANGES, 0));
@@ -988,6 +1065,8 @@ int main(void)
 		cmocka_unit_test(test_frame_end),
 		cmocka_unit_test(test_hello),
 		cmocka_unit_test(test_input),
+		cmocka_unit_test(test_held),
+		cmocka_unit_test(test_input_ack),
 		cmocka_unit_test(test_ack),
 		cmocka_unit_test(test_nack),
 		cmocka_unit_test(test_refuse),

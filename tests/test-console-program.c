@@ -328,12 +328,19 @@ static uint32_t expect_hello(struct server *s, int timeout_ms)
 	return hdr.assoc;
 }
 
-/* The INPUT that follows a command, its events checked against `want`. */
-static void expect_input(struct server *s, const struct slim_wire_input *want, size_t n)
+/*
+ * The INPUT that follows a command: the events numbered from `first`,
+ * checked against `want`. The console sends unacknowledged events again
+ * and again: earlier ones still on their way are skipped.
+ */
+static void expect_input(struct server *s, uint32_t first, const struct slim_wire_input *want,
+		size_t n)
 {
 	struct slim_dgram hdr;
 	struct slim_cmd cmd;
-	server_expect(s, SLIM_CMD_INPUT, SOON_MS, &hdr, &cmd);
+	do {
+		server_expect(s, SLIM_CMD_INPUT, SOON_MS, &hdr, &cmd);
+	} while (cmd.input.first != first);
 	assert_int_equal(cmd.input.count, n);
 	uint32_t now = (uint32_t)now_ms();
 	for (size_t i = 0; i < n; i++) {
@@ -347,6 +354,16 @@ static void expect_input(struct server *s, const struct slim_wire_input *want, s
 		/* CLOCK_MONOTONIC milliseconds, like ours */
 		assert_true(now - ev.time_ms < SOON_MS);
 	}
+}
+
+/* Acknowledges input numbered below `next`, in downstream datagram `seq`. */
+static void server_send_input_ack(struct server *s, uint32_t assoc, uint32_t seq, uint32_t next)
+{
+	uint8_t buf[SLIM_DEFAULT_MTU];
+	struct slim_writer w;
+	slim_writer_init(&w, buf, sizeof(buf), assoc, false);
+	assert_true(slim_put_input_ack(&w, next));
+	server_send(s, &w, seq);
 }
 
 static void check_png(const char *path, uint32_t color)
@@ -433,30 +450,42 @@ static void test_session(void **state)
 	check_png(path, 0x336699);
 	child_send(&c, "stats");
 	expect_line(&c, "stats frames=1 datagrams=1 applied=1 bad=0 late=0 dup=0 bytes=68 "
-		"fill=1 set=0 bitmap=0 copy=0 cscs=0 fill_px=3072 set_px=0 bitmap_px=0 copy_px=0 cscs_px=0");
+		"fill=1 set=0 bitmap=0 copy=0 cscs=0 fill_px=3072 set_px=0 bitmap_px=0 copy_px=0 cscs_px=0 "
+		"input_sent=0 input_retransmits=0 input_acked=0 input_dropped=0");
 	child_send(&c, "sync");
 	expect_line(&c, "sync 1");
 
-	/* input: keys alone, pointer events closed by a FRAME */
+	/* input: keys alone, pointer events closed by a FRAME; each acknowledged */
 	child_send(&c, "key 30 1");
-	expect_input(&s, (struct slim_wire_input[]){
+	expect_input(&s, 1, (struct slim_wire_input[]){
 		{ .kind = SLIM_INPUT_KEY, .code = 30, .value = 1 } }, 1);
+	server_send_input_ack(&s, assoc, 2, 2);
 	child_send(&c, "button 272 1");
-	expect_input(&s, (struct slim_wire_input[]){
+	expect_input(&s, 2, (struct slim_wire_input[]){
 		{ .kind = SLIM_INPUT_BUTTON, .code = 272, .value = 1 },
 		{ .kind = SLIM_INPUT_FRAME } }, 2);
+	server_send_input_ack(&s, assoc, 3, 4);
 	child_send(&c, "motion 10.5 20");
-	expect_input(&s, (struct slim_wire_input[]){
+	expect_input(&s, 4, (struct slim_wire_input[]){
 		{ .kind = SLIM_INPUT_MOTION_ABS, .x = 2688, .y = 5120 },
 		{ .kind = SLIM_INPUT_FRAME } }, 2);
+	server_send_input_ack(&s, assoc, 4, 6);
 	child_send(&c, "rmotion -3 0.25");
-	expect_input(&s, (struct slim_wire_input[]){
+	expect_input(&s, 6, (struct slim_wire_input[]){
 		{ .kind = SLIM_INPUT_MOTION_REL, .x = -768, .y = 64 },
 		{ .kind = SLIM_INPUT_FRAME } }, 2);
+	server_send_input_ack(&s, assoc, 5, 8);
 	child_send(&c, "axis -1.5");
-	expect_input(&s, (struct slim_wire_input[]){
+	expect_input(&s, 8, (struct slim_wire_input[]){
 		{ .kind = SLIM_INPUT_AXIS, .code = 0, .value = -384, .x = -1 },
 		{ .kind = SLIM_INPUT_FRAME } }, 2);
+	/* not acknowledged: the same again, within the first timeout (100 ms) and a margin */
+	int64_t unacked_at = now_ms();
+	expect_input(&s, 8, (struct slim_wire_input[]){
+		{ .kind = SLIM_INPUT_AXIS, .code = 0, .value = -384, .x = -1 },
+		{ .kind = SLIM_INPUT_FRAME } }, 2);
+	assert_true(now_ms() - unacked_at < 1000);
+	server_send_input_ack(&s, assoc, 6, 10);
 
 	/* bad commands are answered and survived */
 	child_send(&c, "bogus 1 2");
@@ -509,9 +538,20 @@ static void test_session(void **state)
 	expect_linef(&c, "attached %u", assoc3);
 	expect_frame(&c, 1);
 
+	/* five acknowledgements of input (32 bytes each) besides the frames */
 	child_send(&c, "stats");
-	expect_line(&c, "stats frames=4 datagrams=6 applied=4 bad=0 late=0 dup=0 bytes=272 "
-		"fill=4 set=0 bitmap=0 copy=0 cscs=0 fill_px=12288 set_px=0 bitmap_px=0 copy_px=0 cscs_px=0");
+	char stats[512];
+	child_line(&c, stats, sizeof(stats), SOON_MS);
+	const char *re = strstr(stats, "input_retransmits=");
+	assert_non_null(re);
+	unsigned long long retransmits = strtoull(re + strlen("input_retransmits="), NULL, 10);
+	assert_true(retransmits >= 1);
+	char want[512];
+	snprintf(want, sizeof(want), "stats frames=4 datagrams=11 applied=9 bad=0 late=0 dup=0 "
+		"bytes=432 fill=4 set=0 bitmap=0 copy=0 cscs=0 fill_px=12288 set_px=0 bitmap_px=0 "
+		"copy_px=0 cscs_px=0 input_sent=9 input_retransmits=%llu input_acked=9 "
+		"input_dropped=0", retransmits);
+	assert_string_equal(stats, want);
 	child_send(&c, "quit");
 	assert_int_equal(child_wait(&c), 0);
 	close(s.fd);

@@ -231,11 +231,15 @@ static const struct slim_wire_cscs full_cscs4 = {
 	.psrc = { 4, 2, 15, 9 }, .pdst = { 110, 65, 20, 17 },
 };
 
-/* One of every downstream command, FRAME_END last. Returns the number of commands. */
+/*
+ * One of every downstream command, INPUT_ACK first (where the encoder puts
+ * it) and FRAME_END last. Returns the number of commands.
+ */
 static size_t build_full(struct fixture *f, struct dgram *d)
 {
 	struct test_rng *rng = &f->rng;
 	dgram_begin(d);
+	assert_true(slim_put_input_ack(&d->w, 1));
 	assert_true(slim_put_fill(&d->w, (struct slim_rect){ 10, 10, 20, 20 }, 0x123456));
 	assert_non_null(test_put_set(&d->w, (struct slim_rect){ 30, 5, 8, 4 }, 0, rng, NULL));
 	assert_non_null(test_put_set(&d->w, (struct slim_rect){ 40, 5, 5, 3 }, SLIM_SET_RGB888,
@@ -252,7 +256,7 @@ static size_t build_full(struct fixture *f, struct dgram *d)
 	assert_true(slim_put_cursor_pos(&d->w, -3, 200, true));
 	assert_true(slim_put_frame_end(&d->w, &(struct slim_wire_frame_end){ .frame = 2 }));
 	dgram_end(f, d);
-	assert_int_equal(d->n, 11);
+	assert_int_equal(d->n, 12);
 	return d->n;
 }
 
@@ -396,14 +400,14 @@ static void test_unknown_types(void **state)
 	struct dgram *d = dgram_new();
 	build_full(f, d);
 	for (unsigned t = 0; t < 256; t++) {
-		if (t >= SLIM_CMD_FILL && t <= SLIM_CMD_REDIRECT) {
+		if (t >= SLIM_CMD_FILL && t <= SLIM_CMD_INPUT_ACK) {
 			continue;
 		}
 		/* in the middle of the datagram */
-		d->buf[d->off[4]] = (uint8_t)t;
+		d->buf[d->off[5]] = (uint8_t)t;
 		expect_reject(f, d->buf, d->len, (t & 0x80) ? SLIM_ERR_DIRECTION : SLIM_ERR_UNKNOWN);
 	}
-	d->buf[d->off[4]] = SLIM_CMD_BITMAP;
+	d->buf[d->off[5]] = SLIM_CMD_BITMAP;
 	expect_accept(f, d->buf, d->len);
 	dgram_free(d);
 }
@@ -417,7 +421,8 @@ static void test_upstream_in_downstream(void **state)
 	struct slim_wire_input ev = { .kind = SLIM_INPUT_KEY, .code = 1, .value = 1 };
 	struct slim_wire_ack ack = { .frame = 1, .highest_seq = 1 };
 	struct slim_wire_seq_range range = { 1, 2 };
-	for (int k = 0; k < 5; k++) {
+	uint16_t held = 30;
+	for (int k = 0; k < 7; k++) {
 		dgram_begin(d);
 		assert_true(slim_put_fill(&d->w, (struct slim_rect){ 0, 0, 4, 4 }, 0));
 		switch (k) {
@@ -425,7 +430,7 @@ static void test_upstream_in_downstream(void **state)
 			assert_true(slim_put_hello(&d->w, &hello));
 			break;
 		case 1:
-			assert_true(slim_put_input(&d->w, &ev, 1));
+			assert_true(slim_put_input(&d->w, 1, &ev, 1));
 			break;
 		case 2:
 			assert_true(slim_put_ack(&d->w, &ack));
@@ -434,7 +439,13 @@ static void test_upstream_in_downstream(void **state)
 			assert_true(slim_put_nack(&d->w, &range, 1, 0));
 			break;
 		case 4:
-			add_raw(&d->w, 0x87, 0, NULL, 8);
+			add_raw(&d->w, 0x88, 0, NULL, 8);
+			break;
+		case 5:
+			assert_true(slim_put_held(&d->w, 2, &held, 1));
+			break;
+		case 6:
+			assert_true(slim_put_ping(&d->w));
 			break;
 		}
 		dgram_end(f, d);
@@ -469,7 +480,8 @@ static void test_bad_header(void **state)
 		copy[i] ^= 0x20; /* "slim" is not "SLIM" */
 		expect_reject(f, copy, d->len, SLIM_ERR_MAGIC);
 	}
-	const uint8_t versions[] = { 0, 2, 0x81, 0xff };
+	/* version 1, before numbered input, included */
+	const uint8_t versions[] = { 0, 1, 3, 0x81, 0xff };
 	for (size_t i = 0; i < sizeof(versions); i++) {
 		memcpy(copy, d->buf, d->len);
 		copy[4] = versions[i];
@@ -829,6 +841,10 @@ static void test_fields(void **state)
 	CASE(SLIM_CMD_FRAME_END, 0, body, 23, SLIM_ERR_LENGTH);
 	CASE(SLIM_CMD_FRAME_END, 0, body, 25, SLIM_ERR_LENGTH);
 	CASE(SLIM_CMD_FRAME_END, 0, body, 0, SLIM_ERR_LENGTH);
+	CASE(SLIM_CMD_INPUT_ACK, 0, body, 4, SLIM_OK);
+	CASE(SLIM_CMD_INPUT_ACK, 0, body, 3, SLIM_ERR_LENGTH);
+	CASE(SLIM_CMD_INPUT_ACK, 0, body, 5, SLIM_ERR_LENGTH);
+	CASE(SLIM_CMD_INPUT_ACK, 0, body, 0, SLIM_ERR_LENGTH);
 #undef CASE
 	for (size_t i = 0; i < n; i++) {
 		dgram_begin(d);
@@ -964,17 +980,39 @@ static void test_upstream_fields(void **state)
 		{ SLIM_CMD_HELLO, 43, 0, 0, 0, 0, SLIM_ERR_LENGTH },
 		{ SLIM_CMD_HELLO, 45, 0, 0, 0, 0, SLIM_ERR_LENGTH },
 		{ SLIM_CMD_INPUT, 0, 0, 0, 0, 0, SLIM_ERR_LENGTH },
-		{ SLIM_CMD_INPUT, 21, 0, 0, 0, 0, SLIM_ERR_LENGTH },
-		{ SLIM_CMD_INPUT, 40, 0, 0, 0, 0, SLIM_OK },
+		{ SLIM_CMD_INPUT, 4, 0, 0, 0, 0, SLIM_ERR_LENGTH },            /* no event */
+		{ SLIM_CMD_INPUT, 20, 0, 0, 0, 0, SLIM_ERR_LENGTH },           /* no number */
+		{ SLIM_CMD_INPUT, 23, 0, 0, 0, 0, SLIM_ERR_LENGTH },
+		{ SLIM_CMD_INPUT, 25, 0, 0, 0, 0, SLIM_ERR_LENGTH },
+		{ SLIM_CMD_INPUT, 40, 0, 0, 0, 0, SLIM_ERR_LENGTH },
+		{ SLIM_CMD_INPUT, 24, 0, 0, 0, 0, SLIM_OK },
+		{ SLIM_CMD_INPUT, 44, 0, 0, 0, 0, SLIM_OK },
+		{ SLIM_CMD_HELD, 8, 0, 0, 0, 0, SLIM_OK },                     /* nothing held */
+		{ SLIM_CMD_HELD, 8 + 2, 1, 0, 0, 0, SLIM_OK },
+		{ SLIM_CMD_HELD, 8 + 128, 64, 0, 0, 0, SLIM_OK },
+		{ SLIM_CMD_HELD, 7, 0, 0, 0, 0, SLIM_ERR_LENGTH },
+		{ SLIM_CMD_HELD, 0, 0, 0, 0, 0, SLIM_ERR_LENGTH },
+		{ SLIM_CMD_HELD, 8 + 130, 65, 0, 0, 0, SLIM_ERR_FIELD },       /* > 64 codes */
+		{ SLIM_CMD_HELD, 8, 0xffff, 0, 0, 0, SLIM_ERR_FIELD },
+		{ SLIM_CMD_HELD, 8 + 2, 0, 0, 0, 0, SLIM_ERR_LENGTH },         /* a code too many */
+		{ SLIM_CMD_HELD, 8 + 2, 2, 0, 0, 0, SLIM_ERR_LENGTH },         /* a code short */
+		{ SLIM_CMD_HELD, 8 + 3, 1, 0, 0, 0, SLIM_ERR_LENGTH },         /* half a code */
+		{ SLIM_CMD_INPUT_ACK, 4, 0, 0, 0, 0, SLIM_ERR_DIRECTION },
 		{ SLIM_CMD_ACK, 31, 0, 0, 0, 0, SLIM_ERR_LENGTH },
 		{ SLIM_CMD_ACK, 33, 0, 0, 0, 0, SLIM_ERR_LENGTH },
 		{ SLIM_CMD_ACK, 32, 0, 0, 0, 0, SLIM_OK },
-		{ 0x87, 8, 0, 0, 0, 0, SLIM_ERR_UNKNOWN },
+		{ 0x88, 8, 0, 0, 0, 0, SLIM_ERR_UNKNOWN },
 		{ 0xff, 8, 0, 0, 0, 0, SLIM_ERR_UNKNOWN },
 		{ SLIM_CMD_FILL, 12, 0, 0, 0, 0, SLIM_ERR_DIRECTION },
 	};
 	for (size_t i = 0; i < sizeof(raw) / sizeof(raw[0]); i++) {
 		memset(body, 0, sizeof(body));
+		if (raw[i].type == SLIM_CMD_HELD && raw[i].len >= 8) {
+			/* a code for every one the count says, as far as the length goes */
+			struct slim_wire_held hh = { .next = 5, .count = raw[i].count };
+			memcpy(body, &hh, sizeof(hh));
+			memset(body + sizeof(hh), 0x1e, raw[i].len - sizeof(hh));
+		}
 		if (raw[i].type == SLIM_CMD_NACK && raw[i].len >= 4) {
 			struct slim_wire_nack nh = { raw[i].count, raw[i].flags };
 			memcpy(body, &nh, sizeof(nh));

@@ -6,15 +6,21 @@
  *
  * Random framebuffers (text, UI, photo), random damage (over-reported too),
  * moves with hints, scrolls without hints, tiny changes in big damage.
+ *
+ * Meanwhile the console types: through the same network, every key event
+ * reaches the server's input rule (src/compositor/input-seq.c) exactly
+ * once and in order, and nothing is left held.
  */
 #include <stdlib.h>
 #include <string.h>
+#include "../src/compositor/input-seq.h"
 #include "console-core.h"
 #include "content.h"
 #include "encoder.h"
 #include "test-util.h"
 
 #define MAX_QUEUE 8192
+#define MAX_KEYS 1024
 
 struct packet {
 	size_t len;
@@ -61,7 +67,35 @@ struct stream {
 	pixman_region32_t damage;
 	struct slim_move_hint moves[4];
 	size_t n_moves;
+
+	/* typing: what the console sent, what the server applied */
+	struct test_rng krng;
+	struct slim_input_seq input;
+	bool input_seen;
+	struct slim_wire_input typed[MAX_KEYS], applied[MAX_KEYS];
+	size_t n_typed, n_applied;
+	bool shift;
 };
+
+static void apply_input(void *data, const struct slim_wire_input *ev)
+{
+	struct stream *s = data;
+	assert_true(s->n_applied < MAX_KEYS);
+	s->applied[s->n_applied++] = *ev;
+}
+
+/* The compositor's part: INPUT and HELD through its rule, then an INPUT_ACK. */
+static void handle_other(void *data, const struct slim_cmd *cmd)
+{
+	struct stream *s = data;
+	if (cmd->type == SLIM_CMD_INPUT) {
+		slim_input_seq_input(&s->input, cmd, apply_input, s);
+		s->input_seen = true;
+	} else if (cmd->type == SLIM_CMD_HELD) {
+		slim_input_seq_held(&s->input, cmd, apply_input, s);
+		s->input_seen = true;
+	}
+}
 
 static void deliver(struct stream *s)
 {
@@ -89,10 +123,39 @@ static void deliver(struct stream *s)
 		if (test_rand_below(&s->rng, 100) < s->link.up_loss) {
 			continue;
 		}
+		s->input_seen = false;
 		assert_int_equal(slim_encoder_receive(s->enc, s->up.p[i].buf, s->up.p[i].len,
-			NULL, NULL), SLIM_OK);
+			handle_other, s), SLIM_OK);
+		if (s->input_seen) {
+			slim_encoder_input_ack(s->enc, slim_input_seq_next(&s->input));
+		}
 	}
 	queue_clear(&s->up);
+	/* as the compositor's timer does, when no frame takes the acknowledgement along */
+	if (test_rand_below(&s->krng, 2) == 0) {
+		slim_encoder_flush_input_ack(s->enc);
+	}
+}
+
+/* A key or two typed, sometimes shifted; recorded as sent. */
+static void type_keys(struct stream *s)
+{
+	struct slim_wire_input ev[4];
+	size_t n = 0;
+	if (s->shift || test_rand_below(&s->krng, 5) == 0) {
+		s->shift = !s->shift;
+		ev[n++] = (struct slim_wire_input){ .kind = SLIM_INPUT_KEY, .code = 42,
+			.value = s->shift };
+	}
+	uint16_t code = (uint16_t)test_rand_range(&s->krng, 16, 41); /* shift is 42 */
+	ev[n++] = (struct slim_wire_input){ .kind = SLIM_INPUT_KEY, .code = code, .value = 1 };
+	ev[n++] = (struct slim_wire_input){ .kind = SLIM_INPUT_KEY, .code = code, .value = 0 };
+	if (s->n_typed + n > MAX_KEYS) {
+		return;
+	}
+	assert_true(slim_console_core_send_input(s->console, ev, n));
+	memcpy(s->typed + s->n_typed, ev, n * sizeof(*ev));
+	s->n_typed += n;
 }
 
 static void stream_init(struct stream *s, uint32_t w, uint32_t h, uint64_t salt,
@@ -116,6 +179,9 @@ static void stream_init(struct stream *s, uint32_t w, uint32_t h, uint64_t salt,
 	s->enc = slim_encoder_create(w, h, cfg, queue_push, &s->down);
 	assert_non_null(s->enc);
 	pixman_region32_init(&s->damage);
+	/* its own generator: the pictures stay those of the seed */
+	test_rng_init(&s->krng, salt + 0x4b455953);
+	slim_input_seq_reset(&s->input, 1);
 }
 
 static void stream_finish(struct stream *s)
@@ -230,6 +296,10 @@ static size_t frame(struct stream *s)
 	size_t sent = slim_encoder_frame(s->enc, &f);
 	pixman_region32_clear(&s->damage);
 	s->n_moves = 0;
+	if (sent == 0) {
+		/* nothing took a pending INPUT_ACK along */
+		slim_encoder_flush_input_ack(s->enc);
+	}
 	return sent;
 }
 
@@ -237,18 +307,28 @@ static void assert_converges(struct stream *s)
 {
 	struct link lossy = s->link;
 	s->link = (struct link){ 0 };
+	const struct slim_console_stats *st = slim_console_core_stats(s->console);
 	for (int round = 0; round < 20; round++) {
 		deliver(s);
 		if (slim_encoder_frames_in_flight(s->enc) > 0) {
 			/* The ACK (or the frame's last datagram) was lost: the timer fires. */
 			slim_encoder_timeout(s->enc);
 		}
+		/* the console's retransmission timer, long due */
+		slim_console_core_tick(s->console, slim_now_us() + 1000000);
 		if (frame(s) == 0 && !slim_encoder_needs_frame(s->enc) &&
-				slim_encoder_frames_in_flight(s->enc) == 0) {
+				slim_encoder_frames_in_flight(s->enc) == 0 &&
+				st->input.acked == s->n_typed && s->up.n == 0) {
 			break;
 		}
 	}
 	test_fb_assert_equal(&s->fb, slim_console_core_fb(s->console));
+	/* every key once, in order, none made up, none left held */
+	assert_int_equal(st->input.acked, s->n_typed);
+	assert_int_equal(st->input.sent, s->n_typed);
+	assert_int_equal(s->n_applied, s->n_typed);
+	assert_memory_equal(s->applied, s->typed, s->n_typed * sizeof(s->typed[0]));
+	assert_int_equal(slim_input_seq_held_count(&s->input), s->shift ? 1 : 0);
 	s->link = lossy;
 }
 
@@ -265,6 +345,7 @@ static void run(uint32_t w, uint32_t h, uint64_t salt, struct link link,
 	for (int i = 0; i < frames; i++) {
 		if (i > 0) {
 			mutate(s);
+			type_keys(s);
 		}
 		frame(s);
 		deliver(s);
@@ -291,11 +372,13 @@ static void run(uint32_t w, uint32_t h, uint64_t salt, struct link link,
 	}
 	if (getenv("SLIM_TEST_VERBOSE")) {
 		print_message("link %u/%u/%u/%u: %lu datagrams, %lu recovered, %lu repaints, "
-			"%lu late, %lu dup\n", link.loss, link.dup, link.reorder, link.up_loss,
+			"%lu late, %lu dup; %zu keys, %lu input retransmissions\n", link.loss,
+			link.dup, link.reorder, link.up_loss,
 			(unsigned long)st->datagrams, (unsigned long)st->recovered_seqs,
 			(unsigned long)st->repaints,
 			(unsigned long)slim_console_core_stats(s->console)->late,
-			(unsigned long)slim_console_core_stats(s->console)->duplicates);
+			(unsigned long)slim_console_core_stats(s->console)->duplicates, s->n_typed,
+			(unsigned long)slim_console_core_stats(s->console)->input.retransmits);
 	}
 	if (link.loss > 0) {
 		assert_true(st->recovered_seqs > 0);
@@ -388,6 +471,130 @@ static void test_refinement(void **state)
 	free(s);
 }
 
+/* The types of a downstream datagram's commands, and its INPUT_ACK's number. */
+static size_t dgram_types(const struct packet *p, uint8_t *types, size_t max, uint32_t *seq,
+		uint32_t *ack)
+{
+	struct slim_reader r;
+	struct slim_dgram hdr;
+	struct slim_cmd cmd;
+	assert_int_equal(slim_reader_init(&r, &hdr, p->buf, p->len, false, SLIM_MAX_DIM,
+		SLIM_MAX_DIM), SLIM_OK);
+	*seq = hdr.seq;
+	size_t n = 0;
+	while (slim_reader_next(&r, &cmd) == SLIM_OK && cmd.type != 0) {
+		assert_true(n < max);
+		types[n++] = cmd.type;
+		if (cmd.type == SLIM_CMD_INPUT_ACK) {
+			*ack = cmd.input_ack.next;
+		}
+	}
+	return n;
+}
+
+/* INPUT_ACK rides first in the next datagram, in sequence, or goes alone when flushed. */
+static void test_input_ack_placement(void **state)
+{
+	struct stream *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	const struct slim_encoder_config cfg = { .assoc = 11, .lz4 = true, .rgb888 = true };
+	stream_init(s, 64, 48, 700, &cfg);
+	uint8_t types[64];
+	uint32_t seq, ack = 0;
+
+	/* nothing goes by itself */
+	slim_encoder_input_ack(s->enc, 5);
+	assert_int_equal(s->down.n, 0);
+	/* a later acknowledgement replaces the pending one; the frame carries it first */
+	slim_encoder_input_ack(s->enc, 6);
+	damage(s, (struct slim_rect){ 0, 0, 64, 48 });
+	size_t sent = slim_encoder_frame(s->enc, &(struct slim_frame){ .fb = &s->fb,
+		.damage = &s->damage });
+	pixman_region32_clear(&s->damage);
+	assert_true(sent >= 1);
+	size_t n = dgram_types(&s->down.p[0], types, 64, &seq, &ack);
+	assert_int_equal(seq, 1);
+	assert_true(n >= 2);
+	assert_int_equal(types[0], SLIM_CMD_INPUT_ACK);
+	assert_int_equal(ack, 6);
+	for (size_t i = 1; i < n; i++) {
+		assert_int_not_equal(types[i], SLIM_CMD_INPUT_ACK);
+	}
+	/* taken along: nothing left to flush */
+	assert_int_equal(slim_encoder_flush_input_ack(s->enc), 0);
+	assert_int_equal(s->down.n, sent);
+	deliver(s);
+	test_fb_assert_equal(&s->fb, slim_console_core_fb(s->console));
+
+	/* alone, with the next sequence number, when nothing else goes */
+	slim_encoder_input_ack(s->enc, 9);
+	assert_int_equal(slim_encoder_flush_input_ack(s->enc), 1);
+	assert_int_equal(s->down.n, 1);
+	n = dgram_types(&s->down.p[0], types, 64, &seq, &ack);
+	assert_int_equal(n, 1);
+	assert_int_equal(types[0], SLIM_CMD_INPUT_ACK);
+	assert_int_equal(ack, 9);
+	assert_int_equal(seq, 1 + sent);
+	uint32_t alone = seq;
+	assert_int_equal(s->down.p[0].len, 24 + 4 + 4);
+	assert_int_equal(slim_encoder_flush_input_ack(s->enc), 0);
+	/* lost and reported lost: there is nothing to repaint */
+	queue_clear(&s->down);
+	struct slim_wire_seq_range lost = { alone, alone };
+	uint8_t buf[64];
+	struct slim_writer w;
+	slim_writer_init(&w, buf, sizeof(buf), cfg.assoc, true);
+	assert_true(slim_put_nack(&w, &lost, 1, 0));
+	size_t len = slim_writer_finish(&w, 2, 0);
+	assert_int_equal(slim_encoder_receive(s->enc, buf, len, NULL, NULL), SLIM_OK);
+	assert_int_equal(slim_encoder_stats(s->enc)->recovered_seqs, 1);
+	assert_int_equal(frame(s), 0);
+	assert_int_equal(s->down.n, 0);
+
+	/* a cursor datagram takes it along too */
+	slim_encoder_input_ack(s->enc, 10);
+	slim_encoder_cursor_pos(s->enc, 3, 4, true);
+	assert_int_equal(slim_encoder_flush_cursor(s->enc), 1);
+	n = dgram_types(&s->down.p[0], types, 64, &seq, &ack);
+	assert_int_equal(seq, alone + 1);
+	assert_int_equal(n, 2);
+	assert_int_equal(types[0], SLIM_CMD_INPUT_ACK);
+	assert_int_equal(types[1], SLIM_CMD_CURSOR_POS);
+	assert_int_equal(ack, 10);
+	/* an idle session still sends nothing */
+	queue_clear(&s->down);
+	damage(s, (struct slim_rect){ 0, 0, 64, 48 });
+	assert_int_equal(frame(s), 0);
+	assert_int_equal(s->down.n, 0);
+
+	/*
+	 * A frame timeout while an acknowledgement waits must not take the
+	 * datagram that will carry it for settled: the pixels that datagram
+	 * carries, lost, are repaired like any others.
+	 */
+	deliver(s);
+	slim_encoder_input_ack(s->enc, 11);
+	slim_encoder_timeout(s->enc);
+	slim_fb_fill(&s->fb, (struct slim_rect){ 5, 5, 20, 10 }, 0xff123456);
+	damage(s, (struct slim_rect){ 5, 5, 20, 10 });
+	assert_int_equal(frame(s), 1);
+	n = dgram_types(&s->down.p[0], types, 64, &seq, &ack);
+	assert_int_equal(types[0], SLIM_CMD_INPUT_ACK);
+	assert_int_equal(ack, 11);
+	queue_clear(&s->down);
+	lost = (struct slim_wire_seq_range){ seq, seq };
+	slim_writer_init(&w, buf, sizeof(buf), cfg.assoc, true);
+	assert_true(slim_put_nack(&w, &lost, 1, 0));
+	len = slim_writer_finish(&w, 3, 0);
+	assert_int_equal(slim_encoder_receive(s->enc, buf, len, NULL, NULL), SLIM_OK);
+	assert_true(slim_encoder_needs_frame(s->enc));
+	assert_int_equal(frame(s), 1);
+	deliver(s);
+	test_fb_assert_equal(&s->fb, slim_console_core_fb(s->console));
+	stream_finish(s);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -396,6 +603,7 @@ int main(void)
 		cmocka_unit_test(test_dup_reorder),
 		cmocka_unit_test(test_scroll_is_copy),
 		cmocka_unit_test(test_refinement),
+		cmocka_unit_test(test_input_ack_placement),
 	};
 	return test_report(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "console-core.h"
+#include "input-queue.h"
 #include "seq-window.h"
 #include "slim-log.h"
 
@@ -18,6 +19,7 @@ struct slim_console_core {
 
 	uint32_t assoc;
 	uint32_t up_seq;
+	struct slim_input_queue input;
 	/* the attach token HELLO presents (from the manager's REDIRECT) */
 	bool has_token;
 	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
@@ -74,6 +76,7 @@ struct slim_console_core *slim_console_core_create(uint32_t width, uint32_t heig
 	core->send = send;
 	core->send_data = send_data;
 	core->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
+	slim_input_queue_init(&core->input, &core->stats.input);
 	/* Every command has at least a 4-byte header. */
 	core->max_cmds = SLIM_MAX_MTU / sizeof(struct slim_wire_cmd);
 	core->cmds = calloc(core->max_cmds, sizeof(*core->cmds));
@@ -123,7 +126,10 @@ static void send_upstream(struct slim_console_core *core, struct slim_writer *w)
 	if (++core->up_seq == 0) {
 		core->up_seq = 1;
 	}
-	size_t len = slim_writer_finish(w, core->up_seq, slim_now_us());
+	uint64_t now = slim_now_us();
+	/* any datagram tells the server we are alive: the held keys' keepalive waits */
+	slim_input_queue_note_send(&core->input, now);
+	size_t len = slim_writer_finish(w, core->up_seq, now);
 	if (core->send) {
 		core->send(core->send_data, w->buf, len);
 	}
@@ -194,6 +200,8 @@ void slim_console_core_hello(struct slim_console_core *core, const char *console
 {
 	core->assoc = assoc;
 	core->up_seq = 0;
+	/* numbers start at 1 again; the keys held stay held */
+	slim_input_queue_reset(&core->input, 1);
 	core->n_damage = 0;
 	core->frame_received_us = 0;
 	core->cursor = (struct slim_console_cursor){ 0 };
@@ -220,16 +228,50 @@ bool slim_console_core_resize(struct slim_console_core *core, uint32_t width, ui
 	return !core->backend || core->backend->impl->resize(core->backend, width, height);
 }
 
-bool slim_console_core_send_input(struct slim_console_core *core,
-		const struct slim_wire_input *events, size_t n)
+/* Everything unacknowledged that fits, and HELD: a lost datagram's events ride along. */
+static void send_input_queue(struct slim_console_core *core, uint64_t now_us)
 {
 	struct slim_writer w;
 	begin_upstream(core, &w);
-	if (!slim_put_input(&w, events, n)) {
+	if (slim_input_queue_write(&core->input, &w, now_us)) {
+		send_upstream(core, &w);
+	}
+}
+
+bool slim_console_core_send_input(struct slim_console_core *core,
+		const struct slim_wire_input *events, size_t n)
+{
+	if (n == 0) {
 		return false;
 	}
-	send_upstream(core, &w);
-	return true;
+	uint64_t now = slim_now_us();
+	size_t queued = slim_input_queue_push(&core->input, events, n, now);
+	/* even when all was dropped: HELD tells the server what the keys did */
+	send_input_queue(core, now);
+	return queued == n;
+}
+
+void slim_console_core_track_input(struct slim_console_core *core,
+		const struct slim_wire_input *events, size_t n)
+{
+	slim_input_queue_track(&core->input, events, n);
+}
+
+void slim_console_core_tick(struct slim_console_core *core, uint64_t now_us)
+{
+	if (core->assoc == 0) {
+		return;
+	}
+	struct slim_writer w;
+	begin_upstream(core, &w);
+	if (slim_input_queue_tick(&core->input, &w, now_us)) {
+		send_upstream(core, &w);
+	}
+}
+
+int slim_console_core_timeout_ms(const struct slim_console_core *core, uint64_t now_us)
+{
+	return core->assoc == 0 ? -1 : slim_input_queue_timeout_ms(&core->input, now_us);
 }
 
 bool slim_console_core_send_card(struct slim_console_core *core,
@@ -374,6 +416,9 @@ static void apply(struct slim_console_core *core, const struct slim_cmd *cmd,
 			core->backend->impl->cursor(core->backend, &core->cursor);
 		}
 		break;
+	case SLIM_CMD_INPUT_ACK:
+		slim_input_queue_ack(&core->input, cmd->input_ack.next, slim_now_us());
+		break;
 	case SLIM_CMD_FRAME_END:
 		if (core->backend) {
 			core->backend->impl->present(core->backend, fb, core->damage, core->n_damage);
@@ -494,7 +539,8 @@ enum slim_error slim_console_core_receive(struct slim_console_core *core,
 		nack_gap(core, prev + 1, hdr.seq - 1);
 	}
 	uint64_t now = slim_now_us();
-	if (core->frame_received_us == 0) {
+	/* an acknowledgement of input alone is no part of a frame */
+	if (core->frame_received_us == 0 && !(n == 1 && core->cmds[0].type == SLIM_CMD_INPUT_ACK)) {
 		core->frame_received_us = now;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -502,5 +548,7 @@ enum slim_error slim_console_core_receive(struct slim_console_core *core,
 	}
 	core->stats.applied++;
 	core->stats.bytes += len;
+	/* an acknowledgement may have made room for events that did not fit before */
+	slim_console_core_tick(core, now);
 	return SLIM_OK;
 }

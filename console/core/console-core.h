@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "backend.h"
+#include "input-queue.h"
 #include "slim-codec.h"
 #include "slim-pixels.h"
 
@@ -26,6 +27,7 @@ struct slim_console_stats {
 	/* applied display commands by type (SLIM_CMD_FILL ... SLIM_CMD_CSCS) and their pixels */
 	uint64_t commands[SLIM_CMD_CSCS + 1];
 	uint64_t pixels[SLIM_CMD_CSCS + 1];
+	struct slim_input_stats input; /* input events sent, sent again, acknowledged, dropped */
 };
 
 struct slim_console_core;
@@ -71,8 +73,23 @@ enum slim_error slim_console_core_receive(struct slim_console_core *core,
 		const uint8_t *buf, size_t len);
 /* The screen changed size: clears the picture; say HELLO again after it. */
 bool slim_console_core_resize(struct slim_console_core *core, uint32_t width, uint32_t height);
+/*
+ * Numbers the events and sends them with everything the server has not
+ * acknowledged yet, and HELD (slim-protocol.md §7). False if some were
+ * dropped because too many wait for an acknowledgement (or n is 0).
+ */
 bool slim_console_core_send_input(struct slim_console_core *core,
 		const struct slim_wire_input *events, size_t n);
+/* Input that goes nowhere (no server listens): only the keys held follow it. */
+void slim_console_core_track_input(struct slim_console_core *core,
+		const struct slim_wire_input *events, size_t n);
+/*
+ * Sends what is due at `now_us`: unacknowledged input after its
+ * retransmission timeout, the held keys' keepalive. Only while attached.
+ */
+void slim_console_core_tick(struct slim_console_core *core, uint64_t now_us);
+/* Milliseconds until slim_console_core_tick has work; -1: none. */
+int slim_console_core_timeout_ms(const struct slim_console_core *core, uint64_t now_us);
 /* A card put on or taken off a reader (console/card.h finds them). */
 bool slim_console_core_send_card(struct slim_console_core *core,
 		const struct slim_wire_card *card);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "input-seq.h"
 #include "link.h"
 #include "slim-hex.h"
 #include "slim-log.h"
@@ -19,6 +20,14 @@
 #define LINK_MTU SLIM_DEFAULT_MTU
 /* Tokens the session manager may have handed out and not yet seen used. */
 #define LINK_MAX_EXPECTED 8
+/*
+ * An INPUT_ACK waits this long for a frame or cursor datagram to take it
+ * along (a keystroke's frame usually goes sooner), then goes alone. Well
+ * under the console's shortest retransmission timeout (30 ms).
+ */
+#define LINK_INPUT_ACK_MS 5
+/* A console that holds keys and is silent this long is taken to have let go. */
+#define LINK_HELD_SILENCE_MS 1000
 
 /* A compositor serves one console and briefly its successor: few connections. */
 #define LINK_MAX_CONNS 8
@@ -63,6 +72,13 @@ struct slim_link {
 	uint32_t timeouts;
 	struct slim_encoder *enc;
 
+	/* the attached console's input: numbers, keys held, and their timers */
+	struct slim_input_seq input;
+	uint32_t input_assoc; /* the association `input` counts for; 0: none */
+	bool input_seen;      /* the datagram being handled carried INPUT or HELD */
+	struct wl_event_source *input_ack_timer, *held_timer;
+	bool input_ack_armed, held_timer_armed;
+
 	uint64_t bytes_sent;
 	uint8_t buf[SLIM_MAX_MTU];
 	struct slim_ratelimit log_limit;
@@ -106,12 +122,26 @@ static void log_limited(struct slim_link *link, const char *what, const char *wh
 	}
 }
 
+static void apply_input(void *data, const struct slim_wire_input *ev)
+{
+	struct slim_link *link = data;
+	link->handler->input(link->data, ev);
+}
+
+/* Whatever the console held is let go: it will never send the releases. */
+static void release_held(struct slim_link *link)
+{
+	slim_input_seq_release_all(&link->input, apply_input, link);
+}
+
 static void detach(struct slim_link *link, const char *why)
 {
 	if (!link->attached) {
 		return;
 	}
 	slim_log(SLIM_LOG_INFO, "link: console %s detached: %s", link->console_id, why);
+	release_held(link);
+	link->input_assoc = 0;
 	link->attached = false;
 	link->has_token = false;
 	explicit_bzero(link->key, sizeof(link->key));
@@ -232,11 +262,12 @@ static void handle_other(void *data, const struct slim_cmd *cmd)
 {
 	struct slim_link *link = data;
 	if (cmd->type == SLIM_CMD_INPUT) {
-		for (size_t i = 0; i < cmd->input.count; i++) {
-			struct slim_wire_input ev;
-			slim_input_get(cmd, i, &ev);
-			link->handler->input(link->data, &ev);
-		}
+		/* each event once, in order, at once: the keystroke path waits for nothing */
+		slim_input_seq_input(&link->input, cmd, apply_input, link);
+		link->input_seen = true;
+	} else if (cmd->type == SLIM_CMD_HELD) {
+		slim_input_seq_held(&link->input, cmd, apply_input, link);
+		link->input_seen = true;
 	} else if (cmd->type == SLIM_CMD_CARD) {
 		/*
 		 * A standalone session acts on no card; the log says a card came,
@@ -258,14 +289,79 @@ static void handle_other(void *data, const struct slim_cmd *cmd)
 	/* PING: hearing from the console is all it is for. HELLO: see below. */
 }
 
+/*
+ * After a datagram with INPUT or HELD: the console learns where we are,
+ * even if nothing was new (our last acknowledgement may have been lost),
+ * with the next datagram we send or, failing one, soon after alone.
+ */
+static void acknowledge_input(struct slim_link *link)
+{
+	slim_encoder_input_ack(link->enc, slim_input_seq_next(&link->input));
+	if (!link->input_ack_armed) {
+		link->input_ack_armed = true;
+		wl_event_source_timer_update(link->input_ack_timer, LINK_INPUT_ACK_MS);
+	}
+	if (slim_input_seq_held_count(&link->input) > 0 && !link->held_timer_armed) {
+		link->held_timer_armed = true;
+		wl_event_source_timer_update(link->held_timer, LINK_HELD_SILENCE_MS);
+	}
+}
+
+static int handle_input_ack_timeout(void *data)
+{
+	struct slim_link *link = data;
+	link->input_ack_armed = false;
+	if (link->attached) {
+		slim_encoder_flush_input_ack(link->enc);
+	}
+	return 0;
+}
+
+/*
+ * Keys held and a silent console: it died or lost its network with a key
+ * down, and a client would autorepeat the key for ever. Its keepalives
+ * come every 250 ms while it holds anything.
+ */
+static int handle_held_timeout(void *data)
+{
+	struct slim_link *link = data;
+	link->held_timer_armed = false;
+	size_t held = slim_input_seq_held_count(&link->input);
+	if (!link->attached || held == 0) {
+		return 0;
+	}
+	uint64_t silent_ms = (slim_now_us() - link->last_heard_us) / 1000;
+	if (silent_ms < LINK_HELD_SILENCE_MS) {
+		link->held_timer_armed = true;
+		wl_event_source_timer_update(link->held_timer,
+			(int)(LINK_HELD_SILENCE_MS - silent_ms));
+		return 0;
+	}
+	slim_log(SLIM_LOG_INFO, "link: console %s silent for %llu ms with %zu keys or buttons "
+		"down: released", link->console_id, (unsigned long long)silent_ms, held);
+	/* the numbers go on: a console that comes back carries on where it was */
+	release_held(link);
+	return 0;
+}
+
 /* A datagram from the attached console, in its association. */
 static void from_console(struct slim_link *link, const uint8_t *buf, size_t len)
 {
 	link->last_heard_us = slim_now_us();
 	link->timeouts = 0;
+	if (link->input_assoc != link->assoc) {
+		/* a new association numbers its input from 1, and holds nothing yet */
+		release_held(link);
+		slim_input_seq_reset(&link->input, 1);
+		link->input_assoc = link->assoc;
+	}
+	link->input_seen = false;
 	uint32_t in_flight = slim_encoder_frames_in_flight(link->enc);
 	if (slim_encoder_receive(link->enc, buf, len, handle_other, link) != SLIM_OK) {
 		return;
+	}
+	if (link->input_seen) {
+		acknowledge_input(link);
 	}
 	if (slim_encoder_needs_frame(link->enc) ||
 			(in_flight >= LINK_MAX_IN_FLIGHT &&
@@ -519,7 +615,10 @@ struct slim_link *slim_link_create(struct wl_event_loop *loop, const struct slim
 		handle_readable, link);
 	link->ack_timer = wl_event_loop_add_timer(loop, handle_ack_timeout, link);
 	link->sec_timer = wl_event_loop_add_timer(loop, handle_sec_timer, link);
-	if (!link->readable || !link->ack_timer || !link->sec_timer) {
+	link->input_ack_timer = wl_event_loop_add_timer(loop, handle_input_ack_timeout, link);
+	link->held_timer = wl_event_loop_add_timer(loop, handle_held_timeout, link);
+	if (!link->readable || !link->ack_timer || !link->sec_timer || !link->input_ack_timer ||
+			!link->held_timer) {
 		slim_link_destroy(link);
 		return NULL;
 	}
@@ -542,6 +641,12 @@ void slim_link_destroy(struct slim_link *link)
 	}
 	if (link->sec_timer) {
 		wl_event_source_remove(link->sec_timer);
+	}
+	if (link->input_ack_timer) {
+		wl_event_source_remove(link->input_ack_timer);
+	}
+	if (link->held_timer) {
+		wl_event_source_remove(link->held_timer);
 	}
 	slim_encoder_destroy(link->enc);
 	slim_sec_server_destroy(link->sec);

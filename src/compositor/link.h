@@ -5,7 +5,9 @@
  * owns the encoder for it, paces frames by its ACKs (at most
  * LINK_MAX_IN_FLIGHT frames unacknowledged: while the console is behind,
  * damage keeps piling up in the scene and the newest pixels win), repairs
- * losses, and hands the console's input to the compositor. A second console
+ * losses, and hands the console's input to the compositor: each event once
+ * and in order, acknowledged with INPUT_ACK, and whatever the console held
+ * released when it goes away or falls silent (input-seq.h). A second console
  * is refused politely, unless the first has been silent for a long while.
  *
  * Managed (--managed), the session manager chooses instead: a HELLO is

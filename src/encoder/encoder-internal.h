@@ -82,6 +82,9 @@ struct slim_packer {
 	uint32_t seq; /* of the datagram being filled, once it has a command */
 	uint32_t next_seq;
 	uint64_t commands; /* written so far */
+	/* an INPUT_ACK for the next datagram begun */
+	bool input_ack_pending;
+	uint32_t input_ack_next;
 	slim_send_fn send;
 	void *send_data;
 	struct slim_recovery *rec;
@@ -115,6 +118,12 @@ void emit_frame_end(struct slim_packer *p, const struct slim_wire_frame_end *fe)
 void emit_cursor_image(struct slim_packer *p, const struct slim_wire_cursor_image *hdr,
 		const uint32_t *rows);
 void emit_cursor_pos(struct slim_packer *p, int16_t x, int16_t y, bool visible);
+/*
+ * INPUT_ACK goes first in the next datagram begun; a later one before then
+ * replaces it. packer_flush_input_ack sends it alone if it is still waiting.
+ */
+void packer_input_ack(struct slim_packer *p, uint32_t next);
+bool packer_flush_input_ack(struct slim_packer *p);
 
 /* the encoder */
 

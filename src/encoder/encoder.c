@@ -70,6 +70,16 @@ bool slim_encoder_resize(struct slim_encoder *enc, uint32_t width, uint32_t heig
 	return true;
 }
 
+void slim_encoder_input_ack(struct slim_encoder *enc, uint32_t next)
+{
+	packer_input_ack(&enc->packer, next);
+}
+
+size_t slim_encoder_flush_input_ack(struct slim_encoder *enc)
+{
+	return packer_flush_input_ack(&enc->packer) ? 1 : 0;
+}
+
 void slim_encoder_repaint(struct slim_encoder *enc)
 {
 	enc->rec.repaint_all = true;

@@ -106,6 +106,18 @@ void slim_encoder_cursor_pos(struct slim_encoder *enc, int32_t x, int32_t y, boo
 /* Sends what changed of the cursor now; returns the number of datagrams. */
 size_t slim_encoder_flush_cursor(struct slim_encoder *enc);
 
+/*
+ * The console's input numbered below `next` has been applied: the next
+ * datagram the encoder sends carries INPUT_ACK first (a later call before
+ * then updates it). Nothing is sent now; see slim_encoder_flush_input_ack.
+ */
+void slim_encoder_input_ack(struct slim_encoder *enc, uint32_t next);
+/*
+ * Sends a pending INPUT_ACK alone, for when no frame or cursor datagram
+ * took it along soon enough. Returns the number of datagrams sent (0 or 1).
+ */
+size_t slim_encoder_flush_input_ack(struct slim_encoder *enc);
+
 /* True when lost datagrams are waiting to be repainted by the next frame. */
 bool slim_encoder_needs_frame(const struct slim_encoder *enc);
 

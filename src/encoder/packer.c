@@ -34,9 +34,17 @@ size_t packer_max_body(const struct slim_packer *p)
 	return p->w.mtu - sizeof(struct slim_wire_dgram) - sizeof(struct slim_wire_cmd);
 }
 
+/* What INPUT_ACK takes in a datagram, header included. */
+#define INPUT_ACK_BYTES (sizeof(struct slim_wire_cmd) + sizeof(struct slim_wire_input_ack))
+
 size_t packer_room(const struct slim_packer *p)
 {
-	return slim_writer_room(&p->w);
+	size_t room = slim_writer_room(&p->w);
+	/* a pending INPUT_ACK will go first in a datagram started now */
+	if (p->w.count == 0 && p->input_ack_pending) {
+		room = room > INPUT_ACK_BYTES ? room - INPUT_ACK_BYTES : 0;
+	}
+	return room;
 }
 
 void packer_flush(struct slim_packer *p)
@@ -51,19 +59,19 @@ void packer_flush(struct slim_packer *p)
 	slim_writer_reset(&p->w);
 }
 
-/* Reserves a command, starting a new datagram when this one is full. */
-static uint8_t *reserve(struct slim_packer *p, uint8_t type, uint8_t flags, size_t len)
+static void count(struct slim_packer *p, enum slim_stat_kind kind, size_t body,
+		uint64_t pixels)
+{
+	p->stats->commands[kind]++;
+	p->stats->cmd_bytes[kind] += body + sizeof(struct slim_wire_cmd);
+	p->stats->cmd_pixels[kind] += pixels;
+}
+
+/* Adds a command to this datagram; the first one gives the datagram its number. */
+static uint8_t *add(struct slim_packer *p, uint8_t type, uint8_t flags, size_t len)
 {
 	uint8_t *body = slim_writer_add(&p->w, type, flags, len);
-	if (!body) {
-		packer_flush(p);
-		body = slim_writer_add(&p->w, type, flags, len);
-	}
-	if (!body) {
-		abort(); /* callers size every command to fit an empty datagram */
-	}
-	p->commands++;
-	if (p->w.count == 1) {
+	if (body && p->w.count == 1) {
 		p->seq = p->next_seq++;
 		if (p->next_seq == 0) {
 			p->next_seq = 1; /* 0 means "nothing yet" to the console */
@@ -73,12 +81,41 @@ static uint8_t *reserve(struct slim_packer *p, uint8_t type, uint8_t flags, size
 	return body;
 }
 
-static void count(struct slim_packer *p, enum slim_stat_kind kind, size_t body,
-		uint64_t pixels)
+/*
+ * The pending INPUT_ACK, into an empty datagram. Only now does it get a
+ * number: between the encoder's calls no datagram is half made, so the
+ * loss recovery never hears of one that has not gone yet.
+ */
+static void put_input_ack(struct slim_packer *p)
 {
-	p->stats->commands[kind]++;
-	p->stats->cmd_bytes[kind] += body + sizeof(struct slim_wire_cmd);
-	p->stats->cmd_pixels[kind] += pixels;
+	struct slim_wire_input_ack ack = { .next = p->input_ack_next };
+	uint8_t *body = add(p, SLIM_CMD_INPUT_ACK, 0, sizeof(ack));
+	if (!body) {
+		abort(); /* an empty datagram of SLIM_MIN_MTU holds it */
+	}
+	memcpy(body, &ack, sizeof(ack));
+	p->input_ack_pending = false;
+	/* it paints nothing: recovery has nothing to note for it */
+	count(p, SLIM_STAT_OTHER, sizeof(ack), 0);
+}
+
+/* Reserves a command, starting a new datagram when this one is full. */
+static uint8_t *reserve(struct slim_packer *p, uint8_t type, uint8_t flags, size_t len)
+{
+	if (p->w.count == 0 && p->input_ack_pending) {
+		put_input_ack(p);
+	}
+	uint8_t *body = add(p, type, flags, len);
+	if (!body) {
+		/* (a piece sized for an empty datagram leaves the acknowledgement alone) */
+		packer_flush(p);
+		body = add(p, type, flags, len);
+	}
+	if (!body) {
+		abort(); /* callers size every command to fit an empty datagram */
+	}
+	p->commands++;
+	return body;
 }
 
 static struct slim_wire_rect wire_rect(struct slim_rect r)
@@ -178,6 +215,23 @@ void emit_cursor_pos(struct slim_packer *p, int16_t x, int16_t y, bool visible)
 	memcpy(body, &c, sizeof(c));
 	p->rec->records[p->seq % REC_RING].cursor = true;
 	count(p, SLIM_STAT_OTHER, sizeof(c), 0);
+}
+
+void packer_input_ack(struct slim_packer *p, uint32_t next)
+{
+	p->input_ack_next = next;
+	p->input_ack_pending = true;
+}
+
+bool packer_flush_input_ack(struct slim_packer *p)
+{
+	if (!p->input_ack_pending) {
+		return false;
+	}
+	packer_flush(p); /* nothing is half made between the encoder's calls; if it were */
+	put_input_ack(p);
+	packer_flush(p);
+	return true;
 }
 
 void emit_frame_end(struct slim_packer *p, const struct slim_wire_frame_end *fe)

@@ -218,13 +218,13 @@ pid_t bench_session_client(struct bench_session *s, char *const argv[], int *out
 	return pid;
 }
 
-/* Peeks at the server's timestamps in FRAME_END before the core applies the datagram. */
+/*
+ * Peeks at the server's timestamps in FRAME_END before the core applies the
+ * datagram. A datagram that only acknowledges input is no part of a frame.
+ */
 static void note_datagram(struct bench_session *s, const uint8_t *buf, size_t len)
 {
-	if (s->current.first_rx_us == 0) {
-		s->current.first_rx_us = bench_now_us();
-	}
-	s->current.bytes += len;
+	uint64_t now = bench_now_us();
 	s->bytes_received += len;
 	struct slim_reader r;
 	struct slim_dgram hdr;
@@ -233,12 +233,18 @@ static void note_datagram(struct bench_session *s, const uint8_t *buf, size_t le
 			(uint16_t)s->height) != SLIM_OK) {
 		return;
 	}
+	bool pixels = false;
 	while (slim_reader_next(&r, &cmd) == SLIM_OK && cmd.type) {
+		pixels |= cmd.type != SLIM_CMD_INPUT_ACK;
 		if (cmd.type == SLIM_CMD_FRAME_END) {
 			s->current.encode_us = cmd.frame_end.damage_us;
 			s->current.encoded_us = cmd.frame_end.encoded_us;
 		}
 	}
+	if (pixels && s->current.first_rx_us == 0) {
+		s->current.first_rx_us = now;
+	}
+	s->current.bytes += len;
 }
 
 bool bench_session_wait_frame(struct bench_session *s, int timeout_ms)

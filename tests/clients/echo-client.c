@@ -3,13 +3,23 @@
  * the manner of SLIM section 4.1. A 256x256 window; every key press paints
  * the next 16x16 cell in another colour and commits just that damage.
  * Prints "ready" once its first frame is on the screen.
+ *
+ * With --print-keys it also prints every key event it gets, "key CODE
+ * pressed" and "key CODE released" (evdev codes), and repeats keys as a
+ * real client does: the key pressed last, held past the compositor's
+ * repeat delay, prints "key CODE repeat" at its repeat rate (and paints
+ * like a press). Any key repeats, modifiers too, so that a key the
+ * compositor leaves down shows.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 #include <wayland-client.h>
 #include "xdg-shell-client-protocol.h"
@@ -37,6 +47,13 @@ struct echo {
 	struct buffer buffers[2];
 	uint32_t cell;
 	bool configured, ready, quit;
+
+	/* --print-keys: the keys it gets, and their autorepeat */
+	bool print_keys;
+	int repeat_fd;
+	int32_t repeat_rate, repeat_delay; /* per second, ms; the compositor's */
+	uint32_t repeat_key;
+	bool repeating;
 };
 
 static void buffer_release(void *data, struct wl_buffer *wl)
@@ -111,20 +128,65 @@ static void frame_done(void *data, struct wl_callback *cb, uint32_t time)
 
 static const struct wl_callback_listener frame_listener = { .done = frame_done };
 
+/* The next cell, painted and committed alone. */
+static void paint_next(struct echo *e)
+{
+	uint32_t cell = e->cell++;
+	uint32_t cx = (cell % (W / CELL)) * CELL, cy = (cell / (W / CELL) % (H / CELL)) * CELL;
+	commit(e, (int32_t)cx, (int32_t)cy, CELL, CELL);
+}
+
+/* Arms the repeat timer `first_ms` from now, then every 1000 / rate ms; 0 disarms. */
+static void arm_repeat(struct echo *e, int32_t first_ms)
+{
+	if (e->repeat_fd < 0) {
+		return;
+	}
+	int32_t every_ms = e->repeat_rate > 0 ? 1000 / e->repeat_rate : 0;
+	struct itimerspec its = {
+		.it_value = { first_ms / 1000, (long)(first_ms % 1000) * 1000000 },
+		.it_interval = { every_ms / 1000, (long)(every_ms % 1000) * 1000000 },
+	};
+	timerfd_settime(e->repeat_fd, 0, &its, NULL);
+	e->repeating = first_ms > 0;
+}
+
 static void key(void *data, struct wl_keyboard *kb, uint32_t serial, uint32_t time,
 		uint32_t keycode, uint32_t state)
 {
 	struct echo *e = data;
-	if (state != WL_KEYBOARD_KEY_STATE_PRESSED) {
+	bool pressed = state == WL_KEYBOARD_KEY_STATE_PRESSED;
+	if (e->print_keys) {
+		printf("key %u %s\n", keycode, pressed ? "pressed" : "released");
+		fflush(stdout);
+		if (pressed && e->repeat_rate > 0) {
+			e->repeat_key = keycode;
+			arm_repeat(e, e->repeat_delay);
+		} else if (!pressed && e->repeating && keycode == e->repeat_key) {
+			arm_repeat(e, 0);
+		}
+	}
+	if (!pressed) {
 		return;
 	}
 	if (keycode == 1) { /* KEY_ESC */
 		e->quit = true;
 		return;
 	}
-	uint32_t cell = e->cell++;
-	uint32_t cx = (cell % (W / CELL)) * CELL, cy = (cell / (W / CELL) % (H / CELL)) * CELL;
-	commit(e, (int32_t)cx, (int32_t)cy, CELL, CELL);
+	paint_next(e);
+}
+
+static void repeat_due(struct echo *e)
+{
+	uint64_t n;
+	if (read(e->repeat_fd, &n, sizeof(n)) != sizeof(n) || !e->repeating) {
+		return;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		printf("key %u repeat\n", e->repeat_key);
+		paint_next(e);
+	}
+	fflush(stdout);
 }
 
 static void keymap(void *data, struct wl_keyboard *kb, uint32_t format, int32_t fd,
@@ -141,6 +203,8 @@ static void enter(void *data, struct wl_keyboard *kb, uint32_t serial,
 static void leave(void *data, struct wl_keyboard *kb, uint32_t serial,
 		struct wl_surface *surface)
 {
+	/* as clients do: no focus, no repeat */
+	arm_repeat(data, 0);
 }
 
 static void modifiers(void *data, struct wl_keyboard *kb, uint32_t serial, uint32_t dep,
@@ -150,6 +214,9 @@ static void modifiers(void *data, struct wl_keyboard *kb, uint32_t serial, uint3
 
 static void repeat_info(void *data, struct wl_keyboard *kb, int32_t rate, int32_t delay)
 {
+	struct echo *e = data;
+	e->repeat_rate = rate;
+	e->repeat_delay = delay;
 }
 
 static const struct wl_keyboard_listener keyboard_listener = {
@@ -221,7 +288,8 @@ static void global(void *data, struct wl_registry *reg, uint32_t name, const cha
 		e->wm_base = wl_registry_bind(reg, name, &xdg_wm_base_interface, 1);
 		xdg_wm_base_add_listener(e->wm_base, &wm_listener, e);
 	} else if (strcmp(iface, wl_seat_interface.name) == 0) {
-		e->seat = wl_registry_bind(reg, name, &wl_seat_interface, 1);
+		/* version 4 for the keyboard's repeat_info */
+		e->seat = wl_registry_bind(reg, name, &wl_seat_interface, version < 4 ? version : 4);
 		wl_seat_add_listener(e->seat, &seat_listener, e);
 	}
 }
@@ -234,9 +302,64 @@ static const struct wl_registry_listener registry_listener = {
 	.global = global, .global_remove = global_remove,
 };
 
-int main(void)
+/* Dispatches the display and the repeat timer until the end. */
+static void run(struct echo *e, struct wl_display *display)
 {
-	struct echo e = { 0 };
+	while (!e->quit) {
+		while (wl_display_prepare_read(display) != 0) {
+			if (wl_display_dispatch_pending(display) < 0) {
+				return;
+			}
+		}
+		if (wl_display_flush(display) < 0 && errno != EAGAIN) {
+			wl_display_cancel_read(display);
+			return;
+		}
+		struct pollfd fds[2] = {
+			{ .fd = wl_display_get_fd(display), .events = POLLIN },
+			{ .fd = e->repeat_fd, .events = POLLIN },
+		};
+		if (poll(fds, 2, -1) < 0) {
+			wl_display_cancel_read(display);
+			if (errno == EINTR) {
+				continue;
+			}
+			return;
+		}
+		if (fds[0].revents) {
+			if (wl_display_read_events(display) < 0) {
+				return;
+			}
+		} else {
+			wl_display_cancel_read(display);
+		}
+		if (wl_display_dispatch_pending(display) < 0) {
+			return;
+		}
+		if (fds[1].revents) {
+			repeat_due(e);
+		}
+	}
+}
+
+int main(int argc, char *argv[])
+{
+	struct echo e = { .repeat_fd = -1, .repeat_rate = 25, .repeat_delay = 600 };
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--print-keys") == 0) {
+			e.print_keys = true;
+		} else {
+			fprintf(stderr, "usage: slim-echo [--print-keys]\n");
+			return 2;
+		}
+	}
+	if (e.print_keys) {
+		e.repeat_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (e.repeat_fd < 0) {
+			fprintf(stderr, "slim-echo: timerfd: %s\n", strerror(errno));
+			return 1;
+		}
+	}
 	struct wl_display *display = wl_display_connect(NULL);
 	if (!display) {
 		fprintf(stderr, "slim-echo: cannot connect to a Wayland display\n");
@@ -256,8 +379,10 @@ int main(void)
 	xdg_toplevel_add_listener(e.toplevel, &toplevel_listener, &e);
 	xdg_toplevel_set_title(e.toplevel, "slim-echo");
 	wl_surface_commit(e.surface);
-	while (!e.quit && wl_display_dispatch(display) != -1) {
-	}
+	run(&e, display);
 	wl_display_disconnect(display);
+	if (e.repeat_fd >= 0) {
+		close(e.repeat_fd);
+	}
 	return 0;
 }

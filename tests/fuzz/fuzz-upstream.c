@@ -1,7 +1,9 @@
 /*
  * libFuzzer target: what a console (or anyone who can reach the server's
  * port) sends upstream, through slim_encoder_receive: the codec, ACK and
- * NACK handling, and the repaint that NACKs trigger.
+ * NACK handling, the repaint that NACKs trigger, and INPUT and HELD
+ * through the compositor's input rule (input-seq.c), acknowledged with
+ * INPUT_ACK as the compositor does.
  *
  * The encoder is created once and has sent a first frame, so that ACKs and
  * NACKs meet real sequence history. When an input leaves lost datagrams to
@@ -15,11 +17,14 @@
 #include <string.h>
 #include "fuzz-common.h"
 #include "encoder.h"
+#include "input-seq.h"
 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct slim_encoder *enc;
+static struct slim_input_seq input;
+static bool input_seen;
 static uint32_t pixels[FUZZ_W * FUZZ_H];
 static const struct slim_fb fb = {
 	.px = pixels, .width = FUZZ_W, .height = FUZZ_H, .stride = FUZZ_W,
@@ -31,9 +36,23 @@ static void check_downstream(void *data, const uint8_t *buf, size_t len)
 	fuzz_check_datagram(buf, len, false, "encoder");
 }
 
+/* What the compositor does with an event: here, look at every field. */
+static void apply(void *data, const struct slim_wire_input *ev)
+{
+	sink = sink * 31 + ev->kind + ev->code + (uint32_t)ev->value + (uint32_t)ev->x +
+		(uint32_t)ev->y + ev->time_ms;
+}
+
 /* Reads every field the caller of slim_encoder_receive would. */
 static void other(void *data, const struct slim_cmd *cmd)
 {
+	if (cmd->type == SLIM_CMD_INPUT) {
+		slim_input_seq_input(&input, cmd, apply, NULL);
+		input_seen = true;
+	} else if (cmd->type == SLIM_CMD_HELD) {
+		slim_input_seq_held(&input, cmd, apply, NULL);
+		input_seen = true;
+	}
 	uint32_t h = cmd->type;
 	switch (cmd->type) {
 	case SLIM_CMD_HELLO:
@@ -44,11 +63,18 @@ static void other(void *data, const struct slim_cmd *cmd)
 		}
 		break;
 	case SLIM_CMD_INPUT:
+		h += cmd->input.first;
 		for (size_t i = 0; i < cmd->input.count; i++) {
 			struct slim_wire_input ev;
 			slim_input_get(cmd, i, &ev);
 			h = h * 31 + ev.kind + ev.code + (uint32_t)ev.value +
 				(uint32_t)ev.x + (uint32_t)ev.y + ev.time_ms;
+		}
+		break;
+	case SLIM_CMD_HELD:
+		h += cmd->held.next;
+		for (size_t i = 0; i < cmd->held.count; i++) {
+			h = h * 31 + slim_held_get(cmd, i);
 		}
 		break;
 	case SLIM_CMD_ACK:
@@ -111,12 +137,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!enc) {
 		setup();
 	}
+	/* each input a new association's: numbers from 1, nothing held */
+	slim_input_seq_release_all(&input, apply, NULL);
+	slim_input_seq_reset(&input, 1);
+	input_seen = false;
 	/* libFuzzer hands over a buffer of exactly `size` bytes: ASan sees overruns. */
 	slim_encoder_receive(enc, data, size, other, NULL);
+	if (input_seen) {
+		slim_encoder_input_ack(enc, slim_input_seq_next(&input));
+		if (slim_input_seq_held_count(&input) > SLIM_HELD_MAX) {
+			abort();
+		}
+	}
 	if (slim_encoder_needs_frame(enc)) {
 		struct slim_frame frame = { .fb = &fb };
 		slim_encoder_frame(enc, &frame);
 	}
+	/* what the frame did not take along goes alone, and must be valid too */
+	slim_encoder_flush_input_ack(enc);
 	sink = slim_encoder_frames_in_flight(enc);
 	return 0;
 }

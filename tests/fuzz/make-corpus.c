@@ -260,6 +260,14 @@ static void console_corpus(void)
 	put_frame_end(&w, 1, 1);
 	emit(&w, d, "frame", 1);
 
+	/* an input acknowledgement alone, and leading a frame as the encoder puts it */
+	check(slim_put_input_ack(&w, 5), "INPUT_ACK");
+	emit(&w, d, "input-ack", 1);
+	check(slim_put_input_ack(&w, 0xffffffff), "INPUT_ACK");
+	check(slim_put_fill(&w, rect(0, 0, 8, 8), 0x00ffffff), "FILL");
+	put_frame_end(&w, 2, 1);
+	emit(&w, d, "input-ack-frame", 1);
+
 	/* every command in one datagram, as the encoder batches them */
 	check(slim_put_fill(&w, rect(0, 0, 64, 8), 0x00336699), "FILL");
 	put_set(&w, rect(0, 8, 4, 4), 0);
@@ -286,9 +294,16 @@ static void console_corpus(void)
 	put_sequence(&w, "sequence-wrap", wrap, sizeof(wrap) / sizeof(wrap[0]), 0xfffffff0);
 }
 
-static void put_inputs(struct slim_writer *w, const struct slim_wire_input *ev, size_t n)
+static void put_inputs(struct slim_writer *w, uint32_t first, const struct slim_wire_input *ev,
+		size_t n)
 {
-	check(slim_put_input(w, ev, n), "INPUT");
+	check(slim_put_input(w, first, ev, n), "INPUT");
+}
+
+/* What a console sends with every INPUT: the keys held after it. */
+static void put_held(struct slim_writer *w, uint32_t next, const uint16_t *codes, size_t n)
+{
+	check(slim_put_held(w, next, codes, n), "HELD");
 }
 
 static void upstream_corpus(void)
@@ -313,7 +328,8 @@ static void upstream_corpus(void)
 		{ .kind = SLIM_INPUT_KEY, .code = 30, .value = 0, .time_ms = 60 },
 		{ .kind = SLIM_INPUT_FRAME, .time_ms = 60 },
 	};
-	put_inputs(&w, keys, sizeof(keys) / sizeof(keys[0]));
+	put_inputs(&w, 1, keys, sizeof(keys) / sizeof(keys[0]));
+	put_held(&w, 6, NULL, 0);
 	emit(&w, d, "input-key", 2);
 
 	const struct slim_wire_input pointer[] = {
@@ -325,7 +341,8 @@ static void upstream_corpus(void)
 		{ .kind = SLIM_INPUT_BUTTON, .code = 0x110, .value = 0, .time_ms = 104 },
 		{ .kind = SLIM_INPUT_FRAME, .time_ms = 104 },
 	};
-	put_inputs(&w, pointer, sizeof(pointer) / sizeof(pointer[0]));
+	put_inputs(&w, 6, pointer, sizeof(pointer) / sizeof(pointer[0]));
+	put_held(&w, 13, NULL, 0);
 	emit(&w, d, "input-pointer", 3);
 
 	struct slim_wire_input many[64];
@@ -336,8 +353,33 @@ static void upstream_corpus(void)
 			.time_ms = (uint32_t)i,
 		};
 	}
-	put_inputs(&w, many, 64);
+	put_inputs(&w, 1, many, 64);
 	emit(&w, d, "input-many", 4);
+
+	/*
+	 * A press whose release was lost: the retransmission of the press (a
+	 * duplicate), a gap, then HELD saying nothing is down while the server
+	 * still holds the key; and numbers across the wrap.
+	 */
+	static const uint16_t shift_a[] = { 42, 30 };
+	put_inputs(&w, 1, keys, 1);
+	put_held(&w, 2, shift_a + 1, 1);
+	emit(&w, d, "input-press", 14);
+	put_inputs(&w, 1, keys, 1);
+	put_inputs(&w, 3, keys + 3, 1);
+	put_held(&w, 2, shift_a, 2);
+	emit(&w, d, "input-gap", 15);
+	put_held(&w, 2, NULL, 0);
+	emit(&w, d, "held", 16);
+	put_inputs(&w, 0xfffffffe, keys, 3);
+	put_held(&w, 1, shift_a, 2);
+	emit(&w, d, "input-wrap", 17);
+	uint16_t all[SLIM_HELD_MAX];
+	for (size_t i = 0; i < SLIM_HELD_MAX; i++) {
+		all[i] = (uint16_t)(i < 32 ? 2 + i : 0x110 + i - 32);
+	}
+	put_held(&w, 1, all, SLIM_HELD_MAX);
+	emit(&w, d, "held-many", 18);
 
 	struct slim_wire_ack ack = {
 		.frame = 1, .highest_seq = 1,
@@ -382,7 +424,8 @@ static void upstream_corpus(void)
 	emit(&w, d, "nack-ack", 11);
 
 	check(slim_put_hello(&w, &hello), "HELLO");
-	put_inputs(&w, keys, 2);
+	put_inputs(&w, 1, keys, 2);
+	put_held(&w, 3, NULL, 0);
 	check(slim_put_ack(&w, &ack), "ACK");
 	emit(&w, d, "mixed", 12);
 

@@ -13,6 +13,10 @@ nothing ever leaves the namespaces: the addresses are private to them.
 A host can count what crosses it (nftables counters), lose datagrams at
 random (nftables numgen), and send datagrams from any source address and
 sniff the LAN (tests/integration/rawnet.py, run in a namespace).
+
+A Session runs its compositor and consoles in hosts with
+listen_host=srv.addr, compositor_prefix=srv.argv([]) and
+console_prefix=desk.argv([]); Wayland clients stay outside.
 """
 import json
 import os
@@ -90,14 +94,24 @@ class Host:
                 return item['counter']['packets'], item['counter']['bytes']
         raise RuntimeError('no counter %s in %s' % (name, self.name))
 
-    def lose(self, percent, match='meta l4proto udp'):
-        """Drops `percent` of the datagrams this host sends and receives, at random."""
-        self.nft('add chain inet slimtest loss_in { type filter hook input priority -10; }\n'
-                 'add chain inet slimtest loss_out { type filter hook output priority -10; }\n'
-                 'flush chain inet slimtest loss_in\nflush chain inet slimtest loss_out\n'
-                 'add rule inet slimtest loss_in %s numgen random mod 100 < %d drop\n'
-                 'add rule inet slimtest loss_out %s numgen random mod 100 < %d drop\n'
-                 % (match, percent, match, percent))
+    def lose(self, percent):
+        """Drops `percent` % of the UDP datagrams arriving at this host, at
+        random (nftables `numgen`); 0 none, 100 all. Each host loses what it
+        receives, so two hosts that lose N% lose N% in each direction."""
+        rules = ('add chain inet slimtest loss { type filter hook input priority -10; }\n'
+                 'flush chain inet slimtest loss\n')
+        if percent >= 100:
+            rules += 'add rule inet slimtest loss meta l4proto udp counter drop\n'
+        elif percent > 0:
+            rules += ('add rule inet slimtest loss meta l4proto udp numgen random mod 100 < %d '
+                      'counter drop\n' % percent)
+        self.nft(rules)
+
+    def dropped(self):
+        """Datagrams the loss rule now in place has dropped."""
+        out = self.run('nft', 'list', 'chain', 'inet', 'slimtest', 'loss', check=False)
+        words = out.split()
+        return sum(int(v) for w, v in zip(words, words[1:]) if w == 'packets')
 
     def rawnet(self, *args, stdin=None, timeout=60):
         """tests/integration/rawnet.py in this namespace; its stdout lines."""

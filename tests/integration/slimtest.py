@@ -281,12 +281,10 @@ def _sanitizer_report(lines):
 
 
 class Compositor(Process):
-    def __init__(self, session, port, size, extra_args=(), host=None):
-        """host: a slimnet.Host whose namespace and address it listens in."""
-        argv = [session.slimland, '--listen', '%s:%d' % (host.addr if host else '127.0.0.1', port),
-                '--size', '%dx%d' % size] + session.transport_args + list(extra_args)
-        if host:
-            argv = host.argv(argv)
+    def __init__(self, session, port, size, extra_args=()):
+        argv = list(session.compositor_prefix) + [
+            session.slimland, '--listen', '%s:%d' % (session.listen_host, port),
+            '--size', '%dx%d' % size] + session.transport_args + list(extra_args)
         self.port = port
         self.display = None
         super().__init__('slimland-%d' % session.n_compositors, argv, session.compositor_env(),
@@ -314,15 +312,16 @@ class Console(Process):
     def __init__(self, session, port, size, console_id, name, endpoint=None, env=None,
                  extra_args=(), host=None):
         """endpoint: the arguments that say where to go, instead of --server
-        127.0.0.1:PORT (e.g. ['--manager', '127.0.0.1:5550']); env: more
-        environment; host: a slimnet.Host to run in."""
+        HOST:PORT, the session's listen_host (e.g. ['--manager',
+        '127.0.0.1:5550']); env: more environment; host: a slimnet.Host to
+        run in, instead of the session's console_prefix."""
         self.state_dir = session.console_state_dir(console_id)
-        argv = [session.slimland_console] + (endpoint or ['--server', '127.0.0.1:%d' % port]) + [
+        endpoint = endpoint or ['--server', '%s:%d' % (session.listen_host, port)]
+        prefix = host.argv([]) if host else list(session.console_prefix)
+        argv = prefix + [session.slimland_console] + endpoint + [
                 '--output', 'headless', '--size', '%dx%d' % size,
                 '--state-dir', self.state_dir, '--control'] + session.transport_args + \
             list(extra_args)
-        if host:
-            argv = host.argv(argv)
         self.session = session
         self.size = size
         self.console_id = console_id
@@ -470,16 +469,26 @@ class Session:
     """One slimland session: private runtime dir, a compositor, a console."""
 
     def __init__(self, name, size=(800, 600), console_id='console-a', console=True,
-                 console_size=None, managed=False, compositor=True, transport='dtls'):
+                 console_size=None, managed=False, compositor=True, transport='dtls', port=None,
+                 listen_host='127.0.0.1', compositor_prefix=(), console_prefix=()):
         """size: the compositor's --size and, unless console_size says
         otherwise, the first console's. managed: slimland --managed on an
         ephemeral port (its control socket says which; see control_path).
         compositor=False: none is started (a session manager starts them);
         the session is then the directories, logs and consoles.
         transport: 'clear' runs the compositor and the consoles without
-        DTLS (loopback only), for tests that play a peer themselves."""
+        DTLS (loopback only), for tests that play a peer themselves.
+        port: the compositor's UDP port (default: a free one on loopback).
+        listen_host: the address it listens on and consoles go to.
+        compositor_prefix, console_prefix: argv put before the programs,
+        e.g. ['ip', 'netns', 'exec', NAME] to run them in a network
+        namespace (slimnet.py); Wayland clients run here either way."""
         self.name = name
         self.transport_args = ['--transport', transport]
+        self.listen_host = listen_host
+        self.compositor_prefix = tuple(compositor_prefix)
+        self.console_prefix = tuple(console_prefix)
+        self.fixed_port = port
         self.want_compositor = compositor
         self.managed = managed
         self.size = size
@@ -526,7 +535,7 @@ class Session:
                     'enable-animations=false\n')
         log('session %s in %s, output in %s' % (self.name, self.tmp, self.outdir))
         try:
-            self.port = None
+            self.port = self.fixed_port
             if self.want_compositor:
                 self.start_compositor()
             if self.want_console:
@@ -633,8 +642,8 @@ class Session:
                 if attempt + 1 == attempts:
                     raise
                 log('slimland did not start on port %d, trying another one' % use)
-        log('slimland (pid %d) on 127.0.0.1:%d, WAYLAND_DISPLAY=%s' % (
-            self.compositor.pid, self.port, self.compositor.display))
+        log('slimland (pid %d) on %s:%d, WAYLAND_DISPLAY=%s' % (
+            self.compositor.pid, self.listen_host, self.port, self.compositor.display))
         return self.compositor
 
     def stop_compositor(self, sig=signal.SIGTERM):

@@ -100,10 +100,9 @@ def test():
         srv.count_udp('to_flood', 'output', 'ip daddr 10.78.0.0/16')
         vic.count_udp('at_victim', 'input', 'ip saddr %s' % srv.addr)
 
-        from slimtest import Compositor
-        s.port = PORT
-        s.compositor = Compositor(s, PORT, s.size, host=srv)
-        log('slimland in %s on %s:%d' % (srv.ns, srv.addr, PORT))
+        s.listen_host = srv.addr
+        s.compositor_prefix = tuple(srv.argv([]))
+        s.start_compositor(port=PORT)
         server = '%s:%d' % (srv.addr, PORT)
         # the console's first handshake, recorded: the attacker's ClientHello
         hello_sniffer = lan.sniff(desk, str(PORT), '4', '20')

@@ -11,13 +11,14 @@ from slimtest import KEY_A, Session, log, run, scaled
 
 MAGIC = 0x4D494C53
 UPSTREAM = 1
-HELLO, INPUT, ACK, NACK, CARD = 0x81, 0x82, 0x83, 0x84, 0x85
+VERSION = 2
+HELLO, INPUT, ACK, NACK, CARD, HELD = 0x81, 0x82, 0x83, 0x84, 0x85, 0x87
 FILL = 0x01
 DATAGRAMS = 200
 MAX_LOG_LINES = 20
 
 
-def header(count, assoc=0x12345678, seq=1, magic=MAGIC, version=1, flags=UPSTREAM):
+def header(count, assoc=0x12345678, seq=1, magic=MAGIC, version=VERSION, flags=UPSTREAM):
     return struct.pack('<IBBHIIQ', magic, version, flags, count, assoc, seq, 0)
 
 
@@ -26,18 +27,20 @@ def command(ctype, body, flags=0, length=None):
 
 
 def hello_body(width=800, height=600, mtu=1400, caps=0xF, console_id=b'intruder'):
-    return struct.pack('<HHHHI32s', 1, width, height, mtu, caps, console_id)
+    return struct.pack('<HHHHI32s', VERSION, width, height, mtu, caps, console_id)
 
 
 def handmade(console_assoc):
     """Datagrams that follow slim-protocol.md closely enough to get past the
     first checks, each breaking one rule."""
     ev = struct.pack('<BBHiiiI', 1, 0, 30, 1, 0, 0, 0)  # KEY_A down
+    first = struct.pack('<I', 1)  # its input number
     return [
         b'',                                                    # empty
         header(1)[:23],                                         # short header
         header(1, magic=0x12345678) + command(HELLO, hello_body()),   # bad magic
-        header(1, version=2) + command(HELLO, hello_body()),    # bad version
+        header(1, version=1) + command(HELLO, hello_body()),    # the old version
+        header(1, version=3) + command(HELLO, hello_body()),    # a newer one
         header(1, flags=0) + command(HELLO, hello_body()),      # downstream flag
         header(1) + command(HELLO, hello_body()[:43]),          # HELLO too short
         header(1) + command(HELLO, hello_body(width=0)),        # HELLO width 0
@@ -49,14 +52,20 @@ def handmade(console_assoc):
         header(1) + command(FILL, bytes(12)),                   # downstream command
         header(1) + command(CARD, bytes(8)),                    # CARD of the wrong length
         header(1) + command(0x7F, b''),                         # unknown type
-        header(1) + command(INPUT, bytes(7)),                   # INPUT not 20*n
+        header(1) + command(INPUT, bytes(7)),                   # INPUT not 4 + 20*n
+        header(1) + command(INPUT, ev),                         # INPUT without its number
+        header(1) + command(INPUT, first),                      # INPUT without events
+        header(1) + command(HELD, struct.pack('<IHH', 1, 65, 0) + bytes(130)),  # 65 codes
+        header(1) + command(HELD, struct.pack('<IHH', 1, 2, 0) + bytes(2)),     # a code short
         header(1) + command(ACK, bytes(31)),                    # ACK too short
         header(1) + command(NACK, struct.pack('<HH', 65, 0) + bytes(8 * 65)),  # 65 ranges
         header(1) + command(NACK, struct.pack('<HHII', 1, 0, 9, 3)),           # first > last
         header(1) + command(NACK, struct.pack('<HH', 1, 0)),   # count 1, no range
         # the real console's association from another address: refused, never applied
-        header(1, assoc=console_assoc, seq=7) + command(INPUT, ev),
-        header(1, assoc=console_assoc, seq=8) + command(ACK, bytes(32)),
+        header(1, assoc=console_assoc, seq=7) + command(INPUT, first + ev),
+        header(1, assoc=console_assoc, seq=8) + command(HELD, struct.pack('<IHH', 1, 1, 0) +
+                                                       struct.pack('<H', 30)),
+        header(1, assoc=console_assoc, seq=9) + command(ACK, bytes(32)),
         # a valid HELLO from another console id: refused busy
         header(1, assoc=0xBADC0DE) + command(HELLO, hello_body(console_id=b'intruder')),
         header(1, assoc=0xBADC0DE) + command(HELLO, hello_body(width=8192, height=8192)),
@@ -72,7 +81,7 @@ def udp_flood(s, rng):
         if kind == 0:    # random bytes
             datagrams.append(rng.randbytes(rng.randrange(1, 1500)))
         elif kind == 1:  # a truncated valid-looking datagram
-            d = rng.choice(made[5:])
+            d = rng.choice(made[6:])
             datagrams.append(d[:rng.randrange(len(d) + 1)])
         else:            # a valid-looking header, then random commands
             body = rng.randbytes(rng.randrange(0, 200))

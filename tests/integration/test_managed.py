@@ -23,6 +23,7 @@ import time
 from slimtest import KEY_A, Session, TestFailure, log, run, scaled
 
 MAGIC = 0x4d494c53
+VERSION = 2
 DGRAM = struct.Struct('<IBBHIIQ')  # magic, version, flags, count, assoc, seq, time_us
 CMD = struct.Struct('<BBH')        # type, flags, len
 CMD_REFUSE, CMD_REDIRECT, CMD_HELLO, CMD_CARD = 0x09, 0x0a, 0x81, 0x85
@@ -71,7 +72,7 @@ class FakeManager:
             except socket.timeout:
                 continue
             magic, version, flags, count, assoc, _, _ = DGRAM.unpack_from(data)
-            if magic != MAGIC or version != 1 or not flags & UPSTREAM or count != 1:
+            if magic != MAGIC or version != VERSION or not flags & UPSTREAM or count != 1:
                 continue
             ctype, _, length = CMD.unpack_from(data, DGRAM.size)
             return data, addr, assoc, ctype, data[DGRAM.size + CMD.size:][:length]
@@ -102,7 +103,7 @@ class FakeManager:
 
     def send(self, hello, ctype, body):
         """One command alone in a datagram of the console's association, seq 0."""
-        data = DGRAM.pack(MAGIC, 1, 0, 1, hello.assoc, 0, int(time.monotonic() * 1e6))
+        data = DGRAM.pack(MAGIC, VERSION, 0, 1, hello.assoc, 0, int(time.monotonic() * 1e6))
         self.sock.sendto(data + CMD.pack(ctype, 0, len(body)) + body, hello.addr)
 
     def redirect(self, hello, port, token):
