@@ -74,7 +74,6 @@ struct slim_link {
 
 	/* the attached console's input: numbers, keys held, and their timers */
 	struct slim_input_seq input;
-	uint32_t input_assoc; /* the association `input` counts for; 0: none */
 	bool input_seen;      /* the datagram being handled carried INPUT or HELD */
 	struct wl_event_source *input_ack_timer, *held_timer;
 	bool input_ack_armed, held_timer_armed;
@@ -141,7 +140,6 @@ static void detach(struct slim_link *link, const char *why)
 	}
 	slim_log(SLIM_LOG_INFO, "link: console %s detached: %s", link->console_id, why);
 	release_held(link);
-	link->input_assoc = 0;
 	link->attached = false;
 	link->has_token = false;
 	explicit_bzero(link->key, sizeof(link->key));
@@ -249,6 +247,9 @@ static void attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t 
 	}
 	link->conn = conn;
 	link->assoc = assoc;
+	/* a new association numbers its input from 1, and holds nothing yet */
+	release_held(link);
+	slim_input_seq_reset(&link->input, 1);
 	link->attached = true;
 	link->last_heard_us = now;
 	link->timeouts = 0;
@@ -349,12 +350,6 @@ static void from_console(struct slim_link *link, const uint8_t *buf, size_t len)
 {
 	link->last_heard_us = slim_now_us();
 	link->timeouts = 0;
-	if (link->input_assoc != link->assoc) {
-		/* a new association numbers its input from 1, and holds nothing yet */
-		release_held(link);
-		slim_input_seq_reset(&link->input, 1);
-		link->input_assoc = link->assoc;
-	}
 	link->input_seen = false;
 	uint32_t in_flight = slim_encoder_frames_in_flight(link->enc);
 	if (slim_encoder_receive(link->enc, buf, len, handle_other, link) != SLIM_OK) {
