@@ -464,8 +464,8 @@ int main(int argc, char *argv[])
 	}
 	char manager[32];
 	snprintf(manager, sizeof(manager), "127.0.0.1:%u", port);
-	if (!bench_console_start(&A, manager, "bench-a", WIDTH, HEIGHT) ||
-			!bench_console_start(&B, manager, "bench-b", WIDTH, HEIGHT)) {
+	if (!bench_console_start(&A, manager, "bench-a", WIDTH, HEIGHT, SLIM_SEC_CLEAR, NULL) ||
+			!bench_console_start(&B, manager, "bench-b", WIDTH, HEIGHT, SLIM_SEC_CLEAR, NULL)) {
 		fprintf(stderr, "bench-migration: cannot start the consoles\n");
 		goto out;
 	}

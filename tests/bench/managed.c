@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "managed.h"
 #include "manager.h"
+#include "slim-hex.h"
 #include "slim-log.h"
 
 #define HELLO_FIRST_MS 250
@@ -17,12 +18,26 @@
 #define PING_MS 1000
 #define MAX_CONSOLES 8
 
-static void send_upstream(void *data, const uint8_t *buf, size_t len)
+/* What the secure layer puts on the wire. */
+static void send_raw(void *data, const uint8_t *buf, size_t len)
 {
 	struct bench_console *c = data;
 	if (c->fd >= 0) {
 		send(c->fd, buf, len, MSG_DONTWAIT);
 	}
+}
+
+/* The core's datagrams: one record each (or as they are, in clear). */
+static void send_upstream(void *data, const uint8_t *buf, size_t len)
+{
+	struct bench_console *c = data;
+	slim_sec_client_send(c->sec, buf, len);
+}
+
+/* The benchmark's consoles believe the manager they were started against. */
+static const char *trust_any(void *data, const uint8_t fp[SLIM_SEC_FINGERPRINT_LEN])
+{
+	return NULL;
 }
 
 static void on_presented(void *data, uint32_t frame, uint64_t applied_us)
@@ -69,6 +84,21 @@ static void display_hello(struct bench_console *c, uint64_t now)
 	slim_console_core_hello(c->core, c->id, c->assoc);
 }
 
+/* A new display connection: HELLO once its handshake is done (at once in clear). */
+static void start_display(struct bench_console *c, uint64_t now)
+{
+	struct slim_sec_client_config cfg = { .mode = c->mode, .mtu = SLIM_DEFAULT_MTU };
+	slim_hex_encode(cfg.psk_identity, c->token, sizeof(c->token));
+	memcpy(cfg.psk, c->key, sizeof(cfg.psk));
+	if (!slim_sec_client_start(c->sec, &cfg, now)) {
+		fprintf(stderr, "console %s: %s\n", c->id, slim_sec_client_error(c->sec));
+		return;
+	}
+	if (slim_sec_client_established(c->sec)) {
+		display_hello(c, now);
+	}
+}
+
 static void on_mgr_attached(void *data, uint32_t assoc)
 {
 	struct bench_console *c = data;
@@ -104,6 +134,7 @@ static void on_redirect(void *data, const struct sockaddr *addr, socklen_t len,
 		c->peer_len = len;
 	}
 	memcpy(c->token, token, sizeof(c->token));
+	memcpy(c->key, key, sizeof(c->key));
 	c->has_token = true;
 	c->redirects++;
 	c->redirect_us = now;
@@ -112,8 +143,9 @@ static void on_redirect(void *data, const struct sockaddr *addr, socklen_t len,
 	c->n_rects = 0;
 	c->copies = 0;
 	c->datagrams = c->bytes = 0;
+	c->attached = false;
 	slim_console_core_set_token(c->core, token);
-	display_hello(c, now);
+	start_display(c, now);
 }
 
 static const struct slim_manager_listener mgr_listener = {
@@ -123,26 +155,42 @@ static const struct slim_manager_listener mgr_listener = {
 };
 
 bool bench_console_start(struct bench_console *c, const char *manager, const char *id,
-		uint32_t width, uint32_t height)
+		uint32_t width, uint32_t height, enum slim_sec_mode mode, const char *key_path)
 {
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
+	c->mode = mode;
 	snprintf(c->id, sizeof(c->id), "%s", id);
+	char err[256];
+	if (mode == SLIM_SEC_DTLS) {
+		c->identity = slim_sec_identity_load(key_path, true, err, sizeof(err));
+		if (!c->identity) {
+			fprintf(stderr, "console %s: %s\n", id, err);
+			return false;
+		}
+		slim_sec_fingerprint_id(slim_sec_identity_fingerprint(c->identity), c->id);
+	}
 	c->width = width;
 	c->height = height;
+	c->sec = slim_sec_client_create(send_raw, c);
 	c->backend = slim_headless_backend_create();
-	c->core = c->backend ? slim_console_core_create(width, height, SLIM_DEFAULT_MTU,
+	c->core = c->backend && c->sec ? slim_console_core_create(width, height,
+		mode == SLIM_SEC_DTLS ? SLIM_DEFAULT_MTU - SLIM_SEC_OVERHEAD : SLIM_DEFAULT_MTU,
 		c->backend, send_upstream, c) : NULL;
 	if (!c->core) {
 		return false;
 	}
 	slim_console_core_set_events(c->core, &core_events, c);
-	char err[256];
-	struct slim_manager_config config = { .mode = SLIM_SEC_CLEAR, .mtu = SLIM_DEFAULT_MTU };
+	struct slim_manager_config config = {
+		.mode = mode,
+		.mtu = SLIM_DEFAULT_MTU,
+		.identity = c->identity,
+		.check_server = mode == SLIM_SEC_DTLS ? trust_any : NULL,
+	};
 	c->mgr = slim_manager_create(manager, c->core, c->id, &config, &mgr_listener, c, err,
 		sizeof(err));
 	if (!c->mgr) {
-		fprintf(stderr, "console %s: %s\n", id, err);
+		fprintf(stderr, "console %s: %s\n", c->id, err);
 		return false;
 	}
 	slim_manager_start(c->mgr);
@@ -163,6 +211,10 @@ void bench_console_stop(struct bench_console *c)
 		c->backend->impl->destroy(c->backend);
 		c->backend = NULL;
 	}
+	slim_sec_client_destroy(c->sec);
+	c->sec = NULL;
+	slim_sec_identity_destroy(c->identity);
+	c->identity = NULL;
 	free(c->rects);
 	c->rects = NULL;
 }
@@ -249,8 +301,24 @@ static void receive(struct bench_console *c)
 		if (len <= 0) {
 			return;
 		}
-		note_datagram(c, buf, (size_t)len, slim_now_us());
-		slim_console_core_receive(c->core, buf, (size_t)len);
+		uint64_t now = slim_now_us();
+		const uint8_t *out;
+		size_t out_len;
+		switch (slim_sec_client_receive(c->sec, buf, (size_t)len, &out, &out_len)) {
+		case SLIM_SEC_DATA:
+			note_datagram(c, out, out_len, now);
+			slim_console_core_receive(c->core, out, out_len);
+			break;
+		case SLIM_SEC_ESTABLISHED:
+			display_hello(c, now);
+			break;
+		case SLIM_SEC_FAILED:
+		case SLIM_SEC_CLOSED:
+			slim_log(SLIM_LOG_DEBUG, "console %s: %s", c->id, slim_sec_client_error(c->sec));
+			break;
+		default:
+			break;
+		}
 	}
 }
 
@@ -258,6 +326,13 @@ static void tick(struct bench_console *c, uint64_t now)
 {
 	slim_manager_tick(c->mgr, now);
 	if (c->fd < 0) {
+		return;
+	}
+	if (!slim_sec_client_established(c->sec)) {
+		/* handshake flights again, or a new connection once this one failed */
+		if (slim_sec_client_tick(c->sec, now) == SLIM_SEC_FAILED) {
+			start_display(c, now);
+		}
 		return;
 	}
 	if (!c->attached && now >= c->hello_due_us) {
@@ -276,9 +351,12 @@ static int timeout_of(const struct bench_console *c, uint64_t now)
 {
 	int t = slim_manager_timeout_ms(c->mgr, now);
 	if (c->fd >= 0) {
-		uint64_t due = c->attached ? c->ping_due_us : c->hello_due_us;
-		int d = due <= now ? 0 : (int)((due - now + 999) / 1000);
-		t = t < 0 || d < t ? d : t;
+		int d = slim_sec_client_timeout_ms(c->sec, now);
+		if (slim_sec_client_established(c->sec)) {
+			uint64_t due = c->attached ? c->ping_due_us : c->hello_due_us;
+			d = due <= now ? 0 : (int)((due - now + 999) / 1000);
+		}
+		t = t < 0 || (d >= 0 && d < t) ? d : t;
 	}
 	return t;
 }

@@ -10,6 +10,12 @@
  * datagram, and every frame presented with the screen rectangles that
  * frame painted: bench_console_complete_frame() then says which frame
  * first made the picture whole.
+ *
+ * Over DTLS (slim-secure.h) the console is what the real one is: the
+ * control association proves a key of its own (made in a directory of the
+ * benchmark's) and the display association the per-attach key its
+ * REDIRECT brings; the time from REDIRECT to the first datagram includes
+ * that handshake.
  */
 #ifndef SLIM_BENCH_MANAGED_H
 #define SLIM_BENCH_MANAGED_H
@@ -19,6 +25,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include "console-core.h"
+#include "slim-secure.h"
 
 #define BENCH_CONSOLE_FRAMES 256
 
@@ -29,6 +36,9 @@ struct bench_rect {
 
 struct bench_console {
 	char id[SLIM_CONSOLE_ID_LEN + 1];
+	enum slim_sec_mode mode;
+	struct slim_sec_identity *identity; /* DTLS: the control association's key */
+	struct slim_sec_client *sec;        /* the display association's connection */
 	uint32_t width, height;
 	struct slim_console_backend *backend;
 	struct slim_console_core *core;
@@ -40,6 +50,7 @@ struct bench_console {
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
 	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
+	uint8_t key[SLIM_SEC_KEY_LEN];
 	bool has_token;
 	uint32_t assoc;
 	bool attached;              /* a datagram of the association arrived */
@@ -60,9 +71,13 @@ struct bench_console {
 	uint64_t datagrams, bytes;  /* since */
 };
 
-/* Says HELLO to the session manager at `manager` (HOST:PORT) as console `id`. */
+/*
+ * Says HELLO to the session manager at `manager` (HOST:PORT). Clear: as
+ * console `id`; DTLS: with a key made at `key_path` (if missing), whose id
+ * c->id then is.
+ */
 bool bench_console_start(struct bench_console *c, const char *manager, const char *id,
-		uint32_t width, uint32_t height);
+		uint32_t width, uint32_t height, enum slim_sec_mode mode, const char *key_path);
 void bench_console_stop(struct bench_console *c);
 
 /* CARD on the control association, reader 0, a UID token. */
