@@ -28,13 +28,14 @@ static void do_login_cancel(void *data, struct slim_login *login)
 	slim_login_cancel(login);
 }
 
-static void do_send(void *data, const uint8_t *buf, size_t len,
-		const struct sockaddr *to, socklen_t to_len)
+static void do_send(void *data, struct slim_sec_conn *conn, const uint8_t *buf, size_t len)
 {
-	struct slim_backend *backend = data;
-	if (backend->udp) {
-		slim_udp_send(backend->udp, buf, len, to, to_len);
-	}
+	slim_sec_conn_send(conn, buf, len);
+}
+
+static void do_close(void *data, struct slim_sec_conn *conn)
+{
+	slim_sec_conn_close(conn);
 }
 
 static void do_changed(void *data)
@@ -50,5 +51,6 @@ const struct slim_manager_ops slim_backend_ops = {
 	.login = do_login,
 	.login_cancel = do_login_cancel,
 	.send = do_send,
+	.close = do_close,
 	.changed = do_changed,
 };

@@ -27,6 +27,9 @@ void slim_config_defaults(struct slim_config *config)
 	snprintf(config->state, sizeof(config->state), "/run/slimland/state");
 	snprintf(config->pam_service, sizeof(config->pam_service), "slimland");
 	snprintf(config->slimland, sizeof(config->slimland), "%s", SLIMLAND_BINARY);
+	snprintf(config->key_dir, sizeof(config->key_dir), "/var/lib/slimland");
+	config->enroll = SLIM_ENROLL_APPROVE;
+	config->transport = SLIM_SEC_DTLS;
 }
 
 bool slim_parse_address(const char *text, unsigned port,
@@ -166,6 +169,21 @@ static bool apply(struct slim_config *c, const char *key, const char *value, con
 			set_string(c->pam_service, sizeof(c->pam_service), value);
 	} else if (strcmp(key, "slimland") == 0) {
 		return set_string(c->slimland, sizeof(c->slimland), value);
+	} else if (strcmp(key, "key_dir") == 0) {
+		return value[0] == '/' && set_string(c->key_dir, sizeof(c->key_dir), value);
+	} else if (strcmp(key, "enroll") == 0) {
+		if (strcmp(value, "approve") == 0) {
+			c->enroll = SLIM_ENROLL_APPROVE;
+		} else if (strcmp(value, "open") == 0) {
+			c->enroll = SLIM_ENROLL_OPEN;
+		} else if (strcmp(value, "closed") == 0) {
+			c->enroll = SLIM_ENROLL_CLOSED;
+		} else {
+			return false;
+		}
+		return true;
+	} else if (strcmp(key, "transport") == 0) {
+		return slim_sec_mode_parse(value, &c->transport);
 	}
 	*why = "unknown key";
 	return false;

@@ -9,8 +9,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
+#include "slim-secure.h"
 
 #define SLIM_CONFIG_DEFAULT_PATH "/etc/slimland/slimland.conf"
+
+/* Which consoles may connect (session-manager.md §7). */
+enum slim_enroll_mode {
+	SLIM_ENROLL_APPROVE, /* a new console waits for `slimlandctl approve` */
+	SLIM_ENROLL_OPEN,    /* every console that proves a key is enrolled */
+	SLIM_ENROLL_CLOSED,  /* no new console */
+};
 
 enum slim_reauth {
 	SLIM_REAUTH_NEVER,
@@ -31,6 +39,10 @@ struct slim_config {
 	char state[256];
 	bool state_set; /* given in the file: --state and --run-dir do not override it */
 	char pam_service[64];
+	/* the host key, the card-token key and the enrolled consoles live here */
+	char key_dir[256];
+	enum slim_enroll_mode enroll;
+	enum slim_sec_mode transport; /* clear: loopback `listen` only (benchmarks) */
 	/* Not in §6's table, for tests and unusual installs: the compositor binary. */
 	char slimland[256];
 };

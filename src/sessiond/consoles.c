@@ -1,4 +1,4 @@
-#define _GNU_SOURCE /* IP_PKTINFO, IPV6_RECVPKTINFO, SOCK_NONBLOCK */
+#define _GNU_SOURCE /* IP_PKTINFO, IPV6_RECVPKTINFO, SOCK_NONBLOCK, explicit_bzero */
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -10,10 +10,20 @@
 #include "sessions.h"
 #include "slim-codec.h"
 
+/* A manager serves hundreds of consoles; a few more connections are new ones, or old ones ending. */
+#define MAX_CONNS 1024
+#define MAX_HALF_OPEN 64
+/* Consoles in a lab may share an address (tests share 127.0.0.1). */
+#define MAX_PER_SOURCE 8
+
 struct slim_udp {
 	struct slim_manager *mgr;
 	int fd;
-	struct wl_event_source *source;
+	struct wl_event_source *source, *timer;
+	struct slim_sec_server *sec;
+	/* where the datagram being handled reached us (IP_PKTINFO) */
+	struct sockaddr_storage local;
+	socklen_t local_len;
 	uint8_t buf[65536];
 };
 
@@ -53,17 +63,19 @@ static uint32_t address_hash(const struct sockaddr *a)
 	return h;
 }
 
-static void send_to(struct slim_manager *mgr, const uint8_t *buf, size_t len,
-		const struct sockaddr *to, socklen_t to_len)
+static void send_conn(struct slim_manager *mgr, struct slim_sec_conn *conn, const uint8_t *buf,
+		size_t len)
 {
-	mgr->ops->send(mgr->ops_data, buf, len, to, to_len);
+	if (conn) {
+		mgr->ops->send(mgr->ops_data, conn, buf, len);
+	}
 }
 
-static void send_refuse(struct slim_manager *mgr, uint32_t assoc, uint16_t reason,
-		const char *text, const struct sockaddr *to, socklen_t to_len)
+static void send_refuse(struct slim_manager *mgr, struct slim_sec_conn *conn,
+		const struct sockaddr *to, uint32_t assoc, uint16_t reason, const char *text)
 {
 	uint64_t now = slim_now_us();
-	/* a forged source must not turn us into a reflector: per source, then in all */
+	/* per source, then in all: a refusal is never a flood, even to a real console */
 	struct slim_ratelimit *rl = &mgr->refuse_rl[address_hash(to) %
 		(sizeof(mgr->refuse_rl) / sizeof(mgr->refuse_rl[0]))];
 	if (!slim_ratelimit(rl, now) || !slim_ratelimit(&mgr->refuse_all_rl, now)) {
@@ -74,7 +86,21 @@ static void send_refuse(struct slim_manager *mgr, uint32_t assoc, uint16_t reaso
 	slim_writer_init(&w, buf, sizeof(buf), assoc, false);
 	slim_put_refuse(&w, reason, text);
 	size_t len = slim_writer_finish(&w, 0, now);
-	send_to(mgr, buf, len, to, to_len);
+	send_conn(mgr, conn, buf, len);
+}
+
+void slim_console_send_refuse(struct slim_console *c, uint16_t reason, const char *text)
+{
+	send_refuse(c->mgr, c->conn, (const struct sockaddr *)&c->addr, c->assoc, reason, text);
+}
+
+void slim_consoles_nudge(struct slim_manager *mgr, struct slim_sec_conn *conn, uint32_t assoc)
+{
+	uint8_t buf[64];
+	struct slim_writer w;
+	slim_writer_init(&w, buf, sizeof(buf), assoc, false);
+	slim_put_refuse(&w, SLIM_REFUSE_UNKNOWN, "");
+	send_conn(mgr, conn, buf, slim_writer_finish(&w, 0, slim_now_us()));
 }
 
 static size_t console_mtu(const struct slim_console *c)
@@ -82,10 +108,12 @@ static size_t console_mtu(const struct slim_console *c)
 	return c->mtu >= SLIM_MIN_MTU && c->mtu < SLIM_DEFAULT_MTU ? c->mtu : SLIM_DEFAULT_MTU;
 }
 
-void slim_console_send_redirect(struct slim_console *c, uint16_t port, const uint8_t *token)
+void slim_console_send_redirect(struct slim_console *c, uint16_t port, const uint8_t *token,
+		const uint8_t *key)
 {
 	struct slim_wire_redirect r = { .port = port };
 	memcpy(r.token, token, sizeof(r.token));
+	memcpy(r.key, key, sizeof(r.key));
 	if (c->local.ss_family == AF_INET6) {
 		const struct sockaddr_in6 *in6 = (const void *)&c->local;
 		static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
@@ -109,7 +137,9 @@ void slim_console_send_redirect(struct slim_console *c, uint16_t port, const uin
 		c->assoc, false);
 	slim_put_redirect(&w, &r);
 	size_t len = slim_writer_finish(&w, 0, slim_now_us());
-	send_to(c->mgr, buf, len, (const struct sockaddr *)&c->addr, c->addr_len);
+	send_conn(c->mgr, c->conn, buf, len);
+	explicit_bzero(&r, sizeof(r));
+	explicit_bzero(buf, sizeof(buf));
 }
 
 void slim_console_send_empty(struct slim_console *c)
@@ -118,7 +148,7 @@ void slim_console_send_empty(struct slim_console *c)
 	struct slim_writer w;
 	slim_writer_init(&w, buf, sizeof(buf), c->assoc, false);
 	size_t len = slim_writer_finish(&w, 0, slim_now_us());
-	send_to(c->mgr, buf, len, (const struct sockaddr *)&c->addr, c->addr_len);
+	send_conn(c->mgr, c->conn, buf, len);
 }
 
 /* The id as text, or false if it is not one we can put on a control line. */
@@ -147,27 +177,101 @@ static void drop(struct slim_manager *mgr, const char *what)
 	}
 }
 
-static void handle_hello(struct slim_manager *mgr, const struct slim_dgram *hdr,
-		const struct slim_cmd *cmd, const struct sockaddr *from, socklen_t from_len,
-		const struct sockaddr *local, socklen_t local_len)
+/* Where the console is and what it said: its connection, addresses and screen. */
+static void take_hello(struct slim_console *c, const struct slim_peer *peer,
+		const struct slim_dgram *hdr, const struct slim_cmd *cmd)
+{
+	if ((size_t)peer->from_len <= sizeof(c->addr)) {
+		memcpy(&c->addr, peer->from, peer->from_len);
+		c->addr_len = peer->from_len;
+	}
+	memset(&c->local, 0, sizeof(c->local));
+	c->local_len = 0;
+	if (peer->local && (size_t)peer->local_len <= sizeof(c->local)) {
+		memcpy(&c->local, peer->local, peer->local_len);
+		c->local_len = peer->local_len;
+	}
+	c->conn = peer->conn;
+	c->assoc = hdr->assoc;
+	c->card_seq = hdr->seq;
+	c->width = cmd->hello.width;
+	c->height = cmd->hello.height;
+	c->mtu = cmd->hello.mtu;
+	c->caps = cmd->hello.caps;
+}
+
+/*
+ * The console's id: over DTLS its key's, which HELLO must repeat; over clear
+ * transport what HELLO says. False if there is none to believe.
+ */
+static bool hello_id(struct slim_manager *mgr, const struct slim_peer *peer,
+		const struct slim_cmd *cmd, char id[SLIM_CONSOLE_ID_LEN + 1])
+{
+	if (!peer->key) {
+		return console_id(cmd->hello.console_id, id);
+	}
+	slim_sec_fingerprint_id(peer->key, id);
+	if (memcmp(cmd->hello.console_id, id, SLIM_CONSOLE_ID_LEN) != 0) {
+		drop(mgr, "HELLO with a console id that is not its key's");
+		return false;
+	}
+	return true;
+}
+
+/* Whether enrollment lets the console in; if not, it is told why. */
+static bool admitted(struct slim_manager *mgr, const struct slim_peer *peer, uint32_t assoc,
+		const char *id)
+{
+	char text[SLIM_REFUSE_TEXT_MAX];
+	struct slim_enroll_hello hello = {
+		.id = id, .key = peer->key, .addr = peer->from, .addr_len = peer->from_len,
+		.conn = peer->conn, .assoc = assoc,
+	};
+	switch (slim_enroll_check(&mgr->enroll, &hello, slim_manager_now(mgr))) {
+	case SLIM_ENROLL_ADMIT:
+		return true;
+	case SLIM_ENROLL_WAIT:
+		snprintf(text, sizeof(text), "waiting for an administrator: slimlandctl approve %s", id);
+		send_refuse(mgr, peer->conn, peer->from, assoc, SLIM_REFUSE_PENDING, text);
+		return false;
+	case SLIM_ENROLL_REFUSE:
+		send_refuse(mgr, peer->conn, peer->from, assoc, SLIM_REFUSE_DENIED,
+			"this session manager does not serve this console");
+		return false;
+	}
+	return false;
+}
+
+static void handle_hello(struct slim_manager *mgr, const struct slim_peer *peer,
+		const struct slim_dgram *hdr, const struct slim_cmd *cmd)
 {
 	char id[SLIM_CONSOLE_ID_LEN + 1];
-	if (hdr->assoc == 0 || !console_id(cmd->hello.console_id, id)) {
-		drop(mgr, "HELLO with a bad console id or association");
+	if (hdr->assoc == 0) {
+		drop(mgr, "HELLO in association 0");
+		return;
+	}
+	if (!hello_id(mgr, peer, cmd, id)) {
+		if (!peer->key) {
+			drop(mgr, "HELLO with a bad console id");
+		}
+		return;
+	}
+	if (!admitted(mgr, peer, hdr->assoc, id)) {
 		return;
 	}
 	uint64_t now = slim_manager_now(mgr);
 	struct slim_console *c = slim_manager_console(mgr, id);
-	if (c && c->known && same_address(from, from_len, &c->addr, c->addr_len)) {
-		bool new_assoc = c->assoc != hdr->assoc;
+	/*
+	 * Over DTLS the key is the console, wherever it is now (a reboot, a new
+	 * address); in clear only the address it said HELLO from is.
+	 */
+	bool same = c && c->known && (peer->key || same_address(peer->from, peer->from_len,
+		&c->addr, c->addr_len));
+	if (same) {
+		bool new_assoc = c->assoc != hdr->assoc || c->conn != peer->conn;
 		slim_console_heard(c, now);
 		if (new_assoc) {
-			c->assoc = hdr->assoc;
-			c->card_seq = hdr->seq;
-			c->width = cmd->hello.width;
-			c->height = cmd->hello.height;
-			c->mtu = cmd->hello.mtu;
-			c->caps = cmd->hello.caps;
+			take_hello(c, peer, hdr, cmd);
 		}
 		slim_console_hello(c, new_assoc);
 		return;
@@ -176,8 +280,8 @@ static void handle_hello(struct slim_manager *mgr, const struct slim_dgram *hdr,
 		if (slim_ratelimit(&mgr->log_rl, slim_now_us())) {
 			slim_log(SLIM_LOG_INFO, "console %s: HELLO from a second address refused", id);
 		}
-		send_refuse(mgr, hdr->assoc, SLIM_REFUSE_BUSY,
-			"this console id is in use elsewhere", from, from_len);
+		send_refuse(mgr, peer->conn, peer->from, hdr->assoc, SLIM_REFUSE_BUSY,
+			"this console id is in use elsewhere");
 		return;
 	}
 	if (!c) {
@@ -188,43 +292,25 @@ static void handle_hello(struct slim_manager *mgr, const struct slim_dgram *hdr,
 		}
 		slim_log(SLIM_LOG_INFO, "console %s: new", id);
 	}
-	if ((size_t)from_len > sizeof(c->addr)) {
-		return;
-	}
-	memcpy(&c->addr, from, from_len);
-	c->addr_len = from_len;
-	memset(&c->local, 0, sizeof(c->local));
-	c->local_len = 0;
-	if (local && (size_t)local_len <= sizeof(c->local)) {
-		memcpy(&c->local, local, local_len);
-		c->local_len = local_len;
-	}
-	c->assoc = hdr->assoc;
-	c->card_seq = hdr->seq;
-	c->width = cmd->hello.width;
-	c->height = cmd->hello.height;
-	c->mtu = cmd->hello.mtu;
-	c->caps = cmd->hello.caps;
+	take_hello(c, peer, hdr, cmd);
 	slim_console_heard(c, now);
 	slim_console_hello(c, true);
 }
 
 static struct slim_console *find_association(struct slim_manager *mgr, uint32_t assoc,
-		const struct sockaddr *from, socklen_t from_len)
+		const struct slim_sec_conn *conn)
 {
 	struct slim_console *c;
 	wl_list_for_each(c, &mgr->consoles, link) {
-		if (c->known && c->assoc == assoc &&
-				same_address(from, from_len, &c->addr, c->addr_len)) {
+		if (c->known && c->assoc == assoc && c->conn == conn) {
 			return c;
 		}
 	}
 	return NULL;
 }
 
-void slim_consoles_receive(struct slim_manager *mgr, const uint8_t *buf, size_t len,
-		const struct sockaddr *from, socklen_t from_len,
-		const struct sockaddr *local, socklen_t local_len)
+void slim_consoles_receive(struct slim_manager *mgr, const struct slim_peer *peer,
+		const uint8_t *buf, size_t len)
 {
 	struct slim_reader r;
 	struct slim_dgram hdr;
@@ -249,15 +335,15 @@ void slim_consoles_receive(struct slim_manager *mgr, const uint8_t *buf, size_t 
 			break;
 		}
 		if (cmd.type == SLIM_CMD_HELLO) {
-			handle_hello(mgr, &hdr, &cmd, from, from_len, local, local_len);
+			handle_hello(mgr, peer, &hdr, &cmd);
 			continue;
 		}
 		/* looked up again for every command: the one before may have changed the table */
-		struct slim_console *c = find_association(mgr, hdr.assoc, from, from_len);
+		struct slim_console *c = find_association(mgr, hdr.assoc, peer->conn);
 		if (!c) {
 			if (!refused && (cmd.type == SLIM_CMD_PING || cmd.type == SLIM_CMD_CARD)) {
 				refused = true;
-				send_refuse(mgr, hdr.assoc, SLIM_REFUSE_UNKNOWN, "", from, from_len);
+				send_refuse(mgr, peer->conn, peer->from, hdr.assoc, SLIM_REFUSE_UNKNOWN, "");
 			}
 			continue;
 		}
@@ -283,6 +369,60 @@ void slim_consoles_receive(struct slim_manager *mgr, const uint8_t *buf, size_t 
 	}
 }
 
+void slim_consoles_closed(struct slim_manager *mgr, struct slim_sec_conn *conn)
+{
+	struct slim_console *c;
+	wl_list_for_each(c, &mgr->consoles, link) {
+		if (c->conn == conn) {
+			c->conn = NULL; /* its next PING draws a hint, and it says HELLO again */
+		}
+	}
+	slim_enroll_forget_conn(&mgr->enroll, conn);
+}
+
+static void arm_timer(struct slim_udp *udp)
+{
+	int ms = slim_sec_server_timeout_ms(udp->sec, slim_now_us());
+	/* 0 disarms a wl timer: what is due now runs a millisecond later */
+	wl_event_source_timer_update(udp->timer, ms < 0 ? 0 : ms == 0 ? 1 : ms);
+}
+
+static int handle_timer(void *data)
+{
+	struct slim_udp *udp = data;
+	slim_sec_server_tick(udp->sec, slim_now_us());
+	arm_timer(udp);
+	return 0;
+}
+
+static void handle_sec_datagram(void *data, struct slim_sec_conn *conn, const uint8_t *buf,
+		size_t len)
+{
+	struct slim_udp *udp = data;
+	socklen_t from_len;
+	const struct sockaddr *from = slim_sec_conn_address(conn, &from_len);
+	struct slim_peer peer = {
+		.conn = conn,
+		.key = slim_sec_conn_peer_key(conn),
+		.from = from,
+		.from_len = from_len,
+		.local = udp->local_len ? (const struct sockaddr *)&udp->local : NULL,
+		.local_len = udp->local_len,
+	};
+	slim_consoles_receive(udp->mgr, &peer, buf, len);
+}
+
+static void handle_sec_closed(void *data, struct slim_sec_conn *conn, const char *why)
+{
+	struct slim_udp *udp = data;
+	slim_consoles_closed(udp->mgr, conn);
+}
+
+static const struct slim_sec_server_handler sec_handler = {
+	.datagram = handle_sec_datagram,
+	.closed = handle_sec_closed,
+};
+
 static int handle_readable(int fd, uint32_t mask, void *data)
 {
 	struct slim_udp *udp = data;
@@ -300,32 +440,45 @@ static int handle_readable(int fd, uint32_t mask, void *data)
 			break;
 		}
 		/* where the datagram was sent to: what REDIRECTs name as the compositor's host */
-		struct sockaddr_storage local = { 0 };
-		socklen_t local_len = 0;
+		memset(&udp->local, 0, sizeof(udp->local));
+		udp->local_len = 0;
 		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
 			if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO) {
 				struct in_pktinfo pi;
 				memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
-				struct sockaddr_in *in4 = (struct sockaddr_in *)&local;
+				struct sockaddr_in *in4 = (struct sockaddr_in *)&udp->local;
 				in4->sin_family = AF_INET;
 				in4->sin_addr = pi.ipi_addr;
-				local_len = sizeof(*in4);
+				udp->local_len = sizeof(*in4);
 			} else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO) {
 				struct in6_pktinfo pi;
 				memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
-				struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&local;
+				struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&udp->local;
 				in6->sin6_family = AF_INET6;
 				in6->sin6_addr = pi.ipi6_addr;
-				local_len = sizeof(*in6);
+				udp->local_len = sizeof(*in6);
 			}
 		}
-		slim_consoles_receive(udp->mgr, udp->buf, (size_t)n, (struct sockaddr *)&from,
-			msg.msg_namelen, local_len ? (struct sockaddr *)&local : NULL, local_len);
+		slim_sec_server_receive(udp->sec, udp->buf, (size_t)n, (struct sockaddr *)&from,
+			msg.msg_namelen, slim_now_us());
 	}
+	arm_timer(udp);
 	return 0;
 }
 
-struct slim_udp *slim_udp_create(struct slim_manager *mgr, const char *listen)
+/* The secure layer's way out. */
+static void send_to_wire(void *data, const uint8_t *buf, size_t len, const struct sockaddr *to,
+		socklen_t to_len)
+{
+	struct slim_udp *udp = data;
+	if (sendto(udp->fd, buf, len, MSG_DONTWAIT, to, to_len) < 0 &&
+			slim_ratelimit(&udp->mgr->log_rl, slim_now_us())) {
+		slim_log(SLIM_LOG_DEBUG, "consoles: sendto: %s", strerror(errno));
+	}
+}
+
+struct slim_udp *slim_udp_create(struct slim_manager *mgr, const char *listen,
+		const struct slim_sec_identity *identity)
 {
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
@@ -333,11 +486,32 @@ struct slim_udp *slim_udp_create(struct slim_manager *mgr, const char *listen)
 		slim_log(SLIM_LOG_ERROR, "listen: bad address %s", listen);
 		return NULL;
 	}
+	if (!identity && !slim_sec_clear_allowed((struct sockaddr *)&addr)) {
+		slim_log(SLIM_LOG_ERROR, "transport = clear listens on loopback only, not %s", listen);
+		return NULL;
+	}
 	struct slim_udp *udp = calloc(1, sizeof(*udp));
 	if (!udp) {
 		return NULL;
 	}
 	udp->mgr = mgr;
+	udp->fd = -1;
+	uint32_t idle_s = mgr->config.console_timeout_s ? mgr->config.console_timeout_s : 3600;
+	struct slim_sec_server_config sec_config = {
+		.mode = identity ? SLIM_SEC_DTLS : SLIM_SEC_CLEAR,
+		.identity = identity,
+		.max_conns = MAX_CONNS,
+		.max_half_open = MAX_HALF_OPEN,
+		.max_per_source = MAX_PER_SOURCE,
+		.idle_ms = idle_s * 1000,
+	};
+	char err[256];
+	udp->sec = slim_sec_server_create(&sec_config, &sec_handler, udp, send_to_wire, udp,
+		err, sizeof(err));
+	if (!udp->sec) {
+		slim_log(SLIM_LOG_ERROR, "consoles: %s", err);
+		goto fail;
+	}
 	udp->fd = socket(addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (udp->fd < 0) {
 		slim_log(SLIM_LOG_ERROR, "socket: %s", strerror(errno));
@@ -356,16 +530,15 @@ struct slim_udp *slim_udp_create(struct slim_manager *mgr, const char *listen)
 	}
 	udp->source = wl_event_loop_add_fd(mgr->loop, udp->fd, WL_EVENT_READABLE,
 		handle_readable, udp);
-	if (!udp->source) {
+	udp->timer = wl_event_loop_add_timer(mgr->loop, handle_timer, udp);
+	if (!udp->source || !udp->timer) {
 		goto fail;
 	}
-	slim_log(SLIM_LOG_INFO, "consoles: listening on %s", listen);
+	slim_log(SLIM_LOG_INFO, "consoles: listening on %s (%s)", listen,
+		identity ? "DTLS" : "in clear");
 	return udp;
 fail:
-	if (udp->fd >= 0) {
-		close(udp->fd);
-	}
-	free(udp);
+	slim_udp_destroy(udp);
 	return NULL;
 }
 
@@ -374,16 +547,20 @@ void slim_udp_destroy(struct slim_udp *udp)
 	if (!udp) {
 		return;
 	}
-	wl_event_source_remove(udp->source);
-	close(udp->fd);
+	if (udp->source) {
+		wl_event_source_remove(udp->source);
+	}
+	if (udp->timer) {
+		wl_event_source_remove(udp->timer);
+	}
+	slim_sec_server_destroy(udp->sec);
+	if (udp->fd >= 0) {
+		close(udp->fd);
+	}
 	free(udp);
 }
 
-void slim_udp_send(struct slim_udp *udp, const uint8_t *buf, size_t len,
-		const struct sockaddr *to, socklen_t to_len)
+const struct slim_sec_stats *slim_udp_stats(const struct slim_udp *udp)
 {
-	if (sendto(udp->fd, buf, len, MSG_DONTWAIT, to, to_len) < 0 &&
-			slim_ratelimit(&udp->mgr->log_rl, slim_now_us())) {
-		slim_log(SLIM_LOG_DEBUG, "consoles: sendto: %s", strerror(errno));
-	}
+	return slim_sec_server_stats(udp->sec);
 }

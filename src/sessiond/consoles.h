@@ -2,27 +2,13 @@
  * The UDP side: consoles' control associations (§1). HELLO, PING and CARD
  * come in; REFUSE, REDIRECT and empty answers go out.
  *
- * What binding a console id to an (address, association) pair does and does
- * not protect against, with no cryptography on the wire yet:
- * - A CARD counts only from the address and association that said HELLO
- *   for that console id, and only with a sequence number above the last
- *   CARD's: an off-path attacker must guess a 32-bit association id (and
- *   spoof the console's source address), and a captured CARD datagram cannot
- *   be replayed within its association, nor in a later one (a new HELLO
- *   chooses a new association id).
- * - A HELLO claiming a known console id from another address is refused
- *   (BUSY) while the known one has been heard within 10 s: nobody elsewhere
- *   on the network takes over a live console; a dead one (unplugged, moved)
- *   can be taken over after 10 s, which is what lets a console come back
- *   with a new address.
- * - Not protected: anyone who can see the traffic (same segment, a switch
- *   port mirror, a compromised router) learns the association id and can
- *   forge CARDs and HELLOs from the console's address; anyone who can spoof
- *   the console's address can take over its id at once with a new HELLO
- *   (a new association from the same address is taken as a reboot), and
- *   card tokens themselves travel in clear. The attach tokens of REDIRECT
- *   are one-time and random, but also in clear. Closing these needs keys
- *   shared with consoles (planned: an authenticated association).
+ * Every datagram goes through the secure transport (slim-secure.h): a
+ * console's control association is a DTLS connection in which it proved
+ * its key, and its id is derived from that key, so no one else can claim
+ * it, and nothing here runs for anyone who has not completed a handshake.
+ * Which proven keys the manager serves at all is the enrollment's
+ * business (enroll.h). Over clear transport (loopback benchmarks) the id is
+ * what HELLO says, believed only from the address that said it.
  */
 #ifndef SLIM_SESSIOND_CONSOLES_H
 #define SLIM_SESSIOND_CONSOLES_H
@@ -30,28 +16,48 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include "slim-secure.h"
 
 struct slim_manager;
 struct slim_console;
 struct slim_udp;
 
-/* Binds the listening socket (config `listen`) and watches it on the loop. */
-struct slim_udp *slim_udp_create(struct slim_manager *mgr, const char *listen);
-void slim_udp_destroy(struct slim_udp *udp);
-void slim_udp_send(struct slim_udp *udp, const uint8_t *buf, size_t len,
-		const struct sockaddr *to, socklen_t to_len);
+/* Who sent an authenticated datagram. */
+struct slim_peer {
+	struct slim_sec_conn *conn;
+	const uint8_t *key; /* the key it proved; NULL over clear transport */
+	const struct sockaddr *from;
+	socklen_t from_len;
+	const struct sockaddr *local; /* the address it reached us at; may be NULL */
+	socklen_t local_len;
+};
 
 /*
- * One datagram from `from`, which reached us at `local` (may be NULL).
- * Everything a console sends goes through here, sockets or not.
+ * Binds the listening socket (config `listen`) and watches it on the loop;
+ * `identity` is the host key (NULL over clear transport). NULL with the
+ * reason logged.
  */
-void slim_consoles_receive(struct slim_manager *mgr, const uint8_t *buf, size_t len,
-		const struct sockaddr *from, socklen_t from_len,
-		const struct sockaddr *local, socklen_t local_len);
+struct slim_udp *slim_udp_create(struct slim_manager *mgr, const char *listen,
+		const struct slim_sec_identity *identity);
+void slim_udp_destroy(struct slim_udp *udp);
+const struct slim_sec_stats *slim_udp_stats(const struct slim_udp *udp);
+
+/* One authenticated datagram from `peer`. Everything consoles send comes through here. */
+void slim_consoles_receive(struct slim_manager *mgr, const struct slim_peer *peer,
+		const uint8_t *buf, size_t len);
+/* A connection ended: no console keeps it. */
+void slim_consoles_closed(struct slim_manager *mgr, struct slim_sec_conn *conn);
 
 void slim_console_send_redirect(struct slim_console *console, uint16_t port,
-		const uint8_t *token);
+		const uint8_t *token, const uint8_t *key);
 /* An empty datagram of its association: "your HELLO arrived". */
 void slim_console_send_empty(struct slim_console *console);
+/*
+ * REFUSE UNKNOWN on `conn` in association `assoc`: the console says HELLO
+ * again at once (a console waiting for enrollment, just approved).
+ */
+void slim_consoles_nudge(struct slim_manager *mgr, struct slim_sec_conn *conn, uint32_t assoc);
+/* REFUSE reason (DENIED, ...) with `text`, outside the sequence, in its association. */
+void slim_console_send_refuse(struct slim_console *console, uint16_t reason, const char *text);
 
 #endif

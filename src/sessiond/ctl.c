@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include "consoles.h"
 #include "ctl.h"
 #include "lines.h"
 #include "sessions.h"
@@ -50,16 +51,35 @@ bool slim_ctl_parse(const char *line, struct slim_ctl_request *req, const char *
 		return false;
 	}
 	snprintf(buf, sizeof(buf), "%s", line);
-	char *f[3];
-	int n = slim_split(buf, f, 3);
+	char *f[4];
+	int n = slim_split(buf, f, 4);
 	memset(req, 0, sizeof(*req));
-	*error = "unknown request (list, detach SESSION, end SESSION, why CONSOLE)";
-	if (strcmp(f[0], "list") == 0) {
-		req->cmd = SLIM_CTL_LIST;
-		if (n != 1) {
-			*error = "usage: list";
+	*error = "unknown request (list, detach SESSION, end SESSION, why CONSOLE, consoles, "
+		"approve CONSOLE [NAME], revoke CONSOLE, key)";
+	static const struct { const char *word; enum slim_ctl_cmd cmd; } plain[] = {
+		{ "list", SLIM_CTL_LIST }, { "consoles", SLIM_CTL_CONSOLES }, { "key", SLIM_CTL_KEY },
+	};
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+		if (strcmp(f[0], plain[i].word) == 0) {
+			req->cmd = plain[i].cmd;
+			if (n != 1) {
+				*error = "this request takes no arguments";
+				return false;
+			}
+			return true;
+		}
+	}
+	if (strcmp(f[0], "approve") == 0 || strcmp(f[0], "revoke") == 0) {
+		bool approve = f[0][0] == 'a';
+		req->cmd = approve ? SLIM_CTL_APPROVE : SLIM_CTL_REVOKE;
+		if (n < 2 || n > (approve ? 3 : 2) || f[1][0] == '\0' ||
+				strlen(f[1]) > SLIM_CONSOLE_ID_LEN ||
+				(n == 3 && strlen(f[2]) >= sizeof(req->name))) {
+			*error = approve ? "usage: approve CONSOLE [NAME]" : "usage: revoke CONSOLE";
 			return false;
 		}
+		snprintf(req->console, sizeof(req->console), "%s", f[1]);
+		snprintf(req->name, sizeof(req->name), "%s", n == 3 ? f[2] : "");
 		return true;
 	}
 	if (strcmp(f[0], "detach") == 0 || strcmp(f[0], "end") == 0) {
@@ -110,6 +130,87 @@ static void format_addr(const struct slim_console *c, char *buf, size_t size)
 	} else {
 		snprintf(buf, size, "-");
 	}
+}
+
+static void format_sockaddr(const struct sockaddr_storage *a, char *buf, size_t size)
+{
+	char host[INET6_ADDRSTRLEN];
+	if (a->ss_family == AF_INET) {
+		const struct sockaddr_in *in4 = (const void *)a;
+		inet_ntop(AF_INET, &in4->sin_addr, host, sizeof(host));
+		snprintf(buf, size, "%s:%u", host, ntohs(in4->sin_port));
+	} else if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)a;
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		snprintf(buf, size, "[%s]:%u", host, ntohs(in6->sin6_port));
+	} else {
+		snprintf(buf, size, "-");
+	}
+}
+
+/* `console ID STATE ADDRESS SECONDS NAME`, waiting ones first; "-" for what is not known. */
+static void list_consoles(struct slim_manager *mgr, slim_ctl_out out, void *data)
+{
+	uint64_t now = slim_manager_now(mgr);
+	const struct slim_enroll *e = &mgr->enroll;
+	for (size_t i = 0; i < e->n_pending; i++) {
+		const struct slim_pending *p = &e->pending[i];
+		char addr[80];
+		format_sockaddr(&p->addr, addr, sizeof(addr));
+		outf(out, data, "console %s pending %s %llu -", p->id, addr,
+			(unsigned long long)((now - p->last_us) / 1000000));
+	}
+	for (size_t i = 0; i < e->n; i++) {
+		const struct slim_enrolled *en = &e->list[i];
+		struct slim_console *c = slim_manager_console(mgr, en->id);
+		char addr[80] = "-", seen[24] = "-";
+		if (c && c->known) {
+			format_addr(c, addr, sizeof(addr));
+			snprintf(seen, sizeof(seen), "%llu",
+				(unsigned long long)((now - c->last_heard_us) / 1000000));
+		}
+		outf(out, data, "console %s %s %s %s %s", en->id, en->revoked ? "revoked" : "approved",
+			addr, seen, en->name[0] ? en->name : "-");
+	}
+}
+
+static bool run_approve(struct slim_manager *mgr, const struct slim_ctl_request *req,
+		slim_ctl_out out, void *data)
+{
+	char id[SLIM_CONSOLE_ID_LEN + 1];
+	const char *why;
+	struct slim_sec_conn *conn;
+	uint32_t assoc;
+	if (!slim_enroll_approve(&mgr->enroll, req->console, req->name[0] ? req->name : NULL, id,
+			&conn, &assoc, &why)) {
+		outf(out, data, "error %s", why);
+		return false;
+	}
+	slim_log(SLIM_LOG_INFO, "ctl: console %s approved", id);
+	if (conn) {
+		/* it waits, connected: its next HELLO is admitted, so ask for one now */
+		slim_consoles_nudge(mgr, conn, assoc);
+	}
+	outf(out, data, "console %s approved", id);
+	return true;
+}
+
+static bool run_revoke(struct slim_manager *mgr, const struct slim_ctl_request *req,
+		slim_ctl_out out, void *data)
+{
+	char id[SLIM_CONSOLE_ID_LEN + 1];
+	const char *why;
+	if (!slim_enroll_revoke(&mgr->enroll, req->console, id, &why)) {
+		outf(out, data, "error %s", why);
+		return false;
+	}
+	struct slim_console *c = slim_manager_console(mgr, id);
+	if (c) {
+		slim_console_revoke(c);
+	}
+	slim_log(SLIM_LOG_INFO, "ctl: console %s revoked", id);
+	outf(out, data, "console %s revoked", id);
+	return true;
 }
 
 static const char *session_state(const struct slim_session *s)
@@ -178,6 +279,30 @@ void slim_ctl_run(struct slim_manager *mgr, const char *line, slim_ctl_out out, 
 		slim_log(SLIM_LOG_INFO, "ctl: ending session %u", s->id);
 		slim_session_end(s);
 		break;
+	case SLIM_CTL_CONSOLES:
+		list_consoles(mgr, out, data);
+		break;
+	case SLIM_CTL_APPROVE:
+		if (!run_approve(mgr, &req, out, data)) {
+			return;
+		}
+		break;
+	case SLIM_CTL_REVOKE:
+		if (!run_revoke(mgr, &req, out, data)) {
+			return;
+		}
+		break;
+	case SLIM_CTL_KEY: {
+		static const uint8_t zero[SLIM_SEC_FINGERPRINT_LEN];
+		if (memcmp(mgr->host_key, zero, sizeof(zero)) == 0) {
+			outf(out, data, "error no host key: the transport is clear");
+			return;
+		}
+		char hex[65];
+		slim_sec_fingerprint_hex(mgr->host_key, hex);
+		outf(out, data, "sha256:%s", hex);
+		break;
+	}
 	case SLIM_CTL_WHY: {
 		struct slim_console *c = slim_manager_console(mgr, req.console);
 		if (!c) {

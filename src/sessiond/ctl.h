@@ -17,12 +17,17 @@ enum slim_ctl_cmd {
 	SLIM_CTL_DETACH,
 	SLIM_CTL_END,
 	SLIM_CTL_WHY,
+	SLIM_CTL_CONSOLES, /* enrolled and waiting consoles */
+	SLIM_CTL_APPROVE,  /* approve ID [NAME] */
+	SLIM_CTL_REVOKE,   /* revoke ID */
+	SLIM_CTL_KEY,      /* the host key's fingerprint */
 };
 
 struct slim_ctl_request {
 	enum slim_ctl_cmd cmd;
 	uint32_t session;                      /* detach, end */
-	char console[SLIM_CONSOLE_ID_LEN + 1]; /* why */
+	char console[SLIM_CONSOLE_ID_LEN + 1]; /* why, approve, revoke (an id or its start) */
+	char name[64];                         /* approve's NAME, "" for none */
 };
 
 /* Parses one request line; false with *error set if it is not one. */

@@ -3,7 +3,7 @@
  *
  *   slimland-sessiond [--config PATH] [--state PATH] [--run-dir DIR] [-v]
  */
-#define _GNU_SOURCE /* getopt_long */
+#define _GNU_SOURCE /* getopt_long, explicit_bzero */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -21,6 +21,7 @@
 #include "greeter.h"
 #include "sessions.h"
 #include "slim-log.h"
+#include "slim-secure.h"
 #include "state.h"
 
 #define DEFAULT_RUN_DIR "/run/slimland"
@@ -48,6 +49,36 @@ static int handle_child(int sig, void *data)
 	while (waitpid(-1, NULL, WNOHANG) > 0) {
 	}
 	return 0;
+}
+
+/*
+ * KEY_DIR's keys, made on the first start: the host key consoles pin
+ * (DTLS only) and the key card tokens are hashed under. False: logged.
+ */
+static bool load_keys(const struct slim_config *config, struct slim_sec_identity **identity,
+		uint8_t card_key[SLIM_SEC_KEY_LEN])
+{
+	char path[300], err[512];
+	snprintf(path, sizeof(path), "%s/card.key", config->key_dir);
+	if (!slim_sec_key_file_load(path, true, card_key, err, sizeof(err))) {
+		slim_log(SLIM_LOG_ERROR, "card key: %s", err);
+		return false;
+	}
+	*identity = NULL;
+	if (config->transport == SLIM_SEC_CLEAR) {
+		return true;
+	}
+	snprintf(path, sizeof(path), "%s/host.key", config->key_dir);
+	*identity = slim_sec_identity_load(path, true, err, sizeof(err));
+	if (!*identity) {
+		slim_log(SLIM_LOG_ERROR, "host key: %s", err);
+		return false;
+	}
+	char hex[65];
+	slim_sec_fingerprint_hex(slim_sec_identity_fingerprint(*identity), hex);
+	/* what consoles pin, and what --server-key wants */
+	slim_log(SLIM_LOG_INFO, "host key sha256:%s", hex);
+	return true;
 }
 
 int main(int argc, char *argv[])
@@ -118,26 +149,34 @@ int main(int argc, char *argv[])
 
 	int ret = 1;
 	bool running = true;
-	char ctl_path[256];
+	char ctl_path[256], enroll_path[300];
 	snprintf(ctl_path, sizeof(ctl_path), "%s/ctl.sock", run_dir);
-	struct wl_event_loop *loop = wl_event_loop_create();
+	snprintf(enroll_path, sizeof(enroll_path), "%s/consoles", config.key_dir);
+	struct slim_sec_identity *identity = NULL;
+	uint8_t card_key[SLIM_SEC_KEY_LEN];
+	struct wl_event_loop *loop = NULL;
+	struct wl_event_source *sigs[3] = { NULL };
+	struct slim_manager *mgr = NULL;
+	if (!load_keys(&config, &identity, card_key)) {
+		goto out;
+	}
+	loop = wl_event_loop_create();
 	if (!loop) {
 		goto out;
 	}
-	struct wl_event_source *sigs[3] = {
-		wl_event_loop_add_signal(loop, SIGTERM, handle_stop, &running),
-		wl_event_loop_add_signal(loop, SIGINT, handle_stop, &running),
-		wl_event_loop_add_signal(loop, SIGCHLD, handle_child, NULL),
-	};
+	sigs[0] = wl_event_loop_add_signal(loop, SIGTERM, handle_stop, &running);
+	sigs[1] = wl_event_loop_add_signal(loop, SIGINT, handle_stop, &running);
+	sigs[2] = wl_event_loop_add_signal(loop, SIGCHLD, handle_child, NULL);
 	if (!sigs[0] || !sigs[1] || !sigs[2]) {
 		goto out_signals;
 	}
-	struct slim_manager *mgr = slim_manager_create(loop, &config, run_dir,
-		&slim_backend_ops, &backend);
+	mgr = slim_manager_create(loop, &config, run_dir, card_key, enroll_path,
+		identity ? slim_sec_identity_fingerprint(identity) : NULL, &slim_backend_ops, &backend);
+	explicit_bzero(card_key, sizeof(card_key));
 	if (!mgr) {
 		goto out_signals;
 	}
-	backend.udp = slim_udp_create(mgr, config.listen);
+	backend.udp = slim_udp_create(mgr, config.listen, identity);
 	if (!backend.udp) {
 		goto out_manager;
 	}
@@ -180,5 +219,6 @@ out_signals:
 	}
 	wl_event_loop_destroy(loop);
 out:
+	slim_sec_identity_destroy(identity);
 	return ret;
 }

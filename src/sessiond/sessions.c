@@ -1,12 +1,12 @@
-#define _GNU_SOURCE /* pidfd_send_signal via syscall, getrandom */
+#define _GNU_SOURCE /* pidfd_send_signal via syscall, explicit_bzero */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <gnutls/crypto.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -64,11 +64,20 @@ void slim_manager_changed(struct slim_manager *mgr)
 
 struct slim_manager *slim_manager_create(struct wl_event_loop *loop,
 		const struct slim_config *config, const char *run_dir,
-		const struct slim_manager_ops *ops, void *ops_data)
+		const uint8_t card_key[SLIM_SEC_KEY_LEN], const char *enroll_path,
+		const uint8_t *host_key, const struct slim_manager_ops *ops, void *ops_data)
 {
 	struct slim_manager *mgr = calloc(1, sizeof(*mgr));
 	if (!mgr) {
 		return NULL;
+	}
+	if (!slim_enroll_init(&mgr->enroll, enroll_path, config->enroll)) {
+		free(mgr);
+		return NULL;
+	}
+	memcpy(mgr->card_key, card_key, sizeof(mgr->card_key));
+	if (host_key) {
+		memcpy(mgr->host_key, host_key, sizeof(mgr->host_key));
 	}
 	mgr->loop = loop;
 	mgr->config = *config;
@@ -89,6 +98,7 @@ struct slim_manager *slim_manager_create(struct wl_event_loop *loop,
 	mgr->refuse_all_rl = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(200);
 	mgr->sweep_timer = wl_event_loop_add_timer(loop, slim_manager_console_sweep, mgr);
 	if (!mgr->sweep_timer) {
+		slim_enroll_finish(&mgr->enroll);
 		free(mgr);
 		return NULL;
 	}
@@ -96,6 +106,7 @@ struct slim_manager *slim_manager_create(struct wl_event_loop *loop,
 }
 
 static void console_destroy(struct slim_console *c);
+static void console_forget(struct slim_console *c);
 
 void slim_manager_destroy(struct slim_manager *mgr)
 {
@@ -135,6 +146,8 @@ void slim_manager_destroy(struct slim_manager *mgr)
 		free(s);
 	}
 	wl_event_source_remove(mgr->sweep_timer);
+	slim_enroll_finish(&mgr->enroll);
+	explicit_bzero(mgr->card_key, sizeof(mgr->card_key));
 	free(mgr);
 }
 
@@ -277,14 +290,7 @@ int slim_manager_console_sweep(void *data)
 			slim_log(SLIM_LOG_INFO, "console %s: silent for %u s, forgotten", c->id,
 				mgr->config.console_timeout_s);
 		}
-		struct slim_session *g = c->greeter;
-		if (!g && c->shows && c->shows->greeter) {
-			g = c->shows;
-		}
-		console_destroy(c);
-		if (g && !g->ending) {
-			slim_session_end(g);
-		}
+		console_forget(c);
 		changed = true;
 	}
 	if (next != UINT64_MAX) {
@@ -298,20 +304,35 @@ int slim_manager_console_sweep(void *data)
 
 /* Bindings */
 
+void slim_manager_hash_card(const struct slim_manager *mgr, const struct slim_wire_card *card,
+		struct slim_card_hash *out)
+{
+	/* kind and length first: the same bytes of another kind are another card */
+	uint8_t msg[2 + SLIM_CARD_TOKEN_MAX];
+	size_t len = card->len < SLIM_CARD_TOKEN_MAX ? card->len : SLIM_CARD_TOKEN_MAX;
+	msg[0] = card->kind;
+	msg[1] = (uint8_t)len;
+	memcpy(msg + 2, card->token, len);
+	if (gnutls_hmac_fast(GNUTLS_MAC_SHA256, mgr->card_key, sizeof(mgr->card_key), msg, 2 + len,
+			out->bytes) != 0) {
+		memset(out->bytes, 0, sizeof(out->bytes)); /* matches no card bound with a hash */
+	}
+	explicit_bzero(msg, sizeof(msg));
+}
+
 struct slim_binding *slim_manager_binding(struct slim_manager *mgr,
-		const struct slim_card_token *token)
+		const struct slim_card_hash *token)
 {
 	struct slim_binding *b;
 	wl_list_for_each(b, &mgr->bindings, link) {
-		if (b->token.len == token->len &&
-				memcmp(b->token.bytes, token->bytes, token->len) == 0) {
+		if (memcmp(b->token.bytes, token->bytes, sizeof(token->bytes)) == 0) {
 			return b;
 		}
 	}
 	return NULL;
 }
 
-bool slim_manager_bind(struct slim_manager *mgr, const struct slim_card_token *token,
+bool slim_manager_bind(struct slim_manager *mgr, const struct slim_card_hash *token,
 		struct slim_session *session)
 {
 	struct slim_binding *b = slim_manager_binding(mgr, token);
@@ -334,6 +355,8 @@ bool slim_manager_bind(struct slim_manager *mgr, const struct slim_card_token *t
 static void stop_redirect(struct slim_console *c)
 {
 	c->redirecting = false;
+	/* the attach's key has reached the compositor and the console, or never will */
+	explicit_bzero(c->key, sizeof(c->key));
 	wl_event_source_timer_update(c->redirect_timer, 0);
 }
 
@@ -519,6 +542,36 @@ static void unshow(struct slim_console *c)
 	}
 }
 
+/*
+ * The console leaves the table: its session (if a user's) is detached and
+ * runs on, its greeter is ended.
+ */
+static void console_forget(struct slim_console *c)
+{
+	struct slim_session *g = c->greeter;
+	if (!g && c->shows && c->shows->greeter) {
+		g = c->shows;
+	}
+	unshow(c);
+	console_destroy(c);
+	if (g && !g->ending) {
+		slim_session_end(g);
+	}
+}
+
+void slim_console_revoke(struct slim_console *c)
+{
+	struct slim_manager *mgr = c->mgr;
+	slim_log(SLIM_LOG_INFO, "console %s: revoked", c->id);
+	slim_console_send_refuse(c, SLIM_REFUSE_DENIED, "this console was revoked");
+	if (c->conn && mgr->ops->close) {
+		mgr->ops->close(mgr->ops_data, c->conn);
+	}
+	c->conn = NULL;
+	console_forget(c);
+	slim_manager_changed(mgr);
+}
+
 /* Sends `expect` and starts the REDIRECTs, once both ends can take them. */
 static void maybe_redirect(struct slim_console *c)
 {
@@ -526,16 +579,22 @@ static void maybe_redirect(struct slim_console *c)
 	if (!s || !c->known || s->port == 0 || !slim_control_connected(s->control)) {
 		return;
 	}
-	if (getrandom(c->token, sizeof(c->token), 0) != sizeof(c->token)) {
+	/* a token and a key for this attach alone, told to the compositor, then the console */
+	if (!slim_sec_random(c->token, sizeof(c->token)) || !slim_sec_random(c->key, sizeof(c->key))) {
 		slim_log(SLIM_LOG_ERROR, "getrandom: %s", strerror(errno));
 		return;
 	}
 	char hex[2 * SLIM_ATTACH_TOKEN_LEN + 1], id_hex[2 * SLIM_CONSOLE_ID_LEN + 1];
+	char key_hex[2 * SLIM_SEC_KEY_LEN + 1];
 	slim_hex_encode(hex, c->token, sizeof(c->token));
 	/* §2: console ids travel in hex on the control socket, as tokens do */
 	slim_hex_encode(id_hex, (const uint8_t *)c->id, strlen(c->id));
-	if (!slim_control_send(s->control, "expect %s %s", hex, id_hex)) {
+	slim_hex_encode(key_hex, c->key, sizeof(c->key));
+	bool sent = slim_control_send(s->control, "expect %s %s %s", hex, id_hex, key_hex);
+	explicit_bzero(key_hex, sizeof(key_hex));
+	if (!sent) {
 		slim_log(SLIM_LOG_ERROR, "session %u: cannot send expect", s->id);
+		explicit_bzero(c->key, sizeof(c->key));
 		return;
 	}
 	c->redirecting = true;
@@ -556,7 +615,7 @@ int slim_console_redirect_tick(void *data)
 		return 0;
 	}
 	c->redirect_sent++;
-	slim_console_send_redirect(c, c->shows->port, c->token);
+	slim_console_send_redirect(c, c->shows->port, c->token, c->key);
 	wl_event_source_timer_update(c->redirect_timer, SLIM_REDIRECT_INTERVAL_MS);
 	return 0;
 }
@@ -650,6 +709,7 @@ static struct slim_spawn_request spawn_request(struct slim_manager *mgr, uint32_
 		.env = env,
 		.cgroup = greeter ? NULL : b->cgroup,
 		.log_path = have_log ? b->log_path : NULL,
+		.clear = mgr->config.transport == SLIM_SEC_CLEAR,
 	};
 }
 
@@ -751,7 +811,7 @@ void slim_console_hello(struct slim_console *c, bool new_assoc)
 	if (!new_assoc) {
 		/* our answer was lost: answer again */
 		if (c->redirecting && c->shows) {
-			slim_console_send_redirect(c, c->shows->port, c->token);
+			slim_console_send_redirect(c, c->shows->port, c->token, c->key);
 		} else {
 			slim_console_send_empty(c);
 		}
@@ -799,11 +859,8 @@ static bool needs_password(struct slim_session *s)
 void slim_console_card(struct slim_console *c, const struct slim_wire_card *card)
 {
 	struct slim_manager *mgr = c->mgr;
-	struct slim_card_token token = { .len = card->len };
-	if (token.len > sizeof(token.bytes)) {
-		token.len = sizeof(token.bytes);
-	}
-	memcpy(token.bytes, card->token, token.len);
+	struct slim_card_hash token;
+	slim_manager_hash_card(mgr, card, &token);
 	if (card->event == 0) {
 		if (!mgr->config.card_removal_detach || !c->shows || c->shows->greeter) {
 			return;
@@ -813,10 +870,10 @@ void slim_console_card(struct slim_console *c, const struct slim_wire_card *card
 		slim_session_detach(c->shows, SLIM_WHY_CARD_REMOVED);
 		return;
 	}
-	struct slim_binding *b = token.len ? slim_manager_binding(mgr, &token) : NULL;
+	struct slim_binding *b = card->len ? slim_manager_binding(mgr, &token) : NULL;
 	if (!b) {
 		/* remembered until someone logs in here (or another card is tapped) */
-		c->has_pending = token.len > 0;
+		c->has_pending = card->len > 0;
 		c->pending = token;
 		c->reauth = NULL;
 		if (!c->shows || !c->shows->greeter) {

@@ -14,8 +14,10 @@
 #include <sys/types.h>
 #include <wayland-server-core.h>
 #include "config.h"
+#include "enroll.h"
 #include "slim-log.h"
 #include "slim-proto.h"
+#include "slim-secure.h"
 #include "login.h"
 #include "spawn.h"
 
@@ -43,9 +45,10 @@ struct slim_manager_ops {
 		const struct slim_login_callbacks *cb, void *cb_data);
 	/* Forgets a login (slim_login_cancel): a started session's PAM stays open. */
 	void (*login_cancel)(void *data, struct slim_login *login);
-	/* One datagram to a console. */
-	void (*send)(void *data, const uint8_t *buf, size_t len,
-		const struct sockaddr *to, socklen_t to_len);
+	/* One datagram to a console, over its connection (one DTLS record). */
+	void (*send)(void *data, struct slim_sec_conn *conn, const uint8_t *buf, size_t len);
+	/* Ends a connection (a console revoked). NULL: nothing to end. */
+	void (*close)(void *data, struct slim_sec_conn *conn);
 	/* The state changed: write it out (NULL: nothing is kept). */
 	void (*changed)(void *data);
 	/*
@@ -55,14 +58,18 @@ struct slim_manager_ops {
 	uint64_t (*now)(void *data);
 };
 
-struct slim_card_token {
-	uint8_t len; /* 1..32 */
+/*
+ * What the manager keeps of a card: HMAC-SHA256 of its token (kind,
+ * length, bytes) under the card key, never the token itself, so that a
+ * leaked state file lets nobody forge a tap.
+ */
+struct slim_card_hash {
 	uint8_t bytes[32];
 };
 
 struct slim_binding {
 	struct wl_list link; /* slim_manager.bindings */
-	struct slim_card_token token;
+	struct slim_card_hash token;
 	struct slim_session *session;
 };
 
@@ -114,6 +121,7 @@ struct slim_console {
 	char id[SLIM_CONSOLE_ID_LEN + 1];
 	/* Its control association: where it said HELLO from, and with which id. */
 	bool known;        /* said HELLO since this manager started */
+	struct slim_sec_conn *conn; /* what reaches it; NULL while it has none */
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 	struct sockaddr_storage local; /* the address it reached us at */
@@ -132,14 +140,15 @@ struct slim_console {
 	struct wl_event_source *greeter_retry;
 	unsigned greeter_failures;
 
-	/* The REDIRECT in flight. */
+	/* The REDIRECT in flight: the attach token, and the key only it and the compositor get. */
 	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
+	uint8_t key[SLIM_SEC_KEY_LEN];
 	bool redirecting;
 	int redirect_sent;
 	struct wl_event_source *redirect_timer;
 
 	bool has_pending;            /* an unknown card was tapped here */
-	struct slim_card_token pending;
+	struct slim_card_hash pending;
 	struct slim_session *reauth; /* a card asked for this session: password first */
 
 	/* The greeter client (greeter.c) and what it should show. */
@@ -167,6 +176,11 @@ struct slim_manager {
 	struct wl_list sessions;
 	struct wl_list consoles;
 	struct wl_list bindings;
+	struct slim_enroll enroll;
+	/* the key card tokens are hashed under (KEY_DIR/card.key) */
+	uint8_t card_key[SLIM_SEC_KEY_LEN];
+	/* the host key's fingerprint, for slimlandctl key; zero over clear transport */
+	uint8_t host_key[SLIM_SEC_FINGERPRINT_LEN];
 	uint32_t next_session_id;
 	bool restoring;
 
@@ -181,9 +195,14 @@ struct slim_manager {
 	bool sweep_armed;
 };
 
+/*
+ * `card_key` hashes card tokens; `enroll_path` is KEY_DIR/consoles (NULL:
+ * none on disk); `host_key` the host key's fingerprint (NULL: clear).
+ */
 struct slim_manager *slim_manager_create(struct wl_event_loop *loop,
 		const struct slim_config *config, const char *run_dir,
-		const struct slim_manager_ops *ops, void *ops_data);
+		const uint8_t card_key[SLIM_SEC_KEY_LEN], const char *enroll_path,
+		const uint8_t *host_key, const struct slim_manager_ops *ops, void *ops_data);
 /* Ends nothing: compositors keep running for the next manager to find. */
 void slim_manager_destroy(struct slim_manager *mgr);
 
@@ -248,13 +267,22 @@ void slim_console_show(struct slim_console *console, struct slim_session *sessio
 /* A line for the console's greeter (kept until a greeter client says hello). */
 void slim_console_message(struct slim_console *console, const char *text);
 
+/*
+ * slimlandctl revoke: the console is refused and its connection ended; it
+ * leaves the table, its session (if a user's) runs on detached.
+ */
+void slim_console_revoke(struct slim_console *console);
+
 /* slimlandctl detach: the console goes to the greeter, the session keeps running. */
 bool slim_session_detach(struct slim_session *session, enum slim_why why);
 
 /* Card tokens. */
+/* What the manager keeps of a card's token. */
+void slim_manager_hash_card(const struct slim_manager *mgr, const struct slim_wire_card *card,
+		struct slim_card_hash *out);
 struct slim_binding *slim_manager_binding(struct slim_manager *mgr,
-		const struct slim_card_token *token);
-bool slim_manager_bind(struct slim_manager *mgr, const struct slim_card_token *token,
+		const struct slim_card_hash *token);
+bool slim_manager_bind(struct slim_manager *mgr, const struct slim_card_hash *token,
 		struct slim_session *session);
 
 void slim_manager_changed(struct slim_manager *mgr);

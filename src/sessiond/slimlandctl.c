@@ -2,6 +2,7 @@
  * slimlandctl: asks slimland-sessiond (§4 of session-manager.md).
  *
  *   slimlandctl [--socket PATH] list | detach SESSION | end SESSION | why CONSOLE
+ *               | consoles | approve CONSOLE [NAME] | revoke CONSOLE | key
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -13,7 +14,15 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: slimlandctl [--socket PATH] list | detach SESSION | end SESSION | why CONSOLE\n");
+	fprintf(f, "usage: slimlandctl [--socket PATH] REQUEST\n"
+		"  list                     consoles and sessions now\n"
+		"  detach SESSION           its console goes to the greeter; it runs on\n"
+		"  end SESSION              SIGTERM to its compositor\n"
+		"  why CONSOLE              why a console shows the greeter\n"
+		"  consoles                 enrolled, revoked and waiting consoles\n"
+		"  approve CONSOLE [NAME]   a waiting (or revoked) console may connect\n"
+		"  revoke CONSOLE           a console may connect no more\n"
+		"  key                      the host key consoles pin (for --server-key)\n");
 }
 
 int main(int argc, char *argv[])

@@ -58,7 +58,7 @@ struct child_plan {
 	char cgroup_dir[512];   /* the cgroup's directory, or "" */
 	size_t cgroup_root_len; /* the hierarchy's root, a prefix of cgroup_dir */
 	char cgroup_procs[560]; /* its cgroup.procs */
-	char *argv[8];
+	char *argv[10];
 	char *envp[SLIM_SPAWN_MAX_ENV + 1];
 	int report_fd;
 };
@@ -393,6 +393,10 @@ bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spa
 	plan.argv[a++] = "--managed";
 	plan.argv[a++] = "--listen";
 	plan.argv[a++] = (char *)(req->listen ? req->listen : "0.0.0.0:0");
+	if (req->clear) {
+		plan.argv[a++] = "--transport";
+		plan.argv[a++] = "clear";
+	}
 	if (req->startup) {
 		plan.argv[a++] = "-s";
 		plan.argv[a++] = (char *)req->startup;

@@ -16,6 +16,7 @@ struct slim_spawn_request {
 	char *const *env;       /* extra NAME=VALUE entries (PAM's, the greeter's), or NULL */
 	const char *cgroup;     /* e.g. "slimland.slice/user-1000.slice/session-3", or NULL */
 	const char *log_path;   /* the compositor's stderr, or NULL for /dev/null */
+	bool clear;             /* --transport clear: the manager's own is (loopback benchmarks) */
 };
 
 struct slim_spawn_result {

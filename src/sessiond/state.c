@@ -56,8 +56,9 @@ char *slim_state_format(struct slim_manager *mgr, size_t *len)
 	}
 	struct slim_binding *bind;
 	wl_list_for_each(bind, &mgr->bindings, link) {
+		/* the card's keyed hash: this file never holds a token */
 		char hex[2 * sizeof(bind->token.bytes) + 1];
-		slim_hex_encode(hex, bind->token.bytes, bind->token.len);
+		slim_hex_encode(hex, bind->token.bytes, sizeof(bind->token.bytes));
 		put(&b, "token %s %u\n", hex, bind->session->id);
 	}
 	struct slim_console *c;
@@ -151,10 +152,8 @@ static bool parse_line(char *line, struct slim_state *st)
 		return true;
 	}
 	if (n == 3 && strcmp(f[0], "token") == 0) {
-		size_t hexlen = strlen(f[1]);
-		struct slim_card_token t = { .len = (uint8_t)(hexlen / 2) };
-		if (hexlen == 0 || hexlen % 2 || hexlen > 64 ||
-				!slim_hex_decode(t.bytes, t.len, f[1]) ||
+		struct slim_card_hash t;
+		if (!slim_hex_decode(t.bytes, sizeof(t.bytes), f[1]) ||
 				!slim_parse_ulong(f[2], UINT32_MAX, &a) || a == 0 ||
 				!grow((void **)&st->tokens, st->n_tokens, sizeof(*st->tokens))) {
 			return false;

@@ -3,7 +3,7 @@
  * again. Written atomically after every change; read once at start.
  *
  *   session ID UID USER PID PORT CONTROLPATH
- *   token HEX SESSION
+ *   token HASH SESSION   (a card's keyed hash, never its token: sessions.h)
  *   console ID SESSION
  *
  * Greeters are sessions too (USER is the greeter user), so that a console
@@ -28,7 +28,7 @@ struct slim_state_session {
 };
 
 struct slim_state_token {
-	struct slim_card_token token;
+	struct slim_card_hash token;
 	uint32_t session;
 };
 

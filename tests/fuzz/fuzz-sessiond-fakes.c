@@ -43,11 +43,15 @@ static void fake_login_cancel(void *d, struct slim_login *login)
 {
 }
 
-static void check_send(void *d, const uint8_t *buf, size_t len,
-		const struct sockaddr *to, socklen_t to_len)
+static void check_send(void *d, struct slim_sec_conn *conn, const uint8_t *buf, size_t len)
 {
 	fuzz_check_valid(buf, len, false, 1, 1, "the manager");
-	sink += (uint32_t)len + to_len;
+	sink += (uint32_t)len + (uint32_t)(uintptr_t)conn;
+}
+
+static void fake_close(void *d, struct slim_sec_conn *conn)
+{
+	sink += (uint32_t)(uintptr_t)conn;
 }
 
 static const struct slim_manager_ops ops = {
@@ -55,13 +59,18 @@ static const struct slim_manager_ops ops = {
 	.login = fake_login,
 	.login_cancel = fake_login_cancel,
 	.send = check_send,
+	.close = fake_close,
 };
 
-struct slim_manager *fuzz_manager_create(struct wl_event_loop *loop)
+struct slim_manager *fuzz_manager_create(struct wl_event_loop *loop, enum slim_enroll_mode enroll)
 {
+	static const uint8_t card_key[SLIM_SEC_KEY_LEN] = { 7 };
 	struct slim_config config;
 	slim_config_defaults(&config);
-	struct slim_manager *mgr = slim_manager_create(loop, &config, "/nonexistent", &ops, NULL);
+	config.enroll = enroll;
+	/* no files: enrollment lives in memory, the host key is none */
+	struct slim_manager *mgr = slim_manager_create(loop, &config, "/nonexistent", card_key, NULL,
+		NULL, &ops, NULL);
 	if (!mgr) {
 		abort();
 	}
@@ -92,7 +101,7 @@ void fuzz_peer_drain(int fd, bool compositor)
 		char *save = NULL;
 		for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 			char token[40], console[80];
-			if (sscanf(line, "expect %39s %79s", token, console) == 2) {
+			if (sscanf(line, "expect %39s %79s %*s", token, console) == 2) {
 				slim_line_send(fd, "attached %s 64x48", console);
 			}
 		}

@@ -13,7 +13,7 @@
 #include "sessions.h"
 
 /* A fresh manager with the default configuration, on `loop`. */
-struct slim_manager *fuzz_manager_create(struct wl_event_loop *loop);
+struct slim_manager *fuzz_manager_create(struct wl_event_loop *loop, enum slim_enroll_mode enroll);
 /* Destroys it and closes the fake compositors' ends. */
 void fuzz_manager_destroy(struct slim_manager *mgr);
 /* Reads what the manager said on fd; a compositor answers `expect` with `attached`. */

@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		slim_log_init(SLIM_LOG_DEBUG, fuzz_quiet_log);
 		loop = wl_event_loop_create();
 	}
-	mgr = fuzz_manager_create(loop);
+	mgr = fuzz_manager_create(loop, SLIM_ENROLL_OPEN);
 
 	struct slim_console *c1 = known_console("c1", 0);
 	known_console("c2", 1);

@@ -46,6 +46,10 @@ def _passwd_tool(argv):
     return r.returncode, out
 
 
+def _pids_of_user(uid):
+    return _pids_of({uid})
+
+
 def _pids_of(uids):
     pids = []
     for name in os.listdir('/proc'):
@@ -66,13 +70,14 @@ def _pids_of(uids):
 class ManagerSession(Session):
     """A Session without a compositor of its own: the manager starts them."""
 
-    def __init__(self, name, user, service, greeter_user, pam_hooks=False):
+    def __init__(self, name, user, service, greeter_user, pam_hooks=False, enroll='approve'):
         """pam_hooks: the PAM service also takes a second to authenticate
         (pam_exec sleep) and records, in the session phase, which process
         opened and closed the session (pam_exec runs in the process calling
         pam_open_session: its child's $PPID), in self.pam_hook_log."""
         super().__init__(name, console=False, compositor=False)
         self.pam_hooks = pam_hooks
+        self.enroll = enroll
         self.user = user
         self.service = service
         self.greeter_user = greeter_user
@@ -153,6 +158,9 @@ class ManagerSession(Session):
             f.write('greeter_user = %s\n' % self.greeter_user)
             f.write('pam_service = %s\n' % self.service)
             f.write('slimland = %s\n' % self.slimland)
+            # the host key, the card key, the enrolled consoles: the test's own
+            f.write('key_dir = %s\n' % os.path.join(self.tmp, 'keys'))
+            f.write('enroll = %s\n' % self.enroll)
         log('user %s (uid %d), greeter user %s (uid %d), PAM service %s, manager on '
             '127.0.0.1:%d' % (self.user, self.pw.pw_uid, self.greeter_user,
                               self.greeter_pw.pw_uid, self.service, self.port))

@@ -23,7 +23,7 @@ import os
 import signal
 import time
 
-from slimsessiond import PASSWORD, ManagerSession, read_fifo
+from slimsessiond import PASSWORD, ManagerSession, _pids_of_user, read_fifo
 from slimtest import BACKGROUND, KEY_ENTER, fraction_not, log, run, scaled
 
 USER = 'slimtest-flow'
@@ -56,12 +56,12 @@ def greeter_runtime(s, console_id):
 
 def assert_greeter(s, console):
     """The console shows its greeter compositor's picture, with the form."""
-    s.wait_console_state(console.console_id, 'greeter')
+    s.wait_console_state(console.id, 'greeter')
     s.wait_screen(lambda img: fraction_not(img, BACKGROUND) > 0.5, 'the greeter window',
                   timeout=30, console=console)
     s.settled(console=console, quiet=0.5)
-    display = s.compositor_display(GREETER_USER, 'greeter-' + console.console_id)
-    img = s.assert_shows(console, greeter_runtime(s, console.console_id), display)
+    display = s.compositor_display(GREETER_USER, 'greeter-' + console.id)
+    img = s.assert_shows(console, greeter_runtime(s, console.id), display)
     if img.size != console.size:
         s.fail('%s: the greeter is %s, not %s' % (console.name, img.size, console.size))
     return img
@@ -98,7 +98,7 @@ def session_log(s):
 
 
 def assert_session_on(s, console, sid):
-    s.wait_console_state(console.console_id, 'session', user_session=sid)
+    s.wait_console_state(console.id, 'session', user_session=sid)
     display = s.compositor_display(USER, 'session-%s' % sid)
     s.wait_screen(lambda img: fraction_not(img, BACKGROUND) > 0.3, 'foot', console=console)
     s.settled(console=console, quiet=0.5)
@@ -121,22 +121,76 @@ def type_and_read(s, console, word, fd, fifo):
     return read_fifo(s, fd, word.encode() + b'\n', 15)
 
 
+def enroll(s, a, b):
+    """New consoles wait for the administrator: no greeter until approved."""
+    for c in (a, b):
+        line = c.wait_for('manager refused pending', 15)
+        if c.id not in line:
+            s.fail('%s\'s screen does not show its id while it waits: %r' % (c.name, line))
+    table = {f[1]: f for f in (l.split() for l in s.ctl('consoles'))}
+    for c in (a, b):
+        if table.get(c.id, [None] * 3)[2] != 'pending':
+            s.fail('slimlandctl consoles does not list %s as pending: %s' % (c.id, table))
+    if _pids_of_user(s.greeter_pw.pw_uid):
+        s.fail('a greeter runs for consoles nobody approved')
+    if s.listing():
+        s.fail('consoles nobody approved are in the table: %s' % s.listing())
+    # by the whole id, and by 8 digits of it
+    s.ctl('approve', a.id, 'desk-a')
+    s.ctl('approve', b.id[:8])
+    table = {f[1]: f for f in (l.split() for l in s.ctl('consoles'))}
+    if table[a.id][2:] != ['approved', table[a.id][3], table[a.id][4], 'desk-a'] or \
+            table[b.id][2] != 'approved':
+        s.fail('slimlandctl consoles after approving: %s' % table)
+    log('consoles %s and %s approved' % (a.id, b.id))
+
+
+def pinned_key(s, console):
+    """The manager's key as the console pinned it on first contact."""
+    with open(os.path.join(console.state_dir, 'known-servers')) as f:
+        pins = [l.split() for l in f if l.startswith('127.0.0.1:%d ' % s.port)]
+    if len(pins) != 1:
+        s.fail('%s pinned %d keys for the manager' % (console.name, len(pins)))
+    return pins[0][1]
+
+
+def revoke(s, a, sid):
+    """Revoked, A is refused, its session detached and its greeter gone."""
+    mark = a.mark()
+    s.ctl('revoke', a.id)
+    a.wait_for('manager refused denied', 15, start=mark)
+    table = s.wait_ctl(lambda t: ('console', a.id) not in t and
+                       (s.user_session(t) or [''] * 6)[5] == 'detached',
+                       'A gone and the session detached')
+    consoles = {f[1]: f for f in (l.split() for l in s.ctl('consoles'))}
+    if consoles[a.id][2] != 'revoked':
+        s.fail('slimlandctl consoles does not say A is revoked: %s' % consoles[a.id])
+    s.wait_ctl(lambda t: not any(f[0] == 'session' and f[2] == GREETER_USER and f[-1] == a.id
+                                 for f in t.values()), 'no greeter left for A')
+    log('A revoked: %s' % ' '.join(s.user_session(table)))
+
+
 def flow(s, fifo, fd):
     s.start_manager()
     a = s.start_managed_console('desk-a', SIZE_A)
     b = s.start_managed_console('desk-b', SIZE_B)
+    enroll(s, a, b)
     for c in (a, b):
         c.wait_for('manager attached', 15)
         c.wait_for('redirect 127.0.0.1:', 15)
         c.wait_for('attached', 20)
+    key = s.ctl('key')[0]
+    if pinned_key(s, a) != key or pinned_key(s, b) != key:
+        s.fail('the consoles pinned %s and %s, the manager says %s' % (
+            pinned_key(s, a), pinned_key(s, b), key))
     for c in (a, b):
         assert_greeter(s, c)
-    s.wait_why('desk-a', 'no card yet')
+    s.wait_why(a.id, 'no card yet')
 
     # a card nobody knows, on A: the greeter says so
     mark = a.mark()
     a.cmd('card insert ' + CARD)
-    s.wait_why('desk-a', 'unknown card')
+    s.wait_why(a.id, 'unknown card')
     if a.next_frame(scaled(10), start=mark) is None:
         s.fail('the greeter on A did not change for the unknown card')
     a.cmd('card remove')
@@ -151,7 +205,7 @@ def flow(s, fifo, fd):
     b.tap(KEY_ENTER)
     sent = time.monotonic()
     # PAM sleeps a second in the login worker: the manager answers meanwhile
-    s.manager_log_wait('login: %s at desk-b: worker' % USER, log_pos)
+    s.manager_log_wait('login: %s at %s: worker' % (USER, b.id), log_pos)
     asked = time.monotonic()
     s.listing()
     answered = time.monotonic()
@@ -178,7 +232,7 @@ def flow(s, fifo, fd):
     if s.console_image(b).tobytes() == checking.tobytes():
         s.fail('the greeter on B shows the same screen before and after the refusal')
     table = s.listing()
-    if s.user_session(table) or s.console_on(table, 'desk-b')[0] != 'greeter':
+    if s.user_session(table) or s.console_on(table, b.id)[0] != 'greeter':
         s.fail('a wrong password started something: %s' % table)
 
     # log in on A with the keys: the card tapped there is the session's now
@@ -189,7 +243,7 @@ def flow(s, fifo, fd):
     s.manager_log_wait('%s logged in' % USER, log_pos)
     a.wait_for('redirect 127.0.0.1:', 15, start=mark)
     a.wait_for('attached', 20, start=mark)
-    table = s.wait_console_state('desk-a', 'session', timeout=30)
+    table = s.wait_console_state(a.id, 'session', timeout=30)
     sid = s.user_session(table)[1]
     log('session %s on A' % sid)
     assert_pam_session_in_worker(s, int(s.user_session(table)[3]))
@@ -200,10 +254,10 @@ def flow(s, fifo, fd):
 
     # an unknown token on B: B stays on the greeter
     b.cmd('card insert ' + UNKNOWN)
-    s.wait_why('desk-b', 'unknown card')
+    s.wait_why(b.id, 'unknown card')
     b.cmd('card remove')
     table = s.listing()
-    if s.console_on(table, 'desk-b')[0] != 'greeter':
+    if s.console_on(table, b.id)[0] != 'greeter':
         s.fail('an unknown card took B off the greeter: %s' % table)
 
     # the card on B: the session moves there, at B's size; A to the greeter
@@ -212,14 +266,14 @@ def flow(s, fifo, fd):
     b.cmd('card insert ' + CARD)
     b.wait_for('redirect 127.0.0.1:', 15, start=mark_b)
     b.wait_for('attached', 20, start=mark_b)
-    s.manager_log_wait('console desk-b: attached to session %s (%dx%d)' % ((sid,) + SIZE_B),
+    s.manager_log_wait('console %s: attached to session %s (%dx%d)' % ((b.id, sid) + SIZE_B),
                        log_pos)
     a.wait_for('redirect 127.0.0.1:', 15, start=mark_a)
     a.wait_for('attached', 20, start=mark_a)
     assert_session_on(s, b, sid)
     assert_seamless(s, b, mark_b, 'the card')
     assert_greeter(s, a)
-    s.wait_why('desk-a', 'the session moved to another console')
+    s.wait_why(a.id, 'the session moved to another console')
     # A's keys go to A's greeter now, B's to the session
     a.type_text('echo from-a-2 >%s\n' % fifo)
     data = type_and_read(s, b, 'from-b-1', fd, fifo)
@@ -237,8 +291,8 @@ def flow(s, fifo, fd):
     mark_b = b.mark()
     s.start_manager()
     b.wait_for('manager attached', 20, start=mark_b)
-    s.wait_console_state('desk-b', 'session', user_session=sid, timeout=30)
-    s.wait_console_state('desk-a', 'greeter', timeout=30)
+    s.wait_console_state(b.id, 'session', user_session=sid, timeout=30)
+    s.wait_console_state(a.id, 'greeter', timeout=30)
     touched = [l for l in b.stdout.since(mark_b) if l.startswith(('redirect', 'connecting',
                                                                   'attached', 'refused'))]
     if touched:
@@ -249,7 +303,7 @@ def flow(s, fifo, fd):
     mark_b = b.mark()
     b.cmd('card remove')
     b.wait_for('redirect 127.0.0.1:', 15, start=mark_b)
-    s.wait_why('desk-b', 'card removed')
+    s.wait_why(b.id, 'card removed')
     table = s.wait_ctl(lambda t: (s.user_session(t) or [''] * 6)[5] == 'detached',
                        'the session detached')
     assert_greeter(s, b)
@@ -260,12 +314,13 @@ def flow(s, fifo, fd):
     a.cmd('card insert ' + CARD)
     a.wait_for('redirect 127.0.0.1:', 15, start=mark_a)
     a.wait_for('attached', 20, start=mark_a)
-    s.manager_log_wait('console desk-a: attached to session %s (%dx%d)' % ((sid,) + SIZE_A),
+    s.manager_log_wait('console %s: attached to session %s (%dx%d)' % ((a.id, sid) + SIZE_A),
                        log_pos)
     assert_session_on(s, a, sid)
     assert_seamless(s, a, mark_a, 'the card')
     data = type_and_read(s, a, 'from-a-3', fd, fifo)
     log('the FIFO at the end: %r' % data)
+    revoke(s, a, sid)
 
 
 run(test)

@@ -30,7 +30,7 @@ def test():
         raise TestSkip('pcscd or vsmartcard-vpcd is not installed')
     if not shutil.which('unshare'):
         raise TestFailure('unshare (util-linux) is missing')
-    with ManagerSession('sessiond_pcsc', USER, SERVICE, GREETER_USER) as s:
+    with ManagerSession('sessiond_pcsc', USER, SERVICE, GREETER_USER, enroll='open') as s:
         port = free_tcp_port_pair()
         daemon = Pcscd(s, pcscd, port, 0)
         card = Card(port, uid=UID)
@@ -49,13 +49,13 @@ def test():
 def shows(s, console, state, sid=None):
     """The console is on the greeter (or the session), showing what that
     compositor renders, at the console's size."""
-    s.wait_console_state(console.console_id, state, user_session=sid, timeout=30)
+    s.wait_console_state(console.id, state, user_session=sid, timeout=30)
     s.wait_screen(lambda img: fraction_not(img, BACKGROUND) > 0.3, state, timeout=30,
                   console=console)
     s.settled(console=console, quiet=0.5)
     if state == 'greeter':
-        runtime = os.path.join(s.run_dir, 'greeter-' + console.console_id)
-        display = s.compositor_display(GREETER_USER, 'greeter-' + console.console_id)
+        runtime = os.path.join(s.run_dir, 'greeter-' + console.id)
+        display = s.compositor_display(GREETER_USER, 'greeter-' + console.id)
     else:
         runtime = '/run/user/%d' % s.pw.pw_uid
         display = s.compositor_display(USER, 'session-' + sid)
@@ -78,7 +78,7 @@ def flow(s, daemon, card, fifo, fd):
     log_pos = s.manager.stderr.mark()
     mark = a.mark()
     card.insert()
-    s.wait_why('desk-a', 'unknown card')
+    s.wait_why(a.id, 'unknown card')
     if a.next_frame(scaled(10), start=mark) is None:
         s.fail('the greeter on A did not change for the unknown card')
 
@@ -89,7 +89,7 @@ def flow(s, daemon, card, fifo, fd):
     s.manager_log_wait('%s logged in' % USER, log_pos)
     a.wait_for('redirect 127.0.0.1:', 15, start=mark)
     a.wait_for('attached', 20, start=mark)
-    table = s.wait_console_state('desk-a', 'session', timeout=30)
+    table = s.wait_console_state(a.id, 'session', timeout=30)
     sid = s.user_session(table)[1]
     shows(s, a, 'session', sid)
     a.type_text('echo pcsc-a >%s\n' % fifo)
@@ -101,7 +101,7 @@ def flow(s, daemon, card, fifo, fd):
     b.cmd('card insert ' + UID.hex())
     b.wait_for('redirect 127.0.0.1:', 15, start=mark_b)
     b.wait_for('attached', 20, start=mark_b)
-    s.manager_log_wait('console desk-b: attached to session %s (%dx%d)' % ((sid,) + SIZE_B),
+    s.manager_log_wait('console %s: attached to session %s (%dx%d)' % ((b.id, sid) + SIZE_B),
                        log_pos)
     a.wait_for('attached', 20, start=mark_a)
     shows(s, b, 'session', sid)

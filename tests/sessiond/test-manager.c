@@ -24,6 +24,7 @@
 #include "ctl.h"
 #include "greeter.h"
 #include "lines.h"
+#include "slim-hex.h"
 #include "sessions.h"
 #include "slim-codec.h"
 #include "state.h"
@@ -54,6 +55,7 @@ static struct {
 	int n_sent;
 	int logins, logouts;
 	uint64_t skew_us; /* added to the manager's clock (ops.now) */
+	char last_expect[256]; /* the last `expect` a compositor was told */
 } t;
 
 __attribute__((format(printf, 2, 0)))
@@ -167,15 +169,25 @@ static void fake_login_cancel(void *data, struct slim_login *l)
 	free(l);
 }
 
-static void fake_send(void *data, const uint8_t *buf, size_t len,
-		const struct sockaddr *to, socklen_t to_len)
+static struct sockaddr_in addr_of(int n);
+
+/*
+ * Console n's connection, as the secure transport would hand it over: the
+ * manager never looks inside one, only gives it back to send.
+ */
+static struct slim_sec_conn *conn_of(int n)
+{
+	return (struct slim_sec_conn *)(uintptr_t)(0x1000 + n);
+}
+
+static void fake_send(void *data, struct slim_sec_conn *conn, const uint8_t *buf, size_t len)
 {
 	assert_true(t.n_sent < 256);
 	assert_true(len <= sizeof(t.sent[0].buf));
 	struct sent *s = &t.sent[t.n_sent++];
 	memcpy(s->buf, buf, len);
 	s->len = len;
-	memcpy(&s->to, to, sizeof(s->to));
+	s->to = addr_of((int)((uintptr_t)conn - 0x1000));
 }
 
 static uint64_t fake_now(void *data)
@@ -250,7 +262,17 @@ static struct sockaddr_in addr_of(int n)
 	return a;
 }
 
+/* A datagram of console n, having proved `key` (DTLS) or nothing (NULL: clear). */
+static void console_send_keyed(int n, uint32_t assoc, uint32_t seq, int type, const void *body,
+		const uint8_t *key);
+
 static void console_send(int n, uint32_t assoc, uint32_t seq, int type, const void *body)
+{
+	console_send_keyed(n, assoc, seq, type, body, NULL);
+}
+
+static void console_send_keyed(int n, uint32_t assoc, uint32_t seq, int type, const void *body,
+		const uint8_t *key)
 {
 	uint8_t buf[256];
 	struct slim_writer w;
@@ -265,8 +287,14 @@ static void console_send(int n, uint32_t assoc, uint32_t seq, int type, const vo
 	size_t len = slim_writer_finish(&w, seq, slim_now_us());
 	struct sockaddr_in from = addr_of(n), local = { .sin_family = AF_INET };
 	local.sin_addr.s_addr = htonl(0xc0a80001);
-	slim_consoles_receive(t.mgr, buf, len, (struct sockaddr *)&from, sizeof(from),
-		(struct sockaddr *)&local, sizeof(local));
+	/* clear transport's rules: the id is HELLO's, believed from its address */
+	struct slim_peer peer = {
+		.conn = conn_of(n),
+		.key = key,
+		.from = (struct sockaddr *)&from, .from_len = sizeof(from),
+		.local = (struct sockaddr *)&local, .local_len = sizeof(local),
+	};
+	slim_consoles_receive(t.mgr, &peer, buf, len);
 	pump_ms(5);
 }
 
@@ -336,6 +364,7 @@ static void comp_start(struct fake_compositor *fc, uint16_t port, const char *co
 	comp_say(fc, line);
 	char *got = comp_line(fc);
 	assert_non_null(got);
+	snprintf(t.last_expect, sizeof(t.last_expect), "%s", got);
 	/* console ids travel in hex on the control socket (§2) */
 	char want[80], hex[2 * SLIM_CONSOLE_ID_LEN + 1];
 	slim_hex_encode(hex, (const uint8_t *)console, strlen(console));
@@ -358,17 +387,31 @@ static bool alive(pid_t pid)
 	return waitpid(pid, &status, WNOHANG) == 0;
 }
 
+static const uint8_t card_key[SLIM_SEC_KEY_LEN] = { 1, 2, 3 };
+
+static struct slim_manager *create_manager(const struct slim_config *config)
+{
+	return slim_manager_create(t.loop, config, "/tmp", card_key, NULL, NULL, &ops, NULL);
+}
+
+/* The defaults, but every console that says HELLO is enrolled (its own tests below). */
+static void test_config(struct slim_config *config)
+{
+	slim_config_defaults(config);
+	config->enroll = SLIM_ENROLL_OPEN;
+}
+
 static int setup(void **state)
 {
 	memset(&t, 0, sizeof(t));
 	t.loop = wl_event_loop_create();
 	struct slim_config config;
-	slim_config_defaults(&config);
+	test_config(&config);
 	const char *reauth = *state;
 	if (reauth) {
 		slim_config_parse(&config, reauth, strlen(reauth), "test");
 	}
-	t.mgr = slim_manager_create(t.loop, &config, "/tmp", &ops, NULL);
+	t.mgr = create_manager(&config);
 	t.mgr->check_greeter_peer = false;
 	return 0;
 }
@@ -770,13 +813,150 @@ static void test_ctl(void **state)
 	assert_null(slim_manager_session(t.mgr, 2));
 }
 
+
+/* The key of an attach: in the compositor's `expect` and in the console's REDIRECT alone. */
+static void test_attach_key(void **state)
+{
+	console_on_greeter(1, 0x111, "c1");
+	char token_hex[33], id_hex[65], key_hex[65];
+	assert_int_equal(sscanf(t.last_expect, "expect %32s %64s %64s", token_hex, id_hex, key_hex), 3);
+	assert_int_equal(strlen(key_hex), 64);
+	struct slim_cmd cmd;
+	assert_non_null(last_sent(1, SLIM_CMD_REDIRECT, &cmd));
+	char hex[65];
+	slim_hex_encode(hex, cmd.redirect.token, sizeof(cmd.redirect.token));
+	assert_string_equal(hex, token_hex);
+	slim_hex_encode(hex, cmd.redirect.key, sizeof(cmd.redirect.key));
+	assert_string_equal(hex, key_hex);
+	/* a second console gets a key of its own */
+	console_on_greeter(2, 0x222, "c2");
+	char key2[65];
+	assert_int_equal(sscanf(t.last_expect, "expect %*32s %*64s %64s", key2), 1);
+	assert_string_not_equal(key2, key_hex);
+}
+
+/* Over DTLS a console is its key: HELLO must carry the key's id, from any address. */
+static void test_key_is_the_console(void **state)
+{
+	uint8_t key[SLIM_SEC_FINGERPRINT_LEN] = { 0x42 };
+	char id[SLIM_CONSOLE_ID_LEN + 1];
+	slim_sec_fingerprint_id(key, id);
+	/* an id that is not its key's: dropped, nothing started */
+	struct slim_wire_hello h = { .version = SLIM_VERSION, .width = 640, .height = 480,
+		.mtu = 1400 };
+	memcpy(h.console_id, "c1", 2);
+	console_send_keyed(1, 0x111, 1, SLIM_CMD_HELLO, &h, key);
+	assert_int_equal(t.n_comps, 0);
+	assert_null(slim_manager_console(t.mgr, "c1"));
+	/* its own id: a greeter */
+	memcpy(h.console_id, id, SLIM_CONSOLE_ID_LEN);
+	console_send_keyed(1, 0x111, 1, SLIM_CMD_HELLO, &h, key);
+	assert_int_equal(t.n_comps, 1);
+	struct slim_console *c = slim_manager_console(t.mgr, id);
+	assert_non_null(c);
+	/* the same key from another address at once: the console moved, it is the same one */
+	console_send_keyed(5, 0x555, 1, SLIM_CMD_HELLO, &h, key);
+	assert_ptr_equal(slim_manager_console(t.mgr, id), c);
+	assert_int_equal(c->assoc, 0x555);
+	assert_int_equal(ntohs(((struct sockaddr_in *)&c->addr)->sin_port), 40005);
+	assert_int_equal(t.n_comps, 1);
+}
+
+/* enroll = approve: a new console waits, with nothing started, until approved. */
+static void test_enroll_approve(void **state)
+{
+	hello(1, 0x111, "c1");
+	struct slim_cmd cmd;
+	assert_non_null(last_sent(1, SLIM_CMD_REFUSE, &cmd));
+	assert_int_equal(cmd.refuse.reason, SLIM_REFUSE_PENDING);
+	assert_int_equal(t.n_comps, 0);
+	assert_null(slim_manager_console(t.mgr, "c1"));
+	struct out o = { "" };
+	slim_ctl_run(t.mgr, "consoles", collect, &o);
+	assert_non_null(strstr(o.text, "console c1 pending 10.0.0.1:40001 "));
+	/* many keys made up by one host: the waiting list stays bounded */
+	for (int i = 0; i < SLIM_ENROLL_PENDING_MAX + 20; i++) {
+		char id[16];
+		snprintf(id, sizeof(id), "x%d", i);
+		hello(9, (uint32_t)(0x9000 + i), id);
+	}
+	assert_int_equal(t.mgr->enroll.n_pending, SLIM_ENROLL_PENDING_MAX);
+	assert_int_equal(t.n_comps, 0);
+	assert_int_equal(wl_list_length(&t.mgr->consoles), 0);
+	/* approved while it waits, connected: told at once to say HELLO again */
+	hello(1, 0x111, "c1");
+	t.n_sent = 0;
+	o.text[0] = '\0';
+	slim_ctl_run(t.mgr, "approve c1", collect, &o);
+	assert_string_equal(o.text, "console c1 approved\nok\n");
+	assert_non_null(last_sent(1, SLIM_CMD_REFUSE, &cmd));
+	assert_int_equal(cmd.refuse.reason, SLIM_REFUSE_UNKNOWN);
+	hello(1, 0x112, "c1");
+	assert_int_equal(t.n_comps, 1);
+	assert_true(last_comp()->greeter);
+	/* a prefix too short, or of nobody */
+	o.text[0] = '\0';
+	slim_ctl_run(t.mgr, "approve x", collect, &o);
+	assert_non_null(strstr(o.text, "error "));
+}
+
+/* enroll = closed: refused, nothing started. */
+static void test_enroll_closed(void **state)
+{
+	hello(1, 0x111, "c1");
+	struct slim_cmd cmd;
+	assert_non_null(last_sent(1, SLIM_CMD_REFUSE, &cmd));
+	assert_int_equal(cmd.refuse.reason, SLIM_REFUSE_DENIED);
+	assert_int_equal(t.n_comps, 0);
+	assert_null(slim_manager_console(t.mgr, "c1"));
+}
+
+/* Revoked: refused, out of the table, its session detached and running. */
+static void test_revoke(void **state)
+{
+	struct fake_compositor *s = alice_with_card();
+	struct slim_console *c1 = slim_manager_console(t.mgr, "c1");
+	struct slim_session *session = c1->shows;
+	t.n_sent = 0;
+	struct out o = { "" };
+	slim_ctl_run(t.mgr, "revoke c1", collect, &o);
+	assert_string_equal(o.text, "console c1 revoked\nok\n");
+	struct slim_cmd cmd;
+	assert_non_null(last_sent(1, SLIM_CMD_REFUSE, &cmd));
+	assert_int_equal(cmd.refuse.reason, SLIM_REFUSE_DENIED);
+	assert_null(slim_manager_console(t.mgr, "c1"));
+	assert_null(session->console);
+	char *line = comp_line(s);
+	assert_non_null(line);
+	assert_string_equal(line, "detach");
+	assert_true(alive(s->pid));
+	/* its HELLO is refused from now on, and nothing starts */
+	int comps = t.n_comps;
+	t.n_sent = 0;
+	hello(1, 0x999, "c1");
+	assert_non_null(last_sent(1, SLIM_CMD_REFUSE, &cmd));
+	assert_int_equal(cmd.refuse.reason, SLIM_REFUSE_DENIED);
+	assert_int_equal(t.n_comps, comps);
+	o.text[0] = '\0';
+	slim_ctl_run(t.mgr, "consoles", collect, &o);
+	assert_non_null(strstr(o.text, "console c1 revoked - - -\n"));
+}
+
 static void test_state_round_trip(void **state)
 {
 	alice_with_card();
 	size_t len;
 	char *text = slim_state_format(t.mgr, &len);
 	assert_non_null(text);
-	assert_non_null(strstr(text, "token cafe0007 2\n"));
+	/* the card's keyed hash is kept, never its token */
+	struct slim_wire_card tapped = { .event = 1, .kind = 1, .len = 4, .token = { 0xca, 0xfe, 0, 7 } };
+	struct slim_card_hash hash;
+	slim_manager_hash_card(t.mgr, &tapped, &hash);
+	char line[128], hex[65];
+	slim_hex_encode(hex, hash.bytes, sizeof(hash.bytes));
+	snprintf(line, sizeof(line), "token %s 2\n", hex);
+	assert_non_null(strstr(text, line));
+	assert_null(strstr(text, "cafe0007"));
 	assert_non_null(strstr(text, "console c1 2\n"));
 	struct slim_state st;
 	assert_true(slim_state_parse(text, len, "t", &st));
@@ -788,8 +968,8 @@ static void test_state_round_trip(void **state)
 	/* a second manager (a restart) takes it over */
 	struct slim_manager *old = t.mgr;
 	struct slim_config config;
-	slim_config_defaults(&config);
-	t.mgr = slim_manager_create(t.loop, &config, "/tmp", &ops, NULL);
+	test_config(&config);
+	t.mgr = create_manager(&config);
 	slim_state_apply(t.mgr, &st, false);
 	slim_state_finish(&st);
 	size_t len2;
@@ -810,8 +990,8 @@ static void test_state_round_trip(void **state)
 	assert_int_equal(c1->state, SLIM_CONSOLE_SESSION);
 	assert_int_equal(c1->shows->id, 2);
 	/* and its card still opens the session */
-	assert_non_null(slim_manager_binding(t.mgr, &(struct slim_card_token){
-		.len = 4, .bytes = { 0xca, 0xfe, 0, 7 } }));
+	/* and its card still opens the session: the same card key, the same hash */
+	assert_non_null(slim_manager_binding(t.mgr, &hash));
 	slim_manager_destroy(t.mgr);
 	t.mgr = old;
 
@@ -834,7 +1014,7 @@ static void test_state_round_trip(void **state)
 	assert_int_equal(st.bad_lines, 7);
 	assert_int_equal(st.n_consoles, 1);
 	/* a console whose session is not there is simply not restored */
-	struct slim_manager *m2 = slim_manager_create(t.loop, &config, "/tmp", &ops, NULL);
+	struct slim_manager *m2 = create_manager(&config);
 	slim_state_apply(m2, &st, true);
 	assert_null(slim_manager_console(m2, "c9"));
 	slim_manager_destroy(m2);
@@ -854,8 +1034,8 @@ static void test_state_file(void **state)
 	assert_true(slim_state_write(t.mgr, path));
 	/* a restart that checks PIDs: the fake compositors are not slimland */
 	struct slim_config config;
-	slim_config_defaults(&config);
-	struct slim_manager *m2 = slim_manager_create(t.loop, &config, "/tmp", &ops, NULL);
+	test_config(&config);
+	struct slim_manager *m2 = create_manager(&config);
 	assert_true(slim_state_restore(m2, path));
 	assert_int_equal(wl_list_length(&m2->sessions), 0);
 	slim_manager_destroy(m2);
@@ -863,7 +1043,7 @@ static void test_state_file(void **state)
 	FILE *f = fopen(path, "w");
 	fwrite("\0\0\0garbage", 1, 10, f);
 	fclose(f);
-	m2 = slim_manager_create(t.loop, &config, "/tmp", &ops, NULL);
+	m2 = create_manager(&config);
 	assert_true(slim_state_restore(m2, path));
 	assert_int_equal(wl_list_length(&m2->sessions), 0);
 	slim_manager_destroy(m2);
@@ -889,6 +1069,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ctl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attach_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_key_is_the_console, setup, teardown),
+		cmocka_unit_test_prestate_setup_teardown(test_enroll_approve, setup, teardown,
+			"enroll = approve\n"),
+		cmocka_unit_test_prestate_setup_teardown(test_enroll_closed, setup, teardown,
+			"enroll = closed\n"),
+		cmocka_unit_test_setup_teardown(test_revoke, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
