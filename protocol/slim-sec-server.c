@@ -4,10 +4,11 @@
  * Every datagram is looked at in this order, and the cheapest test that
  * settles it wins:
  *   1. not a DTLS record (short, or a cleartext slim datagram): dropped;
- *   2. a ClientHello: rate-limited, then its cookie is checked (stateless,
- *      HMAC). Without a valid cookie the answer is a HelloVerifyRequest no
- *      larger than the ClientHello, and nothing is kept. With one, a
- *      half-open handshake is made, within per-source and global bounds;
+ *   2. a ClientHello: rate-limited per source, then its cookie is checked
+ *      (stateless, HMAC). Without a valid cookie the answer is a
+ *      HelloVerifyRequest no larger than the ClientHello, at a rate in all,
+ *      and nothing is kept. With one, a half-open handshake is made, within
+ *      per-source and global bounds;
  *   3. a record of a connection of its address: handed to it (the
  *      handshake record to a half-open one, the rest to the established);
  *   4. an encrypted record nobody here knows (the server restarted): a
@@ -531,8 +532,7 @@ static void client_hello(struct slim_sec_server *srv, const uint8_t *buf, size_t
 		uint64_t now_us)
 {
 	uint32_t source = key_hash(srv, key, false) % SOURCE_BUCKETS;
-	if (!take(&srv->hello_all, srv->cfg.hello_rate, now_us) ||
-			!take(&srv->hello_source[source], srv->cfg.source_rate, now_us)) {
+	if (!take(&srv->hello_source[source], srv->cfg.source_rate, now_us)) {
 		srv->stats.rate_limited++;
 		return;
 	}
@@ -546,6 +546,15 @@ static void client_hello(struct slim_sec_server *srv, const uint8_t *buf, size_t
 			(void *)buf, len, &prestate) == 0;
 	}
 	if (!valid) {
+		/*
+		 * The answers to unproven addresses have a rate in all; a ClientHello
+		 * with a valid cookie does not wait behind them, so a flood from
+		 * spoofed sources delays no console that can receive its cookie.
+		 */
+		if (!take(&srv->hello_all, srv->cfg.hello_rate, now_us)) {
+			srv->stats.rate_limited++;
+			return;
+		}
 		struct unverified u = { srv, from, from_len, len };
 		memset(&prestate, 0, sizeof(prestate));
 		gnutls_dtls_cookie_send(&srv->cookie_key[0], (void *)key, sizeof(*key), &prestate,
@@ -674,7 +683,7 @@ struct slim_sec_server *slim_sec_server_create(const struct slim_sec_server_conf
 	c->max_conns = c->max_conns ? c->max_conns : 64;
 	c->max_half_open = c->max_half_open ? c->max_half_open : 16;
 	c->max_per_source = c->max_per_source ? c->max_per_source : 4;
-	c->hello_rate = c->hello_rate ? c->hello_rate : 2000;
+	c->hello_rate = c->hello_rate ? c->hello_rate : 20000;
 	c->source_rate = c->source_rate ? c->source_rate : 50;
 	c->idle_ms = c->idle_ms ? c->idle_ms : 30000;
 	c->handshake_ms = c->handshake_ms ? c->handshake_ms : 10000;

@@ -188,7 +188,7 @@ struct slim_sec_server_config {
 	unsigned max_conns;       /* established connections [64] */
 	unsigned max_half_open;   /* handshakes under way [16] */
 	unsigned max_per_source;  /* of each, from one IP address [4] */
-	unsigned hello_rate;      /* ClientHellos handled a second, in all [2000] */
+	unsigned hello_rate;      /* cookies sent a second, in all [20000] */
 	unsigned source_rate;     /* ... from one IP address [50] */
 	uint32_t idle_ms;         /* a connection heard nothing from for this long ends [30000] */
 	uint32_t handshake_ms;    /* a handshake not done by then ends [10000] */

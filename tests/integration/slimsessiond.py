@@ -70,7 +70,10 @@ def _pids_of(uids):
 class ManagerSession(Session):
     """A Session without a compositor of its own: the manager starts them."""
 
-    def __init__(self, name, user, service, greeter_user, pam_hooks=False, enroll='approve'):
+    def __init__(self, name, user, service, greeter_user, pam_hooks=False, enroll='approve',
+                 host=None):
+        """host: a slimnet.Host the manager (and so its compositors) runs in,
+        listening on its address; consoles go there too."""
         """pam_hooks: the PAM service also takes a second to authenticate
         (pam_exec sleep) and records, in the session phase, which process
         opened and closed the session (pam_exec runs in the process calling
@@ -78,6 +81,8 @@ class ManagerSession(Session):
         super().__init__(name, console=False, compositor=False)
         self.pam_hooks = pam_hooks
         self.enroll = enroll
+        self.host = host
+        self.manager_host = host.addr if host else '127.0.0.1'
         self.user = user
         self.service = service
         self.greeter_user = greeter_user
@@ -152,7 +157,7 @@ class ManagerSession(Session):
         self.port = free_udp_port()
         self.config_path = os.path.join(self.tmp, 'slimland.conf')
         with open(self.config_path, 'w') as f:
-            f.write('listen = 127.0.0.1:%d\n' % self.port)
+            f.write('listen = %s:%d\n' % (self.manager_host, self.port))
             f.write('startup = foot\n')
             f.write('greeter = %s\n' % self.greeter)
             f.write('greeter_user = %s\n' % self.greeter_user)
@@ -265,6 +270,8 @@ class ManagerSession(Session):
     # -- the manager
     def start_manager(self):
         argv = [self.sessiond, '--config', self.config_path, '--run-dir', self.run_dir, '-v']
+        if self.host:
+            argv = self.host.argv(argv)
         self.manager = Process('sessiond-%d' % self.n_managers, argv, self._env(), self.outdir)
         self.n_managers += 1
         _, line = self.manager.stderr.wait(lambda l: 'slimland-sessiond: running' in l
@@ -371,10 +378,13 @@ class ManagerSession(Session):
         return self.wait_ctl(ok, 'console %s on the %s' % (console_id, state), timeout)
 
     # -- consoles
-    def start_managed_console(self, console_id, size, card_reader='stdin', env=None, name=None):
-        endpoint = ['--manager', '127.0.0.1:%d' % self.port, '--card-reader=' + card_reader]
+    def start_managed_console(self, console_id, size, card_reader='stdin', env=None, name=None,
+                              host=None):
+        """A console of the manager's; host: a slimnet.Host it runs in."""
+        endpoint = ['--manager', '%s:%d' % (self.manager_host, self.port),
+                    '--card-reader=' + card_reader]
         console = Console(self, None, size, console_id, name or 'console-' + console_id,
-                          endpoint=endpoint, env=env)
+                          endpoint=endpoint, env=env, host=host)
         self.consoles.append(console)
         return console
 

@@ -1,0 +1,176 @@
+"""An attacker on the LAN against the session manager (issue: session
+takeover, exhaustion), on the kernel's real network path (slimnet.py):
+
+    srv 10.77.0.1   slimland-sessiond (DTLS, enroll = approve) and the
+                    compositors it starts
+    desk 10.77.0.2  a real console, enrolled by the administrator
+    atk 10.77.0.3   the attacker: consoles of its own, raw sockets, and
+                    replies to 10.78.0.0/16 routed to it
+
+  1. impostor consoles (keys of their own) get nothing: no greeter, no
+     place in the table, only "waiting for an administrator"; a card they
+     tap moves nothing;
+  2. the real console's control association, recorded on the wire (its
+     HELLO, PINGs and a card tap), played again from the attacker's address
+     and from the console's own: nothing changes, and the console goes on;
+  3. 20,000 ClientHellos from spoofed sources, while six consoles with keys
+     made up on the spot knock from the attacker's own address: no greeter
+     starts, the manager answers no more bytes than it got, its memory grows
+     by less than 4 MB, and the real console's greeter answers its keys all
+     along.
+"""
+import json
+import os
+import time
+
+from slimnet import Lan
+from slimsessiond import ManagerSession, _pids_of
+from slimtest import KEY_A, log, run, scaled
+
+USER = 'slimtest-atk'
+SERVICE = 'slimland-test-atk'
+GREETER_USER = 'slimtest-atk-gr'
+SIZE = (800, 600)
+FLOOD = 20000
+# consoles with made-up keys from the attacker's own address: with the
+# impostor, within the manager's 8 handshakes at a time from one address
+# (more wait their turn, which is the bound at work, and slow)
+IMPOSTORS = 6
+UDP_IP_HEADERS = 28
+
+
+def rss_kb(pid):
+    with open('/proc/%d/status' % pid) as f:
+        for line in f:
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1])
+    return 0
+
+
+def sniffed(proc):
+    proc.terminate()
+    out, _ = proc.communicate(timeout=10)
+    return [json.loads(l) for l in out.decode().splitlines() if l.startswith('{')]
+
+
+def spoof(atk, datagrams):
+    lines = atk.rawnet('send', stdin='\n'.join(json.dumps(d) for d in datagrams).encode())
+    _, packets, payload = lines[-1].split()
+    return int(packets), int(payload)
+
+
+def greeters(s):
+    """Greeter compositors running now (the greeter user's slimland processes)."""
+    n = 0
+    for pid in _pids_of({s.greeter_pw.pw_uid}):
+        try:
+            with open('/proc/%d/comm' % pid) as f:
+                n += f.read().strip() == 'slimland'
+        except OSError:
+            pass
+    return n
+
+
+def answers_keys(s, console):
+    """The console's greeter draws something for a key typed into its form."""
+    mark = console.mark()
+    console.tap(KEY_A)
+    if console.next_frame(scaled(10), start=mark) is None:
+        s.fail('%s\'s greeter drew nothing for a key' % console.name)
+
+
+def test():
+    with Lan('attack_manager') as lan:
+        srv, desk = lan.host('srv', 1), lan.host('desk', 2)
+        atk = lan.host('atk', 3, spoof=True)
+        srv.run('ip', 'route', 'add', '10.78.0.0/16', 'via', atk.addr)
+        srv.count_udp('to_flood', 'output', 'ip daddr 10.78.0.0/16')
+        with ManagerSession('attack_manager', USER, SERVICE, GREETER_USER, host=srv) as s:
+            attack(s, lan, srv, desk, atk)
+
+
+def attack(s, lan, srv, desk, atk):
+    s.start_manager()
+    # the real console's first handshake, recorded: the attacker's ClientHello
+    hello_sniffer = lan.sniff(desk, str(s.port), '4', '20')
+    hello_sniffer.stdout.readline()
+    a = s.start_managed_console('desk', SIZE, host=desk)
+    a.wait_for('manager refused pending', 20)
+    handshake = [d for d in sniffed(hello_sniffer) if d['dst'] == srv.addr]
+    s.ctl('approve', a.id)
+    a.wait_for('attached', 30)
+    s.wait_console_state(a.id, 'greeter', timeout=30)
+    a.wait_for('frame ', 10)
+    s.settled(console=a, quiet=0.5)
+    log('the real console %s is on its greeter' % a.id)
+
+    # 1. impostors: a key of their own each, and a card tap
+    impostor = s.start_managed_console('impostor', SIZE, host=atk, name='impostor')
+    impostor.wait_for('manager refused pending', 20)
+    impostor.cmd('card insert 04c0ffee112233')
+    table = {f[1]: f for f in (l.split() for l in s.ctl('consoles'))}
+    if table.get(impostor.id, [None] * 3)[2] != 'pending':
+        s.fail('the impostor is not waiting for the administrator: %s' % table)
+    if ('console', impostor.id) in s.listing() or greeters(s) != 1:
+        s.fail('the impostor got a place in the table or a greeter: %s' % s.listing())
+    if any(l.startswith(('redirect', 'attached')) for l in impostor.stdout.since(0)):
+        s.fail('the impostor was sent somewhere')
+    log('impostor %s: waiting, no greeter' % impostor.id)
+
+    # 2. the real console's control association, recorded and played again
+    sniffer = lan.sniff(desk, str(s.port), '100', '30')
+    sniffer.stdout.readline()
+    a.cmd('card insert 04deadbeef0000')
+    s.wait_why(a.id, 'unknown card')
+    a.cmd('card remove')
+    a.sync()
+    time.sleep(1.2)  # a PING or two in the recording
+    upstream = [d for d in sniffed(sniffer) if d['dst'] == srv.addr]
+    if not upstream:
+        s.fail('the sniffer saw none of the console\'s datagrams')
+    before = s.listing()
+    replays = [dict(d, repeat=3) for d in upstream] + \
+        [dict(d, src=atk.addr, sport=41000, repeat=3) for d in upstream]
+    packets, _ = spoof(atk, replays)
+    answers_keys(s, a)
+    s.wait_why(a.id, 'unknown card')
+    after = s.listing()
+    if before != after:
+        s.fail('replayed datagrams changed the table:\n%s\n%s' % (before, after))
+    log('%d recorded datagrams played again: nothing changed' % packets)
+
+    # 3. a flood of ClientHellos from spoofed sources, and consoles with made-up keys
+    rss_before = rss_kb(s.manager.pid)
+    knockers = [s.start_managed_console('knocker-%d' % i, SIZE, host=atk,
+                                        name='knocker-%d' % i) for i in range(IMPOSTORS)]
+    hello = handshake[0]
+    flood = [dict(hello, src='10.78.%d.%d' % (i >> 8 & 255, i & 255), sport=1024 + i % 50000)
+             for i in range(FLOOD)]
+    half = len(flood) // 2
+    _, first_bytes = spoof(atk, flood[:half])
+    answers_keys(s, a)  # during the flood
+    _, second_bytes = spoof(atk, flood[half:])
+    answers_keys(s, a)
+    for k in knockers:
+        k.wait_for('manager refused pending', 20)
+    answered = srv.counter('to_flood')
+    answered_bytes = answered[1] - UDP_IP_HEADERS * answered[0]
+    rss_after = rss_kb(s.manager.pid)
+    log('flood: %d ClientHellos, %d bytes; answered with %d bytes; %d consoles with new keys '
+        'waiting; manager RSS %d -> %d kB' % (FLOOD, first_bytes + second_bytes,
+                                               answered_bytes, len(knockers), rss_before,
+                                               rss_after))
+    if answered_bytes > first_bytes + second_bytes:
+        s.fail('the flood got %d bytes back for %d' % (answered_bytes, first_bytes + second_bytes))
+    if greeters(s) != 1:
+        s.fail('%d greeters run: the flood or the knockers started some' % greeters(s))
+    if rss_after - rss_before > 4096:
+        s.fail('the manager grew by %d kB' % (rss_after - rss_before))
+    pending = [l for l in s.ctl('consoles') if ' pending ' in l]
+    if len(pending) != IMPOSTORS + 1:
+        s.fail('%d consoles wait, not %d: %s' % (len(pending), IMPOSTORS + 1, pending))
+    s.assert_shows(a, os.path.join(s.run_dir, 'greeter-' + a.id),
+                   s.compositor_display(GREETER_USER, 'greeter-' + a.id))
+
+
+run(test)
