@@ -2,6 +2,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 #include <netinet/in.h>
@@ -33,6 +34,28 @@ static void test_defaults(void **state)
 	assert_string_equal(c.state, "/run/slimland/state");
 	assert_false(c.state_set);
 	assert_string_equal(c.pam_service, "slimland");
+	assert_string_equal(c.key_dir, "/var/lib/slimland");
+	assert_int_equal(c.enroll, SLIM_ENROLL_APPROVE);
+	assert_int_equal(c.transport, SLIM_SEC_DTLS);
+}
+
+/* The file shipped in data/ shows every key with its default, and nothing else. */
+static void test_shipped_file(void **state)
+{
+	struct slim_config c, d;
+	slim_config_defaults(&c);
+	slim_config_defaults(&d);
+	FILE *f = fopen(SLIM_SHIPPED_CONF, "r");
+	assert_non_null(f);
+	char text[8192];
+	size_t n = fread(text, 1, sizeof(text), f);
+	fclose(f);
+	assert_true(n < sizeof(text));
+	assert_int_equal(slim_config_parse(&c, text, n, SLIM_SHIPPED_CONF), 0);
+	/* state_set says a value was given, the rest must be the defaults */
+	assert_true(c.state_set);
+	c.state_set = false;
+	assert_memory_equal(&c, &d, sizeof(c));
 }
 
 static void test_values(void **state)
@@ -51,6 +74,9 @@ static void test_values(void **state)
 		"console_timeout = 0\n"
 		"state = /tmp/x/state\n"
 		"pam_service = login\n"
+		"key_dir = /etc/slimland/keys\n"
+		"enroll = open\n"
+		"transport = clear\n"
 		"slimland = /opt/slimland"), 0);
 	assert_string_equal(c.listen, "127.0.0.1:6000");
 	assert_string_equal(c.startup, "foot --title x");
@@ -65,8 +91,12 @@ static void test_values(void **state)
 	assert_true(c.state_set);
 	assert_string_equal(c.pam_service, "login");
 	assert_string_equal(c.slimland, "/opt/slimland");
-	assert_int_equal(parse(&c, "reauth = always\n"), 0);
+	assert_string_equal(c.key_dir, "/etc/slimland/keys");
+	assert_int_equal(c.enroll, SLIM_ENROLL_OPEN);
+	assert_int_equal(c.transport, SLIM_SEC_CLEAR);
+	assert_int_equal(parse(&c, "reauth = always\nenroll = closed\n"), 0);
 	assert_int_equal(c.reauth, SLIM_REAUTH_ALWAYS);
+	assert_int_equal(c.enroll, SLIM_ENROLL_CLOSED);
 }
 
 static void test_bad_lines_keep_defaults(void **state)
@@ -85,7 +115,10 @@ static void test_bad_lines_keep_defaults(void **state)
 		"no equals sign\n"
 		"colour = blue\n"
 		"startup =\n"
-		"pam_service = ../evil\n"), 13);
+		"pam_service = ../evil\n"
+		"key_dir = keys\n"
+		"enroll = everyone\n"
+		"transport = tls\n"), 16);
 	struct slim_config d;
 	slim_config_defaults(&d);
 	assert_memory_equal(&c, &d, sizeof(c));
@@ -129,6 +162,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_shipped_file),
 		cmocka_unit_test(test_bad_lines_keep_defaults),
 		cmocka_unit_test(test_addresses),
 	};

@@ -14,6 +14,10 @@
  * encoder; network = encoding done -> first datagram received; console =
  * first datagram -> presented.
  *
+ * Each client runs twice, over the clear transport and over DTLS (the
+ * console's only transport off loopback), in the same run: their ratio is
+ * what the secure transport costs a keystroke, whatever the machine.
+ *
  *   bench-latency [--json] [--quick] [--keys N]
  */
 #include <linux/input-event-codes.h>
@@ -40,6 +44,8 @@ struct client_result {
 	uint64_t p50[PARTS], p99[PARTS];
 };
 
+static const enum slim_sec_mode modes[2] = { SLIM_SEC_CLEAR, SLIM_SEC_DTLS };
+
 static uint64_t *samples[PARTS];
 
 static uint64_t percentile(uint64_t *v, size_t n, double p)
@@ -48,11 +54,11 @@ static uint64_t percentile(uint64_t *v, size_t n, double p)
 	return n ? v[(size_t)(p * (double)(n - 1))] : 0;
 }
 
-static bool run_client(const char *slimland, char *const argv[], bool wait_ready,
-		bool alternate, size_t keys, struct client_result *res)
+static bool run_client(const char *slimland, enum slim_sec_mode mode, char *const argv[],
+		bool wait_ready, bool alternate, size_t keys, struct client_result *res)
 {
 	struct bench_session s;
-	if (!bench_session_start(&s, slimland, 1280, 720)) {
+	if (!bench_session_start(&s, slimland, 1280, 720, mode)) {
 		fprintf(stderr, "bench-latency: cannot start a session\n");
 		bench_session_stop(&s);
 		return false;
@@ -103,6 +109,11 @@ static bool run_client(const char *slimland, char *const argv[], bool wait_ready
 	return res->n > 0;
 }
 
+static double ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0;
+}
+
 int main(int argc, char *argv[])
 {
 	bool json = false;
@@ -126,41 +137,62 @@ int main(int argc, char *argv[])
 	char *echo[] = { SLIM_ECHO_BIN, NULL };
 	/* cat in canonical mode: the tty echoes 'a', and BackSpace erases it again. */
 	char *foot[] = { "foot", "-o", "cursor.blink=no", "sh", "-c", "exec cat >/dev/null", NULL };
-	struct client_result res[2] = {
-		{ .name = "slim-echo", .target_p50_us = 300, .sunray_p50_us = 550 },
-		{ .name = "foot", .target_p50_us = 3000, .sunray_p50_us = 3830 },
-	};
-	bool ok = run_client(SLIMLAND_BIN, echo, true, false, keys, &res[0]);
-	ok = run_client(SLIMLAND_BIN, foot, false, true, keys, &res[1]) && ok;
+	/* [client][transport, as in modes] */
+	struct client_result res[2][2];
+	bool ok = true;
+	for (int m = 0; m < 2; m++) {
+		res[0][m] = (struct client_result){ .name = "slim-echo", .target_p50_us = 300,
+			.sunray_p50_us = 550 };
+		res[1][m] = (struct client_result){ .name = "foot", .target_p50_us = 3000,
+			.sunray_p50_us = 3830 };
+		ok = run_client(SLIMLAND_BIN, modes[m], echo, true, false, keys, &res[0][m]) && ok;
+		ok = run_client(SLIMLAND_BIN, modes[m], foot, false, true, keys, &res[1][m]) && ok;
+	}
 
 	if (json) {
 		printf("{\"keys\": %zu", keys);
 		for (int c = 0; c < 2; c++) {
 			const char *n = c ? "foot" : "echo";
-			for (int p = 0; p < PARTS; p++) {
-				printf(", \"%s_%s_p50_us\": %llu, \"%s_%s_p99_us\": %llu", n, part_keys[p],
-					(unsigned long long)res[c].p50[p], n, part_keys[p],
-					(unsigned long long)res[c].p99[p]);
+			for (int m = 0; m < 2; m++) {
+				const struct client_result *r = &res[c][m];
+				const char *t = slim_sec_mode_name(modes[m]);
+				for (int p = 0; p < PARTS; p++) {
+					printf(", \"%s_%s_%s_p50_us\": %llu, \"%s_%s_%s_p99_us\": %llu",
+						n, t, part_keys[p], (unsigned long long)r->p50[p],
+						n, t, part_keys[p], (unsigned long long)r->p99[p]);
+				}
+				printf(", \"%s_%s_missed_frames\": %zu", n, t, r->missed);
 			}
-			printf(", \"%s_missed_frames\": %zu", n, res[c].missed);
+			printf(", \"%s_dtls_over_clear_p50_ratio\": %.3f", n,
+				ratio(res[c][1].p50[TOTAL], res[c][0].p50[TOTAL]));
 		}
 		printf("}\n");
 	} else {
 		printf("Keystroke to pixels on the console, %zu keys %d ms apart, loopback "
 			"(cf. SLIM 4.1)\n\n", keys, KEY_INTERVAL_MS);
-		printf("%-10s %9s %9s  | %10s %9s %9s %9s | %9s %9s\n", "client", "p50", "p99",
-			"comp+cli", "encoder", "network", "console", "Sun Ray", "target");
+		printf("%-10s %-5s %9s %9s  | %10s %9s %9s %9s | %6s | %9s %9s\n", "client",
+			"link", "p50", "p99", "comp+cli", "encoder", "network", "console", "/clear",
+			"Sun Ray", "target");
 		for (int c = 0; c < 2; c++) {
-			const struct client_result *r = &res[c];
-			printf("%-10s %6llu us %6llu us  | %7llu us %6llu us %6llu us %6llu us | %6.0f us %6.0f us %s\n",
-				r->name, (unsigned long long)r->p50[TOTAL], (unsigned long long)r->p99[TOTAL],
-				(unsigned long long)r->p50[COMPOSITOR], (unsigned long long)r->p50[ENCODER],
-				(unsigned long long)r->p50[NETWORK], (unsigned long long)r->p50[CONSOLE],
-				r->sunray_p50_us, r->target_p50_us,
-				r->p50[TOTAL] <= r->target_p50_us ? "ok" : "MISSED");
+			for (int m = 0; m < 2; m++) {
+				const struct client_result *r = &res[c][m];
+				printf("%-10s %-5s %6llu us %6llu us  | %7llu us %6llu us %6llu us "
+					"%6llu us | %6.2f | %6.0f us %6.0f us %s\n",
+					r->name, slim_sec_mode_name(modes[m]),
+					(unsigned long long)r->p50[TOTAL], (unsigned long long)r->p99[TOTAL],
+					(unsigned long long)r->p50[COMPOSITOR],
+					(unsigned long long)r->p50[ENCODER],
+					(unsigned long long)r->p50[NETWORK],
+					(unsigned long long)r->p50[CONSOLE],
+					ratio(r->p50[TOTAL], res[c][0].p50[TOTAL]),
+					r->sunray_p50_us, r->target_p50_us,
+					r->p50[TOTAL] <= r->target_p50_us ? "ok" : "MISSED");
+			}
 		}
-		printf("\nparts are medians of each part; frames missed (no frame within 2 s): "
-			"%zu, %zu\n", res[0].missed, res[1].missed);
+		printf("\nparts are medians of each part; /clear is p50 over the clear "
+			"transport's p50 in this run; frames missed (no frame within 2 s): "
+			"%zu %zu %zu %zu\n", res[0][0].missed, res[0][1].missed, res[1][0].missed,
+			res[1][1].missed);
 	}
 	return ok ? 0 : 1;
 }

@@ -27,10 +27,18 @@ int bench_cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void send_upstream(void *data, const uint8_t *buf, size_t len)
+/* The secure layer's records (or, clear, the datagrams) onto the socket. */
+static void send_raw(void *data, const uint8_t *buf, size_t len)
 {
 	struct bench_session *s = data;
 	send(s->fd, buf, len, MSG_DONTWAIT);
+}
+
+/* The console core's datagrams into the secure layer. */
+static void send_upstream(void *data, const uint8_t *buf, size_t len)
+{
+	struct bench_session *s = data;
+	slim_sec_client_send(s->sec, buf, len);
 }
 
 static void presented(void *data, uint32_t frame, uint64_t applied_us)
@@ -97,9 +105,10 @@ static bool wait_for_socket(struct bench_session *s, int err_fd)
 }
 
 bool bench_session_start_detached(struct bench_session *s, const char *slimland,
-		uint32_t width, uint32_t height)
+		uint32_t width, uint32_t height, enum slim_sec_mode mode)
 {
 	memset(s, 0, sizeof(*s));
+	s->mode = mode;
 	s->fd = -1;
 	s->width = width;
 	s->height = height;
@@ -120,7 +129,8 @@ bool bench_session_start_detached(struct bench_session *s, const char *slimland,
 	s->compositor = fork();
 	if (s->compositor == 0) {
 		dup2(err[1], STDERR_FILENO);
-		execl(slimland, slimland, "--listen", listen, "--transport", "clear", (char *)NULL);
+		execl(slimland, slimland, "--listen", listen, "--transport",
+			slim_sec_mode_name(mode), (char *)NULL);
 		_exit(127);
 	}
 	close(err[1]);
@@ -140,6 +150,44 @@ bool bench_session_start_detached(struct bench_session *s, const char *slimland,
 	return true;
 }
 
+/*
+ * The handshake, as slimland-console makes it with --pairing-key: the
+ * compositor made the key in its runtime directory when it started.
+ */
+static bool secure(struct bench_session *s)
+{
+	struct slim_sec_client_config cfg = { .mode = s->mode, .mtu = SLIM_DEFAULT_MTU };
+	if (s->mode == SLIM_SEC_DTLS) {
+		char path[128], err[256];
+		snprintf(path, sizeof(path), "%s/slimland-pairing.key", s->runtime_dir);
+		snprintf(cfg.psk_identity, sizeof(cfg.psk_identity), "%s", SLIM_SEC_PAIRING_IDENTITY);
+		if (!slim_sec_key_file_load(path, false, cfg.psk, err, sizeof(err))) {
+			fprintf(stderr, "bench: %s\n", err);
+			return false;
+		}
+	}
+	bool ok = slim_sec_client_start(s->sec, &cfg, bench_now_us());
+	explicit_bzero(cfg.psk, sizeof(cfg.psk));
+	static uint8_t buf[SLIM_MAX_MTU];
+	while (ok && !slim_sec_client_established(s->sec)) {
+		uint64_t now = bench_now_us();
+		struct pollfd p = { .fd = s->fd, .events = POLLIN };
+		if (poll(&p, 1, slim_sec_client_timeout_ms(s->sec, now)) > 0) {
+			ssize_t len = recv(s->fd, buf, sizeof(buf), 0);
+			const uint8_t *out;
+			size_t out_len;
+			ok = len > 0 && slim_sec_client_receive(s->sec, buf, (size_t)len, &out,
+				&out_len) != SLIM_SEC_FAILED;
+		} else {
+			ok = slim_sec_client_tick(s->sec, bench_now_us()) != SLIM_SEC_FAILED;
+		}
+	}
+	if (!ok) {
+		fprintf(stderr, "bench: no association: %s\n", slim_sec_client_error(s->sec));
+	}
+	return ok;
+}
+
 bool bench_session_attach(struct bench_session *s)
 {
 	s->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -150,8 +198,15 @@ bool bench_session_attach(struct bench_session *s)
 	if (s->fd < 0 || connect(s->fd, (struct sockaddr *)&to, sizeof(to)) != 0) {
 		return false;
 	}
+	s->sec = slim_sec_client_create(send_raw, s);
+	if (!s->sec || !secure(s)) {
+		return false;
+	}
+	/* A record must still fit the MTU, as the console program reckons. */
+	uint16_t mtu = s->mode == SLIM_SEC_DTLS ? SLIM_DEFAULT_MTU - SLIM_SEC_OVERHEAD :
+		SLIM_DEFAULT_MTU;
 	s->backend = slim_headless_backend_create();
-	s->core = slim_console_core_create(s->width, s->height, SLIM_DEFAULT_MTU, s->backend,
+	s->core = slim_console_core_create(s->width, s->height, mtu, s->backend,
 		send_upstream, s);
 	if (!s->core) {
 		return false;
@@ -169,9 +224,9 @@ bool bench_session_attach(struct bench_session *s)
 }
 
 bool bench_session_start(struct bench_session *s, const char *slimland, uint32_t width,
-		uint32_t height)
+		uint32_t height, enum slim_sec_mode mode)
 {
-	return bench_session_start_detached(s, slimland, width, height) &&
+	return bench_session_start_detached(s, slimland, width, height, mode) &&
 		bench_session_attach(s);
 }
 
@@ -182,6 +237,7 @@ void bench_session_stop(struct bench_session *s)
 		waitpid(s->compositor, NULL, 0);
 	}
 	slim_console_core_destroy(s->core);
+	slim_sec_client_destroy(s->sec);
 	if (s->backend) {
 		s->backend->impl->destroy(s->backend);
 	}
@@ -220,12 +276,13 @@ pid_t bench_session_client(struct bench_session *s, char *const argv[], int *out
 
 /*
  * Peeks at the server's timestamps in FRAME_END before the core applies the
- * datagram. A datagram that only acknowledges input is no part of a frame.
+ * datagram, received at `rx_us` as `wire_len` bytes (a record, in DTLS). A
+ * datagram that only acknowledges input is no part of a frame.
  */
-static void note_datagram(struct bench_session *s, const uint8_t *buf, size_t len)
+static void note_datagram(struct bench_session *s, const uint8_t *buf, size_t len,
+		size_t wire_len, uint64_t rx_us)
 {
-	uint64_t now = bench_now_us();
-	s->bytes_received += len;
+	s->bytes_received += wire_len;
 	struct slim_reader r;
 	struct slim_dgram hdr;
 	struct slim_cmd cmd;
@@ -242,9 +299,9 @@ static void note_datagram(struct bench_session *s, const uint8_t *buf, size_t le
 		}
 	}
 	if (pixels && s->current.first_rx_us == 0) {
-		s->current.first_rx_us = now;
+		s->current.first_rx_us = rx_us;
 	}
-	s->current.bytes += len;
+	s->current.bytes += wire_len;
 }
 
 bool bench_session_wait_frame(struct bench_session *s, int timeout_ms)
@@ -260,8 +317,15 @@ bool bench_session_wait_frame(struct bench_session *s, int timeout_ms)
 		}
 		ssize_t len;
 		while ((len = recv(s->fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
-			note_datagram(s, buf, (size_t)len);
-			slim_console_core_receive(s->core, buf, (size_t)len);
+			uint64_t rx_us = bench_now_us();
+			const uint8_t *dgram;
+			size_t dgram_len;
+			if (slim_sec_client_receive(s->sec, buf, (size_t)len, &dgram,
+					&dgram_len) != SLIM_SEC_DATA) {
+				continue;
+			}
+			note_datagram(s, dgram, dgram_len, (size_t)len, rx_us);
+			slim_console_core_receive(s->core, dgram, dgram_len);
 		}
 	}
 	return true;

@@ -3,6 +3,8 @@
  * this process as its console (the console core on a UDP socket), so that
  * times are taken where the console sends and applies, with no pipes or
  * other processes in between. Clients are started with WAYLAND_DISPLAY set.
+ * The console speaks DTLS with the session's pairing key, as
+ * slimland-console does, or the clear transport, to measure what DTLS costs.
  */
 #ifndef SLIM_BENCH_SESSION_H
 #define SLIM_BENCH_SESSION_H
@@ -11,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "console-core.h"
+#include "slim-secure.h"
 
 struct bench_frame {
 	uint32_t id;
@@ -18,15 +21,17 @@ struct bench_frame {
 	uint64_t applied_us;   /* console: presented */
 	uint64_t encode_us;    /* server: encoding started */
 	uint64_t encoded_us;   /* server: encoding done */
-	uint64_t bytes;        /* datagrams of the frame, headers included */
+	uint64_t bytes;        /* the frame as on the wire (records, in DTLS) */
 };
 
 struct bench_session {
+	enum slim_sec_mode mode;
 	pid_t compositor;
 	uint16_t port;
 	char runtime_dir[64];
 	char wayland_display[32];
 	int fd;
+	struct slim_sec_client *sec;
 	struct slim_console_backend *backend;
 	struct slim_console_core *core;
 	uint32_t width, height;
@@ -37,12 +42,15 @@ struct bench_session {
 	uint64_t bytes_received;
 };
 
-/* Starts slimland (path `slimland`) and attaches as a console of width x height. */
+/*
+ * Starts slimland (path `slimland`) and attaches as a console of width x
+ * height over the transport `mode`.
+ */
 bool bench_session_start(struct bench_session *s, const char *slimland, uint32_t width,
-		uint32_t height);
+		uint32_t height, enum slim_sec_mode mode);
 /* The same in two steps: the compositor with no console yet, then the console. */
 bool bench_session_start_detached(struct bench_session *s, const char *slimland,
-		uint32_t width, uint32_t height);
+		uint32_t width, uint32_t height, enum slim_sec_mode mode);
 bool bench_session_attach(struct bench_session *s);
 void bench_session_stop(struct bench_session *s);
 
