@@ -216,9 +216,11 @@ static bool setup(struct slim_sec_client *c)
 			return false;
 		}
 	}
+	const char *priority = certs ? SLIM_SEC_PRIORITY_CERT :
+		strcmp(c->cfg.psk_identity, SLIM_SEC_PAIRING_IDENTITY) == 0 ?
+		SLIM_SEC_PRIORITY_PAIRING : SLIM_SEC_PRIORITY_ATTACH;
 	if (gnutls_init(&c->tls, flags) != 0 ||
-			gnutls_priority_set_direct(c->tls, certs ? SLIM_SEC_PRIORITY_CERT :
-				SLIM_SEC_PRIORITY_PSK, NULL) != 0 ||
+			gnutls_priority_set_direct(c->tls, priority, NULL) != 0 ||
 			gnutls_credentials_set(c->tls, certs ? GNUTLS_CRD_CERTIFICATE : GNUTLS_CRD_PSK,
 				certs ? (void *)c->cert : (void *)c->psk) != 0) {
 		return false;

@@ -9,16 +9,31 @@
 #include "slim-secure.h"
 
 /*
- * DTLS 1.2 only, AEAD only, X25519 for forward secrecy. Certificates are
- * raw ECDSA P-256 keys (RFC 7250) and nothing else, so no X.509 parsing is
- * reachable from the network; ECDHE-PSK is offered with ChaCha20-Poly1305,
- * the one AEAD GnuTLS pairs with it in DTLS 1.2.
+ * DTLS 1.2 only, AEAD only. Certificates are raw ECDSA P-256 keys (RFC
+ * 7250) and nothing else, so no X.509 parsing is reachable from the
+ * network; X25519 gives their connections forward secrecy.
+ *
+ * Pre-shared keys come in two kinds, and the client offers one suite for
+ * each (the server takes both):
+ *   - a per-attach key lives as long as one attach, reached both ends over
+ *     connections that have forward secrecy, and is then forgotten: plain
+ *     PSK with AES-128-GCM, which costs a fraction of ChaCha20-Poly1305 a
+ *     byte wherever AES is in the CPU (bench-crypto);
+ *   - a standalone session's pairing key lives in a file for months:
+ *     ECDHE-PSK, so that whoever takes the file later cannot read what was
+ *     recorded before, with ChaCha20-Poly1305, the one AEAD GnuTLS pairs
+ *     with ECDHE-PSK in DTLS 1.2. The server refuses the pairing identity
+ *     without ECDHE.
  */
 #define SLIM_SEC_PRIORITY_CERT "NONE:+VERS-DTLS1.2:+ECDHE-ECDSA:+AES-128-GCM:" \
 	"+CHACHA20-POLY1305:+AEAD:+GROUP-X25519:+SIGN-ECDSA-SHA256:" \
 	"+COMP-NULL:+CTYPE-CLI-RAWPK:+CTYPE-SRV-RAWPK"
-#define SLIM_SEC_PRIORITY_PSK "NONE:+VERS-DTLS1.2:+ECDHE-PSK:+CHACHA20-POLY1305:" \
+#define SLIM_SEC_PRIORITY_ATTACH "NONE:+VERS-DTLS1.2:+PSK:+AES-128-GCM:+AEAD:" \
+	"+SIGN-ALL:+COMP-NULL"
+#define SLIM_SEC_PRIORITY_PAIRING "NONE:+VERS-DTLS1.2:+ECDHE-PSK:+CHACHA20-POLY1305:" \
 	"+AEAD:+GROUP-X25519:+SIGN-ALL:+COMP-NULL"
+#define SLIM_SEC_PRIORITY_PSK_SERVER "NONE:+VERS-DTLS1.2:+PSK:+ECDHE-PSK:+AES-128-GCM:" \
+	"+CHACHA20-POLY1305:+AEAD:+GROUP-X25519:+SIGN-ALL:+COMP-NULL"
 
 /* DTLS record header (RFC 6347 §4.1). */
 #define SLIM_DTLS_HEADER 13

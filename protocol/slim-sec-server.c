@@ -420,6 +420,12 @@ static int psk_key(gnutls_session_t session, const gnutls_datum_t *user, gnutls_
 	}
 	memcpy(identity, user->data, user->size);
 	identity[user->size] = '\0';
+	if (strcmp(identity, SLIM_SEC_PAIRING_IDENTITY) == 0 &&
+			gnutls_kx_get(session) != GNUTLS_KX_ECDHE_PSK) {
+		/* a long-lived key without forward secrecy: no (slim-sec-internal.h) */
+		log_limited(srv, &conn->key, "the pairing key without ECDHE");
+		return -1;
+	}
 	uint8_t k[SLIM_SEC_KEY_LEN];
 	if (!srv->cfg.psk_lookup(srv->data, identity, k)) {
 		log_limited(srv, &conn->key, "a pre-shared key identity nobody expects");
@@ -710,7 +716,7 @@ struct slim_sec_server *slim_sec_server_create(const struct slim_sec_server_conf
 		gnutls_psk_set_server_credentials_function2(srv->psk, psk_key);
 	}
 	if (gnutls_priority_init(&srv->priority, srv->cert ? SLIM_SEC_PRIORITY_CERT :
-			SLIM_SEC_PRIORITY_PSK, NULL) != 0) {
+			SLIM_SEC_PRIORITY_PSK_SERVER, NULL) != 0) {
 		snprintf(err, err_len, "GnuTLS refuses the priorities");
 		goto fail;
 	}

@@ -6,14 +6,14 @@
  * (slim-protocol.md §6) work as before; the layer never retransmits a
  * record, only handshake flights, as DTLS itself does.
  *
- * Two kinds of proof, both with an ephemeral X25519 exchange (forward
- * secrecy):
+ * Two kinds of proof:
  *   - certificates: raw ECDSA P-256 public keys (RFC 7250), for the control
  *     association between a console and the session manager; a console's id
  *     is derived from its key, and the console pins the manager's;
- *   - a pre-shared key (ECDHE-PSK): the display association between a
- *     console and a compositor, with a per-attach key the manager hands to
- *     both over authenticated channels, or a standalone session's pairing key.
+ *   - a pre-shared key: the display association between a console and a
+ *     compositor, with a per-attach key the manager hands to both over
+ *     authenticated channels (PSK, AES-128-GCM), or a standalone session's
+ *     pairing key (ECDHE-PSK; the suites are in slim-sec-internal.h).
  *
  * What a server does for a sender that has not proved its address is
  * stateless and never larger than what it received: a ClientHello without

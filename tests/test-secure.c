@@ -105,7 +105,7 @@ static const struct slim_sec_server_handler handler = {
 
 static bool psk_lookup(void *data, const char *identity, uint8_t key[SLIM_SEC_KEY_LEN])
 {
-	if (strcmp(identity, "token-1") != 0) {
+	if (strcmp(identity, "token-1") != 0 && strcmp(identity, SLIM_SEC_PAIRING_IDENTITY) != 0) {
 		return false;
 	}
 	memcpy(key, w.psk, SLIM_SEC_KEY_LEN);
@@ -308,6 +308,32 @@ static void test_psk_roundtrip(void **state)
 	assert_memory_equal(cl->last, buf, len);
 }
 
+/* The pairing key, the other kind of PSK (ECDHE with it): datagrams both ways. */
+static void test_pairing_roundtrip(void **state)
+{
+	make_psk_server();
+	struct client *cl = add_client(40000);
+	struct slim_sec_client_config cfg = psk_config(w.psk);
+	snprintf(cfg.psk_identity, sizeof(cfg.psk_identity), "%s", SLIM_SEC_PAIRING_IDENTITY);
+	assert_true(slim_sec_client_start(cl->c, &cfg, slim_now_us()));
+	pump();
+	assert_int_equal(cl->established, 1);
+	assert_string_equal(slim_sec_conn_psk_identity(w.conn), SLIM_SEC_PAIRING_IDENTITY);
+	uint8_t buf[256];
+	size_t len = slim_dgram(buf, sizeof(buf), 1, false);
+	assert_true(slim_sec_conn_send(w.conn, buf, len));
+	pump();
+	assert_int_equal(cl->data, 1);
+	assert_memory_equal(cl->last, buf, len);
+	/* a wrong pairing key: no connection */
+	struct client *other = add_client(40001);
+	memset(cfg.psk, 0x11, sizeof(cfg.psk));
+	assert_true(slim_sec_client_start(other->c, &cfg, slim_now_us()));
+	pump();
+	assert_int_equal(other->established, 0);
+	assert_int_equal(w.established, 1);
+}
+
 /* A recorded record played again, and one with a flipped bit, are not delivered. */
 static void test_replay_and_forgery(void **state)
 {
@@ -440,7 +466,10 @@ static void test_spoofed_flood(void **state)
 	assert_int_equal(cl->established, 1);
 }
 
-/* A valid cookie and then silence: the handshake sends at most 3x what came. */
+/*
+ * A valid cookie and then silence: the handshake sends at most 3x what came.
+ * The pairing key's ECDHE flight is the larger of the two kinds of PSK.
+ */
 static void test_amplification_bound(void **state)
 {
 	struct slim_sec_server_config cfg = {
@@ -449,6 +478,7 @@ static void test_amplification_bound(void **state)
 	make_server(&cfg);
 	struct client *cl = add_client(40000);
 	struct slim_sec_client_config ccfg = psk_config(w.psk);
+	snprintf(ccfg.psk_identity, sizeof(ccfg.psk_identity), "%s", SLIM_SEC_PAIRING_IDENTITY);
 	slim_sec_client_start(cl->c, &ccfg, slim_now_us());
 	/* ClientHello -> HelloVerifyRequest -> ClientHello with the cookie, then nothing */
 	struct dgram first = w.up[0];
@@ -715,6 +745,7 @@ int main(void)
 	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_psk_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pairing_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replay_and_forgery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_psk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_certificates, setup, teardown),

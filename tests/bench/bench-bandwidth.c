@@ -112,7 +112,7 @@ static void run_foot(const char *slimland, bool quick, struct workload *typing,
 {
 	struct bench_session s;
 	char *argv[] = { "foot", "-o", "cursor.blink=no", "sh", NULL };
-	if (!bench_session_start(&s, slimland, 1280, 720, SLIM_SEC_DTLS)) {
+	if (!bench_session_start(&s, slimland, 1280, 720, BENCH_LINK_ATTACH)) {
 		bench_session_stop(&s);
 		return;
 	}
@@ -148,7 +148,7 @@ static void run_drag(const char *slimland, struct workload *drag)
 {
 	struct bench_session s;
 	char *argv[] = { SLIM_ECHO_BIN, NULL };
-	if (!bench_session_start(&s, slimland, 1280, 720, SLIM_SEC_DTLS)) {
+	if (!bench_session_start(&s, slimland, 1280, 720, BENCH_LINK_ATTACH)) {
 		bench_session_stop(&s);
 		return;
 	}
@@ -207,7 +207,7 @@ static void run_menus(const char *slimland, bool quick, struct workload *menus)
 {
 	struct bench_session s;
 	char *argv[] = { "gtk3-demo", "--run=menus", NULL };
-	if (!bench_session_start(&s, slimland, 1280, 720, SLIM_SEC_DTLS) || !gtk_settings(&s)) {
+	if (!bench_session_start(&s, slimland, 1280, 720, BENCH_LINK_ATTACH) || !gtk_settings(&s)) {
 		bench_session_stop(&s);
 		return;
 	}

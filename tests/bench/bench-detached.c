@@ -85,7 +85,7 @@ int main(int argc, char *argv[])
 	}
 	int ms = quick ? 1000 : 5000;
 	struct bench_session s;
-	if (!bench_session_start_detached(&s, SLIMLAND_BIN, 1280, 720, SLIM_SEC_DTLS)) {
+	if (!bench_session_start_detached(&s, SLIMLAND_BIN, 1280, 720, BENCH_LINK_ATTACH)) {
 		fprintf(stderr, "cannot start slimland\n");
 		bench_session_stop(&s);
 		return 1;

@@ -10,11 +10,15 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "session.h"
+#include "slim-hex.h"
 #include "slim-log.h"
+
+#define BENCH_CONSOLE_ID "bench"
 
 uint64_t bench_now_us(void)
 {
@@ -104,12 +108,18 @@ static bool wait_for_socket(struct bench_session *s, int err_fd)
 	return false;
 }
 
+const char *bench_link_name(enum bench_link link)
+{
+	static const char *const names[] = { "clear", "attach", "pairing" };
+	return names[link];
+}
+
 bool bench_session_start_detached(struct bench_session *s, const char *slimland,
-		uint32_t width, uint32_t height, enum slim_sec_mode mode)
+		uint32_t width, uint32_t height, enum bench_link link)
 {
 	memset(s, 0, sizeof(*s));
-	s->mode = mode;
-	s->fd = -1;
+	s->link = link;
+	s->fd = s->control = -1;
 	s->width = width;
 	s->height = height;
 	snprintf(s->runtime_dir, sizeof(s->runtime_dir), "/tmp/slim-bench-XXXXXX");
@@ -130,7 +140,8 @@ bool bench_session_start_detached(struct bench_session *s, const char *slimland,
 	if (s->compositor == 0) {
 		dup2(err[1], STDERR_FILENO);
 		execl(slimland, slimland, "--listen", listen, "--transport",
-			slim_sec_mode_name(mode), (char *)NULL);
+			link == BENCH_LINK_CLEAR ? "clear" : "dtls",
+			link == BENCH_LINK_ATTACH ? "--managed" : NULL, (char *)NULL);
 		_exit(127);
 	}
 	close(err[1]);
@@ -151,22 +162,60 @@ bool bench_session_start_detached(struct bench_session *s, const char *slimland,
 }
 
 /*
- * The handshake, as slimland-console makes it with --pairing-key: the
- * compositor made the key in its runtime directory when it started.
+ * What slimland-sessiond does before it sends a console to a session: a
+ * token and a key made for this attach, given to the compositor on its
+ * control socket (`expect`, session-manager.md §2) and to the console.
  */
-static bool secure(struct bench_session *s)
+static bool expect(struct bench_session *s, struct slim_sec_client_config *cfg,
+		uint8_t token[SLIM_ATTACH_TOKEN_LEN])
 {
-	struct slim_sec_client_config cfg = { .mode = s->mode, .mtu = SLIM_DEFAULT_MTU };
-	if (s->mode == SLIM_SEC_DTLS) {
-		char path[128], err[256];
-		snprintf(path, sizeof(path), "%s/slimland-pairing.key", s->runtime_dir);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s/slimland-control", s->runtime_dir);
+	s->control = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	char line[256], token_hex[2 * SLIM_ATTACH_TOKEN_LEN + 1], key_hex[2 * SLIM_SEC_KEY_LEN + 1];
+	char id_hex[2 * sizeof(BENCH_CONSOLE_ID)];
+	if (s->control < 0 || connect(s->control, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+			!bench_read_line(s->control, line, sizeof(line), 10000) ||
+			strncmp(line, "hello ", 6) != 0 ||
+			!slim_sec_random(token, SLIM_ATTACH_TOKEN_LEN) ||
+			!slim_sec_random(cfg->psk, sizeof(cfg->psk))) {
+		fprintf(stderr, "bench: no control socket\n");
+		return false;
+	}
+	slim_hex_encode(token_hex, token, SLIM_ATTACH_TOKEN_LEN);
+	slim_hex_encode(key_hex, cfg->psk, sizeof(cfg->psk));
+	slim_hex_encode(id_hex, (const uint8_t *)BENCH_CONSOLE_ID, strlen(BENCH_CONSOLE_ID));
+	snprintf(cfg->psk_identity, sizeof(cfg->psk_identity), "%s", token_hex);
+	int n = snprintf(line, sizeof(line), "expect %s %s %s\n", token_hex, id_hex, key_hex);
+	bool ok = write(s->control, line, (size_t)n) == n;
+	explicit_bzero(line, sizeof(line));
+	explicit_bzero(key_hex, sizeof(key_hex));
+	return ok;
+}
+
+/*
+ * The handshake, as slimland-console makes it: with the key of the attach,
+ * or with --pairing-key (the compositor made it in its runtime directory).
+ */
+static bool secure(struct bench_session *s, uint8_t token[SLIM_ATTACH_TOKEN_LEN])
+{
+	struct slim_sec_client_config cfg = {
+		.mode = s->link == BENCH_LINK_CLEAR ? SLIM_SEC_CLEAR : SLIM_SEC_DTLS,
+		.mtu = SLIM_DEFAULT_MTU,
+	};
+	char path[128], err[256];
+	snprintf(path, sizeof(path), "%s/slimland-pairing.key", s->runtime_dir);
+	bool ok = true;
+	if (s->link == BENCH_LINK_ATTACH) {
+		ok = expect(s, &cfg, token);
+	} else if (s->link == BENCH_LINK_PAIRING) {
 		snprintf(cfg.psk_identity, sizeof(cfg.psk_identity), "%s", SLIM_SEC_PAIRING_IDENTITY);
-		if (!slim_sec_key_file_load(path, false, cfg.psk, err, sizeof(err))) {
+		ok = slim_sec_key_file_load(path, false, cfg.psk, err, sizeof(err));
+		if (!ok) {
 			fprintf(stderr, "bench: %s\n", err);
-			return false;
 		}
 	}
-	bool ok = slim_sec_client_start(s->sec, &cfg, bench_now_us());
+	ok = ok && slim_sec_client_start(s->sec, &cfg, bench_now_us());
 	explicit_bzero(cfg.psk, sizeof(cfg.psk));
 	static uint8_t buf[SLIM_MAX_MTU];
 	while (ok && !slim_sec_client_established(s->sec)) {
@@ -198,13 +247,14 @@ bool bench_session_attach(struct bench_session *s)
 	if (s->fd < 0 || connect(s->fd, (struct sockaddr *)&to, sizeof(to)) != 0) {
 		return false;
 	}
+	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
 	s->sec = slim_sec_client_create(send_raw, s);
-	if (!s->sec || !secure(s)) {
+	if (!s->sec || !secure(s, token)) {
 		return false;
 	}
 	/* A record must still fit the MTU, as the console program reckons. */
-	uint16_t mtu = s->mode == SLIM_SEC_DTLS ? SLIM_DEFAULT_MTU - SLIM_SEC_OVERHEAD :
-		SLIM_DEFAULT_MTU;
+	uint16_t mtu = s->link == BENCH_LINK_CLEAR ? SLIM_DEFAULT_MTU :
+		SLIM_DEFAULT_MTU - SLIM_SEC_OVERHEAD;
 	s->backend = slim_headless_backend_create();
 	s->core = slim_console_core_create(s->width, s->height, mtu, s->backend,
 		send_upstream, s);
@@ -212,21 +262,24 @@ bool bench_session_attach(struct bench_session *s)
 		return false;
 	}
 	slim_console_core_set_events(s->core, &events, s);
+	if (s->link == BENCH_LINK_ATTACH) {
+		slim_console_core_set_token(s->core, token);
+	}
 	uint32_t assoc = 0;
 	while (assoc == 0) {
 		if (getrandom(&assoc, sizeof(assoc), 0) != sizeof(assoc)) {
 			return false;
 		}
 	}
-	slim_console_core_hello(s->core, "bench", assoc);
+	slim_console_core_hello(s->core, BENCH_CONSOLE_ID, assoc);
 	/* The first frame is the whole screen at our size. */
 	return bench_session_wait_frame(s, 10000);
 }
 
 bool bench_session_start(struct bench_session *s, const char *slimland, uint32_t width,
-		uint32_t height, enum slim_sec_mode mode)
+		uint32_t height, enum bench_link link)
 {
-	return bench_session_start_detached(s, slimland, width, height, mode) &&
+	return bench_session_start_detached(s, slimland, width, height, link) &&
 		bench_session_attach(s);
 }
 
@@ -243,6 +296,9 @@ void bench_session_stop(struct bench_session *s)
 	}
 	if (s->fd >= 0) {
 		close(s->fd);
+	}
+	if (s->control >= 0) {
+		close(s->control);
 	}
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", s->runtime_dir);

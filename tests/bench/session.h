@@ -3,8 +3,9 @@
  * this process as its console (the console core on a UDP socket), so that
  * times are taken where the console sends and applies, with no pipes or
  * other processes in between. Clients are started with WAYLAND_DISPLAY set.
- * The console speaks DTLS with the session's pairing key, as
- * slimland-console does, or the clear transport, to measure what DTLS costs.
+ * The console speaks DTLS as slimland-console does (with the key a session
+ * manager would hand it, or the session's pairing key), or the clear
+ * transport, to measure what DTLS costs.
  */
 #ifndef SLIM_BENCH_SESSION_H
 #define SLIM_BENCH_SESSION_H
@@ -24,9 +25,22 @@ struct bench_frame {
 	uint64_t bytes;        /* the frame as on the wire (records, in DTLS) */
 };
 
+enum bench_link {
+	BENCH_LINK_CLEAR,   /* no DTLS at all: the baseline */
+	/*
+	 * `slimland --managed`, told on its control socket to expect this
+	 * console with a per-attach key, as slimland-sessiond does (PSK)
+	 */
+	BENCH_LINK_ATTACH,
+	BENCH_LINK_PAIRING, /* `slimland --listen`, its pairing key (ECDHE-PSK) */
+};
+
+const char *bench_link_name(enum bench_link link);
+
 struct bench_session {
-	enum slim_sec_mode mode;
+	enum bench_link link;
 	pid_t compositor;
+	int control;  /* BENCH_LINK_ATTACH: the compositor's control socket */
 	uint16_t port;
 	char runtime_dir[64];
 	char wayland_display[32];
@@ -42,15 +56,12 @@ struct bench_session {
 	uint64_t bytes_received;
 };
 
-/*
- * Starts slimland (path `slimland`) and attaches as a console of width x
- * height over the transport `mode`.
- */
+/* Starts slimland (path `slimland`) and attaches as a console of width x height. */
 bool bench_session_start(struct bench_session *s, const char *slimland, uint32_t width,
-		uint32_t height, enum slim_sec_mode mode);
+		uint32_t height, enum bench_link link);
 /* The same in two steps: the compositor with no console yet, then the console. */
 bool bench_session_start_detached(struct bench_session *s, const char *slimland,
-		uint32_t width, uint32_t height, enum slim_sec_mode mode);
+		uint32_t width, uint32_t height, enum bench_link link);
 bool bench_session_attach(struct bench_session *s);
 void bench_session_stop(struct bench_session *s);
 
