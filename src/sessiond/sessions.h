@@ -3,7 +3,8 @@
  * which session, what a card does, what a login does, what happens when a
  * compositor exits. Everything that reaches the outside world (PAM,
  * spawning, UDP) goes through slim_manager_ops, so that tests and fuzzers
- * drive the same code with fake compositors on socketpairs.
+ * drive the same code with fake compositors on socketpairs. Its files, one
+ * section each, are listed in sessions-internal.h.
  */
 #ifndef SLIM_SESSIOND_SESSIONS_H
 #define SLIM_SESSIOND_SESSIONS_H

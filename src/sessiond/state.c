@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "lines.h"
+#include "sessions-internal.h"
 #include "state.h"
 
 struct buf {
@@ -297,14 +298,12 @@ void slim_state_apply(struct slim_manager *mgr, const struct slim_state *st, boo
 			continue;
 		}
 		/* not known until its next HELLO, and then not redirected anywhere new */
-		c->shows = s;
-		s->console = c;
+		slim_show_link(c, s);
 		s->attached = true;
 		s->detached_since_us = 0;
 		c->state = s->greeter ? SLIM_CONSOLE_GREETER : SLIM_CONSOLE_SESSION;
 		if (s->greeter) {
-			c->greeter = s;
-			s->greeter_for = c;
+			slim_greeter_link(c, s);
 		}
 	}
 	/* greeters whose console is not in the file serve nobody */

@@ -1,0 +1,121 @@
+/*
+ * Cards (sessions-internal.h lists its files): what the manager keeps of a
+ * card (a keyed hash of its token, bound to the session it opens) and what
+ * a tap on a console does.
+ */
+#define _GNU_SOURCE /* explicit_bzero */
+#include <gnutls/crypto.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sessions-internal.h"
+
+void slim_manager_hash_card(const struct slim_manager *mgr, const struct slim_wire_card *card,
+		struct slim_card_hash *out)
+{
+	/* kind and length first: the same bytes of another kind are another card */
+	uint8_t msg[2 + SLIM_CARD_TOKEN_MAX];
+	size_t len = card->len < SLIM_CARD_TOKEN_MAX ? card->len : SLIM_CARD_TOKEN_MAX;
+	msg[0] = card->kind;
+	msg[1] = (uint8_t)len;
+	memcpy(msg + 2, card->token, len);
+	if (gnutls_hmac_fast(GNUTLS_MAC_SHA256, mgr->card_key, sizeof(mgr->card_key), msg, 2 + len,
+			out->bytes) != 0) {
+		memset(out->bytes, 0, sizeof(out->bytes)); /* matches no card bound with a hash */
+	}
+	explicit_bzero(msg, sizeof(msg));
+}
+
+struct slim_binding *slim_manager_binding(struct slim_manager *mgr,
+		const struct slim_card_hash *token)
+{
+	struct slim_binding *b;
+	wl_list_for_each(b, &mgr->bindings, link) {
+		if (memcmp(b->token.bytes, token->bytes, sizeof(token->bytes)) == 0) {
+			return b;
+		}
+	}
+	return NULL;
+}
+
+bool slim_manager_bind(struct slim_manager *mgr, const struct slim_card_hash *token,
+		struct slim_session *session)
+{
+	struct slim_binding *b = slim_manager_binding(mgr, token);
+	if (!b) {
+		b = calloc(1, sizeof(*b));
+		if (!b) {
+			return false;
+		}
+		b->token = *token;
+		wl_list_insert(mgr->bindings.prev, &b->link);
+	}
+	/* a card opens one session: the newest login with it wins */
+	b->session = session;
+	slim_manager_changed(mgr);
+	return true;
+}
+
+/* What a tap does */
+
+static bool needs_password(struct slim_session *s)
+{
+	const struct slim_config *config = &s->mgr->config;
+	switch (config->reauth) {
+	case SLIM_REAUTH_NEVER:
+		return false;
+	case SLIM_REAUTH_ALWAYS:
+		return true;
+	case SLIM_REAUTH_IDLE:
+		return !s->console && s->detached_since_us != 0 &&
+			slim_now_us() - s->detached_since_us >= config->reauth_idle_s * 1000000ull;
+	}
+	return true;
+}
+
+void slim_console_card(struct slim_console *c, const struct slim_wire_card *card)
+{
+	struct slim_manager *mgr = c->mgr;
+	struct slim_card_hash token;
+	slim_manager_hash_card(mgr, card, &token);
+	if (card->event == 0) {
+		if (!mgr->config.card_removal_detach || !c->shows || c->shows->greeter) {
+			return;
+		}
+		slim_log(SLIM_LOG_INFO, "console %s: card removed, session %u detached",
+			c->id, c->shows->id);
+		slim_session_detach(c->shows, SLIM_WHY_CARD_REMOVED);
+		return;
+	}
+	struct slim_binding *b = card->len ? slim_manager_binding(mgr, &token) : NULL;
+	if (!b) {
+		/* remembered until someone logs in here (or another card is tapped) */
+		c->has_pending = card->len > 0;
+		c->pending = token;
+		c->reauth = NULL;
+		if (!c->shows || !c->shows->greeter) {
+			slim_console_to_greeter(c, SLIM_WHY_UNKNOWN_CARD);
+		} else {
+			c->why = SLIM_WHY_UNKNOWN_CARD;
+		}
+		slim_console_message(c, "Unknown card: log in to use it");
+		return;
+	}
+	struct slim_session *s = b->session;
+	c->has_pending = false;
+	if (c->shows == s) {
+		return;
+	}
+	if (needs_password(s)) {
+		c->reauth = s;
+		if (!c->shows || !c->shows->greeter) {
+			slim_console_to_greeter(c, SLIM_WHY_REAUTH);
+		} else {
+			c->why = SLIM_WHY_REAUTH;
+		}
+		slim_console_message(c, "Enter your password to continue");
+		return;
+	}
+	c->reauth = NULL;
+	slim_log(SLIM_LOG_INFO, "console %s: card for session %u (%s)", c->id, s->id, s->user);
+	slim_console_show(c, s);
+}

@@ -1,0 +1,219 @@
+/*
+ * The consoles the manager knows (sessions-internal.h lists its files):
+ * an entry from an approved console's first HELLO, heard from by
+ * consoles.c, forgotten after console_timeout of silence or revoked.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "consoles.h"
+#include "greeter.h"
+#include "sessions-internal.h"
+
+/* More would only be someone inventing console ids: each may start a greeter. */
+#define MAX_CONSOLES 512
+
+const char *slim_console_state_str(enum slim_console_state state)
+{
+	switch (state) {
+	case SLIM_CONSOLE_GREETER:
+		return "greeter";
+	case SLIM_CONSOLE_SESSION:
+		return "session";
+	case SLIM_CONSOLE_WAITING:
+		return "waiting";
+	}
+	return "?";
+}
+
+struct slim_console *slim_manager_console(struct slim_manager *mgr, const char *id)
+{
+	struct slim_console *c;
+	wl_list_for_each(c, &mgr->consoles, link) {
+		if (strcmp(c->id, id) == 0) {
+			return c;
+		}
+	}
+	return NULL;
+}
+
+static void arm_sweep(struct slim_manager *mgr, uint64_t in_us)
+{
+	uint64_t ms = (in_us + 999) / 1000;
+	wl_event_source_timer_update(mgr->sweep_timer,
+		ms == 0 ? 1 : ms > 2000000000 ? 2000000000 : (int)ms);
+	mgr->sweep_armed = true;
+}
+
+struct slim_console *slim_manager_console_create(struct slim_manager *mgr, const char *id)
+{
+	if (strlen(id) == 0 || strlen(id) > SLIM_CONSOLE_ID_LEN ||
+			wl_list_length(&mgr->consoles) >= MAX_CONSOLES) {
+		return NULL;
+	}
+	struct slim_console *c = calloc(1, sizeof(*c));
+	if (!c) {
+		return NULL;
+	}
+	c->mgr = mgr;
+	snprintf(c->id, sizeof(c->id), "%s", id);
+	c->state = SLIM_CONSOLE_GREETER;
+	c->why = SLIM_WHY_NO_CARD;
+	c->redirect_timer = wl_event_loop_add_timer(mgr->loop, slim_console_redirect_tick, c);
+	c->greeter_retry = wl_event_loop_add_timer(mgr->loop, slim_console_greeter_retry, c);
+	if (!c->redirect_timer || !c->greeter_retry) {
+		if (c->redirect_timer) {
+			wl_event_source_remove(c->redirect_timer);
+		}
+		free(c);
+		return NULL;
+	}
+	wl_list_insert(mgr->consoles.prev, &c->link);
+	/* a console restored from the state file, too, has console_timeout to say HELLO */
+	c->last_heard_us = slim_manager_now(mgr);
+	if (!mgr->sweep_armed && mgr->config.console_timeout_s) {
+		arm_sweep(mgr, mgr->config.console_timeout_s * 1000000ull);
+	}
+	return c;
+}
+
+void slim_console_destroy(struct slim_console *c)
+{
+	if (c->login) {
+		c->mgr->ops->login_cancel(c->mgr->ops_data, c->login);
+		c->login = NULL;
+	}
+	slim_greeter_client_forget(c);
+	slim_show_unlink(c);
+	slim_greeter_unlink(c);
+	wl_event_source_remove(c->redirect_timer);
+	wl_event_source_remove(c->greeter_retry);
+	wl_list_remove(&c->link);
+	free(c);
+}
+
+void slim_console_heard(struct slim_console *c, uint64_t now)
+{
+	struct slim_manager *mgr = c->mgr;
+	c->last_heard_us = now;
+	if (c->away) {
+		c->away = false;
+		slim_log(SLIM_LOG_INFO, "console %s: heard again", c->id);
+	}
+	if (!mgr->sweep_armed && mgr->config.console_timeout_s) {
+		arm_sweep(mgr, mgr->config.console_timeout_s * 1000000ull);
+	}
+}
+
+int slim_manager_console_sweep(void *data)
+{
+	struct slim_manager *mgr = data;
+	mgr->sweep_armed = false;
+	if (mgr->config.console_timeout_s == 0) {
+		return 0;
+	}
+	uint64_t timeout = mgr->config.console_timeout_s * 1000000ull;
+	uint64_t now = slim_manager_now(mgr);
+	uint64_t next = UINT64_MAX;
+	bool changed = false;
+	struct slim_console *c, *tmp;
+	wl_list_for_each_safe(c, tmp, &mgr->consoles, link) {
+		uint64_t deadline = c->last_heard_us + timeout;
+		if (now < deadline) {
+			next = deadline < next ? deadline : next;
+			continue;
+		}
+		if (c->shows && !c->shows->greeter) {
+			/* its session keeps it, as with card_removal = keep; looked at again later */
+			if (!c->away) {
+				c->away = true;
+				slim_log(SLIM_LOG_INFO, "console %s: silent for %u s, away from session %u",
+					c->id, mgr->config.console_timeout_s, c->shows->id);
+			}
+			next = now + timeout < next ? now + timeout : next;
+			continue;
+		}
+		if (c->login) {
+			/* a login under way finishes first (its outcome moves the console) */
+			next = now + 1000000 < next ? now + 1000000 : next;
+			continue;
+		}
+		if (slim_ratelimit(&mgr->log_rl, slim_now_us())) {
+			slim_log(SLIM_LOG_INFO, "console %s: silent for %u s, forgotten", c->id,
+				mgr->config.console_timeout_s);
+		}
+		slim_console_forget(c);
+		changed = true;
+	}
+	if (next != UINT64_MAX) {
+		arm_sweep(mgr, next - now);
+	}
+	if (changed) {
+		slim_manager_changed(mgr);
+	}
+	return 0;
+}
+
+void slim_console_forget(struct slim_console *c)
+{
+	struct slim_session *g = c->greeter;
+	if (!g && c->shows && c->shows->greeter) {
+		g = c->shows;
+	}
+	slim_console_unshow(c);
+	slim_console_destroy(c);
+	if (g && !g->ending) {
+		slim_session_end(g);
+	}
+}
+
+void slim_console_revoke(struct slim_console *c)
+{
+	struct slim_manager *mgr = c->mgr;
+	slim_log(SLIM_LOG_INFO, "console %s: revoked", c->id);
+	slim_console_send_refuse(c, SLIM_REFUSE_DENIED, "this console was revoked");
+	if (c->conn && mgr->ops->close) {
+		mgr->ops->close(mgr->ops_data, c->conn);
+	}
+	c->conn = NULL;
+	slim_console_forget(c);
+	slim_manager_changed(mgr);
+}
+
+/* What consoles say */
+
+void slim_console_hello(struct slim_console *c, bool new_assoc)
+{
+	if (!new_assoc) {
+		/* our answer was lost: answer again */
+		if (c->redirecting && c->shows) {
+			slim_console_send_redirect(c, c->shows->port, c->token, c->key);
+		} else {
+			slim_console_send_empty(c);
+		}
+		return;
+	}
+	bool was_known = c->known;
+	c->known = true;
+	/* any datagram of its association tells the console we serve it */
+	slim_console_send_empty(c);
+	if (!was_known && c->shows) {
+		/*
+		 * Restored from the state file: its display association still
+		 * shows c->shows (§1: a restarted manager redirects it nowhere new).
+		 */
+		c->shows->attached = true;
+		c->state = c->shows->greeter ? SLIM_CONSOLE_GREETER : SLIM_CONSOLE_SESSION;
+		slim_log(SLIM_LOG_INFO, "console %s: back, showing session %u", c->id, c->shows->id);
+		return;
+	}
+	if (c->shows) {
+		/* a new association (reboot, resize): it needs its picture again */
+		c->shows->attached = false;
+		slim_console_stop_redirect(c);
+		slim_console_maybe_redirect(c);
+		return;
+	}
+	slim_console_to_greeter(c, c->why);
+}

@@ -1,0 +1,151 @@
+/*
+ * Logins at a greeter (sessions-internal.h lists its files): the form's
+ * user and password go to a login worker (login.h), whose reports move the
+ * console to the user's session, new or running.
+ */
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include "greeter.h"
+#include "sessions-internal.h"
+
+/* An id reserved for a login that started no session is given back if it was the last. */
+static void release_login_id(struct slim_console *c)
+{
+	if (c->login_id && c->login_id + 1 == c->mgr->next_session_id &&
+			!slim_manager_session(c->mgr, c->login_id)) {
+		c->mgr->next_session_id = c->login_id;
+	}
+	c->login_id = 0;
+}
+
+static void login_over(struct slim_console *c, const char *error)
+{
+	c->login = NULL;
+	if (error) {
+		release_login_id(c);
+	}
+	c->login_id = 0;
+	c->login_ok = !error;
+	snprintf(c->login_error, sizeof(c->login_error), "%s", error ? error : "");
+	slim_greeter_login_done(c, error);
+}
+
+static void logged_in(struct slim_console *c, struct slim_session *s)
+{
+	struct slim_manager *mgr = c->mgr;
+	slim_log(SLIM_LOG_INFO, "console %s: %s logged in, session %u", c->id, s->user, s->id);
+	if (c->has_pending) {
+		c->has_pending = false;
+		slim_manager_bind(mgr, &c->pending, s);
+	}
+	login_over(c, NULL);
+	slim_console_show(c, s);
+}
+
+static bool login_authenticated(void *data, const char *error)
+{
+	struct slim_console *c = data;
+	struct slim_manager *mgr = c->mgr;
+	if (error) {
+		login_over(c, error);
+		return false;
+	}
+	struct slim_session *s = NULL;
+	if (c->reauth && strcmp(c->reauth->user, c->login_user) == 0) {
+		s = c->reauth;
+	} else {
+		/* one session a user: a second login shows the one that runs */
+		struct slim_session *it;
+		wl_list_for_each(it, &mgr->sessions, link) {
+			if (!it->greeter && !it->ending && strcmp(it->user, c->login_user) == 0) {
+				s = it;
+				break;
+			}
+		}
+	}
+	c->reauth = NULL;
+	if (!s) {
+		return true; /* the worker opens the PAM session and starts the compositor */
+	}
+	release_login_id(c);
+	logged_in(c, s);
+	return false;
+}
+
+static void login_started(void *data, const struct slim_spawn_result *res, int control_fd)
+{
+	struct slim_console *c = data;
+	struct slim_manager *mgr = c->mgr;
+	struct slim_login *login = c->login;
+	struct passwd *pw = getpwnam(c->login_user);
+	slim_log(SLIM_LOG_INFO, "session %u: compositor %d for %s", c->login_id, res->pid,
+		c->login_user);
+	struct slim_session *s = slim_session_add(mgr, c->login_id, c->login_user,
+		pw ? pw->pw_uid : (uid_t)-1, res->pid, res->pidfd, res->control_path,
+		control_fd, false);
+	if (!s) {
+		c->login = NULL;
+		mgr->ops->login_cancel(mgr->ops_data, login);
+		login_over(c, "The session could not be started");
+		return;
+	}
+	s->login = login;
+	c->login = NULL;
+	logged_in(c, s);
+}
+
+static void login_failed(void *data, const char *error)
+{
+	struct slim_console *c = data;
+	slim_log(SLIM_LOG_ERROR, "console %s: the session of %s could not be started: %s",
+		c->id, c->login_user, error);
+	login_over(c, error);
+}
+
+static const struct slim_login_callbacks login_callbacks = {
+	.authenticated = login_authenticated,
+	.started = login_started,
+	.failed = login_failed,
+};
+
+bool slim_manager_login(struct slim_manager *mgr, struct slim_console *c,
+		const char *user, const char *password, const char **why)
+{
+	snprintf(c->login_user, sizeof(c->login_user), "%s", user);
+	if (c->login) {
+		*why = "Please wait a moment";
+		return false;
+	}
+	if (strcmp(user, mgr->config.greeter_user) == 0 || user[0] == '\0') {
+		*why = "This account cannot log in here";
+		return false;
+	}
+	if (!slim_ratelimit(&mgr->login_rl, slim_now_us())) {
+		*why = "Too many attempts; try again in a moment";
+		return false;
+	}
+	/* the session's id is known now: its cgroup and log are named after it */
+	uint32_t id = mgr->next_session_id++;
+	char log_name[80];
+	snprintf(log_name, sizeof(log_name), "session-%u", id);
+	struct slim_launch_bufs b;
+	struct slim_login_request req = {
+		.service = mgr->config.pam_service,
+		.user = user,
+		.password = password,
+		.console = c->id,
+		.spawn = slim_launch_request(mgr, id, user, mgr->config.startup, NULL, log_name,
+			false, &b),
+	};
+	c->login_id = id;
+	c->login_ok = false;
+	c->login_error[0] = '\0';
+	c->login = mgr->ops->login(mgr->ops_data, mgr->loop, &req, &login_callbacks, c);
+	if (!c->login) {
+		release_login_id(c);
+		*why = "Cannot log in now: see the system log";
+		return false;
+	}
+	return true;
+}

@@ -1,0 +1,65 @@
+/*
+ * What the files of the session manager's table share among themselves
+ * (sessions.h is what the rest of slimland-sessiond sees):
+ *
+ *   sessions.c       the manager and its sessions: compositors come and go
+ *   console-table.c  consoles: known, heard, forgotten, revoked, HELLO
+ *   showing.c        which console shows which session: REDIRECT, greeters,
+ *                    what compositors report
+ *   launch.c         starting compositors: a user's session, a greeter
+ *   cards.c          card tokens: their hashes, what a tap does
+ *   logins.c         a login at a greeter, from the form to the session
+ *
+ * A console and the session it shows point at each other, as do a console
+ * and its greeter: only the link and unlink functions below set or clear
+ * those pairs, so neither side is ever left pointing at a freed object.
+ */
+#ifndef SLIM_SESSIOND_SESSIONS_INTERNAL_H
+#define SLIM_SESSIOND_SESSIONS_INTERNAL_H
+
+#include "sessions.h"
+
+/* A greeter that would not start is tried again after 2 s, doubling up to 60 s. */
+#define SLIM_GREETER_RETRY_FIRST_MS 2000
+#define SLIM_GREETER_RETRY_MAX_MS 60000
+
+/* showing.c */
+/* console->shows and session->console, together. */
+void slim_show_link(struct slim_console *console, struct slim_session *session);
+void slim_show_unlink(struct slim_console *console);
+/* console->greeter and greeter->greeter_for, together. */
+void slim_greeter_link(struct slim_console *console, struct slim_session *greeter);
+void slim_greeter_unlink(struct slim_console *console);
+/* The console shows nothing now: its session (if a user's) is detached and runs on. */
+void slim_console_unshow(struct slim_console *console);
+/* The REDIRECTs stop, and the attach's key is wiped. */
+void slim_console_stop_redirect(struct slim_console *console);
+/* Sends `expect` and starts the REDIRECTs, once both ends can take them. */
+void slim_console_maybe_redirect(struct slim_console *console);
+/* A greeter could not be had: try again later, backing off. */
+void slim_console_greeter_retry_later(struct slim_console *console);
+/* The greeter_retry timer. */
+int slim_console_greeter_retry(void *data);
+
+/* sessions.c */
+/* The detached_timeout clock starts (a user's session that lost its console). */
+void slim_session_now_detached(struct slim_session *session);
+
+/* console-table.c */
+/* The console leaves the table: its session is detached and runs on, its greeter ends. */
+void slim_console_forget(struct slim_console *console);
+/* Frees the console and unlinks it; nothing else. */
+void slim_console_destroy(struct slim_console *console);
+
+/* launch.c */
+struct slim_launch_bufs {
+	char listen[80], log_path[400], cgroup[128];
+};
+/* What starting a compositor for `user` as session `id` takes (its strings in `b`). */
+struct slim_spawn_request slim_launch_request(struct slim_manager *mgr, uint32_t id,
+		const char *user, const char *startup, char *const *env, const char *log_name,
+		bool greeter, struct slim_launch_bufs *b);
+/* The console's greeter compositor, linked to it; NULL if it could not be started. */
+struct slim_session *slim_launch_greeter(struct slim_console *console);
+
+#endif

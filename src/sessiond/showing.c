@@ -1,0 +1,300 @@
+/*
+ * Which console shows which session (sessions-internal.h lists its
+ * files): a console is shown a session by telling the compositor to expect
+ * it and the console where to go (REDIRECT, session-manager.md §1-2), and
+ * goes to a greeter of its own when it has nothing else to show. What
+ * compositors report on their control sockets lands here.
+ */
+#define _GNU_SOURCE /* explicit_bzero */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "consoles.h"
+#include "control.h"
+#include "greeter.h"
+#include "lines.h"
+#include "sessions-internal.h"
+
+static const char *const why_text[] = {
+	[SLIM_WHY_NO_CARD] = "no card yet",
+	[SLIM_WHY_UNKNOWN_CARD] = "unknown card",
+	[SLIM_WHY_CARD_REMOVED] = "card removed",
+	[SLIM_WHY_SESSION_ENDED] = "session ended",
+	[SLIM_WHY_ADMIN] = "detached by an administrator",
+	[SLIM_WHY_MOVED] = "the session moved to another console",
+	[SLIM_WHY_REAUTH] = "the card's session needs the password",
+	[SLIM_WHY_LOST] = "the session lost the console",
+};
+
+const char *slim_why_str(enum slim_why why)
+{
+	return (unsigned)why < sizeof(why_text) / sizeof(why_text[0]) ? why_text[why] : "?";
+}
+
+void slim_show_link(struct slim_console *c, struct slim_session *s)
+{
+	c->shows = s;
+	s->console = c;
+}
+
+void slim_show_unlink(struct slim_console *c)
+{
+	if (c->shows) {
+		c->shows->console = NULL;
+		c->shows = NULL;
+	}
+}
+
+void slim_greeter_link(struct slim_console *c, struct slim_session *g)
+{
+	c->greeter = g;
+	g->greeter_for = c;
+}
+
+void slim_greeter_unlink(struct slim_console *c)
+{
+	if (c->greeter) {
+		c->greeter->greeter_for = NULL;
+		c->greeter = NULL;
+	}
+}
+
+void slim_console_stop_redirect(struct slim_console *c)
+{
+	c->redirecting = false;
+	/* the attach's key has reached the compositor and the console, or never will */
+	explicit_bzero(c->key, sizeof(c->key));
+	wl_event_source_timer_update(c->redirect_timer, 0);
+}
+
+void slim_console_unshow(struct slim_console *c)
+{
+	struct slim_session *old = c->shows;
+	slim_console_stop_redirect(c);
+	if (!old) {
+		return;
+	}
+	slim_show_unlink(c);
+	old->attached = false;
+	/*
+	 * The console's own greeter keeps showing ("Starting your session…")
+	 * until the console is attached elsewhere, and is ended then: detached
+	 * now, the console would have nothing to show until the session is up.
+	 */
+	if (old != c->greeter) {
+		slim_control_send(old->control, "detach");
+	}
+	if (!old->greeter) {
+		slim_session_now_detached(old);
+	}
+}
+
+void slim_console_maybe_redirect(struct slim_console *c)
+{
+	struct slim_session *s = c->shows;
+	if (!s || !c->known || s->port == 0 || !slim_control_connected(s->control)) {
+		return;
+	}
+	/* a token and a key for this attach alone, told to the compositor, then the console */
+	if (!slim_sec_random(c->token, sizeof(c->token)) || !slim_sec_random(c->key, sizeof(c->key))) {
+		slim_log(SLIM_LOG_ERROR, "getrandom: %s", strerror(errno));
+		return;
+	}
+	char hex[2 * SLIM_ATTACH_TOKEN_LEN + 1], id_hex[2 * SLIM_CONSOLE_ID_LEN + 1];
+	char key_hex[2 * SLIM_SEC_KEY_LEN + 1];
+	slim_hex_encode(hex, c->token, sizeof(c->token));
+	/* §2: console ids travel in hex on the control socket, as tokens do */
+	slim_hex_encode(id_hex, (const uint8_t *)c->id, strlen(c->id));
+	slim_hex_encode(key_hex, c->key, sizeof(c->key));
+	bool sent = slim_control_send(s->control, "expect %s %s %s", hex, id_hex, key_hex);
+	explicit_bzero(key_hex, sizeof(key_hex));
+	if (!sent) {
+		slim_log(SLIM_LOG_ERROR, "session %u: cannot send expect", s->id);
+		explicit_bzero(c->key, sizeof(c->key));
+		return;
+	}
+	c->redirecting = true;
+	c->redirect_sent = 0;
+	slim_console_redirect_tick(c);
+}
+
+int slim_console_redirect_tick(void *data)
+{
+	struct slim_console *c = data;
+	if (!c->redirecting || !c->shows) {
+		return 0;
+	}
+	if (c->redirect_sent >= SLIM_REDIRECT_MAX) {
+		c->redirecting = false;
+		slim_log(SLIM_LOG_INFO, "console %s: not attached after %d REDIRECTs",
+			c->id, SLIM_REDIRECT_MAX);
+		return 0;
+	}
+	c->redirect_sent++;
+	slim_console_send_redirect(c, c->shows->port, c->token, c->key);
+	wl_event_source_timer_update(c->redirect_timer, SLIM_REDIRECT_INTERVAL_MS);
+	return 0;
+}
+
+void slim_console_show(struct slim_console *c, struct slim_session *s)
+{
+	if (c->shows == s) {
+		if (!s->attached && !c->redirecting) {
+			slim_console_maybe_redirect(c);
+		}
+		return;
+	}
+	slim_console_unshow(c);
+	struct slim_console *other = s->console;
+	if (other) {
+		/* `expect` replaces the other console on the compositor's side */
+		slim_show_unlink(other);
+		slim_console_stop_redirect(other);
+	}
+	slim_show_link(c, s);
+	s->attached = false;
+	s->detached_since_us = 0;
+	if (s->detach_timer) {
+		wl_event_source_timer_update(s->detach_timer, 0);
+	}
+	c->state = SLIM_CONSOLE_WAITING;
+	slim_console_maybe_redirect(c);
+	if (other) {
+		/*
+		 * Only now the console the session left gets its greeter: the
+		 * session's new console has its `expect` and REDIRECT under way
+		 * first, not after a compositor has been started.
+		 */
+		slim_console_to_greeter(other, SLIM_WHY_MOVED);
+	}
+	slim_manager_changed(c->mgr);
+}
+
+void slim_console_greeter_retry_later(struct slim_console *c)
+{
+	unsigned ms = SLIM_GREETER_RETRY_FIRST_MS <<
+		(c->greeter_failures < 5 ? c->greeter_failures : 5);
+	c->greeter_failures++;
+	wl_event_source_timer_update(c->greeter_retry,
+		ms > SLIM_GREETER_RETRY_MAX_MS ? SLIM_GREETER_RETRY_MAX_MS : (int)ms);
+}
+
+int slim_console_greeter_retry(void *data)
+{
+	struct slim_console *c = data;
+	if (!c->shows && c->known) {
+		slim_console_to_greeter(c, c->why);
+	}
+	return 0;
+}
+
+void slim_console_to_greeter(struct slim_console *c, enum slim_why why)
+{
+	c->why = why;
+	if (!c->known) {
+		/* not heard from since we started: a greeter waits for its HELLO */
+		slim_console_unshow(c);
+		c->state = SLIM_CONSOLE_GREETER;
+		slim_manager_changed(c->mgr);
+		return;
+	}
+	if (!c->greeter && !slim_launch_greeter(c)) {
+		slim_console_unshow(c);
+		c->state = SLIM_CONSOLE_GREETER;
+		slim_console_greeter_retry_later(c);
+		slim_manager_changed(c->mgr);
+		return;
+	}
+	slim_console_show(c, c->greeter);
+}
+
+void slim_console_message(struct slim_console *c, const char *text)
+{
+	snprintf(c->message, sizeof(c->message), "%s", text);
+	slim_greeter_client_message(c, text);
+}
+
+bool slim_session_detach(struct slim_session *s, enum slim_why why)
+{
+	if (!s->console || s->greeter) {
+		return false;
+	}
+	slim_console_to_greeter(s->console, why);
+	return true;
+}
+
+/* What compositors say */
+
+void slim_session_control_hello(struct slim_session *s, uint16_t port, pid_t pid)
+{
+	if (pid != s->pid) {
+		slim_log(SLIM_LOG_INFO, "session %u: control says PID %d, we started %d",
+			s->id, (int)pid, (int)s->pid);
+	}
+	s->port = port;
+	/* a console restored from the state file is not known yet: nothing moves */
+	if (s->console && !s->attached && !s->console->redirecting) {
+		slim_console_maybe_redirect(s->console);
+	}
+	slim_manager_changed(s->mgr);
+}
+
+static struct slim_console *console_of(struct slim_session *s, const char *id)
+{
+	return s->console && strcmp(s->console->id, id) == 0 ? s->console : NULL;
+}
+
+void slim_session_control_attached(struct slim_session *s, const char *id,
+		uint16_t width, uint16_t height)
+{
+	struct slim_console *c = console_of(s, id);
+	if (!c) {
+		slim_log(SLIM_LOG_DEBUG, "session %u: attached %s, not ours", s->id, id);
+		return;
+	}
+	s->attached = true;
+	slim_console_stop_redirect(c);
+	c->state = s->greeter ? SLIM_CONSOLE_GREETER : SLIM_CONSOLE_SESSION;
+	if (s->greeter) {
+		c->greeter_failures = 0;
+	} else if (c->greeter) {
+		/* the console has a session now: its greeter is done */
+		struct slim_session *g = c->greeter;
+		slim_greeter_unlink(c);
+		slim_session_end(g);
+	}
+	slim_log(SLIM_LOG_INFO, "console %s: attached to session %u (%ux%u)", c->id, s->id,
+		width, height);
+	slim_manager_changed(s->mgr);
+}
+
+void slim_session_control_detached(struct slim_session *s, const char *id)
+{
+	struct slim_console *c = console_of(s, id);
+	if (!c || c->redirecting || !s->attached) {
+		/* ours to expect: a console we moved, or the one a new token replaces */
+		return;
+	}
+	slim_log(SLIM_LOG_INFO, "console %s: session %u lost it", c->id, s->id);
+	if (s->greeter) {
+		slim_console_unshow(c);
+		c->state = SLIM_CONSOLE_GREETER;
+		c->known = false; /* its next HELLO brings the greeter back */
+		slim_manager_changed(s->mgr);
+		return;
+	}
+	bool alive = slim_manager_now(s->mgr) - c->last_heard_us < 5000000ull;
+	if (!alive) {
+		c->known = false;
+	}
+	slim_console_to_greeter(c, SLIM_WHY_LOST);
+}
+
+void slim_session_control_closed(struct slim_session *s)
+{
+	/* no control, no session: make sure the compositor goes too */
+	if (!s->ending) {
+		slim_session_end(s);
+	}
+	slim_session_destroy(s);
+}
