@@ -14,9 +14,9 @@
  *   - what an attacker's datagrams cost the server: a spoofed ClientHello
  *     answered with a cookie, one over the rate, a record of no connection;
  *   - the share of encryption in the pixel path: the encoder's output for a
- *     fully changed 1920x1080 frame sealed with a per-attach key, against
- *     the encoder's time for it, and opened, against the console's time to
- *     apply it.
+ *     fully changed 1920x1080 frame of text, UI and photo content
+ *     (tests/content.c) sealed with a per-attach key, against the encoder's
+ *     time for it, and opened, against the console's time to apply it.
  *
  * One core, CLOCK_MONOTONIC, the median of several batches after a warm-up.
  *
@@ -407,9 +407,9 @@ static void no_send(void *data, const uint8_t *buf, size_t len)
 }
 
 /*
- * A fully changed 1920x1080 frame of each kind, as bench-codec encodes it:
- * the encoder's time and output, then that output sealed by the display
- * association's suite; on the console, opened, and applied.
+ * A fully changed 1920x1080 frame of each kind, encoded as the compositor
+ * does (LZ4, RGB888, scrolls): the encoder's time and output, then that
+ * output sealed with a per-attach key; on the console, opened and applied.
  */
 static void bench_frames(int batches, struct results *res)
 {
@@ -428,12 +428,19 @@ static void bench_frames(int batches, struct results *res)
 		SLIM_DEFAULT_MTU - SLIM_SEC_OVERHEAD, backend, no_send, NULL);
 	struct slim_fb pics[2];
 	for (int k = 0; k < CONTENT_KINDS; k++) {
+		/* a picture and its negative: every pixel changes from one frame to the next */
 		struct content_rng rng = { 7 + (uint64_t)k };
 		for (int p = 0; p < 2; p++) {
 			pics[p] = (struct slim_fb){ calloc((size_t)SCREEN_W * SCREEN_H, 4), SCREEN_W,
 				SCREEN_H, SCREEN_W };
-			content_paint(&pics[p], (struct slim_rect){ 0, 0, SCREEN_W, SCREEN_H },
-				(enum content_kind)k, &rng);
+		}
+		if (!pics[0].px || !pics[1].px) {
+			die("out of memory");
+		}
+		content_paint(&pics[0], (struct slim_rect){ 0, 0, SCREEN_W, SCREEN_H },
+			(enum content_kind)k, &rng);
+		for (size_t i = 0; i < (size_t)SCREEN_W * SCREEN_H; i++) {
+			pics[1].px[i] = pics[0].px[i] ^ 0x00ffffff;
 		}
 		struct slim_encoder *enc = slim_encoder_create(SCREEN_W, SCREEN_H, &ecfg,
 			keep_datagram, &frame);
@@ -536,8 +543,9 @@ static void print_table(const struct results *r)
 			100 * ratio(f->seal_us, f->encode_us + f->seal_us), f->apply_us, f->open_us,
 			100 * ratio(f->open_us, f->apply_us + f->open_us));
 	}
-	printf("\nframe: 1920x1080, every pixel changed, as bench-codec encodes it; share: of the\n"
-		"server's (encode + seal) and of the console's (open + apply) time.\n");
+	printf("\nframe: 1920x1080, every pixel changed (a picture of tests/content.c and its\n"
+		"negative in turn), encoded as the compositor does; share: of the server's\n"
+		"(encode + seal) and of the console's (open + apply) time.\n");
 }
 
 static void print_json(const struct results *r)
