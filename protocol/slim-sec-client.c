@@ -38,9 +38,7 @@ struct slim_sec_client {
 	gnutls_session_t tls;
 	gnutls_certificate_credentials_t cert;
 	gnutls_psk_client_credentials_t psk;
-	/* the datagram being handed to GnuTLS, taken at most once */
-	const uint8_t *in;
-	size_t in_len;
+	struct slim_sec_inbox inbox;
 	uint64_t deadline_us;
 	char error[256];
 	uint8_t out[SLIM_SEC_MAX_RECORD + 64];
@@ -51,25 +49,6 @@ static ssize_t push(gnutls_transport_ptr_t ptr, const void *buf, size_t len)
 	struct slim_sec_client *c = ptr;
 	c->send(c->send_data, buf, len);
 	return (ssize_t)len; /* UDP: what the kernel drops is lost on the wire */
-}
-
-static ssize_t pull(gnutls_transport_ptr_t ptr, void *buf, size_t size)
-{
-	struct slim_sec_client *c = ptr;
-	if (!c->in) {
-		gnutls_transport_set_errno(c->tls, EAGAIN);
-		return -1;
-	}
-	size_t n = c->in_len < size ? c->in_len : size;
-	memcpy(buf, c->in, n);
-	c->in = NULL;
-	return (ssize_t)n;
-}
-
-static int pull_timeout(gnutls_transport_ptr_t ptr, unsigned ms)
-{
-	struct slim_sec_client *c = ptr;
-	return c->in != NULL;
 }
 
 struct slim_sec_client *slim_sec_client_create(slim_sec_send_fn send, void *send_data)
@@ -98,7 +77,7 @@ void slim_sec_client_stop(struct slim_sec_client *c)
 	}
 	explicit_bzero(c->cfg.psk, sizeof(c->cfg.psk));
 	c->state = CLIENT_IDLE;
-	c->in = NULL;
+	c->inbox.data = NULL;
 }
 
 void slim_sec_client_destroy(struct slim_sec_client *c)
@@ -229,10 +208,7 @@ static bool setup(struct slim_sec_client *c)
 		gnutls_session_set_verify_function(c->tls, verify_server);
 	}
 	gnutls_session_set_ptr(c->tls, c);
-	gnutls_transport_set_ptr(c->tls, c);
-	gnutls_transport_set_push_function(c->tls, push);
-	gnutls_transport_set_pull_function(c->tls, pull);
-	gnutls_transport_set_pull_timeout_function(c->tls, pull_timeout);
+	slim_sec_inbox_attach(&c->inbox, c->tls, push, c);
 	gnutls_dtls_set_mtu(c->tls, c->cfg.mtu ? c->cfg.mtu : SLIM_DEFAULT_MTU);
 	gnutls_dtls_set_timeouts(c->tls, SLIM_SEC_RETRANSMIT_MS, HANDSHAKE_US / 1000);
 	return true;
@@ -314,8 +290,8 @@ enum slim_sec_event slim_sec_client_receive(struct slim_sec_client *c, const uin
 			(c->state == CLIENT_ESTABLISHED && slim_dtls_epoch(in) == 0)) {
 		return SLIM_SEC_NOTHING;
 	}
-	c->in = in;
-	c->in_len = len;
+	c->inbox.data = in;
+	c->inbox.len = len;
 	enum slim_sec_event ev = SLIM_SEC_NOTHING;
 	if (c->state == CLIENT_HANDSHAKE) {
 		ev = step(c);
@@ -333,7 +309,7 @@ enum slim_sec_event slim_sec_client_receive(struct slim_sec_client *c, const uin
 			ev = SLIM_SEC_CLOSED;
 		}
 	}
-	c->in = NULL;
+	c->inbox.data = NULL;
 	return ev;
 }
 

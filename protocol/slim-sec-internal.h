@@ -71,4 +71,18 @@ bool slim_sec_peer_fingerprint(gnutls_session_t session, uint8_t fp[SLIM_SEC_FIN
 bool slim_sec_is_hint(const uint8_t *buf, size_t len);
 size_t slim_sec_make_hint(uint8_t *buf, size_t size);
 
+/*
+ * The datagram being handed to GnuTLS: both ends feed it from memory (the
+ * caller owns the socket) one datagram at a time, and its pull function
+ * takes that datagram at most once, then says EAGAIN.
+ */
+struct slim_sec_inbox {
+	gnutls_session_t tls;
+	const uint8_t *data;
+	size_t len;
+};
+/* GnuTLS reads from the inbox and writes through push(push_ptr). */
+void slim_sec_inbox_attach(struct slim_sec_inbox *inbox, gnutls_session_t tls,
+		gnutls_push_func push, void *push_ptr);
+
 #endif

@@ -3,7 +3,8 @@
  * files (a console's, the session manager's), their fingerprints and the
  * console ids derived from them, and secret key files (pairing keys).
  * Every file here is a secret: created 0600 in one atomic step, and
- * refused when anyone else may read it.
+ * refused when anyone else may read it. Also what both ends share on
+ * the wire: the server's "forgotten" hint, and the inbox GnuTLS reads.
  */
 #define _GNU_SOURCE /* O_CLOEXEC, getrandom */
 #include <arpa/inet.h>
@@ -473,4 +474,34 @@ size_t slim_sec_make_hint(uint8_t *buf, size_t size)
 		return 0;
 	}
 	return slim_writer_finish(&w, 0, 0);
+}
+
+static ssize_t inbox_pull(gnutls_transport_ptr_t ptr, void *buf, size_t size)
+{
+	struct slim_sec_inbox *inbox = ptr;
+	if (!inbox->data) {
+		gnutls_transport_set_errno(inbox->tls, EAGAIN);
+		return -1;
+	}
+	size_t n = inbox->len < size ? inbox->len : size;
+	memcpy(buf, inbox->data, n);
+	inbox->data = NULL;
+	return (ssize_t)n;
+}
+
+static int inbox_pull_timeout(gnutls_transport_ptr_t ptr, unsigned ms)
+{
+	const struct slim_sec_inbox *inbox = ptr;
+	return inbox->data != NULL;
+}
+
+void slim_sec_inbox_attach(struct slim_sec_inbox *inbox, gnutls_session_t tls,
+		gnutls_push_func push, void *push_ptr)
+{
+	inbox->tls = tls;
+	inbox->data = NULL;
+	gnutls_transport_set_ptr2(tls, inbox, push_ptr);
+	gnutls_transport_set_push_function(tls, push);
+	gnutls_transport_set_pull_function(tls, inbox_pull);
+	gnutls_transport_set_pull_timeout_function(tls, inbox_pull_timeout);
 }

@@ -61,8 +61,7 @@ struct slim_sec_conn {
 	uint8_t client_random[32]; /* which ClientHello a half-open one answers */
 	uint64_t started_us, last_in_us;
 	uint64_t bytes_in, bytes_out;
-	const uint8_t *in; /* the datagram handed to GnuTLS, taken once */
-	size_t in_len;
+	struct slim_sec_inbox inbox;
 	bool has_peer_key;
 	uint8_t peer_key[SLIM_SEC_FINGERPRINT_LEN];
 	char psk_identity[SLIM_SEC_PSK_IDENTITY_MAX + 1];
@@ -208,25 +207,6 @@ static ssize_t conn_push(gnutls_transport_ptr_t ptr, const void *buf, size_t len
 	srv->send_to(srv->send_data, buf, len, (const struct sockaddr *)&conn->addr,
 		conn->addr_len);
 	return (ssize_t)len;
-}
-
-static ssize_t conn_pull(gnutls_transport_ptr_t ptr, void *buf, size_t size)
-{
-	struct slim_sec_conn *conn = ptr;
-	if (!conn->in) {
-		gnutls_transport_set_errno(conn->tls, EAGAIN);
-		return -1;
-	}
-	size_t n = conn->in_len < size ? conn->in_len : size;
-	memcpy(buf, conn->in, n);
-	conn->in = NULL;
-	return (ssize_t)n;
-}
-
-static int conn_pull_timeout(gnutls_transport_ptr_t ptr, unsigned ms)
-{
-	struct slim_sec_conn *conn = ptr;
-	return conn->in != NULL;
 }
 
 static void conn_free(struct slim_sec_conn *conn)
@@ -386,8 +366,8 @@ static void handshake_step(struct slim_sec_server *srv, struct slim_sec_conn *co
 static void conn_feed(struct slim_sec_server *srv, struct slim_sec_conn *conn,
 		const uint8_t *buf, size_t len, uint64_t now_us)
 {
-	conn->in = buf;
-	conn->in_len = len;
+	conn->inbox.data = buf;
+	conn->inbox.len = len;
 	conn->bytes_in += len;
 	conn->last_in_us = now_us;
 	if (!conn->established) {
@@ -405,7 +385,7 @@ static void conn_feed(struct slim_sec_server *srv, struct slim_sec_conn *conn,
 			srv->stats.records_rejected++;
 		}
 	}
-	conn->in = NULL;
+	conn->inbox.data = NULL;
 }
 
 /* PSK: the key for the identity the client names, from the user. */
@@ -461,10 +441,7 @@ static bool conn_setup(struct slim_sec_server *srv, struct slim_sec_conn *conn,
 		gnutls_certificate_server_set_request(conn->tls, GNUTLS_CERT_REQUIRE);
 	}
 	gnutls_session_set_ptr(conn->tls, conn);
-	gnutls_transport_set_ptr(conn->tls, conn);
-	gnutls_transport_set_push_function(conn->tls, conn_push);
-	gnutls_transport_set_pull_function(conn->tls, conn_pull);
-	gnutls_transport_set_pull_timeout_function(conn->tls, conn_pull_timeout);
+	slim_sec_inbox_attach(&conn->inbox, conn->tls, conn_push, conn);
 	/* the records' size is the slim layer's business (each console's MTU) */
 	gnutls_dtls_set_mtu(conn->tls, SLIM_SEC_MAX_RECORD + 64);
 	gnutls_dtls_set_timeouts(conn->tls, SLIM_SEC_RETRANSMIT_MS, srv->cfg.handshake_ms);

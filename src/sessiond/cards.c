@@ -72,6 +72,17 @@ static bool needs_password(struct slim_session *s)
 	return true;
 }
 
+/* The console's greeter (started if need be) asks the person at it for something. */
+static void ask_at_greeter(struct slim_console *c, enum slim_why why, const char *message)
+{
+	if (!c->shows || !c->shows->greeter) {
+		slim_console_to_greeter(c, why);
+	} else {
+		c->why = why;
+	}
+	slim_console_message(c, message);
+}
+
 void slim_console_card(struct slim_console *c, const struct slim_wire_card *card)
 {
 	struct slim_manager *mgr = c->mgr;
@@ -92,12 +103,7 @@ void slim_console_card(struct slim_console *c, const struct slim_wire_card *card
 		c->has_pending = card->len > 0;
 		c->pending = token;
 		c->reauth = NULL;
-		if (!c->shows || !c->shows->greeter) {
-			slim_console_to_greeter(c, SLIM_WHY_UNKNOWN_CARD);
-		} else {
-			c->why = SLIM_WHY_UNKNOWN_CARD;
-		}
-		slim_console_message(c, "Unknown card: log in to use it");
+		ask_at_greeter(c, SLIM_WHY_UNKNOWN_CARD, "Unknown card: log in to use it");
 		return;
 	}
 	struct slim_session *s = b->session;
@@ -107,12 +113,7 @@ void slim_console_card(struct slim_console *c, const struct slim_wire_card *card
 	}
 	if (needs_password(s)) {
 		c->reauth = s;
-		if (!c->shows || !c->shows->greeter) {
-			slim_console_to_greeter(c, SLIM_WHY_REAUTH);
-		} else {
-			c->why = SLIM_WHY_REAUTH;
-		}
-		slim_console_message(c, "Enter your password to continue");
+		ask_at_greeter(c, SLIM_WHY_REAUTH, "Enter your password to continue");
 		return;
 	}
 	c->reauth = NULL;

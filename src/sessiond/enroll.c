@@ -347,6 +347,42 @@ static const char *resolve(struct slim_enroll *e, const char *which, const char 
 	return found;
 }
 
+/*
+ * Records the administrator's decision on a console: a pending console's key
+ * (and, to the caller, its live association) moves into the table.
+ */
+static struct slim_enrolled *decide(struct slim_enroll *e, const char *resolved, char *id,
+		bool revoked, struct slim_sec_conn **conn, uint32_t *assoc, const char **why)
+{
+	snprintf(id, SLIM_CONSOLE_ID_LEN + 1, "%s", resolved);
+	struct slim_pending *p = find_pending(e, id);
+	struct slim_enrolled *c = add(e, id);
+	if (!c) {
+		*why = "out of memory";
+		return NULL;
+	}
+	c->revoked = revoked;
+	if (p) {
+		c->has_key = p->has_key;
+		memcpy(c->key, p->key, sizeof(c->key));
+		if (conn) {
+			*conn = p->conn;
+			*assoc = p->assoc;
+		}
+		remove_pending(e, p);
+	}
+	return c;
+}
+
+static bool save(struct slim_enroll *e, const char **why)
+{
+	if (!slim_enroll_write(e)) {
+		*why = "cannot write the consoles file (see the log)";
+		return false;
+	}
+	return true;
+}
+
 bool slim_enroll_approve(struct slim_enroll *e, const char *which, const char *name, char *id,
 		struct slim_sec_conn **conn, uint32_t *assoc, const char **why)
 {
@@ -360,55 +396,20 @@ bool slim_enroll_approve(struct slim_enroll *e, const char *which, const char *n
 		*why = "a name is 1 to 63 letters, digits, '.', '_' or '-'";
 		return false;
 	}
-	snprintf(id, SLIM_CONSOLE_ID_LEN + 1, "%s", resolved);
-	struct slim_pending *p = find_pending(e, id);
-	struct slim_enrolled *c = add(e, id);
+	struct slim_enrolled *c = decide(e, resolved, id, false, conn, assoc, why);
 	if (!c) {
-		*why = "out of memory";
 		return false;
-	}
-	c->revoked = false;
-	if (p) {
-		c->has_key = p->has_key;
-		memcpy(c->key, p->key, sizeof(c->key));
-		*conn = p->conn;
-		*assoc = p->assoc;
-		remove_pending(e, p);
 	}
 	if (name) {
 		snprintf(c->name, sizeof(c->name), "%s", name);
 	}
-	if (!slim_enroll_write(e)) {
-		*why = "cannot write the consoles file (see the log)";
-		return false;
-	}
-	return true;
+	return save(e, why);
 }
 
 bool slim_enroll_revoke(struct slim_enroll *e, const char *which, char *id, const char **why)
 {
 	const char *resolved = resolve(e, which, why);
-	if (!resolved) {
-		return false;
-	}
-	snprintf(id, SLIM_CONSOLE_ID_LEN + 1, "%s", resolved);
-	struct slim_pending *p = find_pending(e, id);
-	struct slim_enrolled *c = add(e, id);
-	if (!c) {
-		*why = "out of memory";
-		return false;
-	}
-	c->revoked = true;
-	if (p) {
-		c->has_key = p->has_key;
-		memcpy(c->key, p->key, sizeof(c->key));
-		remove_pending(e, p);
-	}
-	if (!slim_enroll_write(e)) {
-		*why = "cannot write the consoles file (see the log)";
-		return false;
-	}
-	return true;
+	return resolved && decide(e, resolved, id, true, NULL, NULL, why) && save(e, why);
 }
 
 void slim_enroll_forget_conn(struct slim_enroll *e, const struct slim_sec_conn *conn)

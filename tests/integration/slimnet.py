@@ -28,6 +28,8 @@ from slimtest import TestSkip, require_programs
 HERE = os.path.dirname(os.path.abspath(__file__))
 RAWNET = os.path.join(HERE, 'rawnet.py')
 PREFIX = '10.77.0.'
+# what an nftables counter adds to a UDP payload: IPv4 and UDP headers
+UDP_IP_HEADERS = 28
 
 
 def _ip(*args, ns=None, check=True):
@@ -94,6 +96,11 @@ class Host:
                 return item['counter']['packets'], item['counter']['bytes']
         raise RuntimeError('no counter %s in %s' % (name, self.name))
 
+    def payload_bytes(self, name):
+        """UDP payload bytes a named counter saw (it counts whole IP packets)."""
+        packets, nbytes = self.counter(name)
+        return nbytes - UDP_IP_HEADERS * packets
+
     def lose(self, percent):
         """Drops `percent` % of the UDP datagrams arriving at this host, at
         random (nftables `numgen`); 0 none, 100 all. Each host loses what it
@@ -121,6 +128,33 @@ class Host:
             raise RuntimeError('rawnet %s in %s: %s' % (' '.join(args), self.name,
                                                           r.stderr.decode(errors='replace')))
         return r.stdout.decode().splitlines()
+
+    def spoof(self, datagrams):
+        """Sends datagrams ({'src', 'sport', 'dst', 'dport', 'data' hex}) from
+        raw sockets, each with the source it names; (packets, payload bytes)."""
+        lines = self.rawnet('send', stdin='\n'.join(json.dumps(d) for d in datagrams).encode())
+        _, packets, payload = lines[-1].split()
+        return int(packets), int(payload)
+
+
+class Sniffer:
+    """rawnet.py sniffing a host's port of the bridge, as a switch's mirror
+    port would: everything it sends and receives. Ready once constructed."""
+
+    def __init__(self, lan, host, port, count, seconds):
+        self.proc = subprocess.Popen(
+            ['ip', 'netns', 'exec', lan.ns, sys.executable, RAWNET, 'sniff', host.port_name,
+             str(port), str(count), str(seconds)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if self.proc.stdout.readline().strip() != b'ready':
+            self.proc.kill()
+            raise RuntimeError('rawnet sniff: %s' % self.proc.stderr.read().decode())
+
+    def stop(self):
+        """The datagrams seen, as dicts; stops sniffing."""
+        self.proc.terminate()
+        out, _ = self.proc.communicate(timeout=10)
+        return [json.loads(line) for line in out.decode().splitlines() if line.startswith('{')]
 
 
 class Lan:
@@ -157,12 +191,10 @@ class Lan:
         self.hosts.append(h)
         return h
 
-    def sniff(self, host, *args, timeout=60):
-        """rawnet.py sniffing `host`'s port of the bridge, as a switch's mirror
-        port would: everything it sends and receives."""
-        return subprocess.Popen(
-            ['ip', 'netns', 'exec', self.ns, sys.executable, RAWNET, 'sniff', host.port_name]
-            + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    def sniff(self, host, port, count, seconds):
+        """Captures up to `count` datagrams to or from `port` at `host` for at
+        most `seconds`: a Sniffer."""
+        return Sniffer(self, host, port, count, seconds)
 
     def close(self):
         for ns in reversed(self.namespaces):

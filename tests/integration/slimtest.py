@@ -96,6 +96,15 @@ def require_programs(*names):
         raise TestSkip('missing program(s): ' + ', '.join(missing))
 
 
+def rss_kb(pid):
+    """A process's resident memory in kB."""
+    with open('/proc/%d/status' % pid) as f:
+        for line in f:
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1])
+    raise RuntimeError('no VmRSS for process %d' % pid)
+
+
 def free_udp_port():
     """A UDP port on loopback the kernel just handed out (free unless raced)."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:

@@ -23,17 +23,15 @@ Each attack is tried and must fail, with numbers:
      answering its console's keys meanwhile, the server sends no more than
      it got, and keeps no state for them (its memory grows by < 2 MB).
 """
-import json
 import os
 import select
 import time
 
 from slimnet import Lan
-from slimtest import Session, log, require_programs, run, scaled
+from slimtest import Session, log, require_programs, rss_kb, run, scaled
 
 PORT = 5590
 FLOOD = 20000
-UDP_IP_HEADERS = 28
 
 
 def read_fifo(s, fd, want, timeout):
@@ -62,34 +60,6 @@ def drain(fd):
     return data
 
 
-def rss_kb(pid):
-    with open('/proc/%d/status' % pid) as f:
-        for line in f:
-            if line.startswith('VmRSS:'):
-                return int(line.split()[1])
-    return 0
-
-
-def sniffed(proc):
-    """The datagrams a sniffer printed, once it is stopped."""
-    proc.terminate()
-    out, _ = proc.communicate(timeout=10)
-    return [json.loads(line) for line in out.decode().splitlines()[1:] if line.startswith('{')]
-
-
-def spoof(atk, datagrams):
-    """(packets, payload bytes) the attacker sent."""
-    lines = atk.rawnet('send', stdin='\n'.join(json.dumps(d) for d in datagrams).encode())
-    _, packets, payload = lines[-1].split()
-    return int(packets), int(payload)
-
-
-def payload_to(host, counter):
-    """UDP payload bytes a counter saw (it counts whole IP packets)."""
-    packets, nbytes = host.counter(counter)
-    return nbytes - UDP_IP_HEADERS * packets
-
-
 def test():
     require_programs('foot')
     with Lan('attack') as lan, Session('attack', console=False, compositor=False) as s:
@@ -105,11 +75,10 @@ def test():
         s.start_compositor(port=PORT)
         server = '%s:%d' % (srv.addr, PORT)
         # the console's first handshake, recorded: the attacker's ClientHello
-        hello_sniffer = lan.sniff(desk, str(PORT), '4', '20')
-        hello_sniffer.stdout.readline()
+        hello_sniffer = lan.sniff(desk, PORT, 4, 20)
         console = s.start_console(endpoint=['--server', server], host=desk)
         s.console = console
-        handshake = [d for d in sniffed(hello_sniffer) if d['dst'] == srv.addr]
+        handshake = [d for d in hello_sniffer.stop() if d['dst'] == srv.addr]
 
         fifo = os.path.join(s.home, 'fifo')
         os.mkfifo(fifo)
@@ -119,12 +88,11 @@ def test():
             s.settled()
 
             # 1. input recorded and played again, altered, in clear
-            sniffer = lan.sniff(desk, str(PORT), '1000', '60')
-            sniffer.stdout.readline()
+            sniffer = lan.sniff(desk, PORT, 1000, 60)
             s.type_text('ab')
             read_fifo(s, fd, b'ab', 10)
             s.console.sync()
-            upstream = [d for d in sniffed(sniffer) if d['dst'] == srv.addr]
+            upstream = [d for d in sniffer.stop() if d['dst'] == srv.addr]
             if not upstream:
                 s.fail('the sniffer saw none of the console\'s datagrams')
             replays = [dict(d, repeat=5) for d in upstream]
@@ -140,7 +108,7 @@ def test():
             clear = b'SLIM' + bytes([1, 1, 1, 0]) + bytes(16) + bytes([0x82, 0, 40, 0]) + \
                 bytes([1, 0, 30, 0, 1, 0, 0, 0]) + bytes(12) + bytes([1, 0, 30, 0]) + bytes(16)
             forged = replays + altered + [dict(upstream[0], data=clear.hex(), repeat=3)]
-            packets, _ = spoof(atk, forged)
+            packets, _ = atk.spoof(forged)
             log('played %d of the console\'s datagrams again, altered or in clear' % packets)
             s.type_text('c')
             got = b'ab' + read_fifo(s, fd, b'c', 10)
@@ -180,11 +148,11 @@ def test():
             in_its_name = [dict(d, src=vic.addr, sport=40000, repeat=20) for d in handshake] + \
                 [dict(d, src=vic.addr, sport=40000, repeat=5) for d in upstream[:20]] + \
                 [dict(upstream[0], src=vic.addr, sport=40000, data=hello_v1.hex(), repeat=20)]
-            _, claimed = spoof(atk, in_its_name)
+            _, claimed = atk.spoof(in_its_name)
             s.type_text('e')
             read_fifo(s, fd, b'e', 10)
-            sent = payload_to(srv, 'to_victim')
-            arrived = payload_to(vic, 'at_victim')
+            sent = srv.payload_bytes('to_victim')
+            arrived = vic.payload_bytes('at_victim')
             log('in the victim\'s name: %d bytes sent to the session; the session sent it %d, '
                 '%d arrived' % (claimed, sent, arrived))
             if sent > claimed or arrived > claimed:
@@ -196,11 +164,11 @@ def test():
             hello = handshake[0]
             flood = [dict(hello, src='10.78.%d.%d' % (i >> 8 & 255, i & 255), sport=1024 + i % 50000)
                      for i in range(FLOOD)]
-            _, flood_bytes = spoof(atk, flood)
+            _, flood_bytes = atk.spoof(flood)
             s.type_text('f')
             read_fifo(s, fd, b'f', 10)
             rss_after = rss_kb(s.compositor.pid)
-            answered = payload_to(srv, 'to_flood')
+            answered = srv.payload_bytes('to_flood')
             log('flood: %d ClientHellos, %d bytes; answered with %d bytes; compositor '
                 'RSS %d -> %d kB' % (FLOOD, flood_bytes, answered, rss_before, rss_after))
             if answered > flood_bytes:

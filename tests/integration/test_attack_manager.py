@@ -19,13 +19,12 @@ takeover, exhaustion), on the kernel's real network path (slimnet.py):
      by less than 4 MB, and the real console's greeter answers its keys all
      along.
 """
-import json
 import os
 import time
 
 from slimnet import Lan
 from slimsessiond import ManagerSession, _pids_of
-from slimtest import KEY_A, log, run, scaled
+from slimtest import KEY_A, log, rss_kb, run, scaled
 
 USER = 'slimtest-atk'
 SERVICE = 'slimland-test-atk'
@@ -36,27 +35,6 @@ FLOOD = 20000
 # impostor, within the manager's 8 handshakes at a time from one address
 # (more wait their turn, which is the bound at work, and slow)
 IMPOSTORS = 6
-UDP_IP_HEADERS = 28
-
-
-def rss_kb(pid):
-    with open('/proc/%d/status' % pid) as f:
-        for line in f:
-            if line.startswith('VmRSS:'):
-                return int(line.split()[1])
-    return 0
-
-
-def sniffed(proc):
-    proc.terminate()
-    out, _ = proc.communicate(timeout=10)
-    return [json.loads(l) for l in out.decode().splitlines() if l.startswith('{')]
-
-
-def spoof(atk, datagrams):
-    lines = atk.rawnet('send', stdin='\n'.join(json.dumps(d) for d in datagrams).encode())
-    _, packets, payload = lines[-1].split()
-    return int(packets), int(payload)
 
 
 def greeters(s):
@@ -92,11 +70,10 @@ def test():
 def attack(s, lan, srv, desk, atk):
     s.start_manager()
     # the real console's first handshake, recorded: the attacker's ClientHello
-    hello_sniffer = lan.sniff(desk, str(s.port), '4', '20')
-    hello_sniffer.stdout.readline()
+    hello_sniffer = lan.sniff(desk, s.port, 4, 20)
     a = s.start_managed_console('desk', SIZE, host=desk)
     a.wait_for('manager refused pending', 20)
-    handshake = [d for d in sniffed(hello_sniffer) if d['dst'] == srv.addr]
+    handshake = [d for d in hello_sniffer.stop() if d['dst'] == srv.addr]
     s.ctl('approve', a.id)
     a.wait_for('attached', 30)
     s.wait_console_state(a.id, 'greeter', timeout=30)
@@ -118,20 +95,19 @@ def attack(s, lan, srv, desk, atk):
     log('impostor %s: waiting, no greeter' % impostor.id)
 
     # 2. the real console's control association, recorded and played again
-    sniffer = lan.sniff(desk, str(s.port), '100', '30')
-    sniffer.stdout.readline()
+    sniffer = lan.sniff(desk, s.port, 100, 30)
     a.cmd('card insert 04deadbeef0000')
     s.wait_why(a.id, 'unknown card')
     a.cmd('card remove')
     a.sync()
     time.sleep(1.2)  # a PING or two in the recording
-    upstream = [d for d in sniffed(sniffer) if d['dst'] == srv.addr]
+    upstream = [d for d in sniffer.stop() if d['dst'] == srv.addr]
     if not upstream:
         s.fail('the sniffer saw none of the console\'s datagrams')
     before = s.listing()
     replays = [dict(d, repeat=3) for d in upstream] + \
         [dict(d, src=atk.addr, sport=41000, repeat=3) for d in upstream]
-    packets, _ = spoof(atk, replays)
+    packets, _ = atk.spoof(replays)
     answers_keys(s, a)
     s.wait_why(a.id, 'unknown card')
     after = s.listing()
@@ -147,14 +123,13 @@ def attack(s, lan, srv, desk, atk):
     flood = [dict(hello, src='10.78.%d.%d' % (i >> 8 & 255, i & 255), sport=1024 + i % 50000)
              for i in range(FLOOD)]
     half = len(flood) // 2
-    _, first_bytes = spoof(atk, flood[:half])
+    _, first_bytes = atk.spoof(flood[:half])
     answers_keys(s, a)  # during the flood
-    _, second_bytes = spoof(atk, flood[half:])
+    _, second_bytes = atk.spoof(flood[half:])
     answers_keys(s, a)
     for k in knockers:
         k.wait_for('manager refused pending', 20)
-    answered = srv.counter('to_flood')
-    answered_bytes = answered[1] - UDP_IP_HEADERS * answered[0]
+    answered_bytes = srv.payload_bytes('to_flood')
     rss_after = rss_kb(s.manager.pid)
     log('flood: %d ClientHellos, %d bytes; answered with %d bytes; %d consoles with new keys '
         'waiting; manager RSS %d -> %d kB' % (FLOOD, first_bytes + second_bytes,

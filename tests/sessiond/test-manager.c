@@ -333,6 +333,14 @@ static struct slim_cmd *last_sent(int n, uint8_t type, struct slim_cmd *cmd)
 	return NULL;
 }
 
+/* The reason of the last REFUSE sent to console n (one must have been sent). */
+static uint8_t refused(int n)
+{
+	struct slim_cmd cmd;
+	assert_non_null(last_sent(n, SLIM_CMD_REFUSE, &cmd));
+	return cmd.refuse.reason;
+}
+
 /* The index in t.sent of the first datagram to console n of this type, or -1. */
 static int first_sent(int n, uint8_t type)
 {
@@ -585,8 +593,7 @@ static void test_forgery(void **state)
 	/* a CARD from c2's address with a wrong association: refused, nothing moves */
 	card(2, 0x999, 5, true, 7);
 	struct slim_cmd cmd;
-	assert_non_null(last_sent(2, SLIM_CMD_REFUSE, &cmd));
-	assert_int_equal(cmd.refuse.reason, SLIM_REFUSE_UNKNOWN);
+	assert_int_equal(refused(2), SLIM_REFUSE_UNKNOWN);
 	assert_ptr_equal(c1->shows, session);
 	/* c2's association from another address: refused too */
 	t.n_sent = 0;
@@ -595,8 +602,7 @@ static void test_forgery(void **state)
 	assert_ptr_equal(c1->shows, session);
 	/* a HELLO claiming c1 from elsewhere while c1 is alive: BUSY */
 	hello(3, 0x333, "c1");
-	assert_non_null(last_sent(3, SLIM_CMD_REFUSE, &cmd));
-	assert_int_equal(cmd.refuse.reason, SLIM_REFUSE_BUSY);
+	assert_int_equal(refused(3), SLIM_REFUSE_BUSY);
 	assert_int_equal(c1->assoc, 0x111);
 	/* after 10 s of silence the new address takes it over */
 	c1->last_heard_us -= SLIM_CONSOLE_TAKEOVER_US + 1;
@@ -607,8 +613,7 @@ static void test_forgery(void **state)
 	/* a PING of an unknown association is answered REFUSE UNKNOWN */
 	t.n_sent = 0;
 	console_send(4, 0x444, 2, SLIM_CMD_PING, NULL);
-	assert_non_null(last_sent(4, SLIM_CMD_REFUSE, &cmd));
-	assert_int_equal(cmd.refuse.reason, SLIM_REFUSE_UNKNOWN);
+	assert_int_equal(refused(4), SLIM_REFUSE_UNKNOWN);
 }
 
 static void test_reauth(void **state)
@@ -866,9 +871,7 @@ static void test_key_is_the_console(void **state)
 static void test_enroll_approve(void **state)
 {
 	hello(1, 0x111, "c1");
-	struct slim_cmd cmd;
-	assert_non_null(last_sent(1, SLIM_CMD_REFUSE, &cmd));
-	assert_int_equal(cmd.refuse.reason, SLIM_REFUSE_PENDING);
+	assert_int_equal(refused(1), SLIM_REFUSE_PENDING);
 	assert_int_equal(t.n_comps, 0);
 	assert_null(slim_manager_console(t.mgr, "c1"));
 	struct out o = { "" };
@@ -889,8 +892,7 @@ static void test_enroll_approve(void **state)
 	o.text[0] = '\0';
 	slim_ctl_run(t.mgr, "approve c1", collect, &o);
 	assert_string_equal(o.text, "console c1 approved\nok\n");
-	assert_non_null(last_sent(1, SLIM_CMD_REFUSE, &cmd));
-	assert_int_equal(cmd.refuse.reason, SLIM_REFUSE_UNKNOWN);
+	assert_int_equal(refused(1), SLIM_REFUSE_UNKNOWN);
 	hello(1, 0x112, "c1");
 	assert_int_equal(t.n_comps, 1);
 	assert_true(last_comp()->greeter);
@@ -904,9 +906,7 @@ static void test_enroll_approve(void **state)
 static void test_enroll_closed(void **state)
 {
 	hello(1, 0x111, "c1");
-	struct slim_cmd cmd;
-	assert_non_null(last_sent(1, SLIM_CMD_REFUSE, &cmd));
-	assert_int_equal(cmd.refuse.reason, SLIM_REFUSE_DENIED);
+	assert_int_equal(refused(1), SLIM_REFUSE_DENIED);
 	assert_int_equal(t.n_comps, 0);
 	assert_null(slim_manager_console(t.mgr, "c1"));
 }
@@ -921,9 +921,7 @@ static void test_revoke(void **state)
 	struct out o = { "" };
 	slim_ctl_run(t.mgr, "revoke c1", collect, &o);
 	assert_string_equal(o.text, "console c1 revoked\nok\n");
-	struct slim_cmd cmd;
-	assert_non_null(last_sent(1, SLIM_CMD_REFUSE, &cmd));
-	assert_int_equal(cmd.refuse.reason, SLIM_REFUSE_DENIED);
+	assert_int_equal(refused(1), SLIM_REFUSE_DENIED);
 	assert_null(slim_manager_console(t.mgr, "c1"));
 	assert_null(session->console);
 	char *line = comp_line(s);
@@ -934,8 +932,7 @@ static void test_revoke(void **state)
 	int comps = t.n_comps;
 	t.n_sent = 0;
 	hello(1, 0x999, "c1");
-	assert_non_null(last_sent(1, SLIM_CMD_REFUSE, &cmd));
-	assert_int_equal(cmd.refuse.reason, SLIM_REFUSE_DENIED);
+	assert_int_equal(refused(1), SLIM_REFUSE_DENIED);
 	assert_int_equal(t.n_comps, comps);
 	o.text[0] = '\0';
 	slim_ctl_run(t.mgr, "consoles", collect, &o);
