@@ -58,7 +58,7 @@ static int handle_child(int sig, void *data)
 	return 0;
 }
 
-static bool spawn(const char *cmd, bool managed)
+static bool spawn(const char *cmd, bool managed, const struct slim_sched *sched)
 {
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -69,6 +69,7 @@ static bool spawn(const char *cmd, bool managed)
 		sigset_t all;
 		sigemptyset(&all);
 		sigprocmask(SIG_SETMASK, &all, NULL);
+		slim_sched_child(sched);
 		/*
 		 * Managed, we lead a session of our own, without a terminal (the
 		 * manager's setsid): the child stays in it, which is how the
@@ -213,7 +214,7 @@ int main(int argc, char *argv[])
 	setenv("WAYLAND_DISPLAY", socket, true);
 	unsetenv("DISPLAY");
 	wlr_log(WLR_INFO, "slimland on WAYLAND_DISPLAY=%s", socket);
-	if (startup && !spawn(startup, link.managed)) {
+	if (startup && !spawn(startup, link.managed, server.sched)) {
 		wlr_log(WLR_ERROR, "cannot start '%s'", startup);
 		goto out;
 	}

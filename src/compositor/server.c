@@ -52,6 +52,7 @@ static void handle_link_attached(void *data, const char *console_id, uint32_t wi
 	output_resize(server, width, height);
 	cursor_resend(server);
 	output_schedule_frame(server);
+	slim_sched_attached(server->sched, true);
 	/* after the resize: the manager may take a screenshot the moment it hears */
 	slim_control_attached(server->control, console_id, width, height);
 }
@@ -59,6 +60,7 @@ static void handle_link_attached(void *data, const char *console_id, uint32_t wi
 static void handle_link_detached(void *data, const char *console_id)
 {
 	struct slim_server *server = data;
+	slim_sched_attached(server->sched, false);
 	slim_control_detached(server->control, console_id);
 }
 
@@ -97,6 +99,15 @@ static const struct slim_control_handler control_handler = {
 	.detach = handle_control_detach,
 };
 
+/* Every client starts in background (hidden while no console shows us). */
+static void handle_client_created(struct wl_listener *listener, void *data)
+{
+	struct slim_server *server = wl_container_of(listener, server, client_created);
+	pid_t pid;
+	wl_client_get_credentials(data, &pid, NULL, NULL);
+	slim_sched_client(server->sched, pid);
+}
+
 bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 		const struct slim_link_config *link)
 {
@@ -104,6 +115,7 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 	/* server_finish() removes these whether or not start-up got that far. */
 	wl_list_init(&server->cursor_commit.link);
 	wl_list_init(&server->cursor_destroy.link);
+	wl_list_init(&server->client_created.link);
 	server->width = width;
 	server->height = height;
 	server->display = wl_display_create();
@@ -111,6 +123,12 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 		return false;
 	}
 	server->loop = wl_display_get_event_loop(server->display);
+	server->sched = slim_sched_create("/sys/fs/cgroup");
+	if (!server->sched) {
+		return false;
+	}
+	server->client_created.notify = handle_client_created;
+	wl_display_add_client_created_listener(server->display, &server->client_created);
 	server->link = slim_link_create(server->loop, link, &link_handler, server);
 	if (!server->link) {
 		return false;
@@ -184,10 +202,12 @@ void server_finish(struct slim_server *server)
 		return;
 	}
 	wl_display_destroy_clients(server->display);
+	wl_list_remove(&server->client_created.link);
 	cursor_finish(server);
 	input_finish(server);
 	slim_control_destroy(server->control);
 	slim_link_destroy(server->link);
+	slim_sched_destroy(server->sched);
 	/*
 	 * The layout first: wlr_scene_attach_output_layout left a listener on
 	 * it that reads the scene, and destroying the output (with the display)

@@ -12,6 +12,7 @@
  *   cursor.c   the pointer image, sent for the console to draw
  *   link.c     the console association (no wlroots)
  *   control.c  --managed: the session manager's control socket (no wlroots)
+ *   sched.c    the cgroup policy: focused client first (no wlroots)
  *
  * wlroots is called from these files only, so that a port to a later
  * wlroots touches them and nothing else.
@@ -27,6 +28,7 @@
 #include "encoder.h"
 #include "control.h"
 #include "link.h"
+#include "sched.h"
 
 struct wlr_output;
 struct wlr_scene_output;
@@ -100,6 +102,7 @@ struct slim_server {
 	struct wl_list views;
 	struct slim_link *link;
 	struct slim_control *control; /* --managed only */
+	struct slim_sched *sched;
 	uint32_t width, height;
 
 	/* the pointer, in output coordinates */
@@ -112,7 +115,7 @@ struct slim_server {
 	struct slim_move_hint moves[8];
 	size_t n_moves;
 
-	struct wl_listener new_output, new_xdg_surface;
+	struct wl_listener new_output, new_xdg_surface, client_created;
 	struct wl_listener request_cursor, cursor_commit, cursor_destroy;
 	struct wl_listener request_set_selection, request_set_primary_selection;
 	struct wl_listener keyboard_key, keyboard_modifiers;

@@ -88,6 +88,9 @@ void view_focus(struct slim_view *view, struct wlr_surface *surface)
 	wl_list_remove(&view->link);
 	wl_list_insert(&server->views, &view->link);
 	wlr_xdg_toplevel_set_activated(view->xdg, true);
+	pid_t pid;
+	wl_client_get_credentials(view->xdg->client->client, &pid, NULL, NULL);
+	slim_sched_focus(server->sched, pid);
 	struct wlr_keyboard *kb = wlr_seat_get_keyboard(seat);
 	if (kb) {
 		wlr_seat_keyboard_notify_enter(seat, view->xdg->surface, kb->keycodes,

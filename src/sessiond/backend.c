@@ -7,6 +7,7 @@
 #include "login.h"
 #include "backend.h"
 #include "consoles.h"
+#include "slim-log.h"
 #include "state.h"
 
 static bool do_spawn(void *data, const struct slim_spawn_request *req,
@@ -46,6 +47,45 @@ static void do_changed(void *data)
 	}
 }
 
+/* The hierarchies, found once; NULL where there are none. */
+static const struct slim_cgroup_fs *cgroup_fs(struct slim_backend *backend)
+{
+	if (!backend->cgroup_checked) {
+		char why[256];
+		backend->cgroup_checked = true;
+		backend->have_cgroups = backend->mgr->config.cgroups.enabled &&
+			slim_cgroup_fs_detect(&backend->cgroup_fs, "/sys/fs/cgroup", why, sizeof(why));
+	}
+	return backend->have_cgroups ? &backend->cgroup_fs : NULL;
+}
+
+static void do_user_shown(void *data, uid_t uid, bool shown)
+{
+	struct slim_backend *backend = data;
+	const struct slim_cgroup_fs *fs = backend->mgr ? cgroup_fs(backend) : NULL;
+	if (!fs || !backend->mgr->config.cgroups.detached_idle) {
+		return;
+	}
+	char rel[SLIM_CGROUP_PATH];
+	slim_cgroup_path(rel, sizeof(rel), uid, 0);
+	if (!slim_cgroup_set_idle(fs, rel, !shown) && !backend->idle_failed) {
+		backend->idle_failed = true;
+		slim_log(SLIM_LOG_ERROR, "cgroups: cannot make %s idle: detached users run at "
+			"their full weight", rel);
+	}
+}
+
+static void do_session_ended(void *data, uid_t uid, uint32_t id)
+{
+	struct slim_backend *backend = data;
+	const struct slim_cgroup_fs *fs = backend->mgr ? cgroup_fs(backend) : NULL;
+	if (fs) {
+		char rel[SLIM_CGROUP_PATH];
+		slim_cgroup_path(rel, sizeof(rel), uid, id);
+		slim_cgroup_session_remove(fs, rel);
+	}
+}
+
 const struct slim_manager_ops slim_backend_ops = {
 	.spawn = do_spawn,
 	.login = do_login,
@@ -53,4 +93,6 @@ const struct slim_manager_ops slim_backend_ops = {
 	.send = do_send,
 	.close = do_close,
 	.changed = do_changed,
+	.user_shown = do_user_shown,
+	.session_ended = do_session_ended,
 };

@@ -30,6 +30,7 @@ void slim_config_defaults(struct slim_config *config)
 	snprintf(config->key_dir, sizeof(config->key_dir), "/var/lib/slimland");
 	config->enroll = SLIM_ENROLL_APPROVE;
 	config->transport = SLIM_SEC_DTLS;
+	slim_cgroup_policy_defaults(&config->cgroups);
 }
 
 bool slim_parse_address(const char *text, unsigned port,
@@ -184,6 +185,10 @@ static bool apply(struct slim_config *c, const char *key, const char *value, con
 		return true;
 	} else if (strcmp(key, "transport") == 0) {
 		return slim_sec_mode_parse(value, &c->transport);
+	}
+	int policy = slim_cgroup_policy_apply(&c->cgroups, key, value);
+	if (policy >= 0) {
+		return policy == 1;
 	}
 	*why = "unknown key";
 	return false;

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
+#include "cgroup.h"
 #include "slim-secure.h"
 
 #define SLIM_CONFIG_DEFAULT_PATH "/etc/slimland/slimland.conf"
@@ -43,6 +44,7 @@ struct slim_config {
 	char key_dir[256];
 	enum slim_enroll_mode enroll;
 	enum slim_sec_mode transport; /* clear: loopback `listen` only (benchmarks) */
+	struct slim_cgroup_policy cgroups; /* the classes of a session's clients */
 	/* Not in §6's table, for tests and unusual installs: the compositor binary. */
 	char slimland[256];
 };

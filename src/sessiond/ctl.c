@@ -55,9 +55,10 @@ bool slim_ctl_parse(const char *line, struct slim_ctl_request *req, const char *
 	int n = slim_split(buf, f, 4);
 	memset(req, 0, sizeof(*req));
 	*error = "unknown request (list, detach SESSION, end SESSION, why CONSOLE, consoles, "
-		"approve CONSOLE [NAME], revoke CONSOLE, key)";
+		"approve CONSOLE [NAME], revoke CONSOLE, key, classes)";
 	static const struct { const char *word; enum slim_ctl_cmd cmd; } plain[] = {
 		{ "list", SLIM_CTL_LIST }, { "consoles", SLIM_CTL_CONSOLES }, { "key", SLIM_CTL_KEY },
+		{ "classes", SLIM_CTL_CLASSES },
 	};
 	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
 		if (strcmp(f[0], plain[i].word) == 0) {
@@ -227,6 +228,67 @@ static const char *session_state(const struct slim_session *s)
 	return s->attached ? "attached" : "attaching";
 }
 
+/* A process's name, from /proc/PID/comm. */
+static void comm_of(pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f || !fgets(buf, (int)size, f)) {
+		snprintf(buf, size, "?");
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	if (f) {
+		fclose(f);
+	}
+}
+
+/*
+ * "class SESSION CLASS CPU_MS PID:NAME ...": the processes of each class and
+ * the CPU the class used, or "unprioritised SESSION" without classes.
+ */
+static void list_classes(struct slim_manager *mgr, slim_ctl_out out, void *data)
+{
+	struct slim_cgroup_fs fs;
+	char why[256];
+	bool have = slim_cgroup_fs_detect(&fs, "/sys/fs/cgroup", why, sizeof(why));
+	struct slim_session *s;
+	wl_list_for_each(s, &mgr->sessions, link) {
+		if (s->greeter) {
+			continue;
+		}
+		char rel[SLIM_CGROUP_PATH];
+		slim_cgroup_path(rel, sizeof(rel), s->uid, s->id);
+		bool any = false;
+		for (int class = 0; have && class < SLIM_CGROUP_CLASSES; class++) {
+			pid_t pids[16];
+			uint64_t cpu_us;
+			long n = slim_cgroup_class_read(&fs, rel, class, pids, 16, &cpu_us);
+			if (n < 0) {
+				continue;
+			}
+			any = true;
+			char line[SLIM_LINE_MAX - 64] = "";
+			size_t used = 0;
+			for (long i = 0; i < n && i < 16; i++) {
+				char name[32];
+				comm_of(pids[i], name, sizeof(name));
+				int w = snprintf(line + used, sizeof(line) - used, " %d:%s",
+					(int)pids[i], name);
+				if (w < 0 || (size_t)w >= sizeof(line) - used) {
+					break;
+				}
+				used += (size_t)w;
+			}
+			outf(out, data, "class %u %s %llu%s%s", s->id, slim_cgroup_class_name(class),
+				(unsigned long long)(cpu_us / 1000), line, n > 16 ? " ..." : "");
+		}
+		if (!any) {
+			outf(out, data, "unprioritised %u", s->id);
+		}
+	}
+}
+
 void slim_ctl_run(struct slim_manager *mgr, const char *line, slim_ctl_out out, void *data)
 {
 	struct slim_ctl_request req;
@@ -291,6 +353,9 @@ void slim_ctl_run(struct slim_manager *mgr, const char *line, slim_ctl_out out, 
 		if (!run_revoke(mgr, &req, out, data)) {
 			return;
 		}
+		break;
+	case SLIM_CTL_CLASSES:
+		list_classes(mgr, out, data);
 		break;
 	case SLIM_CTL_KEY: {
 		static const uint8_t zero[SLIM_SEC_FINGERPRINT_LEN];

@@ -21,6 +21,7 @@ enum slim_ctl_cmd {
 	SLIM_CTL_APPROVE,  /* approve ID [NAME] */
 	SLIM_CTL_REVOKE,   /* revoke ID */
 	SLIM_CTL_KEY,      /* the host key's fingerprint */
+	SLIM_CTL_CLASSES,  /* each session's processes by cgroup class, and their CPU */
 };
 
 struct slim_ctl_request {

@@ -55,7 +55,7 @@ static struct slim_enrolled *add(struct slim_enroll *e, const char *id)
 	}
 	struct slim_enrolled *c = &e->list[e->n++];
 	memset(c, 0, sizeof(*c));
-	snprintf(c->id, sizeof(c->id), "%s", id);
+	memcpy(c->id, id, strnlen(id, sizeof(c->id) - 1));
 	return c;
 }
 

@@ -52,8 +52,7 @@ struct slim_spawn_request slim_launch_request(struct slim_manager *mgr, uint32_t
 			(geteuid() != 0 || chown(dir, pw->pw_uid, pw->pw_gid) == 0);
 		snprintf(b->log_path, sizeof(b->log_path), "%s/%s.log", dir, log_name);
 	}
-	snprintf(b->cgroup, sizeof(b->cgroup), "slimland.slice/user-%u.slice/session-%u",
-		(unsigned)uid, id);
+	slim_cgroup_path(b->cgroup, sizeof(b->cgroup), uid, id);
 	return (struct slim_spawn_request){
 		.user = user,
 		.slimland = mgr->config.slimland,
@@ -61,6 +60,7 @@ struct slim_spawn_request slim_launch_request(struct slim_manager *mgr, uint32_t
 		.startup = startup,
 		.env = env,
 		.cgroup = greeter ? NULL : b->cgroup,
+		.cgroups = &mgr->config.cgroups,
 		.log_path = have_log ? b->log_path : NULL,
 		.clear = mgr->config.transport == SLIM_SEC_CLEAR,
 	};

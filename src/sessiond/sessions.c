@@ -247,6 +247,9 @@ void slim_session_destroy(struct slim_session *s)
 	}
 	slim_control_destroy(s->control);
 	s->control = NULL;
+	if (!s->greeter && s->pid > 0 && mgr->ops->session_ended) {
+		mgr->ops->session_ended(mgr->ops_data, s->uid, s->id);
+	}
 	if (s->pidfd_source) {
 		wl_event_source_remove(s->pidfd_source);
 	}

@@ -57,6 +57,12 @@ struct slim_manager_ops {
 	 * slim_now_us). Tests set it to move time on without sleeping.
 	 */
 	uint64_t (*now)(void *data);
+	/*
+	 * The cgroup policy's part in the manager (NULL: none): whether any of
+	 * a user's sessions shows on a console now, and a session's end.
+	 */
+	void (*user_shown)(void *data, uid_t uid, bool shown);
+	void (*session_ended)(void *data, uid_t uid, uint32_t id);
 };
 
 /*

@@ -31,17 +31,34 @@ const char *slim_why_str(enum slim_why why)
 	return (unsigned)why < sizeof(why_text) / sizeof(why_text[0]) ? why_text[why] : "?";
 }
 
+/* A user none of whose sessions shows on a console may run idle (cgroup.h). */
+static void user_shown(struct slim_manager *mgr, const struct slim_session *changed)
+{
+	if (changed->greeter || !mgr->ops->user_shown) {
+		return;
+	}
+	bool shown = false;
+	struct slim_session *s;
+	wl_list_for_each(s, &mgr->sessions, link) {
+		shown |= !s->greeter && s->uid == changed->uid && s->console;
+	}
+	mgr->ops->user_shown(mgr->ops_data, changed->uid, shown);
+}
+
 void slim_show_link(struct slim_console *c, struct slim_session *s)
 {
 	c->shows = s;
 	s->console = c;
+	user_shown(c->mgr, s);
 }
 
 void slim_show_unlink(struct slim_console *c)
 {
-	if (c->shows) {
-		c->shows->console = NULL;
+	struct slim_session *s = c->shows;
+	if (s) {
+		s->console = NULL;
 		c->shows = NULL;
+		user_shown(c->mgr, s);
 	}
 }
 

@@ -2,7 +2,7 @@
  * slimlandctl: asks slimland-sessiond (§4 of session-manager.md).
  *
  *   slimlandctl [--socket PATH] list | detach SESSION | end SESSION | why CONSOLE
- *               | consoles | approve CONSOLE [NAME] | revoke CONSOLE | key
+ *               | consoles | approve CONSOLE [NAME] | revoke CONSOLE | key | classes
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -22,7 +22,10 @@ static void usage(FILE *f)
 		"  consoles                 enrolled, revoked and waiting consoles\n"
 		"  approve CONSOLE [NAME]   a waiting (or revoked) console may connect\n"
 		"  revoke CONSOLE           a console may connect no more\n"
-		"  key                      the host key consoles pin (for --server-key)\n");
+		"  key                      the host key consoles pin (for --server-key)\n"
+		"  classes                  each session's processes by cgroup class\n"
+		"                           (compositor, interactive, background, hidden)\n"
+		"                           and the CPU each class used, ms\n");
 }
 
 int main(int argc, char *argv[])

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "cgroup.h"
 #include "slim-log.h"
 #include "spawn.h"
 
@@ -55,9 +56,9 @@ struct child_plan {
 	int ngroups;
 	const char *home;
 	const char *log_path;
-	char cgroup_dir[512];   /* the cgroup's directory, or "" */
-	size_t cgroup_root_len; /* the hierarchy's root, a prefix of cgroup_dir */
-	char cgroup_procs[560]; /* its cgroup.procs */
+	/* the compositor class's cgroup.procs in each hierarchy, made by the parent */
+	char cgroup_procs[SLIM_CGROUP_MAX_HIER][SLIM_CGROUP_PATH + 32];
+	size_t n_cgroup_procs;
 	char *argv[10];
 	char *envp[SLIM_SPAWN_MAX_ENV + 1];
 	int report_fd;
@@ -71,60 +72,43 @@ static void child_fail(const struct child_plan *plan, int step)
 	_exit(127);
 }
 
-/* mkdir -p for the cgroup path, from the hierarchy's root (which exists). */
-static bool mkdir_parents(char *path, size_t root_len)
-{
-	for (char *p = path + root_len + 1; *p; p++) {
-		if (*p != '/') {
-			continue;
-		}
-		*p = '\0';
-		bool ok = mkdir(path, 0755) == 0 || errno == EEXIST;
-		*p = '/';
-		if (!ok) {
-			return false;
-		}
-	}
-	return mkdir(path, 0755) == 0 || errno == EEXIST;
-}
-
 /*
- * The cgroup v2 unified hierarchy when it is mounted at /sys/fs/cgroup, else
- * the v1 cpu controller's hierarchy (where per-session CPU shares live).
+ * The session's part of the cgroup tree, built and handed to the user, and
+ * the class the compositor starts in. Never fails a login: a session that
+ * cannot be prioritised runs where it is, said once in the log.
  */
-static const char *cgroup_root(void)
+static void plan_cgroup(struct child_plan *plan, const struct slim_spawn_request *req,
+		const struct passwd *pw)
 {
-	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
-		return "/sys/fs/cgroup";
+	struct slim_cgroup_fs fs;
+	struct slim_cgroup_policy defaults;
+	slim_cgroup_policy_defaults(&defaults);
+	const struct slim_cgroup_policy *policy = req->cgroups ? req->cgroups : &defaults;
+	char why[512];
+	if (!slim_cgroup_fs_detect(&fs, "/sys/fs/cgroup", why, sizeof(why)) ||
+			!slim_cgroup_session_create(&fs, policy, req->cgroup, pw->pw_uid,
+				pw->pw_gid, why, sizeof(why))) {
+		slim_log(SLIM_LOG_ERROR, "spawn: %s runs unprioritised: %s", req->cgroup, why);
+		return;
 	}
-	if (access("/sys/fs/cgroup/cpu/cgroup.procs", F_OK) == 0) {
-		return "/sys/fs/cgroup/cpu";
-	}
-	if (access("/sys/fs/cgroup/cpu,cpuacct/cgroup.procs", F_OK) == 0) {
-		return "/sys/fs/cgroup/cpu,cpuacct";
-	}
-	return NULL;
+	plan->n_cgroup_procs = slim_cgroup_procs_paths(&fs, req->cgroup,
+		policy->enabled ? SLIM_CGROUP_COMPOSITOR : SLIM_CGROUP_CLASSES,
+		plan->cgroup_procs);
 }
 
 /* In the child, still root. A session outside its cgroup still works: warn. */
 static void child_join_cgroup(struct child_plan *plan)
 {
-	if (!plan->cgroup_dir[0]) {
-		return;
-	}
-	if (!mkdir_parents(plan->cgroup_dir, plan->cgroup_root_len)) {
-		dprintf(STDERR_FILENO, "slimland-sessiond: warning: cannot create cgroup %s: %s\n",
-			plan->cgroup_dir, strerror(errno));
-		return;
-	}
-	int fd = open(plan->cgroup_procs, O_WRONLY | O_CLOEXEC);
-	/* "0" means the writing process in both cgroup versions. */
-	if (fd < 0 || write(fd, "0", 1) != 1) {
-		dprintf(STDERR_FILENO, "slimland-sessiond: warning: cannot join cgroup %s: %s\n",
-			plan->cgroup_dir, strerror(errno));
-	}
-	if (fd >= 0) {
-		close(fd);
+	for (size_t i = 0; i < plan->n_cgroup_procs; i++) {
+		int fd = open(plan->cgroup_procs[i], O_WRONLY | O_CLOEXEC);
+		/* "0" means the writing process in both cgroup versions. */
+		if (fd < 0 || write(fd, "0", 1) != 1) {
+			dprintf(STDERR_FILENO, "slimland-sessiond: warning: cannot join %s: %s\n",
+				plan->cgroup_procs[i], strerror(errno));
+		}
+		if (fd >= 0) {
+			close(fd);
+		}
 	}
 }
 
@@ -351,20 +335,7 @@ bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spa
 		out->runtime_dir);
 
 	if (req->cgroup) {
-		const char *root = cgroup_root();
-		if (!root) {
-			slim_log(SLIM_LOG_ERROR, "spawn: warning: no cgroup hierarchy to put %s in",
-				req->cgroup);
-		} else if (strstr(req->cgroup, "..") ||
-				snprintf(plan.cgroup_dir, sizeof(plan.cgroup_dir), "%s/%s", root,
-					req->cgroup) >= (int)sizeof(plan.cgroup_dir)) {
-			slim_log(SLIM_LOG_ERROR, "spawn: warning: bad cgroup %s", req->cgroup);
-			plan.cgroup_dir[0] = '\0';
-		} else {
-			plan.cgroup_root_len = strlen(root);
-			snprintf(plan.cgroup_procs, sizeof(plan.cgroup_procs), "%s/cgroup.procs",
-				plan.cgroup_dir);
-		}
+		plan_cgroup(&plan, req, pw);
 	}
 
 	/* A clean environment: nothing of the manager's but LANG. */

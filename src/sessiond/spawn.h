@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+#include "cgroup.h"
 
 struct slim_spawn_request {
 	const char *user;       /* runs as this user (uid, gid, supplementary groups) */
@@ -15,6 +16,7 @@ struct slim_spawn_request {
 	const char *startup;    /* -s: the session's first client */
 	char *const *env;       /* extra NAME=VALUE entries (PAM's, the greeter's), or NULL */
 	const char *cgroup;     /* e.g. "slimland.slice/user-1000.slice/session-3", or NULL */
+	const struct slim_cgroup_policy *cgroups; /* its classes (NULL: the defaults) */
 	const char *log_path;   /* the compositor's stderr, or NULL for /dev/null */
 	bool clear;             /* --transport clear: the manager's own is (loopback benchmarks) */
 };
@@ -32,8 +34,9 @@ struct slim_spawn_result {
  * XDG_RUNTIME_DIR, then req->env), with XDG_RUNTIME_DIR created when missing
  * (/run/user/UID if /run/user exists, else /run/slimland/user-UID; mode 0700,
  * owned by the user), in its own session (setsid) and, when req->cgroup is
- * set, in that cgroup (v2 where the unified hierarchy is mounted, else the v1
- * cpu hierarchy; a failure there is a warning, not an error).
+ * set, in that cgroup's compositor class (src/cgroup/cgroup.h; with the
+ * policy off, in the cgroup itself; a failure there is a warning, not an
+ * error).
  */
 bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spawn_result *out);
 

@@ -172,7 +172,8 @@ class ManagerSession(Session):
 
     def _cgroup_dirs(self):
         found = set()
-        for root in ('/sys/fs/cgroup', '/sys/fs/cgroup/cpu', '/sys/fs/cgroup/cpu,cpuacct'):
+        for root in ('/sys/fs/cgroup', '/sys/fs/cgroup/cpu', '/sys/fs/cgroup/cpu,cpuacct',
+                     '/sys/fs/cgroup/cpuacct', '/sys/fs/cgroup/memory'):
             base = os.path.join(root, 'slimland.slice')
             if os.path.isdir(base):
                 for dirpath, dirnames, _ in os.walk(base):
@@ -231,7 +232,8 @@ class ManagerSession(Session):
                     subprocess.run(['rm', '-rf', '--one-file-system', what])
             except OSError as e:
                 problems.append('removing %s: %s' % (what, e))
-        # the user's session cgroups (spawn.c: slimland.slice/user-UID.slice/session-N);
+        # the user's session cgroups (src/cgroup: slimland.slice/user-UID.slice/session-N
+        # and its classes);
         # slimland.slice itself only if it is new and empty (others may use it)
         new = self._cgroup_dirs() - getattr(self, 'cgroup_before', set())
         mine = ['/user-%d.slice' % uid for uid in self.uids]

@@ -59,7 +59,8 @@ _DIGITS = {'1': 2, '2': 3, '3': 4, '4': 5, '5': 6, '6': 7, '7': 8, '8': 9, '9': 
 # character -> (evdev code, shift), us layout
 KEYMAP_US = {' ': (KEY_SPACE, False), '-': (KEY_MINUS, False), '.': (KEY_DOT, False),
              '/': (KEY_SLASH, False), '>': (KEY_DOT, True), '$': (5, True),
-             '_': (KEY_MINUS, True), '\n': (KEY_ENTER, False)}
+             '_': (KEY_MINUS, True), '&': (8, True), '(': (10, True), ')': (11, True),
+             '\n': (KEY_ENTER, False)}
 for _c, _k in _LETTERS.items():
     KEYMAP_US[_c] = (_k, False)
     KEYMAP_US[_c.upper()] = (_k, True)
@@ -131,8 +132,10 @@ class _LineLog:
             line = raw.decode('utf-8', 'replace').rstrip('\n')
             with self.cond:
                 self.lines.append(line)
-                self.file.write(line + '\n')
-                self.file.flush()
+                # a process's children may hold the pipe after finish()
+                if not self.file.closed:
+                    self.file.write(line + '\n')
+                    self.file.flush()
                 self.cond.notify_all()
         with self.cond:
             self.closed = True
@@ -168,7 +171,8 @@ class _LineLog:
 
     def finish(self, timeout=5):
         self.thread.join(timeout)
-        self.file.close()
+        with self.cond:
+            self.file.close()
 
 
 class Process:

@@ -41,13 +41,15 @@ static const char fake_slimland[] =
 
 static void remove_cgroups(void)
 {
-	static const char *const roots[] = {
-		"/sys/fs/cgroup", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct",
-	};
-	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+	struct slim_cgroup_fs fs;
+	char why[256];
+	if (!slim_cgroup_fs_detect(&fs, "/sys/fs/cgroup", why, sizeof(why))) {
+		return;
+	}
+	slim_cgroup_session_remove(&fs, TEST_CGROUP);
+	for (size_t i = 0; i < fs.n; i++) {
 		char path[256];
-		snprintf(path, sizeof(path), "%s/%s", roots[i], TEST_CGROUP);
-		rmdir(path);
+		snprintf(path, sizeof(path), "%s/%s", fs.mount[i], TEST_CGROUP);
 		*strrchr(path, '/') = '\0';
 		rmdir(path);
 	}
@@ -129,6 +131,8 @@ static void test_spawn(void **state)
 	snprintf(slimland, sizeof(slimland), "%s/fake-slimland", tmpdir);
 	snprintf(log_path, sizeof(log_path), "%s/log", runtime);
 	char *const env[] = { runtime_env, "PATH=/usr/bin:/bin", leak_env, NULL };
+	struct slim_cgroup_policy policy;
+	slim_cgroup_policy_defaults(&policy);
 	struct slim_spawn_request req = {
 		.user = TEST_USER,
 		.slimland = slimland,
@@ -136,6 +140,7 @@ static void test_spawn(void **state)
 		.startup = "foot --title 'a b'",
 		.env = env,
 		.cgroup = TEST_CGROUP,
+		.cgroups = &policy,
 		.log_path = log_path,
 	};
 	struct slim_spawn_result out;
@@ -184,9 +189,10 @@ static void test_spawn(void **state)
 	assert_contains(log, want);
 	/* Nothing of ours: this one is set in main(). */
 	assert_null(strstr(log, "SLIMTEST_SECRET"));
-	/* Where cgroups can be made here, the session is in its own. */
+	/* Where cgroups can be made here, the session is in its compositor class. */
 	if (strstr(log, TEST_CGROUP)) {
-		print_message("in cgroup %s\n", TEST_CGROUP);
+		assert_contains(log, TEST_CGROUP "/compositor\n");
+		print_message("in cgroup %s/compositor\n", TEST_CGROUP);
 	} else {
 		print_message("not in cgroup %s (no writable hierarchy here)\n", TEST_CGROUP);
 	}

@@ -1,0 +1,51 @@
+/*
+ * The compositor's end of the cgroup policy (src/cgroup/cgroup.h): it is
+ * the one party that knows, without trusting any client, which program
+ * the user is talking to, since it delivers the input and owns the focus.
+ *
+ *   the focused client and its descendants      interactive
+ *   every other client                          background
+ *   every client while no console shows us      hidden
+ *
+ * The session manager built the classes and handed them to the user; this
+ * only moves processes, found by the Wayland clients' peer credentials.
+ * A process forked later starts in its parent's class (the kernel's rule),
+ * and goes with it at the next move. No wlroots here.
+ */
+#ifndef SLIM_SCHED_H
+#define SLIM_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct slim_sched_stats {
+	uint64_t moves;        /* processes moved */
+	uint64_t last_us;      /* the last focus change or attach, all its moves */
+	uint64_t max_us;
+};
+
+/*
+ * The policy of the session whose compositor class this process is in,
+ * under `root` (/sys/fs/cgroup). Always an object: without a tree to move
+ * clients in (a standalone session, no cgroups, no permission) it says so
+ * in one log line and does nothing.
+ */
+struct slim_sched *slim_sched_create(const char *root);
+void slim_sched_destroy(struct slim_sched *sched);
+bool slim_sched_enabled(const struct slim_sched *sched);
+
+/* A new client: background, or hidden while detached. */
+void slim_sched_client(struct slim_sched *sched, pid_t pid);
+/* Keyboard focus moved to `pid`'s client (0: to nobody). */
+void slim_sched_focus(struct slim_sched *sched, pid_t pid);
+/* A console attached, or the last one went. */
+void slim_sched_attached(struct slim_sched *sched, bool attached);
+/*
+ * In a child the compositor forked, before exec: into the class a new
+ * client gets, so that what it starts never runs as the compositor.
+ */
+void slim_sched_child(const struct slim_sched *sched);
+const struct slim_sched_stats *slim_sched_stats(const struct slim_sched *sched);
+
+#endif

@@ -1,0 +1,193 @@
+"""The cgroup policy end to end, on this machine's real cgroups (v1 here,
+v2 where the kernel has it): slimland-sessiond builds the session's classes
+and hands them to the user; the user's compositor classes its clients as the
+focus moves through the console's own input.
+
+- after a login: the compositor in `compositor`, foot and its shell in
+  `interactive` (foot has the focus);
+- a second foot, started from the first one's shell, takes the focus: it is
+  interactive, the first foot and its shell background; a process its shell
+  starts afterwards is interactive with it (the kernel's rule: a child starts
+  in its parent's cgroup);
+- a click on the first foot through the console: it and its shell come back
+  to interactive, the second foot and its child go to background;
+- the card taken off (the session detached): every client hidden and the
+  user's slice idle; the card back: as before;
+- slimlandctl classes lists the same processes, with each class's CPU.
+"""
+import os
+import time
+
+from slimsessiond import PASSWORD, ManagerSession, _pids_of_user
+from slimtest import BTN_LEFT, log, run, scaled
+
+USER = 'slimtest-cg'
+SERVICE = 'slimland-test-cg'
+GREETER_USER = 'slimtest-cg-gr'
+CARD = '04c0ffee445566'
+SIZE = (1024, 768)
+
+
+def comm(pid):
+    try:
+        with open('/proc/%d/comm' % pid) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def parent(pid):
+    with open('/proc/%d/stat' % pid) as f:
+        return int(f.read().rsplit(')', 1)[1].split()[1])
+
+
+def cgroup_class(pid):
+    """The last part of the process's cgroup in the cpu hierarchy."""
+    try:
+        with open('/proc/%d/cgroup' % pid) as f:
+            lines = [l.strip().split(':', 2) for l in f]
+    except OSError:
+        return None
+    for _, controllers, path in lines:
+        if 'cpu' in controllers.split(',') or (controllers == '' and len(lines) == 1):
+            return path.rsplit('/', 1)[-1]
+    return None
+
+
+def user_processes(s):
+    """{pid: (name, parent pid)} of the test user's processes."""
+    out = {}
+    for pid in _pids_of_user(s.pw.pw_uid):
+        name = comm(pid)
+        if name:
+            try:
+                out[pid] = (name, parent(pid))
+            except OSError:
+                pass
+    return out
+
+
+def wait_classes(s, want, what, timeout=10):
+    """Polls /proc (a move announces itself nowhere) until every pid in
+    want {pid: class} is in that class."""
+    deadline = time.monotonic() + scaled(timeout)
+    while True:
+        got = {pid: cgroup_class(pid) for pid in want}
+        if got == want:
+            log('%s: %s' % (what, ', '.join('%d %s' % kv for kv in sorted(got.items()))))
+            return
+        if time.monotonic() > deadline:
+            s.fail('%s: want %s, got %s' % (what, want, got))
+        time.sleep(0.05)
+
+
+def wait_new(s, name, before, parent_pid=None, timeout=15):
+    deadline = time.monotonic() + scaled(timeout)
+    while True:
+        procs = user_processes(s)
+        new = [pid for pid, (n, ppid) in procs.items() if n == name and pid not in before
+               and (parent_pid is None or ppid == parent_pid)]
+        if new:
+            return new[0]
+        if time.monotonic() > deadline:
+            s.fail('no new %s process of the user\'s' % name)
+        time.sleep(0.05)
+
+
+def child_of(s, pid):
+    kids = [p for p, (_, ppid) in user_processes(s).items() if ppid == pid]
+    if len(kids) != 1:
+        s.fail('process %d has children %s, not one' % (pid, kids))
+    return kids[0]
+
+
+def user_slice_idle(s):
+    for root in ('/sys/fs/cgroup', '/sys/fs/cgroup/cpu'):
+        path = os.path.join(root, 'slimland.slice', 'user-%d.slice' % s.pw.pw_uid, 'cpu.idle')
+        if os.path.exists(path):
+            with open(path) as f:
+                return f.read().strip() == '1'
+    return None
+
+
+def test():
+    with ManagerSession('cgroups', USER, SERVICE, GREETER_USER) as s:
+        s.start_manager()
+        a = s.start_managed_console('desk-cg', SIZE)
+        a.wait_for('manager refused pending', 15)
+        s.ctl('approve', a.id)
+        a.wait_for('attached', 20)
+        s.wait_console_state(a.id, 'greeter', timeout=30)
+        s.settled(console=a, quiet=0.5)
+        a.cmd('card insert ' + CARD)
+        s.wait_why(a.id, 'unknown card')
+        s.settled(console=a, quiet=0.5)
+        log_pos = s.manager.stderr.mark()
+        a.type_text(USER + '\n' + PASSWORD + '\n')
+        s.manager_log_wait('%s logged in' % USER, log_pos)
+        table = s.wait_console_state(a.id, 'session', timeout=30)
+        compositor = int(s.user_session(table)[3])
+        sid = s.user_session(table)[1]
+
+        # the first foot, with the focus, and its shell
+        foot1 = wait_new(s, 'foot', set())
+        shell1 = child_of(s, foot1)
+        wait_classes(s, {compositor: 'compositor', foot1: 'interactive', shell1: 'interactive'},
+                     'after the login')
+        s.settled(console=a, quiet=0.5)
+
+        # a second foot, started from the first one's shell, takes the focus;
+        # a subshell's child, so that it is no descendant of the first
+        before = set(user_processes(s))
+        a.type_text('(foot &)\n')
+        foot2 = wait_new(s, 'foot', before)
+        shell2 = child_of(s, foot2)
+        wait_classes(s, {foot2: 'interactive', shell2: 'interactive', foot1: 'background',
+                         shell1: 'background', compositor: 'compositor'},
+                     'the second foot focused')
+        s.settled(console=a, quiet=0.5)
+        # what the focused shell starts now follows it
+        before = set(user_processes(s))
+        a.type_text('sleep 600 &\n')
+        sleeper = wait_new(s, 'sleep', before, parent_pid=shell2)
+        wait_classes(s, {sleeper: 'interactive'}, 'a child of the focused shell')
+
+        # a click on the first foot (at 32,32; the second is at 64,64)
+        a.motion(40, 40)
+        a.click(BTN_LEFT)
+        wait_classes(s, {foot1: 'interactive', shell1: 'interactive', foot2: 'background',
+                         shell2: 'background', sleeper: 'background'},
+                     'the first foot clicked')
+
+        lines = s.ctl('classes')
+        log('slimlandctl classes:\n  ' + '\n  '.join(lines))
+        listed = {}
+        for line in lines:
+            f = line.split()
+            if f[0] == 'class' and f[1] == sid:
+                for entry in f[4:]:
+                    listed[int(entry.split(':')[0])] = f[2]
+        for pid, cls in ((compositor, 'compositor'), (foot1, 'interactive'),
+                         (foot2, 'background'), (sleeper, 'background')):
+            if listed.get(pid) != cls:
+                s.fail('slimlandctl classes puts %d in %s, not %s' % (pid, listed.get(pid), cls))
+
+        # the card off: the session detached, its clients hidden, the user idle
+        a.cmd('card remove')
+        s.wait_ctl(lambda t: (s.user_session(t) or [''] * 6)[5] == 'detached',
+                   'the session detached')
+        wait_classes(s, {foot1: 'hidden', foot2: 'hidden', sleeper: 'hidden',
+                         compositor: 'compositor'}, 'detached')
+        if user_slice_idle(s) is False:
+            s.fail('the user\'s slice is not idle with its session detached')
+        # and back
+        a.cmd('card insert ' + CARD)
+        s.wait_console_state(a.id, 'session', user_session=sid, timeout=30)
+        wait_classes(s, {foot1: 'interactive', shell1: 'interactive', foot2: 'background',
+                         sleeper: 'background'}, 'attached again')
+        if user_slice_idle(s) is True:
+            s.fail('the user\'s slice stays idle with its session on a console')
+
+
+if __name__ == '__main__':
+    run(test)
