@@ -189,6 +189,8 @@ static void test_policy(void **state)
 	assert_true(in_class(a, SLIM_CGROUP_BACKGROUND));
 	assert_true(in_class(a_child, SLIM_CGROUP_BACKGROUND));
 	assert_true(slim_sched_stats(sched)->max_us > 0);
+	print_message("a focus change, 4 processes: %llu us\n",
+		(unsigned long long)slim_sched_stats(sched)->last_us);
 	/* a focused client that exits; then nobody */
 	kill_tree(b);
 	slim_sched_focus(sched, a);

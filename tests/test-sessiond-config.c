@@ -77,6 +77,11 @@ static void test_values(void **state)
 		"key_dir = /etc/slimland/keys\n"
 		"enroll = open\n"
 		"transport = clear\n"
+		"cgroups = off\n"
+		"weight_interactive = 5000\n"
+		"hidden = weight\n"
+		"detached = fair\n"
+		"memory_low = 1024\n"
 		"slimland = /opt/slimland"), 0);
 	assert_string_equal(c.listen, "127.0.0.1:6000");
 	assert_string_equal(c.startup, "foot --title x");
@@ -94,6 +99,11 @@ static void test_values(void **state)
 	assert_string_equal(c.key_dir, "/etc/slimland/keys");
 	assert_int_equal(c.enroll, SLIM_ENROLL_OPEN);
 	assert_int_equal(c.transport, SLIM_SEC_CLEAR);
+	assert_false(c.cgroups.enabled);
+	assert_int_equal(c.cgroups.weight[SLIM_CGROUP_INTERACTIVE], 5000);
+	assert_false(c.cgroups.hidden_idle);
+	assert_false(c.cgroups.detached_idle);
+	assert_true(c.cgroups.memory_low == 1024ull << 20);
 	assert_int_equal(parse(&c, "reauth = always\nenroll = closed\n"), 0);
 	assert_int_equal(c.reauth, SLIM_REAUTH_ALWAYS);
 	assert_int_equal(c.enroll, SLIM_ENROLL_CLOSED);
@@ -118,7 +128,11 @@ static void test_bad_lines_keep_defaults(void **state)
 		"pam_service = ../evil\n"
 		"key_dir = keys\n"
 		"enroll = everyone\n"
-		"transport = tls\n"), 16);
+		"transport = tls\n"
+		"cgroups = yes\n"
+		"weight_background = 0\n"
+		"weight_everyone = 10\n"
+		"memory_low = lots\n"), 20);
 	struct slim_config d;
 	slim_config_defaults(&d);
 	assert_memory_equal(&c, &d, sizeof(c));

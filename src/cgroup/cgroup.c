@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,9 +95,12 @@ int slim_cgroup_policy_apply(struct slim_cgroup_policy *p, const char *key, cons
 	return -1;
 }
 
+/* slim_cgroup_manager_base's finding: "" or "system.slice/slimland-sessiond.service/" */
+static char base[128];
+
 void slim_cgroup_path(char *out, size_t size, uid_t uid, uint32_t session_id)
 {
-	int n = snprintf(out, size, "slimland.slice/user-%u.slice", (unsigned)uid);
+	int n = snprintf(out, size, "%sslimland.slice/user-%u.slice", base, (unsigned)uid);
 	if (session_id && n > 0 && (size_t)n < size) {
 		snprintf(out + n, size - (size_t)n, "/session-%u", session_id);
 	}
@@ -324,6 +326,33 @@ static void class_knobs(const struct slim_cgroup_fs *fs, size_t i, const char *d
 			(fs->version == 2 || is_v1(fs, i, "cpu"))) {
 		knob(dir, "cpu.idle", "1"); /* a kernel without it keeps the weight */
 	}
+}
+
+void slim_cgroup_manager_base(const struct slim_cgroup_fs *fs, char *where, size_t where_len)
+{
+	char own[SLIM_CGROUP_PATH], dir[SLIM_CGROUP_PATH + 160];
+	base[0] = '\0';
+	snprintf(where, where_len, "%s/slimland.slice", fs->mount[0]);
+	if (fs->version != 2 || access("/run/systemd/system", F_OK) != 0 ||
+			!slim_cgroup_of(fs, getpid(), own, sizeof(own)) || !own[0] ||
+			strlen(own) + 2 > sizeof(base)) {
+		return;
+	}
+	/* a restarted manager is in its "manager" child already */
+	size_t len = strlen(own);
+	if (len > 8 && strcmp(own + len - 8, "/manager") == 0) {
+		own[len - 8] = '\0';
+	}
+	if (!path_join(dir, sizeof(dir), fs->mount[0], own, "manager") ||
+			(mkdir(dir, 0755) != 0 && errno != EEXIST) ||
+			!knob(dir, "cgroup.procs", "0")) {
+		snprintf(where, where_len, "%s/slimland.slice (cannot use the service's cgroup "
+			"%s: %s)", fs->mount[0], own, strerror(errno));
+		return;
+	}
+	snprintf(base, sizeof(base), "%s/", own);
+	snprintf(where, where_len, "%s/%sslimland.slice (the service's delegated cgroup)",
+		fs->mount[0], base);
 }
 
 bool slim_cgroup_session_create(const struct slim_cgroup_fs *fs,

@@ -61,7 +61,10 @@ int slim_cgroup_policy_apply(struct slim_cgroup_policy *policy, const char *key,
 #define SLIM_CGROUP_MAX_HIER 3
 #define SLIM_CGROUP_PATH 256
 
-/* "slimland.slice/user-UID.slice", and with "/session-ID" (id not 0). */
+/*
+ * "slimland.slice/user-UID.slice", and with "/session-ID" (id not 0), below
+ * the base slim_cgroup_manager_base set (none: the hierarchy's root).
+ */
 void slim_cgroup_path(char *out, size_t size, uid_t uid, uint32_t session_id);
 
 /* Where the hierarchies are mounted. */
@@ -79,6 +82,15 @@ struct slim_cgroup_fs {
  * when there is neither.
  */
 bool slim_cgroup_fs_detect(struct slim_cgroup_fs *fs, const char *root, char *why, size_t why_len);
+
+/*
+ * The manager at its start: where its tree goes. Under systemd (v2, the
+ * service's own cgroup delegated to it with Delegate=yes) inside that
+ * cgroup, the manager itself moved to a child "manager" (a v2 cgroup whose
+ * children have controllers holds no process); elsewhere at the root.
+ * Says where in `where`.
+ */
+void slim_cgroup_manager_base(const struct slim_cgroup_fs *fs, char *where, size_t where_len);
 
 /*
  * The manager, as root: creates `rel` (e.g. "slimland.slice/user-1000.slice/

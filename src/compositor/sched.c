@@ -149,12 +149,14 @@ static void move_class(struct slim_sched *s, enum slim_cgroup_class from,
 	}
 }
 
-static void timed_end(struct slim_sched *s, uint64_t start)
+static void timed_end(struct slim_sched *s, uint64_t start, uint64_t moves, const char *what)
 {
 	s->stats.last_us = now_us() - start;
 	if (s->stats.last_us > s->stats.max_us) {
 		s->stats.max_us = s->stats.last_us;
 	}
+	slim_log(SLIM_LOG_DEBUG, "cgroups: %s: %llu processes moved in %llu us", what,
+		(unsigned long long)(s->stats.moves - moves), (unsigned long long)s->stats.last_us);
 }
 
 void slim_sched_client(struct slim_sched *s, pid_t pid)
@@ -169,7 +171,7 @@ void slim_sched_focus(struct slim_sched *s, pid_t pid)
 	if (!slim_sched_enabled(s) || pid == s->focused) {
 		return;
 	}
-	uint64_t start = now_us();
+	uint64_t start = now_us(), moves = s->stats.moves;
 	pid_t old = s->focused;
 	s->focused = pid;
 	if (s->attached) {
@@ -181,7 +183,7 @@ void slim_sched_focus(struct slim_sched *s, pid_t pid)
 			move_tree(s, pid, SLIM_CGROUP_INTERACTIVE);
 		}
 	}
-	timed_end(s, start);
+	timed_end(s, start, moves, "focus");
 }
 
 void slim_sched_attached(struct slim_sched *s, bool attached)
@@ -189,7 +191,7 @@ void slim_sched_attached(struct slim_sched *s, bool attached)
 	if (!slim_sched_enabled(s) || attached == s->attached) {
 		return;
 	}
-	uint64_t start = now_us();
+	uint64_t start = now_us(), moves = s->stats.moves;
 	s->attached = attached;
 	if (attached) {
 		move_class(s, SLIM_CGROUP_HIDDEN, SLIM_CGROUP_BACKGROUND);
@@ -200,7 +202,7 @@ void slim_sched_attached(struct slim_sched *s, bool attached)
 		move_class(s, SLIM_CGROUP_INTERACTIVE, SLIM_CGROUP_HIDDEN);
 		move_class(s, SLIM_CGROUP_BACKGROUND, SLIM_CGROUP_HIDDEN);
 	}
-	timed_end(s, start);
+	timed_end(s, start, moves, attached ? "attached" : "detached");
 }
 
 void slim_sched_child(const struct slim_sched *s)

@@ -81,6 +81,21 @@ static bool load_keys(const struct slim_config *config, struct slim_sec_identity
 	return true;
 }
 
+/* Where sessions' cgroups go, said once; none: sessions run unprioritised. */
+static void start_cgroups(const struct slim_cgroup_policy *policy)
+{
+	struct slim_cgroup_fs fs;
+	char where[512];
+	if (!policy->enabled) {
+		slim_log(SLIM_LOG_INFO, "cgroups = off: sessions run unprioritised");
+	} else if (!slim_cgroup_fs_detect(&fs, "/sys/fs/cgroup", where, sizeof(where))) {
+		slim_log(SLIM_LOG_INFO, "cgroups: %s: sessions run unprioritised", where);
+	} else {
+		slim_cgroup_manager_base(&fs, where, sizeof(where));
+		slim_log(SLIM_LOG_INFO, "cgroups: v%d, sessions in %s", fs.version, where);
+	}
+}
+
 int main(int argc, char *argv[])
 {
 	const char *config_path = NULL, *state_path = NULL, *run_dir = DEFAULT_RUN_DIR;
@@ -160,6 +175,7 @@ int main(int argc, char *argv[])
 	if (!load_keys(&config, &identity, card_key)) {
 		goto out;
 	}
+	start_cgroups(&config.cgroups);
 	loop = wl_event_loop_create();
 	if (!loop) {
 		goto out;

@@ -10,6 +10,9 @@
  * repeat delay, prints "key CODE repeat" at its repeat rate (and paints
  * like a press). Any key repeats, modifiers too, so that a key the
  * compositor leaves down shows.
+ *
+ * With --work-ms N it is SLIM's yardstick (section 6.1): every key press
+ * first burns N ms of this process's CPU time, then paints.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 #include <wayland-client.h>
 #include "xdg-shell-client-protocol.h"
@@ -50,6 +54,7 @@ struct echo {
 
 	/* --print-keys: the keys it gets, and their autorepeat */
 	bool print_keys;
+	unsigned work_ms; /* --work-ms: the yardstick's CPU per key */
 	int repeat_fd;
 	int32_t repeat_rate, repeat_delay; /* per second, ms; the compositor's */
 	uint32_t repeat_key;
@@ -151,6 +156,23 @@ static void arm_repeat(struct echo *e, int32_t first_ms)
 	e->repeating = first_ms > 0;
 }
 
+/* what burn() computes, so that the compiler keeps it */
+static volatile uint64_t sink;
+
+/* Spends `ms` of this process's CPU time (not wall time: what a scheduler gives). */
+static void burn(unsigned ms)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	uint64_t end = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec + ms * 1000000ull;
+	do {
+		for (int i = 0; i < 10000; i++) {
+			sink += (uint64_t)i;
+		}
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	} while ((uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec < end);
+}
+
 static void key(void *data, struct wl_keyboard *kb, uint32_t serial, uint32_t time,
 		uint32_t keycode, uint32_t state)
 {
@@ -173,6 +195,7 @@ static void key(void *data, struct wl_keyboard *kb, uint32_t serial, uint32_t ti
 		e->quit = true;
 		return;
 	}
+	burn(e->work_ms);
 	paint_next(e);
 }
 
@@ -348,8 +371,10 @@ int main(int argc, char *argv[])
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--print-keys") == 0) {
 			e.print_keys = true;
+		} else if (strcmp(argv[i], "--work-ms") == 0 && i + 1 < argc) {
+			e.work_ms = (unsigned)atoi(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: slim-echo [--print-keys]\n");
+			fprintf(stderr, "usage: slim-echo [--print-keys] [--work-ms N]\n");
 			return 2;
 		}
 	}

@@ -103,7 +103,10 @@ def module_closure(moddir, names):
     return sorted(found.values())
 
 
-def build_initramfs(workdir, console, moddir, version, pairing_key=None):
+def build_initramfs(workdir, console, moddir, version, pairing_key=None, init='init.sh',
+                    extra=()):
+    """`init`: the script in tests/vm that runs as /init; `extra`: more
+    programs, (host path, path in the VM), with their libraries."""
     root = os.path.join(workdir, 'root')
     shutil.rmtree(root, ignore_errors=True)
     for d in ('usr/bin', 'usr/sbin', 'usr/lib', 'lib64', 'bin', 'sbin', 'dev', 'proc', 'sys',
@@ -119,6 +122,9 @@ def build_initramfs(workdir, console, moddir, version, pairing_key=None):
     os.makedirs(os.path.join(root, 'usr/lib/systemd'), exist_ok=True)
     os.symlink('/usr/bin/udevadm', os.path.join(root, 'usr/lib/systemd/systemd-udevd'))
     programs = [console, udevadm]
+    for path, dest in extra:
+        copy_file(root, path, dest)
+        programs.append(path)
     # seatd, for the tests that take the seat through it (slim.seat=seatd)
     seatd = shutil.which('seatd') or '/usr/sbin/seatd'
     if os.path.exists(seatd):
@@ -152,7 +158,7 @@ def build_initramfs(workdir, console, moddir, version, pairing_key=None):
         dest = os.path.join(root, 'etc/slimland-pairing.key')
         shutil.copy2(pairing_key, dest)
         os.chmod(dest, 0o600)
-    shutil.copy2(os.path.join(HERE, 'init.sh'), os.path.join(root, 'init'))
+    shutil.copy2(os.path.join(HERE, init), os.path.join(root, 'init'))
     os.chmod(os.path.join(root, 'init'), 0o755)
     initrd = os.path.join(workdir, 'initrd.gz')
     subprocess.run('find . | cpio --quiet -o -H newc | gzip -1 > %s' % initrd, shell=True,
