@@ -16,12 +16,24 @@ mount -t tmpfs tmpfs /tmp
 
 port=
 seat=
+run=
 for word in $(cat /proc/cmdline); do
 	case "$word" in
 	slim.port=*) port=${word#slim.port=} ;;
 	slim.seat=*) seat=${word#slim.seat=} ;;
+	slim.run=*) run=${word#slim.run=} ;;
 	esac
 done
+
+# slim.run=PROGRAM (test_vm_cgroup.py): that program alone, as root, on
+# the kernel's cgroup v2 with its controllers (this host has v1), then off
+if [ -n "$run" ]; then
+	mount -t cgroup2 cgroup2 /sys/fs/cgroup
+	echo "vm: cgroup controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
+	"$run" 2>&1
+	echo "vm: $run exited with status $?"
+	poweroff -f
+fi
 
 for module in virtio_pci virtio_net virtio_input evdev virtio-gpu bochs; do
 	modprobe "$module" || echo "vm: modprobe $module failed"

@@ -103,10 +103,9 @@ def module_closure(moddir, names):
     return sorted(found.values())
 
 
-def build_initramfs(workdir, console, moddir, version, pairing_key=None, init='init.sh',
-                    extra=()):
-    """`init`: the script in tests/vm that runs as /init; `extra`: more
-    programs, (host path, path in the VM), with their libraries."""
+def build_initramfs(workdir, console, moddir, version, pairing_key=None, extra=()):
+    """`extra`: more programs, (host path, path in the VM), with their
+    libraries (for slim.run=, see Vm)."""
     root = os.path.join(workdir, 'root')
     shutil.rmtree(root, ignore_errors=True)
     for d in ('usr/bin', 'usr/sbin', 'usr/lib', 'lib64', 'bin', 'sbin', 'dev', 'proc', 'sys',
@@ -158,7 +157,7 @@ def build_initramfs(workdir, console, moddir, version, pairing_key=None, init='i
         dest = os.path.join(root, 'etc/slimland-pairing.key')
         shutil.copy2(pairing_key, dest)
         os.chmod(dest, 0o600)
-    shutil.copy2(os.path.join(HERE, init), os.path.join(root, 'init'))
+    shutil.copy2(os.path.join(HERE, 'init.sh'), os.path.join(root, 'init'))
     os.chmod(os.path.join(root, 'init'), 0o755)
     initrd = os.path.join(workdir, 'initrd.gz')
     subprocess.run('find . | cpio --quiet -o -H newc | gzip -1 > %s' % initrd, shell=True,
@@ -261,18 +260,20 @@ class Vnc:
 
 class Vm:
     def __init__(self, outdir, vmlinuz, initrd, port, gpu='virtio-gpu-pci', vnc=False,
-                 seatd=False):
+                 seatd=False, run=None):
         """`gpu`: the display device's QEMU name; `vnc`: serve VNC on a
         Unix socket (self.vnc_path) for Vnc; `seatd`: the console takes the
-        seat through seatd rather than libseat's built-in backend."""
+        seat through seatd rather than libseat's built-in backend; `run`: a
+        program in the VM that init.sh runs instead of the console."""
         self.qmp_path = os.path.join(outdir, 'qmp.sock')
         if os.path.exists(self.qmp_path):
             os.unlink(self.qmp_path)
         argv = [QEMU, '-machine', 'q35', '-cpu', 'max', '-m', '512', '-smp', '1',
                 '-nographic', '-vga', 'none', '-no-reboot',
                 '-kernel', vmlinuz, '-initrd', initrd,
-                '-append', 'console=ttyS0 panic=-1 quiet slim.port=%d%s' % (
-                    port, ' slim.seat=seatd' if seatd else ''),
+                '-append', 'console=ttyS0 panic=-1 quiet slim.port=%d%s%s' % (
+                    port, ' slim.seat=seatd' if seatd else '',
+                    ' slim.run=' + run if run else ''),
                 '-device', gpu + ',id=gpu',
                 '-device', 'virtio-keyboard-pci,id=kbd',
                 '-device', 'virtio-tablet-pci,id=tablet',
