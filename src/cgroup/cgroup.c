@@ -342,6 +342,11 @@ void slim_cgroup_manager_base(const struct slim_cgroup_fs *fs, char *where, size
 	size_t len = strlen(own);
 	if (len > 8 && strcmp(own + len - 8, "/manager") == 0) {
 		own[len - 8] = '\0';
+		len -= 8;
+	}
+	/* only a service's cgroup is delegated (Delegate=yes); a login's scope is not */
+	if (len < 8 || strcmp(own + len - 8, ".service") != 0) {
+		return;
 	}
 	if (!path_join(dir, sizeof(dir), fs->mount[0], own, "manager") ||
 			(mkdir(dir, 0755) != 0 && errno != EEXIST) ||

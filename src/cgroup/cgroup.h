@@ -84,9 +84,9 @@ struct slim_cgroup_fs {
 bool slim_cgroup_fs_detect(struct slim_cgroup_fs *fs, const char *root, char *why, size_t why_len);
 
 /*
- * The manager at its start: where its tree goes. Under systemd (v2, the
- * service's own cgroup delegated to it with Delegate=yes) inside that
- * cgroup, the manager itself moved to a child "manager" (a v2 cgroup whose
+ * The manager at its start: where its tree goes. Run by systemd as a
+ * service (v2, the service's cgroup delegated with Delegate=yes) inside
+ * that cgroup, the manager itself moved to a child "manager" (a v2 cgroup whose
  * children have controllers holds no process); elsewhere at the root.
  * Says where in `where`.
  */

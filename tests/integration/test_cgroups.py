@@ -19,7 +19,7 @@ import os
 import time
 
 from slimsessiond import PASSWORD, ManagerSession, _pids_of_user
-from slimtest import BTN_LEFT, log, run, scaled
+from slimtest import BTN_LEFT, TestSkip, log, run, scaled
 
 USER = 'slimtest-cg'
 SERVICE = 'slimland-test-cg'
@@ -110,7 +110,24 @@ def user_slice_idle(s):
     return None
 
 
+def require_cgroups():
+    """A cgroup hierarchy root may write to, as the manager needs; a machine
+    without one runs sessions unprioritised, which is not this test."""
+    for root in ('/sys/fs/cgroup/cpu', '/sys/fs/cgroup'):
+        if os.path.exists(os.path.join(root, 'cpu.shares' if root.endswith('cpu') else
+                                       'cgroup.controllers')):
+            probe = os.path.join(root, 'slimtest-probe-%d' % os.getpid())
+            try:
+                os.mkdir(probe)
+                os.rmdir(probe)
+                return
+            except OSError as e:
+                raise TestSkip('cannot make cgroups in %s: %s' % (root, e))
+    raise TestSkip('no cgroup v1 cpu or v2 hierarchy at /sys/fs/cgroup')
+
+
 def test():
+    require_cgroups()
     with ManagerSession('cgroups', USER, SERVICE, GREETER_USER) as s:
         s.start_manager()
         a = s.start_managed_console('desk-cg', SIZE)
