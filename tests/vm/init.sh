@@ -17,20 +17,28 @@ mount -t tmpfs tmpfs /tmp
 port=
 seat=
 run=
+arg=
 for word in $(cat /proc/cmdline); do
 	case "$word" in
 	slim.port=*) port=${word#slim.port=} ;;
 	slim.seat=*) seat=${word#slim.seat=} ;;
 	slim.run=*) run=${word#slim.run=} ;;
+	slim.arg=*) arg=${word#slim.arg=} ;;
 	esac
 done
 
-# slim.run=PROGRAM (test_vm_cgroup.py): that program alone, as root, on
-# the kernel's cgroup v2 with its controllers (this host has v1), then off
+# slim.run=PROGRAM [slim.arg=ARG] (test_vm_cgroup.py, bench_memory.py):
+# that program alone, as root, on the kernel's cgroup v2 with its
+# controllers (this host has v1) and a zram swap device twice the memory
 if [ -n "$run" ]; then
 	mount -t cgroup2 cgroup2 /sys/fs/cgroup
 	echo "vm: cgroup controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
-	"$run" 2>&1
+	if modprobe zram; then
+		mem=$(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo)
+		echo "$((mem * 2))K" > /sys/block/zram0/disksize
+		mkswap /dev/zram0 >/dev/null && swapon /dev/zram0 && echo "vm: zram swap on"
+	fi
+	"$run" $arg 2>&1
 	echo "vm: $run exited with status $?"
 	poweroff -f
 fi

@@ -23,7 +23,7 @@ from slimtest import (Image, TestFailure, TestSkip, _LineLog, images_equal, log,
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_CACHE = '/var/cache/slimland/vm-kernel'
 # bochs: QEMU's standard VGA, a KMS device without a cursor plane
-MODULES = ['virtio_pci', 'virtio_net', 'virtio_input', 'evdev', 'virtio-gpu', 'bochs']
+MODULES = ['virtio_pci', 'virtio_net', 'virtio_input', 'evdev', 'virtio-gpu', 'bochs', 'zram']
 # udev's rules that name what an input or DRM device is; the rest would
 # only run helpers this initramfs does not have
 UDEV_RULES = ['50-udev-default.rules', '60-input-id.rules', '60-drm.rules',
@@ -103,9 +103,10 @@ def module_closure(moddir, names):
     return sorted(found.values())
 
 
-def build_initramfs(workdir, console, moddir, version, pairing_key=None, extra=()):
+def build_initramfs(workdir, console, moddir, version, pairing_key=None, extra=(), trees=()):
     """`extra`: more programs, (host path, path in the VM), with their
-    libraries (for slim.run=, see Vm)."""
+    libraries (for slim.run=, see Vm; a script goes without); `trees`:
+    directories copied whole to the same place (data a program reads)."""
     root = os.path.join(workdir, 'root')
     shutil.rmtree(root, ignore_errors=True)
     for d in ('usr/bin', 'usr/sbin', 'usr/lib', 'lib64', 'bin', 'sbin', 'dev', 'proc', 'sys',
@@ -123,7 +124,11 @@ def build_initramfs(workdir, console, moddir, version, pairing_key=None, extra=(
     programs = [console, udevadm]
     for path, dest in extra:
         copy_file(root, path, dest)
-        programs.append(path)
+        with open(path, 'rb') as f:
+            if f.read(2) != b'#!':
+                programs.append(path)
+    for tree in trees:
+        shutil.copytree(tree, root + tree, symlinks=True)
     # seatd, for the tests that take the seat through it (slim.seat=seatd)
     seatd = shutil.which('seatd') or '/usr/sbin/seatd'
     if os.path.exists(seatd):
@@ -260,11 +265,12 @@ class Vnc:
 
 class Vm:
     def __init__(self, outdir, vmlinuz, initrd, port, gpu='virtio-gpu-pci', vnc=False,
-                 seatd=False, run=None):
+                 seatd=False, run=None, arg=None):
         """`gpu`: the display device's QEMU name; `vnc`: serve VNC on a
         Unix socket (self.vnc_path) for Vnc; `seatd`: the console takes the
         seat through seatd rather than libseat's built-in backend; `run`: a
-        program in the VM that init.sh runs instead of the console."""
+        program in the VM that init.sh runs instead of the console, with
+        `arg` (one word)."""
         self.qmp_path = os.path.join(outdir, 'qmp.sock')
         if os.path.exists(self.qmp_path):
             os.unlink(self.qmp_path)
@@ -273,7 +279,7 @@ class Vm:
                 '-kernel', vmlinuz, '-initrd', initrd,
                 '-append', 'console=ttyS0 panic=-1 quiet slim.port=%d%s%s' % (
                     port, ' slim.seat=seatd' if seatd else '',
-                    ' slim.run=' + run if run else ''),
+                    (' slim.run=' + run if run else '') + (' slim.arg=' + arg if arg else '')),
                 '-device', gpu + ',id=gpu',
                 '-device', 'virtio-keyboard-pci,id=kbd',
                 '-device', 'virtio-tablet-pci,id=tablet',

@@ -1,0 +1,82 @@
+#!/bin/sh
+# In the VM (init.sh's slim.run=, test_vm_cgroup.py): the compositor's
+# cgroup policy on cgroup v2 with the focus moved by the console's own
+# input. A session's classes made as the manager makes them, slimland in
+# its compositor class running two slim-echo windows (neither the other's
+# descendant: a client's children go with it), slimland-console
+# (headless, --control) attached; the second window, mapped last, has the
+# focus; a click through the console on the first takes it there. Says
+# "vm: focus: ..." lines for the test to read.
+ip link set lo up
+# wlroots' shm buffers (shm_open)
+mkdir -p /dev/shm
+mount -t tmpfs tmpfs /dev/shm
+cg=/sys/fs/cgroup
+s=slimland.slice/user-0.slice/session-1
+mkdir -p $cg/$s/compositor $cg/$s/interactive $cg/$s/background $cg/$s/hidden
+for d in "" slimland.slice slimland.slice/user-0.slice $s; do
+	echo +cpu > $cg/$d/cgroup.subtree_control
+done
+
+class_of() {
+	sed -n 's|^0::/.*/||p' /proc/$1/cgroup
+}
+
+# wait_for SECONDS COMMAND...: until the command succeeds, a tenth of a second apart
+wait_for() {
+	n=$(($1 * 10))
+	shift
+	while [ $n -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.1
+		n=$((n - 1))
+	done
+	return 1
+}
+
+export XDG_RUNTIME_DIR=/run/user-0
+mkdir -p -m 700 $XDG_RUNTIME_DIR
+(echo 0 > $cg/$s/compositor/cgroup.procs
+ exec slimland --transport clear --listen 127.0.0.1:5555 --size 640x480 -v \
+	-s '(slim-echo &); (slim-echo &)') > /tmp/slimland.log 2>&1 &
+mkfifo /tmp/control
+slimland-console --server 127.0.0.1:5555 --transport clear --output headless \
+	--size 640x480 --control < /tmp/control > /tmp/console.out 2>&1 &
+exec 3> /tmp/control
+
+two_windows() {
+	set -- $(pidof slim-echo)
+	[ $# -eq 2 ] || return 1
+	a=$1 b=$2
+	ca=$(class_of $a) cb=$(class_of $b)
+	# the one mapped last has the focus
+	if [ "$ca" = background ] && [ "$cb" = interactive ]; then first=$a second=$b; return 0; fi
+	if [ "$cb" = background ] && [ "$ca" = interactive ]; then first=$b second=$a; return 0; fi
+	return 1
+}
+attached() {
+	grep -q '^attached' /tmp/console.out
+}
+clicked() {
+	[ "$(class_of $first)" = interactive ] && [ "$(class_of $second)" = background ]
+}
+
+if ! wait_for 60 attached || ! wait_for 60 two_windows; then
+	echo "vm: focus: FAIL: no console attached, or no two windows classed"
+	cat /tmp/slimland.log /tmp/console.out
+	exit 1
+fi
+echo "vm: focus: mapped: first $first $(class_of $first), second $second $(class_of $second)"
+echo "vm: focus: compositor $(class_of $(pidof slimland))"
+# the first window is at 32,32, the second at 64,64
+echo "motion 40 40" >&3
+echo "button 272 1" >&3
+echo "button 272 0" >&3
+if ! wait_for 20 clicked; then
+	echo "vm: focus: FAIL: after the click: first $(class_of $first), second $(class_of $second)"
+	cat /tmp/slimland.log
+	exit 1
+fi
+echo "vm: focus: clicked: first $first $(class_of $first), second $second $(class_of $second)"
+grep 'cgroups:' /tmp/slimland.log | sed 's/^/vm: focus: log: /'
+exit 0
