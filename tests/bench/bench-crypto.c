@@ -33,6 +33,7 @@
 #include "console-core.h"
 #include "content.h"
 #include "encoder.h"
+#include "options.h"
 #include "slim-log.h"
 #include "slim-secure.h"
 
@@ -595,16 +596,9 @@ static void quiet(enum slim_log_level level, const char *fmt, va_list args)
 
 int main(int argc, char *argv[])
 {
-	bool json = false, quick = false;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0) {
-			json = true;
-		} else if (strcmp(argv[i], "--quick") == 0) {
-			quick = true;
-		} else {
-			fprintf(stderr, "usage: %s [--json] [--quick]\n", argv[0]);
-			return 2;
-		}
+	bool json, quick;
+	if (!bench_options(argc, argv, &json, &quick)) {
+		return 2;
 	}
 	/* the drops an attacker provokes are logged (at a limited rate): not here */
 	slim_log_init(SLIM_LOG_ERROR, quiet);

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cgroup.h"
+#include "options.h"
 
 #define TERMINAL_MB 64
 #define PAGE 4096
@@ -146,16 +147,9 @@ static int cmp_u64(const void *a, const void *b)
 
 int main(int argc, char *argv[])
 {
-	bool json = false, quick = false;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0) {
-			json = true;
-		} else if (strcmp(argv[i], "--quick") == 0) {
-			quick = true;
-		} else {
-			fprintf(stderr, "usage: %s [--json] [--quick]\n", argv[0]);
-			return 2;
-		}
+	bool json, quick;
+	if (!bench_options(argc, argv, &json, &quick)) {
+		return 2;
 	}
 	char why[256];
 	if (!slim_cgroup_fs_detect(&fs, "/sys/fs/cgroup", why, sizeof(why)) || fs.version != 2) {

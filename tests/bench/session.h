@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "console-core.h"
+#include "options.h"
 #include "slim-secure.h"
 
 struct bench_frame {
@@ -79,8 +80,6 @@ void bench_session_key(struct bench_session *s, uint32_t code, bool down);
 void bench_session_pointer(struct bench_session *s, double x, double y);
 void bench_session_button(struct bench_session *s, uint32_t button, bool down);
 
-/* [--json] [--quick], the options of most benchmarks; false after the usage is said. */
-bool bench_options(int argc, char *argv[], bool *json, bool *quick);
 uint64_t bench_now_us(void);
 int bench_cmp_u64(const void *a, const void *b);
 
