@@ -85,19 +85,19 @@ bool slim_cgroup_fs_detect(struct slim_cgroup_fs *fs, const char *root, char *wh
 
 /*
  * The manager at its start: where its tree goes. Run by systemd as a
- * service (v2, the service's cgroup delegated with Delegate=yes) inside
- * that cgroup, the manager itself moved to a child "manager" (a v2 cgroup whose
- * children have controllers holds no process); elsewhere at the root.
- * Says where in `where`.
+ * service (v2, its cgroup delegated with Delegate=yes): inside that
+ * cgroup, the manager itself moved to a child "manager" (a v2 cgroup
+ * whose children have controllers holds no process). Elsewhere: at the
+ * root. Says where in `where`.
  */
 void slim_cgroup_manager_base(const struct slim_cgroup_fs *fs, char *where, size_t where_len);
 
 /*
  * The manager, as root: creates `rel` (e.g. "slimland.slice/user-1000.slice/
  * session-3") and its classes in every hierarchy with the policy's knobs,
- * then hands session-N and everything below it to uid:gid (the policy off:
- * rel alone, no classes). False, with
- * why, when the session cannot be prioritised (it then runs where it is).
+ * then hands session-N and everything below it to uid:gid (the policy
+ * off: rel alone, no classes). False, with why, when the session cannot
+ * be prioritised (it then runs where it is).
  */
 bool slim_cgroup_session_create(const struct slim_cgroup_fs *fs,
 		const struct slim_cgroup_policy *policy, const char *rel, uid_t uid, gid_t gid,

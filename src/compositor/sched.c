@@ -26,7 +26,7 @@ struct slim_sched {
 	/* what slim_sched_child writes to, made ready before any fork */
 	char child_procs[2][SLIM_CGROUP_MAX_HIER][SLIM_CGROUP_PATH + 32];
 	size_t n_child_procs;
-	unsigned logged; /* bit per errno below 32: each cause is said once */
+	uint64_t logged; /* a bit per errno (63: any above): each cause is said once */
 	struct slim_sched_stats stats;
 	pid_t tree[MAX_TREE];
 };
@@ -91,7 +91,7 @@ const struct slim_sched_stats *slim_sched_stats(const struct slim_sched *s)
 	return &s->stats;
 }
 
-/* A process of this session's, outside the compositor's own class? */
+/* A process in this session's cgroups, and not the compositor itself? */
 static bool ours(struct slim_sched *s, pid_t pid)
 {
 	char rel[SLIM_CGROUP_PATH];
@@ -110,15 +110,16 @@ static void move_one(struct slim_sched *s, pid_t pid, enum slim_cgroup_class cla
 	if (err == ESRCH) {
 		return; /* it exited meanwhile */
 	}
-	if (err >= 32 || !(s->logged & 1u << err)) {
-		s->logged |= err < 32 ? 1u << err : 0;
+	uint64_t bit = 1ull << (err < 63 ? err : 63);
+	if (!(s->logged & bit)) {
+		s->logged |= bit;
 		slim_log(SLIM_LOG_ERROR, "cgroups: cannot move process %d to %s: %s", (int)pid,
 			slim_cgroup_class_name(class), strerror(err));
 	}
 	if (err == ENOENT) {
 		/* the manager removed the tree, or someone else did */
-		slim_log(SLIM_LOG_ERROR, "cgroups: the classes of %s are gone: clients run unprioritised from now",
-			s->rel);
+		slim_log(SLIM_LOG_ERROR, "cgroups: the classes of %s are gone: clients run "
+			"unprioritised from now", s->rel);
 		s->enabled = false;
 	}
 }
