@@ -232,15 +232,18 @@ class ManagerSession(Session):
                     subprocess.run(['rm', '-rf', '--one-file-system', what])
             except OSError as e:
                 problems.append('removing %s: %s' % (what, e))
-        # the user's session cgroups (src/cgroup: slimland.slice/user-UID.slice/session-N
-        # and its classes);
+        # the test users' cgroups (src/cgroup: slimland.slice/user-UID.slice/session-N
+        # and its classes), whenever they were made: the uids are this test's;
         # slimland.slice itself only if it is new and empty (others may use it)
-        new = self._cgroup_dirs() - getattr(self, 'cgroup_before', set())
+        found = self._cgroup_dirs()
+        new = found - getattr(self, 'cgroup_before', set())
         mine = ['/user-%d.slice' % uid for uid in self.uids]
-        for d in sorted(new, key=len, reverse=True):
+        for d in sorted(found, key=len, reverse=True):
             try:
                 if any(m in d for m in mine):
                     os.rmdir(d)
+                elif d not in new:
+                    continue
                 elif d.endswith('/slimland.slice'):
                     try:
                         os.rmdir(d)
