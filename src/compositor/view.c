@@ -306,4 +306,12 @@ void view_handle_new_xdg_surface(struct wl_listener *listener, void *data)
 	wl_signal_add(&toplevel->events.request_maximize, &view->request_maximize);
 	view->request_fullscreen.notify = handle_request_fullscreen;
 	wl_signal_add(&toplevel->events.request_fullscreen, &view->request_fullscreen);
+	/*
+	 * wlroots 0.15 announces a toplevel at its first commit: what it asked
+	 * for before (set_maximized, set_fullscreen) came with no one listening,
+	 * and is only in `requested`. The first configure must already say it.
+	 */
+	if (toplevel->requested.maximized || toplevel->requested.fullscreen) {
+		set_state(view, toplevel->requested.maximized, toplevel->requested.fullscreen);
+	}
 }
