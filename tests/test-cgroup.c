@@ -34,24 +34,31 @@ static bool in_class(pid_t pid, enum slim_cgroup_class class)
 	return slim_cgroup_of(&fs, pid, got, sizeof(got)) && strcmp(got, want) == 0;
 }
 
-/* A process that sleeps until killed, with a child that does the same. */
+/*
+ * A process that sleeps until killed, with a child that does the same; both
+ * there once the child has written to a pipe.
+ */
 static pid_t sleeper_with_child(void)
 {
+	int ready[2];
+	assert_int_equal(pipe(ready), 0);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		if (fork() == 0) {
+			if (write(ready[1], "r", 1) != 1) {
+				_exit(1);
+			}
 			pause();
 			_exit(0);
 		}
 		pause();
 		_exit(0);
 	}
-	/* its child is there once /proc says so */
-	pid_t kids[4];
-	while (slim_cgroup_descendants(pid, kids, 4) == 0) {
-		usleep(1000);
-	}
+	char c;
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	close(ready[1]);
 	return pid;
 }
 

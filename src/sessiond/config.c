@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "config.h"
+#include "lines.h"
 #include "slim-log.h"
 #include "slim-proto.h"
 
@@ -212,37 +213,20 @@ int slim_config_parse(struct slim_config *config, const char *text, size_t len,
 	int bad = 0;
 	unsigned lineno = 0;
 	size_t pos = 0;
-	while (pos < len) {
+	char line[1024];
+	const char *why;
+	while (slim_text_line(text, len, &pos, line, sizeof(line), &why, NULL)) {
 		lineno++;
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
-		char line[1024];
-		const char *why = NULL;
-		if (n >= sizeof(line)) {
-			why = "line too long";
-		} else if (memchr(text + pos, '\0', n)) {
-			why = "NUL byte";
-		} else {
-			memcpy(line, text + pos, n);
-			line[n] = '\0';
-			char *hash = strchr(line, '#');
-			if (hash) {
-				*hash = '\0';
-			}
+		if (!why) {
+			line[strcspn(line, "#")] = '\0';
 			char *s = trim(line);
-			if (*s != '\0') {
-				char *eq = strchr(s, '=');
-				if (!eq) {
-					why = "expected key = value";
-				} else {
-					*eq = '\0';
-					char *key = trim(s);
-					char *value = trim(eq + 1);
-					if (!apply(config, key, value, &why)) {
-						/* why set by apply */
-					} else {
-						why = NULL;
-					}
+			char *eq = strchr(s, '=');
+			if (*s && !eq) {
+				why = "expected key = value";
+			} else if (*s) {
+				*eq = '\0';
+				if (apply(config, trim(s), trim(eq + 1), &why)) {
+					why = NULL;
 				}
 			}
 		}
@@ -251,7 +235,6 @@ int slim_config_parse(struct slim_config *config, const char *text, size_t len,
 			slim_log(SLIM_LOG_ERROR, "%s:%u: %s; the default is kept", name, lineno, why);
 			bad++;
 		}
-		pos += n + (nl ? 1 : 0);
 	}
 	return bad;
 }

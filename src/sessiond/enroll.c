@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "enroll.h"
+#include "lines.h"
 
 #define OPEN_RATE_US 1000000ull
 #define OPEN_BURST 10
@@ -121,24 +122,16 @@ int slim_enroll_parse(struct slim_enroll *e, const char *text, size_t len, const
 	int bad = 0;
 	unsigned lineno = 0;
 	size_t pos = 0;
-	while (pos < len) {
+	char line[512];
+	const char *why;
+	while (slim_text_line(text, len, &pos, line, sizeof(line), &why, NULL)) {
 		lineno++;
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
-		char line[512];
-		bool ok = n < sizeof(line) && !memchr(text + pos, '\0', n);
-		if (ok) {
-			memcpy(line, text + pos, n);
-			line[n] = '\0';
-			ok = line[0] == '\0' || line[0] == '#' || parse_line(e, line);
-		}
-		if (!ok) {
+		if (why || (line[0] != '\0' && line[0] != '#' && !parse_line(e, line))) {
 			/* a local file: every bad line is worth a line of log */
 			slim_log(SLIM_LOG_ERROR, "%s:%u: not \"approved|revoked ID sha256:HEX|- "
 				"[NAME]\"; skipped", name, lineno);
 			bad++;
 		}
-		pos += n + (nl ? 1 : 0);
 	}
 	return bad;
 }

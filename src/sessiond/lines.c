@@ -104,6 +104,27 @@ bool slim_line_send(int fd, const char *fmt, ...)
 	return sent == n;
 }
 
+bool slim_text_line(const char *text, size_t len, size_t *pos, char *line, size_t size,
+		const char **why, bool *ended)
+{
+	if (*pos >= len) {
+		return false;
+	}
+	const char *start = text + *pos;
+	const char *nl = memchr(start, '\n', len - *pos);
+	size_t n = nl ? (size_t)(nl - start) : len - *pos;
+	*why = n >= size ? "line too long" : memchr(start, '\0', n) ? "NUL byte" : NULL;
+	if (!*why) {
+		memcpy(line, start, n);
+		line[n] = '\0';
+	}
+	if (ended) {
+		*ended = nl != NULL;
+	}
+	*pos += n + (nl ? 1 : 0);
+	return true;
+}
+
 int slim_split(char *line, char **fields, int max)
 {
 	int n = 0;

@@ -36,6 +36,16 @@ char *slim_lines_next(struct slim_lines *lines);
 bool slim_line_send(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 
+/*
+ * The next line of a file's text (slimland.conf, the consoles file, the
+ * state file), from *pos, which moves past it and its '\n', copied into
+ * `line` (size bytes) without the '\n'. False at the end of the text. *why
+ * is what is wrong with a line that cannot be copied ("line too long",
+ * "NUL byte"), else NULL; *ended (may be NULL) whether a '\n' ended it.
+ */
+bool slim_text_line(const char *text, size_t len, size_t *pos, char *line, size_t size,
+		const char **why, bool *ended);
+
 /* Splits `line` at single spaces into at most `max` fields; returns how many. */
 int slim_split(char *line, char **fields, int max);
 /* A decimal field, digits only, at most `max`; false on anything else. */

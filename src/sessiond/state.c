@@ -182,29 +182,21 @@ bool slim_state_parse(const char *text, size_t len, const char *name, struct sli
 	memset(st, 0, sizeof(*st));
 	size_t pos = 0;
 	unsigned lineno = 0;
-	while (pos < len) {
+	char line[SLIM_LINE_MAX + 1];
+	const char *why;
+	bool ended;
+	while (slim_text_line(text, len, &pos, line, sizeof(line), &why, &ended)) {
 		lineno++;
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		if (!nl) {
+		if (!ended) {
 			/* we always end with '\n': a file cut short, whatever wrote it */
 			st->truncated = true;
 			slim_log(SLIM_LOG_ERROR, "state %s:%u: truncated line dropped", name, lineno);
 			break;
 		}
-		size_t n = (size_t)(nl - (text + pos));
-		char line[SLIM_LINE_MAX + 1];
-		if (n > SLIM_LINE_MAX || memchr(text + pos, '\0', n)) {
+		if (why || (line[0] != '\0' && !parse_line(line, st))) {
 			st->bad_lines++;
 			slim_log(SLIM_LOG_ERROR, "state %s:%u: bad line skipped", name, lineno);
-		} else {
-			memcpy(line, text + pos, n);
-			line[n] = '\0';
-			if (n > 0 && !parse_line(line, st)) {
-				st->bad_lines++;
-				slim_log(SLIM_LOG_ERROR, "state %s:%u: bad line skipped", name, lineno);
-			}
 		}
-		pos += n + 1;
 	}
 	return st->bad_lines == 0 && !st->truncated;
 }

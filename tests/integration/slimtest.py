@@ -59,8 +59,8 @@ _DIGITS = {'1': 2, '2': 3, '3': 4, '4': 5, '5': 6, '6': 7, '7': 8, '8': 9, '9': 
 # character -> (evdev code, shift), us layout
 KEYMAP_US = {' ': (KEY_SPACE, False), '-': (KEY_MINUS, False), '.': (KEY_DOT, False),
              '/': (KEY_SLASH, False), '>': (KEY_DOT, True), '$': (5, True),
-             '_': (KEY_MINUS, True), '&': (8, True), '(': (10, True), ')': (11, True),
-             '\n': (KEY_ENTER, False)}
+             '_': (KEY_MINUS, True), '!': (2, True), '&': (8, True), '(': (10, True),
+             ')': (11, True), '\n': (KEY_ENTER, False)}
 for _c, _k in _LETTERS.items():
     KEYMAP_US[_c] = (_k, False)
     KEYMAP_US[_c.upper()] = (_k, True)
@@ -814,6 +814,16 @@ class Session:
                 img.save(path)
                 self.fail('the console screen never showed %s (last screen: %s)' % (what, path))
             console.next_frame(max(0.05, min(1.0, deadline - time.monotonic())), start=mark)
+
+    def assert_frozen_equal(self, client):
+        """A client that animates stopped (SIGSTOP) so that the screen can
+        settle, assert_screens_equal, and the client going on again."""
+        client.send_signal(signal.SIGSTOP)
+        log('%s stopped' % client.name)
+        try:
+            self.assert_screens_equal()
+        finally:
+            client.send_signal(signal.SIGCONT)
 
     def assert_screens_equal(self, attempts=30, console=None):
         """The console shows what the compositor renders, byte for byte (RGB).

@@ -18,7 +18,7 @@ focus moves through the console's own input.
 import os
 import time
 
-from slimsessiond import PASSWORD, ManagerSession, _pids_of_user
+from slimsessiond import PASSWORD, ManagerSession, read_fifo
 from slimtest import BTN_LEFT, TestSkip, log, run, scaled
 
 USER = 'slimtest-cg'
@@ -26,19 +26,6 @@ SERVICE = 'slimland-test-cg'
 GREETER_USER = 'slimtest-cg-gr'
 CARD = '04c0ffee445566'
 SIZE = (1024, 768)
-
-
-def comm(pid):
-    try:
-        with open('/proc/%d/comm' % pid) as f:
-            return f.read().strip()
-    except OSError:
-        return None
-
-
-def parent(pid):
-    with open('/proc/%d/stat' % pid) as f:
-        return int(f.read().rsplit(')', 1)[1].split()[1])
 
 
 def cgroup_class(pid):
@@ -52,19 +39,6 @@ def cgroup_class(pid):
         if 'cpu' in controllers.split(',') or (controllers == '' and len(lines) == 1):
             return path.rsplit('/', 1)[-1]
     return None
-
-
-def user_processes(s):
-    """{pid: (name, parent pid)} of the test user's processes."""
-    out = {}
-    for pid in _pids_of_user(s.pw.pw_uid):
-        name = comm(pid)
-        if name:
-            try:
-                out[pid] = (name, parent(pid))
-            except OSError:
-                pass
-    return out
 
 
 def wait_classes(s, want, what, timeout=10):
@@ -81,24 +55,12 @@ def wait_classes(s, want, what, timeout=10):
         time.sleep(0.05)
 
 
-def wait_new(s, name, before, parent_pid=None, timeout=15):
-    deadline = time.monotonic() + scaled(timeout)
-    while True:
-        procs = user_processes(s)
-        new = [pid for pid, (n, ppid) in procs.items() if n == name and pid not in before
-               and (parent_pid is None or ppid == parent_pid)]
-        if new:
-            return new[0]
-        if time.monotonic() > deadline:
-            s.fail('no new %s process of the user\'s' % name)
-        time.sleep(0.05)
-
-
-def child_of(s, pid):
-    kids = [p for p, (_, ppid) in user_processes(s).items() if ppid == pid]
-    if len(kids) != 1:
-        s.fail('process %d has children %s, not one' % (pid, kids))
-    return kids[0]
+def ask(s, console, fd, fifo, command):
+    """Types `command` into the focused shell, which writes "p PID..." lines to
+    the FIFO; the pids."""
+    console.type_text('%s >%s\n' % (command, fifo))
+    line = read_fifo(s, fd, b'\n', 15).decode()
+    return [int(w) for w in line.split()[1:]]
 
 
 def user_slice_idle(s):
@@ -129,81 +91,90 @@ def require_cgroups():
 def test():
     require_cgroups()
     with ManagerSession('cgroups', USER, SERVICE, GREETER_USER) as s:
-        s.start_manager()
-        a = s.start_managed_console('desk-cg', SIZE)
-        a.wait_for('manager refused pending', 15)
-        s.ctl('approve', a.id)
-        a.wait_for('attached', 20)
-        s.wait_console_state(a.id, 'greeter', timeout=30)
-        s.settled(console=a, quiet=0.5)
-        a.cmd('card insert ' + CARD)
-        s.wait_why(a.id, 'unknown card')
-        s.settled(console=a, quiet=0.5)
-        log_pos = s.manager.stderr.mark()
-        a.type_text(USER + '\n' + PASSWORD + '\n')
-        s.manager_log_wait('%s logged in' % USER, log_pos)
-        table = s.wait_console_state(a.id, 'session', timeout=30)
-        compositor = int(s.user_session(table)[3])
-        sid = s.user_session(table)[1]
+        fifo_dir = os.path.join(s.tmp, 'fifo')
+        os.mkdir(fifo_dir, 0o755)
+        fifo = os.path.join(fifo_dir, 'f')
+        os.mkfifo(fifo, 0o600)
+        os.chown(fifo, s.pw.pw_uid, s.pw.pw_gid)
+        # read and write: never an end of file, whatever the shell does
+        fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+        try:
+            flow(s, fd, fifo)
+        finally:
+            os.close(fd)
 
-        # the first foot, with the focus, and its shell
-        foot1 = wait_new(s, 'foot', set())
-        shell1 = child_of(s, foot1)
-        wait_classes(s, {compositor: 'compositor', foot1: 'interactive', shell1: 'interactive'},
-                     'after the login')
-        s.settled(console=a, quiet=0.5)
 
-        # a second foot, started from the first one's shell, takes the focus;
-        # a subshell's child, so that it is no descendant of the first
-        before = set(user_processes(s))
-        a.type_text('(foot &)\n')
-        foot2 = wait_new(s, 'foot', before)
-        shell2 = child_of(s, foot2)
-        wait_classes(s, {foot2: 'interactive', shell2: 'interactive', foot1: 'background',
-                         shell1: 'background', compositor: 'compositor'},
-                     'the second foot focused')
-        s.settled(console=a, quiet=0.5)
-        # what the focused shell starts now follows it
-        before = set(user_processes(s))
-        a.type_text('sleep 600 &\n')
-        sleeper = wait_new(s, 'sleep', before, parent_pid=shell2)
-        wait_classes(s, {sleeper: 'interactive'}, 'a child of the focused shell')
+def flow(s, fd, fifo):
+    s.start_manager()
+    a = s.start_managed_console('desk-cg', SIZE)
+    a.wait_for('manager refused pending', 15)
+    s.ctl('approve', a.id)
+    a.wait_for('attached', 20)
+    s.wait_console_state(a.id, 'greeter', timeout=30)
+    s.settled(console=a, quiet=0.5)
+    a.cmd('card insert ' + CARD)
+    s.wait_why(a.id, 'unknown card')
+    s.settled(console=a, quiet=0.5)
+    log_pos = s.manager.stderr.mark()
+    a.type_text(USER + '\n' + PASSWORD + '\n')
+    s.manager_log_wait('%s logged in' % USER, log_pos)
+    table = s.wait_console_state(a.id, 'session', timeout=30)
+    compositor = int(s.user_session(table)[3])
+    sid = s.user_session(table)[1]
 
-        # a click on the first foot (at 32,32; the second is at 64,64)
-        a.motion(40, 40)
-        a.click(BTN_LEFT)
-        wait_classes(s, {foot1: 'interactive', shell1: 'interactive', foot2: 'background',
-                         shell2: 'background', sleeper: 'background'},
-                     'the first foot clicked')
+    # the first foot, with the focus, and its shell
+    s.settled(console=a, quiet=0.5)
+    foot1, shell1 = ask(s, a, fd, fifo, 'echo p $PPID $$')
+    wait_classes(s, {compositor: 'compositor', foot1: 'interactive', shell1: 'interactive'},
+                 'after the login')
 
-        lines = s.ctl('classes')
-        log('slimlandctl classes:\n  ' + '\n  '.join(lines))
-        listed = {}
-        for line in lines:
-            f = line.split()
-            if f[0] == 'class' and f[1] == sid:
-                for entry in f[4:]:
-                    listed[int(entry.split(':')[0])] = f[2]
-        for pid, cls in ((compositor, 'compositor'), (foot1, 'interactive'),
-                         (foot2, 'background'), (sleeper, 'background')):
-            if listed.get(pid) != cls:
-                s.fail('slimlandctl classes puts %d in %s, not %s' % (pid, listed.get(pid), cls))
+    # a second foot, started from the first one's shell, takes the focus;
+    # a subshell's child, so that it is no descendant of the first
+    foot2, = ask(s, a, fd, fifo, '(foot & echo p $!)')
+    wait_classes(s, {foot2: 'interactive', foot1: 'background', shell1: 'background',
+                     compositor: 'compositor'}, 'the second foot focused')
+    s.settled(console=a, quiet=0.5)
+    # its shell, and what the shell starts now, follow it
+    _, shell2 = ask(s, a, fd, fifo, 'echo p $PPID $$')
+    sleeper, = ask(s, a, fd, fifo, 'sleep 600 & echo p $!')
+    wait_classes(s, {shell2: 'interactive', sleeper: 'interactive'},
+                 'the focused shell and its child')
 
-        # the card off: the session detached, its clients hidden, the user idle
-        a.cmd('card remove')
-        s.wait_ctl(lambda t: (s.user_session(t) or [''] * 6)[5] == 'detached',
-                   'the session detached')
-        wait_classes(s, {foot1: 'hidden', foot2: 'hidden', sleeper: 'hidden',
-                         compositor: 'compositor'}, 'detached')
-        if user_slice_idle(s) is False:
-            s.fail('the user\'s slice is not idle with its session detached')
-        # and back
-        a.cmd('card insert ' + CARD)
-        s.wait_console_state(a.id, 'session', user_session=sid, timeout=30)
-        wait_classes(s, {foot1: 'interactive', shell1: 'interactive', foot2: 'background',
-                         sleeper: 'background'}, 'attached again')
-        if user_slice_idle(s) is True:
-            s.fail('the user\'s slice stays idle with its session on a console')
+    # a click on the first foot (at 32,32; the second is at 64,64)
+    a.motion(40, 40)
+    a.click(BTN_LEFT)
+    wait_classes(s, {foot1: 'interactive', shell1: 'interactive', foot2: 'background',
+                     shell2: 'background', sleeper: 'background'},
+                 'the first foot clicked')
+
+    lines = s.ctl('classes')
+    log('slimlandctl classes:\n  ' + '\n  '.join(lines))
+    listed = {}
+    for line in lines:
+        f = line.split()
+        if f[0] == 'class' and f[1] == sid:
+            for entry in f[4:]:
+                listed[int(entry.split(':')[0])] = f[2]
+    for pid, cls in ((compositor, 'compositor'), (foot1, 'interactive'),
+                     (foot2, 'background'), (sleeper, 'background')):
+        if listed.get(pid) != cls:
+            s.fail('slimlandctl classes puts %d in %s, not %s' % (pid, listed.get(pid), cls))
+
+    # the card off: the session detached, its clients hidden, the user idle
+    a.cmd('card remove')
+    s.wait_ctl(lambda t: (s.user_session(t) or [''] * 6)[5] == 'detached',
+               'the session detached')
+    wait_classes(s, {foot1: 'hidden', foot2: 'hidden', sleeper: 'hidden',
+                     compositor: 'compositor'}, 'detached')
+    if user_slice_idle(s) is False:
+        s.fail('the user\'s slice is not idle with its session detached')
+    # and back
+    a.cmd('card insert ' + CARD)
+    s.wait_console_state(a.id, 'session', user_session=sid, timeout=30)
+    wait_classes(s, {foot1: 'interactive', shell1: 'interactive', foot2: 'background',
+                     sleeper: 'background'}, 'attached again')
+    if user_slice_idle(s) is True:
+        s.fail('the user\'s slice stays idle with its session on a console')
 
 
 if __name__ == '__main__':

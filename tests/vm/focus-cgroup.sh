@@ -22,7 +22,8 @@ class_of() {
 	sed -n 's|^0::/.*/||p' /proc/$1/cgroup
 }
 
-# wait_for SECONDS COMMAND...: until the command succeeds, a tenth of a second apart
+# wait_for SECONDS COMMAND...: until the command succeeds, a tenth of a
+# second apart (for what has no event: a process's cgroup)
 wait_for() {
 	n=$(($1 * 10))
 	shift
@@ -39,10 +40,17 @@ mkdir -p -m 700 $XDG_RUNTIME_DIR
 (echo 0 > $cg/$s/compositor/cgroup.procs
  exec slimland --transport clear --listen 127.0.0.1:5555 --size 640x480 -v \
 	-s '(slim-echo &); (slim-echo &)') > /tmp/slimland.log 2>&1 &
-mkfifo /tmp/control
+mkfifo /tmp/control /tmp/events
 slimland-console --server 127.0.0.1:5555 --transport clear --output headless \
-	--size 640x480 --control < /tmp/control > /tmp/console.out 2>&1 &
+	--size 640x480 --control < /tmp/control > /tmp/events 2>/tmp/console.err &
 exec 3> /tmp/control
+# the console's events: read up to "attached", then kept in a file
+exec 4< /tmp/events
+while read -r event <&4; do
+	echo "$event" >> /tmp/console.out
+	case "$event" in attached*) break ;; esac
+done
+cat <&4 >> /tmp/console.out &
 
 two_windows() {
 	set -- $(pidof slim-echo)
@@ -54,16 +62,14 @@ two_windows() {
 	if [ "$cb" = background ] && [ "$ca" = interactive ]; then first=$b second=$a; return 0; fi
 	return 1
 }
-attached() {
-	grep -q '^attached' /tmp/console.out
-}
 clicked() {
 	[ "$(class_of $first)" = interactive ] && [ "$(class_of $second)" = background ]
 }
 
-if ! wait_for 60 attached || ! wait_for 60 two_windows; then
+# cgroup moves announce themselves nowhere: /proc is read until they are done
+if ! grep -q '^attached' /tmp/console.out || ! wait_for 60 two_windows; then
 	echo "vm: focus: FAIL: no console attached, or no two windows classed"
-	cat /tmp/slimland.log /tmp/console.out
+	cat /tmp/slimland.log /tmp/console.out /tmp/console.err
 	exit 1
 fi
 echo "vm: focus: mapped: first $first $(class_of $first), second $second $(class_of $second)"
