@@ -2,7 +2,8 @@
  * slimland: one user's Wayland session, streamed to a console.
  *
  *   slimland [--listen ADDRESS:PORT] [--managed] [--pairing-key FILE]
- *            [--transport dtls|clear] [--size WxH] [-s COMMAND] [-v]
+ *            [--transport dtls|clear] [--size WxH] [--video-budget MBIT]
+ *            [-s COMMAND] [-v]
  */
 #define _GNU_SOURCE /* explicit_bzero */
 #include <getopt.h>
@@ -17,11 +18,14 @@
 #include "slim-log.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:5555"
+/* Mbit/s for moving pictures: a fifth of a 1 Gbit/s LAN for one console */
+#define DEFAULT_VIDEO_BUDGET 200
 
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f, "usage: %s [--listen ADDRESS:PORT] [--managed] [--pairing-key FILE]\n"
-		"          [--transport dtls|clear] [--size WxH] [-s COMMAND] [-v]\n"
+		"          [--transport dtls|clear] [--size WxH] [--video-budget MBIT]\n"
+		"          [-s COMMAND] [-v]\n"
 		"  --listen      where consoles reach this session (default %s; port 0: any)\n"
 		"  --managed     only consoles the session manager sends are shown; it connects\n"
 		"                to $XDG_RUNTIME_DIR/slimland-control\n"
@@ -30,8 +34,10 @@ static void usage(FILE *f, const char *prog)
 		"                $XDG_RUNTIME_DIR/slimland-pairing.key); not with --managed\n"
 		"  --transport   dtls (default), or clear: unencrypted, loopback only\n"
 		"  --size        the screen until a console says otherwise (default 1280x720)\n"
+		"  --video-budget  Mbit/s that video (sent as YUV, scaled by the console) may\n"
+		"                take (default %d; 0: video goes exact, as pixels)\n"
 		"  -s            a command to start once the session runs (sh -c)\n"
-		"  -v            more logging\n", prog, DEFAULT_LISTEN);
+		"  -v            more logging\n", prog, DEFAULT_LISTEN, DEFAULT_VIDEO_BUDGET);
 }
 
 /* slim-log messages (encoder, link) go to wlroots' log, so there is one log. */
@@ -131,6 +137,7 @@ int main(int argc, char *argv[])
 	const char *startup = NULL, *pairing_key = NULL;
 	struct slim_link_config link = { .listen = DEFAULT_LISTEN, .mode = SLIM_SEC_DTLS };
 	uint32_t width = 1280, height = 720;
+	unsigned long video_budget = DEFAULT_VIDEO_BUDGET;
 	enum wlr_log_importance verbosity = WLR_INFO;
 	static const struct option options[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -138,6 +145,7 @@ int main(int argc, char *argv[])
 		{ "managed", no_argument, NULL, 'M' },
 		{ "pairing-key", required_argument, NULL, 'P' },
 		{ "transport", required_argument, NULL, 'T' },
+		{ "video-budget", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -164,6 +172,16 @@ int main(int argc, char *argv[])
 				return 2;
 			}
 			break;
+		case 'B': {
+			char *end;
+			video_budget = strtoul(optarg, &end, 10);
+			if (*end || optarg[0] == '-' || video_budget > 100000) {
+				fprintf(stderr, "slimland: --video-budget wants Mbit/s, 0 to 100000, "
+					"not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		}
 		case 'M':
 			link.managed = true;
 			break;
@@ -198,7 +216,8 @@ int main(int argc, char *argv[])
 	struct wl_event_source *sigint = NULL, *sigterm = NULL, *sigchld = NULL;
 	bool have_key = link.managed || link.mode == SLIM_SEC_CLEAR ||
 		load_pairing_key(pairing_key, link.pairing_key);
-	bool started = have_key && server_init(&server, width, height, &link);
+	bool started = have_key && server_init(&server, width, height, &link,
+		(uint64_t)video_budget * 1000000);
 	explicit_bzero(link.pairing_key, sizeof(link.pairing_key));
 	if (!started) {
 		goto out;

@@ -156,6 +156,7 @@ static void handle_commit(struct wl_listener *listener, void *data)
 			.fb = &fb, .damage = &output->damage,
 			.moves = server->moves, .n_moves = server->n_moves,
 		};
+		video_frame(server->video, &fb, &output->damage, &frame);
 		slim_link_send_frame(server->link, &frame);
 	} else {
 		wlr_log(WLR_ERROR, "rendered buffer has format 0x%08x, not XRGB8888", format);
@@ -234,6 +235,14 @@ void output_resize(struct slim_server *server, uint32_t width, uint32_t height)
 	wlr_output_damage_add_whole(output->scene_output->damage);
 	views_fit_output(server);
 	wlr_log(WLR_INFO, "output resized to %ux%u", width, height);
+}
+
+void output_damage_region(struct slim_server *server, const pixman_region32_t *region)
+{
+	if (server->output) {
+		wlr_output_damage_add(server->output->scene_output->damage,
+			(pixman_region32_t *)region);
+	}
 }
 
 void output_schedule_frame(struct slim_server *server)

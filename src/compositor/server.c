@@ -109,7 +109,7 @@ static void handle_client_created(struct wl_listener *listener, void *data)
 }
 
 bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
-		const struct slim_link_config *link)
+		const struct slim_link_config *link, uint64_t video_budget_bps)
 {
 	wl_list_init(&server->views);
 	/* server_finish() removes these whether or not start-up got that far. */
@@ -153,7 +153,12 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 		return false;
 	}
 
-	wlr_compositor_create(server->display, server->renderer);
+	struct wlr_compositor *compositor = wlr_compositor_create(server->display, server->renderer);
+	server->video = compositor ? video_create(server, compositor, video_budget_bps) : NULL;
+	if (!server->video || !content_type_init(server)) {
+		wlr_log(WLR_ERROR, "cannot create the compositor or the video tracker");
+		return false;
+	}
 	wlr_data_device_manager_create(server->display);
 	wlr_primary_selection_v1_device_manager_create(server->display);
 	wlr_data_control_manager_v1_create(server->display);
@@ -203,6 +208,7 @@ void server_finish(struct slim_server *server)
 	}
 	wl_display_destroy_clients(server->display);
 	wl_list_remove(&server->client_created.link);
+	video_destroy(server->video);
 	cursor_finish(server);
 	input_finish(server);
 	slim_control_destroy(server->control);

@@ -13,6 +13,9 @@
  *   link.c     the console association (no wlroots)
  *   control.c  --managed: the session manager's control socket (no wlroots)
  *   sched.c    the cgroup policy: focused client first (no wlroots)
+ *   video.c    moving pictures found and sent as CSCS, then repainted exactly
+ *   video-detect.c  which surfaces are video, from their commits (no wlroots)
+ *   content-type.c  wp_content_type_v1, the client's word on it
  *
  * wlroots is called from these files only, so that a port to a later
  * wlroots touches them and nothing else.
@@ -29,12 +32,16 @@
 #include "control.h"
 #include "link.h"
 #include "sched.h"
+#include "video-detect.h"
 
 struct wlr_output;
 struct wlr_scene_output;
 struct wlr_scene_buffer;
 struct wlr_input_device;
 struct wlr_surface;
+struct wlr_compositor;
+struct slim_video;
+struct slim_video_surface;
 
 enum slim_grab_mode {
 	SLIM_GRAB_NONE,
@@ -103,6 +110,7 @@ struct slim_server {
 	struct slim_link *link;
 	struct slim_control *control; /* --managed only */
 	struct slim_sched *sched;
+	struct slim_video *video;
 	uint32_t width, height;
 
 	/* the pointer, in output coordinates */
@@ -123,7 +131,7 @@ struct slim_server {
 
 /* server.c */
 bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
-		const struct slim_link_config *link);
+		const struct slim_link_config *link, uint64_t video_budget_bps);
 void server_finish(struct slim_server *server);
 
 /* background.c */
@@ -135,6 +143,30 @@ void output_resize(struct slim_server *server, uint32_t width, uint32_t height);
 void output_schedule_frame(struct slim_server *server);
 /* The console can take a frame again: render now if one is due. */
 void output_link_ready(struct slim_server *server);
+/* Renders and streams `region` (output coordinates) again at the next frame. */
+void output_damage_region(struct slim_server *server, const pixman_region32_t *region);
+
+/* video.c; budget_bps 0: video goes as pixels like everything else */
+struct slim_video *video_create(struct slim_server *server, struct wlr_compositor *compositor,
+		uint64_t budget_bps);
+void video_destroy(struct slim_video *video);
+/*
+ * The frame's video, as YUV images into frame->yuv, taken from the rendered
+ * pixels `fb`; what stopped being video is added to `damage` to be repainted.
+ */
+void video_frame(struct slim_video *video, const struct slim_fb *fb,
+		pixman_region32_t *damage, struct slim_frame *frame);
+struct slim_video_surface *video_surface_of(struct slim_video *video,
+		struct wlr_surface *surface);
+/* The content type the surface's next commit applies. */
+void video_surface_set_hint(struct slim_video_surface *vs, enum slim_content_hint hint);
+void video_surface_set_hint_object(struct slim_video_surface *vs, struct wl_resource *resource);
+struct wl_resource *video_surface_hint_object(const struct slim_video_surface *vs);
+
+/* content-type.c */
+bool content_type_init(struct slim_server *server);
+/* The surface of a wp_content_type_v1 went away: the object is inert. */
+void content_type_surface_gone(struct wl_resource *resource);
 
 /* view.c */
 void view_handle_new_xdg_surface(struct wl_listener *listener, void *data);

@@ -7,8 +7,8 @@
 #include <string.h>
 #include "encoder-internal.h"
 
-/* Source columns a piece aims to carry: 64 luma + chroma at 8 bits ~ 13 rows a datagram. */
-#define PIECE_SRC_W 64
+/* Source columns a piece aims to carry: 32 luma + chroma at 8 bits ~ 27 rows a datagram. */
+#define PIECE_SRC_W 32
 
 /*
  * The even-aligned luma range [*first, *first + *len) that holds what
@@ -62,7 +62,28 @@ static void emit_piece(struct slim_encoder *enc, const struct slim_yuv_image *im
 	put_plane(body, ys, img->y, img->y_stride, psrc.x, psrc.y, psrc.w, psrc.h, img->depth);
 	put_plane(u, cs, img->u, img->c_stride, psrc.x / 2u, psrc.y / 2u, cw, ch, img->depth);
 	put_plane(v, cs, img->v, img->c_stride, psrc.x / 2u, psrc.y / 2u, cw, ch, img->depth);
-	emit_cscs_commit(&enc->packer, body, img->depth);
+	emit_cscs_commit(&enc->packer, body, img->depth, img->depth != SLIM_CSCS_DEPTH8);
+}
+
+/*
+ * The model gets a column strip's pieces at depth 8 in one go, straight
+ * from the image: one setup instead of one a piece, rows interpolated once.
+ */
+static void model_strip(struct slim_encoder *enc, const struct slim_yuv_image *img,
+		struct slim_rect psrc, struct slim_rect pdst)
+{
+	if (img->depth != SLIM_CSCS_DEPTH8 || pdst.h == 0) {
+		return;
+	}
+	struct slim_cscs c = {
+		.src_w = img->width, .src_h = img->height, .depth = img->depth,
+		.dst = img->dst, .psrc = psrc, .pdst = pdst,
+		.y = img->y + (size_t)psrc.y * img->y_stride + psrc.x,
+		.u = img->u + (size_t)(psrc.y / 2) * img->c_stride + psrc.x / 2,
+		.v = img->v + (size_t)(psrc.y / 2) * img->c_stride + psrc.x / 2,
+		.y_stride = img->y_stride, .c_stride = img->c_stride,
+	};
+	slim_fb_cscs(enc->packer.model, &c, enc->packer.cscs);
 }
 
 /* Cuts columns [u0, u1) of the destination (relative to img->dst) into row bands that fit. */
@@ -72,7 +93,9 @@ static bool encode_columns(struct slim_encoder *enc, const struct slim_yuv_image
 	uint32_t px, pw;
 	piece_axis(u0, u1, img->width, img->dst.w, &px, &pw);
 	uint32_t v_end = (uint32_t)vis.y + vis.h - img->dst.y;
-	for (uint32_t v0 = vis.y - img->dst.y; v0 < v_end;) {
+	uint32_t v_first = vis.y - img->dst.y, s_first = 0, s_end = 0;
+	bool ok = true;
+	for (uint32_t v0 = v_first; v0 < v_end;) {
 		uint32_t v1 = v0, py = 0, ph = 0;
 		while (v1 < v_end) {
 			uint32_t f, n;
@@ -86,15 +109,24 @@ static bool encode_columns(struct slim_encoder *enc, const struct slim_yuv_image
 			v1++;
 		}
 		if (v1 == v0) {
-			return false;
+			v_end = v0;
+			ok = false;
+			break;
 		}
+		if (v0 == v_first) {
+			s_first = py;
+		}
+		s_end = py + ph;
 		struct slim_rect psrc = { (uint16_t)px, (uint16_t)py, (uint16_t)pw, (uint16_t)ph };
 		struct slim_rect pdst = { (uint16_t)(img->dst.x + u0), (uint16_t)(img->dst.y + v0),
 			(uint16_t)(u1 - u0), (uint16_t)(v1 - v0) };
 		emit_piece(enc, img, psrc, pdst);
 		v0 = v1;
 	}
-	return true;
+	model_strip(enc, img, (struct slim_rect){ (uint16_t)px, (uint16_t)s_first, (uint16_t)pw,
+		(uint16_t)(s_end - s_first) }, (struct slim_rect){ (uint16_t)(img->dst.x + u0),
+		(uint16_t)(img->dst.y + v_first), (uint16_t)(u1 - u0), (uint16_t)(v_end - v_first) });
+	return ok;
 }
 
 void encode_yuv(struct slim_encoder *enc, const struct slim_yuv_image *img)

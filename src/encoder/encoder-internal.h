@@ -113,7 +113,12 @@ void emit_set(struct slim_packer *p, struct slim_rect r, uint8_t flags,
 /* Reserves a CSCS piece of `payload` bytes; the caller fills the planes, then commits. */
 uint8_t *emit_cscs_begin(struct slim_packer *p, const struct slim_wire_cscs *hdr,
 		uint8_t depth, size_t payload);
-void emit_cscs_commit(struct slim_packer *p, const uint8_t *body, uint8_t depth);
+/*
+ * model: apply the piece to the model now; otherwise the caller applies
+ * the pieces it sent in one go (the same pixels: a piece carries every
+ * sample its pixels read, so no clamp to its edges ever bites).
+ */
+void emit_cscs_commit(struct slim_packer *p, const uint8_t *body, uint8_t depth, bool model);
 void emit_frame_end(struct slim_packer *p, const struct slim_wire_frame_end *fe);
 void emit_cursor_image(struct slim_packer *p, const struct slim_wire_cursor_image *hdr,
 		const uint32_t *rows);

@@ -43,6 +43,23 @@ struct slim_yuv_image {
 	uint8_t depth;        /* SLIM_CSCS_DEPTH8 or SLIM_CSCS_DEPTH4 */
 };
 
+/*
+ * CSCS from the server's own pixels (yuv.c): `box` of fb as YUV 4:2:0 of
+ * w x h samples (at most the box; fewer are box-filtered), depth 8, to be
+ * shown over the box. The planes live in `planes`, which grows as needed
+ * and is reused: a playing video allocates nothing per frame.
+ */
+struct slim_yuv_planes {
+	uint8_t *data;
+	size_t size;
+};
+bool slim_yuv_from_fb(struct slim_yuv_image *img, struct slim_yuv_planes *planes,
+		const struct slim_fb *fb, struct slim_rect box, uint16_t w, uint16_t h);
+void slim_yuv_planes_finish(struct slim_yuv_planes *planes);
+/* The source size that keeps a box_w x box_h video at `fps` within bits_per_s. */
+void slim_yuv_fit(uint64_t bits_per_s, uint32_t fps, uint32_t box_w, uint32_t box_h,
+		uint16_t *w, uint16_t *h);
+
 struct slim_frame {
 	const struct slim_fb *fb; /* the server's pixels, XRGB8888; X is ignored */
 	const pixman_region32_t *damage; /* may over-report; may be NULL */

@@ -178,7 +178,8 @@ uint8_t *emit_cscs_begin(struct slim_packer *p, const struct slim_wire_cscs *hdr
 	return body + sizeof(*hdr);
 }
 
-void emit_cscs_commit(struct slim_packer *p, const uint8_t *payload, uint8_t depth)
+void emit_cscs_commit(struct slim_packer *p, const uint8_t *payload, uint8_t depth,
+		bool model)
 {
 	struct slim_wire_cscs h;
 	memcpy(&h, payload - sizeof(h), sizeof(h));
@@ -192,7 +193,9 @@ void emit_cscs_commit(struct slim_packer *p, const uint8_t *payload, uint8_t dep
 	c.y = payload;
 	c.u = c.y + c.y_stride * c.psrc.h;
 	c.v = c.u + c.c_stride * (((size_t)c.psrc.h + 1) / 2);
-	slim_fb_cscs(p->model, &c, p->cscs);
+	if (model) {
+		slim_fb_cscs(p->model, &c, p->cscs);
+	}
 	recovery_note(p->rec, p->seq, c.pdst);
 	count(p, SLIM_STAT_CSCS, sizeof(h) + len, (uint64_t)c.pdst.w * c.pdst.h);
 }

@@ -108,6 +108,13 @@ static bool wait_for_socket(struct bench_session *s, int err_fd)
 	return false;
 }
 
+static const char *const *compositor_args;
+
+void bench_session_compositor_args(const char *const *args)
+{
+	compositor_args = args;
+}
+
 const char *bench_link_name(enum bench_link link)
 {
 	static const char *const names[] = { "clear", "attach", "pairing" };
@@ -139,9 +146,16 @@ bool bench_session_start_detached(struct bench_session *s, const char *slimland,
 	s->compositor = fork();
 	if (s->compositor == 0) {
 		dup2(err[1], STDERR_FILENO);
-		execl(slimland, slimland, "--listen", listen, "--transport",
-			link == BENCH_LINK_CLEAR ? "clear" : "dtls",
-			link == BENCH_LINK_ATTACH ? "--managed" : NULL, (char *)NULL);
+		const char *argv[16] = { slimland, "--listen", listen, "--transport",
+			link == BENCH_LINK_CLEAR ? "clear" : "dtls" };
+		size_t n = 5;
+		if (link == BENCH_LINK_ATTACH) {
+			argv[n++] = "--managed";
+		}
+		for (size_t i = 0; compositor_args && compositor_args[i] && n + 1 < 16; i++) {
+			argv[n++] = compositor_args[i];
+		}
+		execv(slimland, (char *const *)argv);
 		_exit(127);
 	}
 	close(err[1]);

@@ -57,6 +57,8 @@ struct bench_session {
 	uint64_t bytes_received;
 };
 
+/* Arguments the next compositors started get besides their own (NULL-terminated). */
+void bench_session_compositor_args(const char *const *args);
 /* Starts slimland (path `slimland`) and attaches as a console of width x height. */
 bool bench_session_start(struct bench_session *s, const char *slimland, uint32_t width,
 		uint32_t height, enum bench_link link);

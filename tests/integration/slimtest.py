@@ -799,6 +799,19 @@ class Session:
                 return
         self.fail('the screen did not settle within %gs' % scaled(timeout))
 
+    def wait_stats(self, predicate, what, timeout=15, console=None):
+        """Waits, frame by frame, until predicate(console stats) holds; returns them."""
+        console = console or self.console
+        deadline = time.monotonic() + scaled(timeout)
+        while True:
+            mark = console.mark()
+            st = console.stats()
+            if predicate(st):
+                return st
+            if time.monotonic() > deadline:
+                self.fail('no %s within %gs (stats: %s)' % (what, scaled(timeout), st))
+            console.next_frame(scaled(0.5), start=mark)
+
     def wait_screen(self, predicate, what, timeout=15, console=None):
         """Waits, frame by frame, until predicate(console screenshot) holds;
         returns that image."""

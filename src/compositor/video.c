@@ -1,0 +1,372 @@
+/*
+ * Moving pictures go to the console as CSCS: YUV 4:2:0 at the resolution
+ * the video budget allows, scaled back up by the console. Everything else
+ * stays exact.
+ *
+ * Every surface is watched (video-detect.c decides from its commits and
+ * its wp_content_type_v1 hint). At each streamed frame, the visible part of
+ * each video surface that drew since the last frame (its box on screen
+ * minus every surface above it, menus included) is converted from the
+ * rendered frame and handed to the encoder as YUV images.
+ *
+ * What was sent as CSCS is remembered ("lossy"): the moment a part of it
+ * is no longer video (the video paused, ended, moved, shrank or was
+ * covered), that part is added to the frame's damage and the encoder,
+ * which refines damage against its exact model of the console, repaints
+ * it pixel for pixel. A pause is noticed VIDEO_IDLE_US after the last
+ * frame, and the repaint goes out at once.
+ */
+#include <stdlib.h>
+#include <wlr/types/wlr_compositor.h>
+#include <wlr/types/wlr_scene.h>
+#include <wlr/types/wlr_surface.h>
+#include <wlr/util/log.h>
+#include "server.h"
+#include "slim-log.h"
+
+/* YUV images in one frame at most; what does not fit goes exact. */
+#define VIDEO_MAX_IMAGES 8
+
+struct slim_video_surface {
+	struct wl_list link; /* slim_video.surfaces */
+	struct slim_video *video;
+	struct wlr_surface *surface;
+	struct wl_resource *hint_object; /* wp_content_type_v1 */
+	enum slim_content_hint pending_hint;
+	struct slim_video_detect detect;
+	bool fresh; /* drew since the last streamed frame */
+	struct wl_listener commit, destroy;
+};
+
+/* A surface on screen, in rendering order (bottom first). */
+struct placed {
+	struct wlr_surface *surface;
+	pixman_box32_t box;
+};
+
+struct candidate {
+	const struct slim_video_surface *vs;
+	struct slim_rect rect;
+	uint64_t demand; /* samples a second at full size */
+};
+
+struct slim_video {
+	struct slim_server *server;
+	uint64_t budget_bps; /* 0: no CSCS at all */
+	struct wl_list surfaces;
+	struct wl_event_source *expiry;
+	pixman_region32_t lossy;
+	struct placed *placed;
+	size_t n_placed, placed_cap;
+	struct slim_yuv_image images[VIDEO_MAX_IMAGES];
+	struct slim_yuv_planes planes[VIDEO_MAX_IMAGES];
+	struct slim_ratelimit log_limit;
+	struct wl_listener new_surface;
+};
+
+struct slim_video_surface *video_surface_of(struct slim_video *video, struct wlr_surface *surface)
+{
+	struct slim_video_surface *vs;
+	wl_list_for_each(vs, &video->surfaces, link) {
+		if (vs->surface == surface) {
+			return vs;
+		}
+	}
+	return NULL;
+}
+
+void video_surface_set_hint(struct slim_video_surface *vs, enum slim_content_hint hint)
+{
+	vs->pending_hint = hint;
+}
+
+void video_surface_set_hint_object(struct slim_video_surface *vs, struct wl_resource *resource)
+{
+	vs->hint_object = resource;
+}
+
+struct wl_resource *video_surface_hint_object(const struct slim_video_surface *vs)
+{
+	return vs->hint_object;
+}
+
+/* The timer goes off when the first active video would end. */
+static void arm_expiry(struct slim_video *video)
+{
+	uint64_t now = slim_now_us(), next = UINT64_MAX;
+	struct slim_video_surface *vs;
+	wl_list_for_each(vs, &video->surfaces, link) {
+		if (vs->detect.active) {
+			uint64_t until = slim_video_detect_until_expiry(&vs->detect, now);
+			next = until < next ? until : next;
+		}
+	}
+	wl_event_source_timer_update(video->expiry,
+		next == UINT64_MAX ? 0 : (int)(next / 1000 + 1));
+}
+
+static const char *hint_name(enum slim_content_hint hint)
+{
+	static const char *names[] = {
+		[SLIM_CONTENT_NONE] = "measured", [SLIM_CONTENT_PHOTO] = "photo",
+		[SLIM_CONTENT_VIDEO] = "client says video", [SLIM_CONTENT_GAME] = "client says game",
+	};
+	return names[hint];
+}
+
+static uint64_t region_area(const pixman_region32_t *region)
+{
+	int n;
+	const pixman_box32_t *b = pixman_region32_rectangles((pixman_region32_t *)region, &n);
+	uint64_t area = 0;
+	for (int i = 0; i < n; i++) {
+		area += (uint64_t)(b[i].x2 - b[i].x1) * (uint64_t)(b[i].y2 - b[i].y1);
+	}
+	return area;
+}
+
+static void handle_surface_commit(struct wl_listener *listener, void *data)
+{
+	struct slim_video_surface *vs = wl_container_of(listener, vs, commit);
+	struct wlr_surface *surface = vs->surface;
+	vs->detect.hint = vs->pending_hint;
+	if (vs->video->budget_bps == 0 || !pixman_region32_not_empty(&surface->buffer_damage)) {
+		return;
+	}
+	uint32_t w = (uint32_t)surface->current.buffer_width;
+	uint32_t h = (uint32_t)surface->current.buffer_height;
+	if (slim_video_detect_commit(&vs->detect, slim_now_us(), w, h,
+			region_area(&surface->buffer_damage)) &&
+			slim_ratelimit(&vs->video->log_limit, slim_now_us())) {
+		wlr_log(WLR_INFO, "video: a %ux%u surface shows video (%s)", w, h,
+			hint_name(vs->detect.hint));
+	}
+	if (vs->detect.active) {
+		vs->fresh = true;
+		arm_expiry(vs->video);
+	}
+}
+
+static void surface_destroy(struct slim_video_surface *vs)
+{
+	if (vs->hint_object) {
+		content_type_surface_gone(vs->hint_object);
+	}
+	wl_list_remove(&vs->commit.link);
+	wl_list_remove(&vs->destroy.link);
+	wl_list_remove(&vs->link);
+	free(vs);
+}
+
+/* A video window closing: its area is repainted by the frame its going damages. */
+static void handle_surface_destroy(struct wl_listener *listener, void *data)
+{
+	struct slim_video_surface *vs = wl_container_of(listener, vs, destroy);
+	surface_destroy(vs);
+}
+
+static void handle_new_surface(struct wl_listener *listener, void *data)
+{
+	struct slim_video *video = wl_container_of(listener, video, new_surface);
+	struct wlr_surface *surface = data;
+	struct slim_video_surface *vs = calloc(1, sizeof(*vs));
+	if (!vs) {
+		wlr_log(WLR_ERROR, "video: out of memory; a surface goes unwatched");
+		return;
+	}
+	vs->video = video;
+	vs->surface = surface;
+	vs->commit.notify = handle_surface_commit;
+	wl_signal_add(&surface->events.commit, &vs->commit);
+	vs->destroy.notify = handle_surface_destroy;
+	wl_signal_add(&surface->events.destroy, &vs->destroy);
+	wl_list_insert(&video->surfaces, &vs->link);
+}
+
+/* Videos that stopped drawing: what was sent lossy is repainted exactly. */
+static int handle_expiry(void *data)
+{
+	struct slim_video *video = data;
+	uint64_t now = slim_now_us();
+	bool ended = false;
+	struct slim_video_surface *vs;
+	wl_list_for_each(vs, &video->surfaces, link) {
+		ended |= slim_video_detect_expire(&vs->detect, now);
+	}
+	if (ended && pixman_region32_not_empty(&video->lossy)) {
+		output_damage_region(video->server, &video->lossy);
+	}
+	arm_expiry(video);
+	return 0;
+}
+
+struct slim_video *video_create(struct slim_server *server, struct wlr_compositor *compositor,
+		uint64_t budget_bps)
+{
+	struct slim_video *video = calloc(1, sizeof(*video));
+	if (!video) {
+		return NULL;
+	}
+	video->expiry = wl_event_loop_add_timer(server->loop, handle_expiry, video);
+	if (!video->expiry) {
+		free(video);
+		return NULL;
+	}
+	video->server = server;
+	video->budget_bps = budget_bps;
+	video->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
+	wl_list_init(&video->surfaces);
+	pixman_region32_init(&video->lossy);
+	video->new_surface.notify = handle_new_surface;
+	wl_signal_add(&compositor->events.new_surface, &video->new_surface);
+	return video;
+}
+
+void video_destroy(struct slim_video *video)
+{
+	if (!video) {
+		return;
+	}
+	struct slim_video_surface *vs, *tmp;
+	wl_list_for_each_safe(vs, tmp, &video->surfaces, link) {
+		surface_destroy(vs);
+	}
+	wl_list_remove(&video->new_surface.link);
+	wl_event_source_remove(video->expiry);
+	pixman_region32_fini(&video->lossy);
+	for (size_t i = 0; i < VIDEO_MAX_IMAGES; i++) {
+		slim_yuv_planes_finish(&video->planes[i]);
+	}
+	free(video->placed);
+	free(video);
+}
+
+static void place_surface(struct wlr_surface *surface, int sx, int sy, void *data)
+{
+	struct slim_video *video = data;
+	if (video->n_placed == video->placed_cap) {
+		size_t cap = video->placed_cap ? 2 * video->placed_cap : 32;
+		struct placed *p = realloc(video->placed, cap * sizeof(*p));
+		if (!p) {
+			return;
+		}
+		video->placed = p;
+		video->placed_cap = cap;
+	}
+	video->placed[video->n_placed++] = (struct placed){ surface,
+		{ sx, sy, sx + surface->current.width, sy + surface->current.height } };
+}
+
+/* What of the i-th placed surface is on screen and under nothing else. */
+static void visible_part(const struct slim_video *video, size_t i, uint32_t width,
+		uint32_t height, pixman_region32_t *out)
+{
+	const pixman_box32_t *b = &video->placed[i].box;
+	pixman_region32_init_rect(out, b->x1, b->y1, (unsigned)(b->x2 - b->x1),
+		(unsigned)(b->y2 - b->y1));
+	pixman_region32_intersect_rect(out, out, 0, 0, width, height);
+	for (size_t j = i + 1; j < video->n_placed && pixman_region32_not_empty(out); j++) {
+		const pixman_box32_t *a = &video->placed[j].box;
+		pixman_region32_t above;
+		pixman_region32_init_rect(&above, a->x1, a->y1, (unsigned)(a->x2 - a->x1),
+			(unsigned)(a->y2 - a->y1));
+		pixman_region32_subtract(out, out, &above);
+		pixman_region32_fini(&above);
+	}
+}
+
+/* Finds where the active video surfaces are seen; gathers those that drew. */
+static size_t gather(struct slim_video *video, uint32_t width, uint32_t height,
+		pixman_region32_t *active, struct candidate *out)
+{
+	size_t n = 0;
+	struct slim_video_surface *vs;
+	wl_list_for_each(vs, &video->surfaces, link) {
+		if (!vs->detect.active) {
+			continue;
+		}
+		for (size_t i = 0; i < video->n_placed; i++) {
+			if (video->placed[i].surface != vs->surface) {
+				continue;
+			}
+			pixman_region32_t vis;
+			visible_part(video, i, width, height, &vis);
+			pixman_region32_union(active, active, &vis);
+			int nb;
+			const pixman_box32_t *b = pixman_region32_rectangles(&vis, &nb);
+			uint32_t fps = slim_video_detect_fps(&vs->detect);
+			for (int k = 0; vs->fresh && k < nb && n < VIDEO_MAX_IMAGES; k++) {
+				struct slim_rect r = { (uint16_t)b[k].x1, (uint16_t)b[k].y1,
+					(uint16_t)(b[k].x2 - b[k].x1), (uint16_t)(b[k].y2 - b[k].y1) };
+				out[n++] = (struct candidate){ vs, r,
+					(uint64_t)r.w * r.h * (fps ? fps : 60) };
+			}
+			pixman_region32_fini(&vis);
+			break;
+		}
+	}
+	return n;
+}
+
+void video_frame(struct slim_video *video, const struct slim_fb *fb,
+		pixman_region32_t *damage, struct slim_frame *frame)
+{
+	frame->yuv = video->images;
+	frame->n_yuv = 0;
+	struct slim_video_surface *vs;
+	bool any = false;
+	wl_list_for_each(vs, &video->surfaces, link) {
+		any |= vs->detect.active;
+	}
+	if (!any && !pixman_region32_not_empty(&video->lossy)) {
+		return;
+	}
+	video->n_placed = 0;
+	wlr_scene_node_for_each_surface(&video->server->scene->node, place_surface, video);
+	pixman_region32_t active;
+	pixman_region32_init(&active);
+	struct candidate cand[VIDEO_MAX_IMAGES];
+	size_t n = gather(video, fb->width, fb->height, &active, cand);
+	uint64_t demand = 0;
+	for (size_t i = 0; i < n; i++) {
+		demand += cand[i].demand;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct candidate *c = &cand[i];
+		const struct wlr_surface_state *st = &c->vs->surface->current;
+		uint32_t fps = slim_video_detect_fps(&c->vs->detect);
+		/* each its share of the budget, by the samples it would send in full */
+		uint64_t share = video->budget_bps * c->demand / demand;
+		uint16_t w, h;
+		slim_yuv_fit(share, fps, c->rect.w, c->rect.h, &w, &h);
+		/* never more samples than the client drew: an upscaled video goes at its own size */
+		if (st->width > 0 && st->buffer_width < st->width) {
+			uint32_t cap = (uint32_t)c->rect.w * (uint32_t)st->buffer_width / (uint32_t)st->width;
+			w = (uint16_t)(w < cap ? w : cap > 2 ? cap : 2);
+		}
+		if (st->height > 0 && st->buffer_height < st->height) {
+			uint32_t cap = (uint32_t)c->rect.h * (uint32_t)st->buffer_height / (uint32_t)st->height;
+			h = (uint16_t)(h < cap ? h : cap > 2 ? cap : 2);
+		}
+		struct slim_yuv_image *img = &video->images[frame->n_yuv];
+		if (slim_yuv_from_fb(img, &video->planes[frame->n_yuv], fb, c->rect,
+				w < c->rect.w ? w : c->rect.w, h < c->rect.h ? h : c->rect.h)) {
+			frame->n_yuv++;
+		}
+	}
+	wl_list_for_each(vs, &video->surfaces, link) {
+		vs->fresh = false;
+	}
+	/* What was lossy and is no longer video is repainted exactly now. */
+	pixman_region32_t refresh;
+	pixman_region32_init(&refresh);
+	pixman_region32_subtract(&refresh, &video->lossy, &active);
+	pixman_region32_union(damage, damage, &refresh);
+	pixman_region32_intersect(&video->lossy, &video->lossy, &active);
+	for (size_t i = 0; i < frame->n_yuv; i++) {
+		const struct slim_rect *d = &video->images[i].dst;
+		pixman_region32_union_rect(&video->lossy, &video->lossy, d->x, d->y, d->w, d->h);
+	}
+	pixman_region32_fini(&refresh);
+	pixman_region32_fini(&active);
+}

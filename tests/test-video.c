@@ -1,0 +1,305 @@
+/*
+ * The YUV path without a compositor: video frames from the server's pixels
+ * (slim_yuv_from_fb) through the encoder's CSCS pieces to a console.
+ *
+ * - After every frame the console's framebuffer equals the encoder's model
+ *   byte for byte, whatever the image's size, scale, place on screen (also
+ *   half off it), and with moves (COPY) from and across the video.
+ * - Once the video is repainted as ordinary damage (the compositor's
+ *   lossless refresh), the console equals the server's pixels exactly.
+ * - The conversion is BT.601 limited range, 4:2:0: flat colours give the
+ *   textbook samples; a downscaled flat picture stays flat.
+ * - The budget gives fewer samples, never more than the box.
+ * - video-detect.c: what is video and what is not, and when it ends.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "../src/compositor/video-detect.h"
+#include "console-core.h"
+#include "content.h"
+#include "encoder.h"
+#include "test-util.h"
+
+struct wire {
+	struct slim_console_core *console;
+};
+
+static void deliver(void *data, const uint8_t *buf, size_t len)
+{
+	struct wire *w = data;
+	assert_int_equal(slim_console_core_receive(w->console, buf, len), SLIM_OK);
+}
+
+static void sink(void *data, const uint8_t *buf, size_t len)
+{
+}
+
+static void assert_fb_equal(const struct slim_fb *a, const struct slim_fb *b)
+{
+	assert_int_equal(a->width, b->width);
+	assert_int_equal(a->height, b->height);
+	for (uint32_t y = 0; y < a->height; y++) {
+		for (uint32_t x = 0; x < a->width; x++) {
+			uint32_t p = *slim_fb_row(a, x, y) | SLIM_OPAQUE;
+			uint32_t q = *slim_fb_row(b, x, y) | SLIM_OPAQUE;
+			if (p != q) {
+				fail_msg("pixel (%u, %u): %08x != %08x", x, y, p, q);
+			}
+		}
+	}
+}
+
+struct rig {
+	struct test_rng rng;
+	struct content_rng crng;
+	struct slim_fb fb;
+	struct wire wire;
+	struct slim_encoder *enc;
+	struct slim_yuv_planes planes;
+};
+
+static void rig_init(struct rig *r, uint32_t w, uint32_t h, uint64_t salt)
+{
+	memset(r, 0, sizeof(*r));
+	test_rng_init(&r->rng, salt);
+	r->crng.s = test_rand(&r->rng) | 1;
+	r->fb = test_fb_create(w, h, &r->rng);
+	content_paint(&r->fb, (struct slim_rect){ 0, 0, (uint16_t)w, (uint16_t)h }, CONTENT_UI,
+		&r->crng);
+	struct slim_encoder_config cfg = { .assoc = 7, .lz4 = true };
+	r->wire.console = slim_console_core_create(w, h, SLIM_DEFAULT_MTU, NULL, sink, NULL);
+	assert_non_null(r->wire.console);
+	slim_console_core_hello(r->wire.console, "test", cfg.assoc);
+	r->enc = slim_encoder_create(w, h, &cfg, deliver, &r->wire);
+	assert_non_null(r->enc);
+}
+
+static void rig_finish(struct rig *r)
+{
+	slim_encoder_destroy(r->enc);
+	slim_console_core_destroy(r->wire.console);
+	slim_yuv_planes_finish(&r->planes);
+	test_fb_destroy(&r->fb);
+}
+
+/* A frame: damage everywhere; `video` as CSCS of w x h samples when given. */
+static void rig_frame(struct rig *r, const struct slim_rect *video, uint16_t sw, uint16_t sh,
+		const struct slim_move_hint *move)
+{
+	pixman_region32_t damage;
+	pixman_region32_init_rect(&damage, 0, 0, r->fb.width, r->fb.height);
+	struct slim_yuv_image img;
+	struct slim_frame f = { .fb = &r->fb, .damage = &damage, .moves = move,
+		.n_moves = move ? 1 : 0 };
+	if (video) {
+		/* the video's box, clipped to the screen, is what the compositor converts */
+		struct slim_rect box = *video;
+		box.w = (uint16_t)(box.x + box.w > r->fb.width ? r->fb.width - box.x : box.w);
+		box.h = (uint16_t)(box.y + box.h > r->fb.height ? r->fb.height - box.y : box.h);
+		assert_true(slim_yuv_from_fb(&img, &r->planes, &r->fb, box,
+			sw < box.w ? sw : box.w, sh < box.h ? sh : box.h));
+		f.yuv = &img;
+		f.n_yuv = 1;
+	}
+	slim_encoder_frame(r->enc, &f);
+	pixman_region32_fini(&damage);
+	assert_fb_equal(slim_encoder_model(r->enc), slim_console_core_fb(r->wire.console));
+}
+
+/* Model and console agree through CSCS at many sizes and scales. */
+static void test_model_exact(void **state)
+{
+	static const struct {
+		uint32_t w, h;
+		struct slim_rect box;
+		uint16_t sw, sh;
+	} cases[] = {
+		{ 320, 240, { 0, 0, 320, 240 }, 320, 240 },     /* full size */
+		{ 320, 240, { 17, 9, 201, 133 }, 201, 133 },    /* odd sizes, odd place */
+		{ 320, 240, { 10, 20, 300, 200 }, 151, 77 },    /* downscaled */
+		{ 320, 240, { 0, 0, 320, 240 }, 41, 31 },       /* far down */
+		{ 320, 240, { 3, 5, 97, 96 }, 2, 2 },           /* as small as it gets */
+		{ 200, 150, { 1, 1, 199, 149 }, 190, 140 },     /* nearly full */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rig r;
+		rig_init(&r, cases[i].w, cases[i].h, 100 + i);
+		rig_frame(&r, NULL, 0, 0, NULL);
+		for (int k = 0; k < 3; k++) {
+			content_paint(&r.fb, cases[i].box, CONTENT_PHOTO, &r.crng);
+			rig_frame(&r, &cases[i].box, cases[i].sw, cases[i].sh, NULL);
+		}
+		rig_finish(&r);
+	}
+}
+
+/* A window dragged over, from and across the video: COPY stays correct. */
+static void test_moves_around_video(void **state)
+{
+	struct rig r;
+	rig_init(&r, 320, 240, 7);
+	rig_frame(&r, NULL, 0, 0, NULL);
+	struct slim_rect video = { 40, 30, 160, 120 };
+	content_paint(&r.fb, video, CONTENT_PHOTO, &r.crng);
+	rig_frame(&r, &video, 100, 75, NULL);
+	/* the video's pixels move right by 50: what the console has there is copied */
+	struct slim_move_hint move = { .src = video, .dx = 50, .dy = 20 };
+	slim_fb_copy(&r.fb, video, (uint16_t)(video.x + 50), (uint16_t)(video.y + 20));
+	rig_frame(&r, NULL, 0, 0, &move);
+	/* and a part of it back over where it was, while it plays */
+	move = (struct slim_move_hint){ .src = { 90, 50, 100, 60 }, .dx = -60, .dy = -10 };
+	slim_fb_copy(&r.fb, move.src, 30, 40);
+	struct slim_rect video2 = { 90, 50, 160, 120 };
+	content_paint(&r.fb, video2, CONTENT_PHOTO, &r.crng);
+	rig_frame(&r, &video2, 80, 60, &move);
+	rig_finish(&r);
+}
+
+/* The lossless refresh: damage over the video without CSCS makes the console exact. */
+static void test_refresh_is_exact(void **state)
+{
+	struct rig r;
+	rig_init(&r, 320, 240, 11);
+	rig_frame(&r, NULL, 0, 0, NULL);
+	struct slim_rect video = { 0, 0, 320, 240 };
+	content_paint(&r.fb, video, CONTENT_PHOTO, &r.crng);
+	rig_frame(&r, &video, 200, 150, NULL);
+	/* lossy: the console differs from the server somewhere */
+	const struct slim_fb *con = slim_console_core_fb(r.wire.console);
+	bool differs = false;
+	for (uint32_t y = 0; y < 240 && !differs; y++) {
+		for (uint32_t x = 0; x < 320 && !differs; x++) {
+			differs = (*slim_fb_row(con, x, y) | SLIM_OPAQUE) !=
+				(*slim_fb_row(&r.fb, x, y) | SLIM_OPAQUE);
+		}
+	}
+	assert_true(differs);
+	rig_frame(&r, NULL, 0, 0, NULL);
+	assert_fb_equal(&r.fb, con);
+	rig_finish(&r);
+}
+
+/* BT.601 limited range in its common 8-bit integer form (green: Y 144, not 145). */
+static void test_conversion(void **state)
+{
+	static const struct {
+		uint32_t rgb;
+		uint8_t y, u, v;
+	} colours[] = {
+		{ 0xffffff, 235, 128, 128 }, { 0x000000, 16, 128, 128 },
+		{ 0xff0000, 82, 90, 240 }, { 0x00ff00, 144, 54, 34 }, { 0x0000ff, 41, 240, 110 },
+	};
+	struct test_rng rng;
+	test_rng_init(&rng, 3);
+	struct slim_fb fb = test_fb_create(64, 48, &rng);
+	struct slim_yuv_planes planes = { 0 };
+	for (size_t i = 0; i < sizeof(colours) / sizeof(colours[0]); i++) {
+		slim_fb_fill(&fb, (struct slim_rect){ 0, 0, 64, 48 }, colours[i].rgb);
+		for (int scaled = 0; scaled < 2; scaled++) {
+			struct slim_yuv_image img;
+			uint16_t w = scaled ? 23 : 64, h = scaled ? 17 : 48;
+			assert_true(slim_yuv_from_fb(&img, &planes, &fb,
+				(struct slim_rect){ 0, 0, 64, 48 }, w, h));
+			assert_int_equal(img.width, w);
+			assert_int_equal(img.height, h);
+			for (uint32_t k = 0; k < (uint32_t)w * h; k++) {
+				assert_int_equal(img.y[k], colours[i].y);
+			}
+			for (uint32_t k = 0; k < ((w + 1u) / 2) * ((h + 1u) / 2); k++) {
+				assert_int_equal(img.u[k], colours[i].u);
+				assert_int_equal(img.v[k], colours[i].v);
+			}
+		}
+	}
+	/* a box outside the framebuffer, or more samples than pixels: refused */
+	struct slim_yuv_image img;
+	assert_false(slim_yuv_from_fb(&img, &planes, &fb, (struct slim_rect){ 10, 10, 64, 48 },
+		64, 48));
+	assert_false(slim_yuv_from_fb(&img, &planes, &fb, (struct slim_rect){ 0, 0, 32, 32 },
+		33, 32));
+	assert_false(slim_yuv_from_fb(&img, &planes, &fb, (struct slim_rect){ 0, 0, 32, 32 },
+		0, 32));
+	slim_yuv_planes_finish(&planes);
+	test_fb_destroy(&fb);
+}
+
+static void test_budget(void **state)
+{
+	uint16_t w, h;
+	/* plenty: the whole box */
+	slim_yuv_fit(1000000000, 30, 640, 360, &w, &h);
+	assert_int_equal(w, 640);
+	assert_int_equal(h, 360);
+	/* 1280x720 at 60 in 200 Mbit/s: fewer samples, same shape, within the budget */
+	slim_yuv_fit(200000000, 60, 1280, 720, &w, &h);
+	assert_true(w < 1280 && h < 720);
+	assert_true((uint64_t)w * h * 16 * 60 <= 200000000);
+	assert_true(abs((int)w * 720 - (int)h * 1280) < 1280 * 2);
+	/* nothing at all: the smallest image, not none */
+	slim_yuv_fit(0, 60, 1280, 720, &w, &h);
+	assert_int_equal(w, 2);
+	assert_int_equal(h, 2);
+}
+
+/* A commit every 16 ms of a w x h surface redrawing `part` of it (in percent). */
+static bool commits(struct slim_video_detect *d, uint64_t *now, int n, uint32_t w, uint32_t h,
+		uint32_t part)
+{
+	bool became = false;
+	for (int i = 0; i < n; i++) {
+		*now += 16000;
+		became |= slim_video_detect_commit(d, *now, w, h, (uint64_t)w * h * part / 100);
+	}
+	return became;
+}
+
+static void test_detect(void **state)
+{
+	uint64_t now = 1000000;
+	struct slim_video_detect d = { 0 };
+	/* 20 big redraws in a row: the 21st commit (20 short gaps) makes it video */
+	assert_false(commits(&d, &now, 20, 640, 360, 100));
+	assert_false(d.active);
+	assert_true(commits(&d, &now, 1, 640, 360, 100));
+	assert_true(d.active);
+	assert_int_equal(slim_video_detect_fps(&d), 63); /* 1 / 16 ms, rounded */
+	/* it ends VIDEO_IDLE_US after the last commit, not before */
+	assert_false(slim_video_detect_expire(&d, now + VIDEO_IDLE_US - 1));
+	assert_true(slim_video_detect_expire(&d, now + VIDEO_IDLE_US));
+	assert_false(d.active);
+
+	/* a blinking cursor, a spinner: small parts redrawn */
+	d = (struct slim_video_detect){ 0 };
+	assert_false(commits(&d, &now, 100, 640, 360, 10));
+	/* a small animation redrawn whole */
+	assert_false(commits(&d, &now, 100, 64, 64, 100));
+	/* big redraws too far apart (a clock, a slide show) */
+	for (int i = 0; i < 40; i++) {
+		now += VIDEO_GAP_US;
+		assert_false(slim_video_detect_commit(&d, now, 640, 360, 640 * 360));
+	}
+	/* a small update breaks the streak */
+	assert_false(commits(&d, &now, 15, 640, 360, 100));
+	assert_false(commits(&d, &now, 1, 640, 360, 1));
+	assert_false(commits(&d, &now, 15, 640, 360, 100));
+	assert_false(d.active);
+
+	/* the client's word: video at once; photo never */
+	d = (struct slim_video_detect){ .hint = SLIM_CONTENT_VIDEO };
+	assert_true(commits(&d, &now, 1, 640, 360, 100));
+	d = (struct slim_video_detect){ .hint = SLIM_CONTENT_PHOTO };
+	assert_false(commits(&d, &now, 100, 640, 360, 100));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_model_exact),
+		cmocka_unit_test(test_moves_around_video),
+		cmocka_unit_test(test_refresh_is_exact),
+		cmocka_unit_test(test_conversion),
+		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_detect),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
