@@ -404,6 +404,10 @@ static void apply(struct slim_console_core *core, const struct slim_cmd *cmd,
 	case SLIM_CMD_CSCS:
 		slim_fb_cscs(fb, &cmd->cscs, core->cscs);
 		add_damage(core, cmd->type, cmd->cscs.pdst);
+		core->stats.cscs_src_w = cmd->cscs.src_w;
+		core->stats.cscs_src_h = cmd->cscs.src_h;
+		core->stats.cscs_dst_w = cmd->cscs.dst.w;
+		core->stats.cscs_dst_h = cmd->cscs.dst.h;
 		break;
 	case SLIM_CMD_CURSOR_IMAGE:
 		apply_cursor_image(core, cmd);

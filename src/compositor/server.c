@@ -2,7 +2,6 @@
 #include <wlr/backend.h>
 #include <wlr/backend/headless.h>
 #include <wlr/render/allocator.h>
-#include <wlr/render/pixman.h>
 #include <wlr/render/wlr_renderer.h>
 #include <wlr/types/wlr_compositor.h>
 #include <wlr/types/wlr_data_control_v1.h>
@@ -141,8 +140,9 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 		}
 	}
 	server->backend = wlr_headless_backend_create(server->display);
-	server->renderer = wlr_pixman_renderer_create();
-	if (!server->backend || !server->renderer ||
+	server->renderer = renderer_create();
+	server->shm_check = shm_check_create(server->display);
+	if (!server->backend || !server->renderer || !server->shm_check ||
 			!wlr_renderer_init_wl_display(server->renderer, server->display)) {
 		wlr_log(WLR_ERROR, "cannot create the headless backend or pixman renderer");
 		return false;
@@ -209,6 +209,7 @@ void server_finish(struct slim_server *server)
 	wl_display_destroy_clients(server->display);
 	wl_list_remove(&server->client_created.link);
 	video_destroy(server->video);
+	shm_check_destroy(server->shm_check);
 	cursor_finish(server);
 	input_finish(server);
 	slim_control_destroy(server->control);

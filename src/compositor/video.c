@@ -16,6 +16,7 @@
  * it pixel for pixel. A pause is noticed VIDEO_IDLE_US after the last
  * frame, and the repaint goes out at once.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <wlr/types/wlr_compositor.h>
 #include <wlr/types/wlr_scene.h>
@@ -48,6 +49,7 @@ struct candidate {
 	const struct slim_video_surface *vs;
 	struct slim_rect rect;
 	uint64_t demand; /* samples a second at full size */
+	bool whole;      /* the rect is the whole surface: nothing over it, all on screen */
 };
 
 struct slim_video {
@@ -294,18 +296,54 @@ static size_t gather(struct slim_video *video, uint32_t width, uint32_t height,
 			pixman_region32_union(active, active, &vis);
 			int nb;
 			const pixman_box32_t *b = pixman_region32_rectangles(&vis, &nb);
+			const pixman_box32_t *all = &video->placed[i].box;
+			bool whole = nb == 1 && b[0].x1 == all->x1 && b[0].y1 == all->y1 &&
+				b[0].x2 == all->x2 && b[0].y2 == all->y2;
 			uint32_t fps = slim_video_detect_fps(&vs->detect);
 			for (int k = 0; vs->fresh && k < nb && n < VIDEO_MAX_IMAGES; k++) {
 				struct slim_rect r = { (uint16_t)b[k].x1, (uint16_t)b[k].y1,
 					(uint16_t)(b[k].x2 - b[k].x1), (uint16_t)(b[k].y2 - b[k].y1) };
 				out[n++] = (struct candidate){ vs, r,
-					(uint64_t)r.w * r.h * (fps ? fps : 60) };
+					(uint64_t)r.w * r.h * (fps ? fps : 60), whole };
 			}
 			pixman_region32_fini(&vis);
 			break;
 		}
 	}
 	return n;
+}
+
+/*
+ * A YUV client's own planes, cropped as its viewport says, when they fit
+ * the budget: a 640x360 video shown at 1920x1080 goes as 640x360 samples.
+ */
+static bool client_planes(const struct candidate *c, uint64_t share, struct slim_yuv_image *img)
+{
+	struct wlr_surface *surface = c->vs->surface;
+	if (!c->whole || surface->current.transform != WL_OUTPUT_TRANSFORM_NORMAL ||
+			!renderer_texture_yuv(wlr_surface_get_texture(surface), img)) {
+		return false;
+	}
+	struct wlr_fbox src;
+	wlr_surface_get_buffer_source_box(surface, &src);
+	/* even-aligned, so that the chroma planes start where the luma does */
+	uint32_t x0 = (uint32_t)src.x & ~1u, y0 = (uint32_t)src.y & ~1u;
+	uint32_t x1 = (uint32_t)ceil(src.x + src.width), y1 = (uint32_t)ceil(src.y + src.height);
+	x1 = x1 < img->width ? x1 : img->width;
+	y1 = y1 < img->height ? y1 : img->height;
+	uint32_t fps = slim_video_detect_fps(&c->vs->detect);
+	uint16_t fit_w, fit_h;
+	slim_yuv_fit(share, fps, x1 - x0, y1 - y0, &fit_w, &fit_h);
+	if (x1 <= x0 || y1 <= y0 || fit_w < x1 - x0 || fit_h < y1 - y0) {
+		return false; /* over the budget: the rendered pixels, scaled down */
+	}
+	img->y += (size_t)y0 * img->y_stride + x0;
+	img->u += (size_t)(y0 / 2) * img->c_stride + x0 / 2;
+	img->v += (size_t)(y0 / 2) * img->c_stride + x0 / 2;
+	img->width = (uint16_t)(x1 - x0);
+	img->height = (uint16_t)(y1 - y0);
+	img->dst = c->rect;
+	return true;
 }
 
 void video_frame(struct slim_video *video, const struct slim_fb *fb,
@@ -337,6 +375,11 @@ void video_frame(struct slim_video *video, const struct slim_fb *fb,
 		uint32_t fps = slim_video_detect_fps(&c->vs->detect);
 		/* each its share of the budget, by the samples it would send in full */
 		uint64_t share = video->budget_bps * c->demand / demand;
+		struct slim_yuv_image *img = &video->images[frame->n_yuv];
+		if (client_planes(c, share, img)) {
+			frame->n_yuv++;
+			continue;
+		}
 		uint16_t w, h;
 		slim_yuv_fit(share, fps, c->rect.w, c->rect.h, &w, &h);
 		/* never more samples than the client drew: an upscaled video goes at its own size */
@@ -348,7 +391,6 @@ void video_frame(struct slim_video *video, const struct slim_fb *fb,
 			uint32_t cap = (uint32_t)c->rect.h * (uint32_t)st->buffer_height / (uint32_t)st->height;
 			h = (uint16_t)(h < cap ? h : cap > 2 ? cap : 2);
 		}
-		struct slim_yuv_image *img = &video->images[frame->n_yuv];
 		if (slim_yuv_from_fb(img, &video->planes[frame->n_yuv], fb, c->rect,
 				w < c->rect.w ? w : c->rect.w, h < c->rect.h ? h : c->rect.h)) {
 			frame->n_yuv++;

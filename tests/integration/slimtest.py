@@ -830,11 +830,12 @@ class Session:
 
     def assert_frozen_equal(self, client):
         """A client that animates stopped (SIGSTOP) so that the screen can
-        settle, assert_screens_equal, and the client going on again."""
+        settle, assert_screens_equal, and the client going on again. Returns
+        the picture."""
         client.send_signal(signal.SIGSTOP)
         log('%s stopped' % client.name)
         try:
-            self.assert_screens_equal()
+            return self.assert_screens_equal()
         finally:
             client.send_signal(signal.SIGCONT)
 
