@@ -82,6 +82,7 @@ static void test_values(void **state)
 		"hidden = weight\n"
 		"detached = fair\n"
 		"memory_low = 1024\n"
+		"video_budget = 0\n"
 		"slimland = /opt/slimland"), 0);
 	assert_string_equal(c.listen, "127.0.0.1:6000");
 	assert_string_equal(c.startup, "foot --title x");
@@ -104,6 +105,7 @@ static void test_values(void **state)
 	assert_false(c.cgroups.hidden_idle);
 	assert_false(c.cgroups.detached_idle);
 	assert_true(c.cgroups.memory_low == 1024ull << 20);
+	assert_int_equal(c.video_budget, 0);
 	assert_int_equal(parse(&c, "reauth = always\nenroll = closed\n"), 0);
 	assert_int_equal(c.reauth, SLIM_REAUTH_ALWAYS);
 	assert_int_equal(c.enroll, SLIM_ENROLL_CLOSED);
@@ -132,7 +134,9 @@ static void test_bad_lines_keep_defaults(void **state)
 		"cgroups = yes\n"
 		"weight_background = 0\n"
 		"weight_everyone = 10\n"
-		"memory_low = lots\n"), 20);
+		"memory_low = lots\n"
+		"video_budget = -5\n"
+		"video_budget = 100001\n"), 22);
 	struct slim_config d;
 	slim_config_defaults(&d);
 	assert_memory_equal(&c, &d, sizeof(c));

@@ -32,6 +32,7 @@ void slim_config_defaults(struct slim_config *config)
 	config->enroll = SLIM_ENROLL_APPROVE;
 	config->transport = SLIM_SEC_DTLS;
 	slim_cgroup_policy_defaults(&config->cgroups);
+	config->video_budget = SLIM_VIDEO_BUDGET_DEFAULT;
 }
 
 bool slim_parse_address(const char *text, unsigned port,
@@ -186,6 +187,13 @@ static bool apply(struct slim_config *c, const char *key, const char *value, con
 		return true;
 	} else if (strcmp(key, "transport") == 0) {
 		return slim_sec_mode_parse(value, &c->transport);
+	} else if (strcmp(key, "video_budget") == 0) {
+		unsigned mbit;
+		if (!parse_uint(value, &mbit) || mbit > SLIM_VIDEO_BUDGET_MAX) {
+			return false;
+		}
+		c->video_budget = mbit;
+		return true;
 	}
 	int policy = slim_cgroup_policy_apply(&c->cgroups, key, value);
 	if (policy >= 0) {

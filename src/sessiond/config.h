@@ -13,6 +13,9 @@
 #include "slim-secure.h"
 
 #define SLIM_CONFIG_DEFAULT_PATH "/etc/slimland/slimland.conf"
+/* Mbit/s: a fifth of a 1 Gbit/s LAN for one console's video (slimland's default too) */
+#define SLIM_VIDEO_BUDGET_DEFAULT 200
+#define SLIM_VIDEO_BUDGET_MAX 100000
 
 /* Which consoles may connect (session-manager.md §7). */
 enum slim_enroll_mode {
@@ -45,6 +48,7 @@ struct slim_config {
 	enum slim_enroll_mode enroll;
 	enum slim_sec_mode transport; /* clear: loopback `listen` only (benchmarks) */
 	struct slim_cgroup_policy cgroups; /* the classes of a session's clients */
+	unsigned video_budget; /* Mbit/s a session's video may take (slimland --video-budget) */
 	/* Not in §6's table, for tests and unusual installs: the compositor binary. */
 	char slimland[256];
 };

@@ -53,6 +53,7 @@ struct slim_spawn_request slim_launch_request(struct slim_manager *mgr, uint32_t
 		snprintf(b->log_path, sizeof(b->log_path), "%s/%s.log", dir, log_name);
 	}
 	slim_cgroup_path(b->cgroup, sizeof(b->cgroup), uid, id);
+	snprintf(b->video_budget, sizeof(b->video_budget), "%u", mgr->config.video_budget);
 	return (struct slim_spawn_request){
 		.user = user,
 		.slimland = mgr->config.slimland,
@@ -63,6 +64,7 @@ struct slim_spawn_request slim_launch_request(struct slim_manager *mgr, uint32_t
 		.cgroups = &mgr->config.cgroups,
 		.log_path = have_log ? b->log_path : NULL,
 		.clear = mgr->config.transport == SLIM_SEC_CLEAR,
+		.video_budget = b->video_budget,
 	};
 }
 

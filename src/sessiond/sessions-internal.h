@@ -53,7 +53,7 @@ void slim_console_destroy(struct slim_console *console);
 
 /* launch.c */
 struct slim_launch_bufs {
-	char listen[80], log_path[400], cgroup[128];
+	char listen[80], log_path[400], cgroup[128], video_budget[16];
 };
 /* What starting a compositor for `user` as session `id` takes (its strings in `b`). */
 struct slim_spawn_request slim_launch_request(struct slim_manager *mgr, uint32_t id,

@@ -19,6 +19,7 @@ struct slim_spawn_request {
 	const struct slim_cgroup_policy *cgroups; /* its classes (NULL: the defaults) */
 	const char *log_path;   /* the compositor's stderr, or NULL for /dev/null */
 	bool clear;             /* --transport clear: the manager's own is (loopback benchmarks) */
+	const char *video_budget; /* --video-budget, Mbit/s, or NULL for slimland's default */
 };
 
 struct slim_spawn_result {
@@ -29,9 +30,9 @@ struct slim_spawn_result {
 };
 
 /*
- * Forks and execs `slimland --managed --listen L -s STARTUP` as the user, in
- * a clean environment (HOME, USER, LOGNAME, SHELL, PATH, LANG if set,
- * XDG_RUNTIME_DIR, then req->env), with XDG_RUNTIME_DIR created when missing
+ * Forks and execs `slimland --managed --listen L [--video-budget B] -s STARTUP`
+ * as the user, in a clean environment (HOME, USER, LOGNAME, SHELL, PATH,
+ * LANG if set, XDG_RUNTIME_DIR, then req->env), with XDG_RUNTIME_DIR created when missing
  * (/run/user/UID if /run/user exists, else /run/slimland/user-UID; mode 0700,
  * owned by the user), in its own session (setsid) and, when req->cgroup is
  * set, in that cgroup's compositor class (src/cgroup/cgroup.h; with the

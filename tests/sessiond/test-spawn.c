@@ -142,6 +142,7 @@ static void test_spawn(void **state)
 		.cgroup = TEST_CGROUP,
 		.cgroups = &policy,
 		.log_path = log_path,
+		.video_budget = "40",
 	};
 	struct slim_spawn_result out;
 	assert_true(slim_spawn_compositor(&req, &out));
@@ -170,7 +171,8 @@ static void test_spawn(void **state)
 	const char *log = read_file(log_path);
 	assert_non_null(log);
 	char want[256];
-	assert_contains(log, "args: --managed --listen 127.0.0.1:0 -s foot --title 'a b'\n");
+	assert_contains(log,
+		"args: --managed --listen 127.0.0.1:0 --video-budget 40 -s foot --title 'a b'\n");
 	snprintf(want, sizeof(want), "ids: %u %u\n", (unsigned)uid, (unsigned)gid);
 	assert_contains(log, want);
 	snprintf(want, sizeof(want), "cwd: %s/home\n", tmpdir);
