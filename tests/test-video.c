@@ -11,10 +11,13 @@
  *   textbook samples; a downscaled flat picture stays flat.
  * - The budget gives fewer samples, never more than the box.
  * - video-detect.c: what is video and what is not, and when it ends.
+ * - yuv-shm.c: which YUV wl_shm buffers a client may send, and their
+ *   planes read back the same through each layout.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "../src/compositor/video-detect.h"
+#include "../src/compositor/yuv-shm.h"
 #include "console-core.h"
 #include "content.h"
 #include "encoder.h"
@@ -291,6 +294,72 @@ static void test_detect(void **state)
 	assert_false(commits(&d, &now, 100, 640, 360, 100));
 }
 
+static void test_shm_layouts(void **state)
+{
+	struct slim_shm_yuv l;
+	const char *why;
+	assert_true(slim_shm_yuv_layout(&l, SLIM_SHM_NV12, 64, 48, 64, &why));
+	assert_int_equal(l.size, 64 * 48 + 64 * 24);
+	assert_true(slim_shm_yuv_layout(&l, SLIM_SHM_I420, 63, 47, 64, &why));
+	assert_int_equal(l.size, 64 * 47 + 2 * 32 * 24);
+	assert_true(slim_shm_yuv_layout(&l, SLIM_SHM_YUYV, 5, 3, 12, &why));
+	assert_int_equal(l.size, 36);
+	/* strides that lie: too short for the row, or for NV12's chroma pairs */
+	assert_false(slim_shm_yuv_layout(&l, SLIM_SHM_YUYV, 64, 64, 100, &why));
+	assert_non_null(why);
+	assert_false(slim_shm_yuv_layout(&l, SLIM_SHM_NV12, 1, 8, 1, &why));
+	assert_false(slim_shm_yuv_layout(&l, SLIM_SHM_I420, 64, 64, 63, &why));
+	assert_false(slim_shm_yuv_layout(&l, SLIM_SHM_NV12, 0, 64, 64, &why));
+	assert_false(slim_shm_yuv_layout(&l, SLIM_SHM_NV12, 40000, 40000, 40000, &why));
+	assert_false(slim_shm_yuv_layout(&l, 0x34325258 /* XR24 */, 8, 8, 32, &why));
+
+	/* one picture, three layouts: the same planes and pixels back */
+	enum { W = 6, H = 4 };
+	static const uint8_t y[H][W] = {
+		{ 16, 50, 90, 130, 170, 235 }, { 20, 60, 100, 140, 180, 220 },
+		{ 30, 70, 110, 150, 190, 230 }, { 40, 80, 120, 160, 200, 210 },
+	};
+	static const uint8_t u[H / 2][W / 2] = { { 90, 128, 200 }, { 60, 128, 240 } };
+	static const uint8_t v[H / 2][W / 2] = { { 240, 128, 30 }, { 110, 128, 50 } };
+	uint8_t nv12[W * H + W * H / 2], i420[W * H + W * H / 2], yuyv[H][2 * W];
+	for (int j = 0; j < H; j++) {
+		for (int i = 0; i < W; i++) {
+			nv12[j * W + i] = i420[j * W + i] = y[j][i];
+			yuyv[j][2 * i] = y[j][i];
+			/* YUYV has chroma on every row: the same on both rows of a pair */
+			yuyv[j][2 * i + 1] = (i & 1) ? v[j / 2][i / 2] : u[j / 2][i / 2];
+		}
+	}
+	for (int j = 0; j < H / 2; j++) {
+		for (int i = 0; i < W / 2; i++) {
+			nv12[W * H + j * W + 2 * i] = u[j][i];
+			nv12[W * H + j * W + 2 * i + 1] = v[j][i];
+			i420[W * H + j * (W / 2) + i] = u[j][i];
+			i420[W * H + (W / 2) * (H / 2) + j * (W / 2) + i] = v[j][i];
+		}
+	}
+	const struct { uint32_t format; const uint8_t *data; int32_t stride; } layouts[] = {
+		{ SLIM_SHM_NV12, nv12, W }, { SLIM_SHM_I420, i420, W },
+		{ SLIM_SHM_YUYV, &yuyv[0][0], 2 * W },
+	};
+	for (size_t k = 0; k < 3; k++) {
+		assert_true(slim_shm_yuv_layout(&l, layouts[k].format, W, H, layouts[k].stride, &why));
+		uint8_t planes[W * H + W * H / 2];
+		uint32_t px[W * H];
+		slim_shm_yuv_to_planes(&l, layouts[k].data, 0, H, planes);
+		slim_shm_yuv_to_xrgb(&l, layouts[k].data, 0, H, px, W);
+		assert_memory_equal(planes, y, W * H);
+		assert_memory_equal(planes + W * H, u, W * H / 4);
+		assert_memory_equal(planes + W * H + W * H / 4, v, W * H / 4);
+		for (int j = 0; j < H; j++) {
+			for (int i = 0; i < W; i++) {
+				assert_int_equal(px[j * W + i],
+					slim_yuv_to_xrgb(y[j][i], u[j / 2][i / 2], v[j / 2][i / 2]));
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +369,7 @@ int main(void)
 		cmocka_unit_test(test_conversion),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_detect),
+		cmocka_unit_test(test_shm_layouts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

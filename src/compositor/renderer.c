@@ -206,7 +206,7 @@ static struct wlr_texture *texture_from_buffer(struct wlr_renderer *wlr, struct 
 	if (slim_shm_yuv_format(format)) {
 		struct slim_shm_yuv layout;
 		const char *why;
-		/* shm-check.c refused such buffers already; this is the last line */
+		/* protocol-check.c refused such buffers already; this is the last line */
 		if (slim_shm_yuv_layout(&layout, format, buffer->width, buffer->height,
 				(int32_t)stride, &why)) {
 			texture = yuv_texture_create(r, data, &layout);

@@ -141,8 +141,8 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 	}
 	server->backend = wlr_headless_backend_create(server->display);
 	server->renderer = renderer_create();
-	server->shm_check = shm_check_create(server->display);
-	if (!server->backend || !server->renderer || !server->shm_check ||
+	server->protocol_check = protocol_check_create(server->display);
+	if (!server->backend || !server->renderer || !server->protocol_check ||
 			!wlr_renderer_init_wl_display(server->renderer, server->display)) {
 		wlr_log(WLR_ERROR, "cannot create the headless backend or pixman renderer");
 		return false;
@@ -209,7 +209,7 @@ void server_finish(struct slim_server *server)
 	wl_display_destroy_clients(server->display);
 	wl_list_remove(&server->client_created.link);
 	video_destroy(server->video);
-	shm_check_destroy(server->shm_check);
+	protocol_check_destroy(server->protocol_check);
 	cursor_finish(server);
 	input_finish(server);
 	slim_control_destroy(server->control);

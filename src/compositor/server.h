@@ -17,7 +17,7 @@
  *   video-detect.c  which surfaces are video, from their commits (no wlroots)
  *   content-type.c  wp_content_type_v1, the client's word on it
  *   renderer.c the pixman renderer, with viewport offsets and YUV wl_shm buffers
- *   shm-check.c YUV wl_shm buffers held against their pools before use
+ *   protocol-check.c  what wlroots 0.15 leaves unchecked: YUV buffers, viewports
  *   yuv-shm.c  YUV client pixels: layouts and conversions (no wlroots)
  *
  * wlroots is called from these files only, so that a port to a later
@@ -44,7 +44,7 @@ struct wlr_input_device;
 struct wlr_surface;
 struct wlr_compositor;
 struct wlr_texture;
-struct slim_shm_check;
+struct slim_protocol_check;
 struct slim_video;
 struct slim_video_surface;
 
@@ -116,7 +116,7 @@ struct slim_server {
 	struct slim_control *control; /* --managed only */
 	struct slim_sched *sched;
 	struct slim_video *video;
-	struct slim_shm_check *shm_check;
+	struct slim_protocol_check *protocol_check;
 	uint32_t width, height;
 
 	/* the pointer, in output coordinates */
@@ -174,9 +174,9 @@ struct wlr_renderer *renderer_create(void);
 /* A YUV client buffer's texture: its planes (4:2:0, depth 8; no dst) into img. */
 bool renderer_texture_yuv(struct wlr_texture *texture, struct slim_yuv_image *img);
 
-/* shm-check.c */
-struct slim_shm_check *shm_check_create(struct wl_display *display);
-void shm_check_destroy(struct slim_shm_check *check);
+/* protocol-check.c */
+struct slim_protocol_check *protocol_check_create(struct wl_display *display);
+void protocol_check_destroy(struct slim_protocol_check *check);
 
 /* content-type.c */
 bool content_type_init(struct slim_server *server);

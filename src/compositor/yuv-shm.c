@@ -25,10 +25,11 @@ bool slim_shm_yuv_layout(struct slim_shm_yuv *l, uint32_t format, int32_t width,
 	}
 	size_t w = (size_t)width, h = (size_t)height, s = (size_t)stride;
 	/* 32-bit sizes: nothing below overflows a 64-bit size_t */
-	size_t min_stride = format == SLIM_SHM_YUYV ? 4 * half(w) : w;
+	/* YUYV: 4 bytes a pixel pair; NV12: its chroma rows hold a U, V pair for each */
+	size_t min_stride = format == SLIM_SHM_YUYV ? 4 * half(w) :
+		format == SLIM_SHM_NV12 ? 2 * half(w) : w;
 	if (s < min_stride) {
-		*why = format == SLIM_SHM_YUYV ? "YUYV rows need 4 bytes a pixel pair" :
-			"stride shorter than a row";
+		*why = "stride shorter than a row";
 		return false;
 	}
 	size_t size = s * h;

@@ -315,8 +315,7 @@ int main(int argc, char *argv[])
 	for (size_t i = 0; i < n_cases; i++) {
 		for (int m = 0; m < 2 && res[i][0].ran; m++) {
 			const struct result *r = &res[i][m];
-			char name[48];
-			snprintf(name, sizeof(name), m == 0 ? "%s" : "", cases[i].name);
+			const char *name = m == 0 ? cases[i].name : "";
 			char psnr_s[16];
 			snprintf(psnr_s, sizeof(psnr_s), r->psnr_db >= 99 ? "exact" : "%.1f", r->psnr_db);
 			printf("%-20s %-6s %6.1f %8.1f %8.1f %8.1f %8.1f %7.1fms %6s\n", name,
