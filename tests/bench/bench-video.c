@@ -8,7 +8,10 @@
  *
  *   fps        frames a second presented by the console
  *   Mbit/s     bytes received, DTLS records as on the wire
- *   server     the compositor's CPU, % of one core
+ *   server     the compositor's CPU, % of one core (all of it: clients' buffers,
+ *              rendering, encoding, DTLS)
+ *   encode     of which the encoding (conversion, CSCS pieces, the model) of
+ *              a frame at the case's rate, timed in-process on grim's frame
  *   console    this process's CPU (decrypting and applying), % of one core
  *   dropped    frames of the clip that never reached the console
  *   latency    first damage on the server to the frame presented, p50
@@ -16,14 +19,18 @@
  *              frame: mpv stopped, the last frame taken before the
  *              lossless repaint comes
  *
+ * Then typing in foot, alone and beside a playing video: keystroke to
+ * pixels p50 both ways and their ratio.
+ *
  * The clips (lavfi's mandelbrot, scaled: smooth colour, as video has) are
  * made once with ffmpeg and kept in $XDG_CACHE_HOME/slimland-bench.
  *
  *   bench-video [--json] [--quick]
- *   BENCH_VIDEO_ONLY='1280x720@60' bench-video   (one case, e.g. to profile)
+ *   BENCH_VIDEO_ONLY='1280x720@60' bench-video   (one case, or `typing`, e.g. to profile)
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/input-event-codes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +40,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "encoder.h"
 #include "session.h"
 
 #define CLIP_SECONDS 4
@@ -55,7 +63,7 @@ static const struct vcase cases[] = {
 
 struct result {
 	bool ran;
-	double fps, mbit, server_pct, console_pct, dropped, latency_us, psnr_db;
+	double fps, mbit, server_pct, encode_pct, console_pct, dropped, latency_us, psnr_db;
 };
 
 static uint64_t proc_cpu_us(pid_t pid)
@@ -178,6 +186,47 @@ static double psnr(const struct slim_fb *fb, const uint32_t *ref)
 	return mse == 0 ? 99.0 : 10 * log10(255.0 * 255.0 / mse);
 }
 
+static void null_send(void *data, const uint8_t *buf, size_t len)
+{
+}
+
+/*
+ * The server's encoding alone, per frame, on the frame grim took: what the
+ * compositor does for each video frame (the conversion at the budget's
+ * size, then the encoder: pieces, the model, datagrams), here in-process
+ * so that the compositor's other work (clients, rendering) is not counted.
+ */
+static double encode_us_per_frame(const uint32_t *px, uint32_t w, uint32_t h, uint32_t budget,
+		uint32_t fps)
+{
+	struct slim_fb fb = { .px = (uint32_t *)px, .width = w, .height = h, .stride = w };
+	struct slim_encoder_config cfg = { .assoc = 1, .lz4 = true };
+	struct slim_encoder *enc = slim_encoder_create(w, h, &cfg, null_send, NULL);
+	struct slim_yuv_planes planes = { 0 };
+	if (!enc) {
+		return 0;
+	}
+	struct slim_rect box = { 0, 0, (uint16_t)w, (uint16_t)h };
+	uint16_t sw, sh;
+	slim_yuv_fit((uint64_t)budget * 1000000, fps, w, h, &sw, &sh);
+	enum { ROUNDS = 30 };
+	uint64_t t0 = 0;
+	for (int i = -2; i < ROUNDS; i++) {
+		if (i == 0) {
+			t0 = self_cpu_us();
+		}
+		struct slim_yuv_image img;
+		slim_yuv_from_fb(&img, &planes, &fb, box, sw, sh);
+		struct slim_frame f = { .fb = &fb, .yuv = &img, .n_yuv = 1 };
+		slim_encoder_frame(enc, &f);
+		slim_encoder_timeout(enc); /* nothing in flight stays unconfirmed */
+	}
+	double us = (double)(self_cpu_us() - t0) / ROUNDS;
+	slim_yuv_planes_finish(&planes);
+	slim_encoder_destroy(enc);
+	return us;
+}
+
 static bool run_case(const struct vcase *c, bool cscs, int measure_ms, struct result *r)
 {
 	char clip[640];
@@ -249,6 +298,10 @@ static bool run_case(const struct vcase *c, bool cscs, int measure_ms, struct re
 	}
 	uint32_t *ref = copy.px ? grim_screen(fb->width, fb->height) : NULL;
 	r->psnr_db = ref ? psnr(&copy, ref) : 0;
+	if (ref && cscs) {
+		r->encode_pct = encode_us_per_frame(ref, fb->width, fb->height, c->budget, c->fps) *
+			c->fps / 1e4;
+	}
 	free(ref);
 	free(copy.px);
 	kill(mpv, SIGKILL);
@@ -256,6 +309,98 @@ static bool run_case(const struct vcase *c, bool cscs, int measure_ms, struct re
 	bench_session_stop(&s);
 	r->ran = true;
 	return true;
+}
+
+/* A hash of rows [y0, y1) of the console's picture. */
+static uint64_t rows_hash(const struct slim_fb *fb, uint32_t y0, uint32_t y1)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (uint32_t y = y0; y < y1 && y < fb->height; y++) {
+		const uint32_t *row = slim_fb_row(fb, 0, y);
+		for (uint32_t x = 0; x < fb->width; x++) {
+			h = (h ^ row[x]) * 1099511628211ull;
+		}
+	}
+	return h;
+}
+
+/*
+ * Keystroke to pixels in foot, with nothing else on the screen or beside a
+ * playing video (mpv, 640x360 at 30 fps, windowed): 'a' and BackSpace in
+ * turn, each timed from the key to the first frame the console presents
+ * that changed foot's first line (the video sends frames all along, so
+ * frames alone say nothing). Returns the p50 in microseconds.
+ */
+static double typing_p50(bool with_video, size_t keys)
+{
+	const struct vcase clip_case = { "typing", 640, 360, 30, 1280, 720, 200 };
+	char clip[640];
+	if (with_video && !clip_path(&clip_case, clip, sizeof(clip))) {
+		return 0;
+	}
+	bench_session_compositor_args(NULL);
+	struct bench_session s;
+	if (!bench_session_start(&s, SLIMLAND_BIN, 1280, 720, BENCH_LINK_ATTACH)) {
+		bench_session_stop(&s);
+		return 0;
+	}
+	setenv("SHELL", "/bin/sh", 1);
+	setenv("PS1", "$ ", 1);
+	char *foot_argv[] = { "foot", NULL };
+	pid_t foot = bench_session_client(&s, foot_argv, NULL);
+	bench_session_settle(&s, 500, 10000);
+	pid_t mpv = -1;
+	if (with_video) {
+		char *argv[] = { "mpv", "--vo=wlshm", "--no-audio", "--loop=inf", "--hwdec=no",
+			"--osd-level=0", "--no-osc", "--no-input-default-bindings", "--really-quiet",
+			clip, NULL };
+		mpv = bench_session_client(&s, argv, NULL);
+		uint64_t warm_end = bench_now_us() + WARM_MS * 1000;
+		while (bench_now_us() < warm_end) {
+			bench_session_wait_frame(&s, 200);
+		}
+	}
+	/* foot's first line, above where the video's window starts: focus it there */
+	bench_session_pointer(&s, 300, 45);
+	bench_session_button(&s, BTN_LEFT, true);
+	bench_session_button(&s, BTN_LEFT, false);
+	bench_session_settle(&s, 100, 1000);
+	uint64_t *lat = calloc(keys, sizeof(*lat));
+	size_t n = 0;
+	const struct slim_fb *fb = slim_console_core_fb(s.core);
+	for (size_t i = 0; lat && i < keys + 10; i++) {
+		uint32_t code = (i & 1) ? KEY_BACKSPACE : KEY_A;
+		uint64_t before = rows_hash(fb, 32, 64), t0 = bench_now_us(), took = 0;
+		bench_session_key(&s, code, true);
+		while (bench_now_us() - t0 < 2000000 && bench_session_wait_frame(&s, 2000)) {
+			if (rows_hash(fb, 32, 64) != before) {
+				took = s.last.applied_us - t0;
+				break;
+			}
+		}
+		bench_session_key(&s, code, false);
+		bench_session_settle(&s, 12, 12);
+		if (i >= 10 && took) {
+			lat[n++] = took;
+		}
+	}
+	qsort(lat, n, sizeof(*lat), bench_cmp_u64);
+	double p50 = n ? (double)lat[n / 2] : 0;
+	if (getenv("BENCH_VIDEO_DEBUG")) {
+		const struct slim_console_stats *st = slim_console_core_stats(s.core);
+		fprintf(stderr, "typing%s: %zu of %zu keys seen, %llu CSCS pieces\n",
+			with_video ? " beside video" : "", n, keys,
+			(unsigned long long)st->commands[SLIM_CMD_CSCS]);
+	}
+	free(lat);
+	if (mpv > 0) {
+		kill(mpv, SIGKILL);
+		waitpid(mpv, NULL, 0);
+	}
+	kill(foot, SIGKILL);
+	waitpid(foot, NULL, 0);
+	bench_session_stop(&s);
+	return p50;
 }
 
 int main(int argc, char *argv[])
@@ -284,8 +429,14 @@ int main(int argc, char *argv[])
 			}
 		}
 	}
+	size_t keys = quick ? 20 : 100;
+	bool typing = !only || strcmp(only, "typing") == 0;
+	double typing_idle = typing ? typing_p50(false, keys) : 0;
+	double typing_video = typing ? typing_p50(true, keys) : 0;
 	if (json) {
-		printf("{\"cases\": [");
+		printf("{\"typing_idle_p50_us\": %.0f, \"typing_video_p50_us\": %.0f, "
+			"\"typing_ratio\": %.2f, \"cases\": [", typing_idle, typing_video,
+			typing_idle > 0 ? typing_video / typing_idle : 0);
 		for (size_t i = 0, first = 1; i < n_cases; i++) {
 			if (!res[i][0].ran) {
 				continue;
@@ -296,10 +447,11 @@ int main(int argc, char *argv[])
 				const struct result *r = &res[i][m];
 				const char *p = m == 0 ? "cscs" : "exact";
 				printf(", \"%s_fps\": %.1f, \"%s_mbit_per_s\": %.1f, "
-					"\"%s_server_cpu_pct\": %.1f, \"%s_console_cpu_pct\": %.1f, "
+					"\"%s_server_cpu_pct\": %.1f, \"%s_encode_cpu_pct\": %.1f, "
+					"\"%s_console_cpu_pct\": %.1f, "
 					"\"%s_dropped_per_s\": %.1f, \"%s_latency_p50_us\": %.0f, "
 					"\"%s_psnr_db\": %.1f", p, r->fps, p, r->mbit, p, r->server_pct,
-					p, r->console_pct, p, r->dropped, p, r->latency_us, p, r->psnr_db);
+					p, r->encode_pct, p, r->console_pct, p, r->dropped, p, r->latency_us, p, r->psnr_db);
 			}
 			printf(", \"mbit_ratio\": %.3f}", res[i][1].mbit > 0 ?
 				res[i][0].mbit / res[i][1].mbit : 0);
@@ -310,19 +462,30 @@ int main(int argc, char *argv[])
 	}
 	printf("Video, mpv fullscreen: CSCS at the case's budget against exact pixels "
 		"(--video-budget 0), same run\n\n");
-	printf("%-20s %-6s %6s %8s %8s %8s %8s %9s %6s\n", "case", "path", "fps", "Mbit/s",
-		"server%", "console%", "drop/s", "lat p50", "PSNR");
+	printf("%-20s %-6s %6s %8s %8s %8s %8s %8s %9s %6s\n", "case", "path", "fps", "Mbit/s",
+		"server%", "encode%", "console%", "drop/s", "lat p50", "PSNR");
 	for (size_t i = 0; i < n_cases; i++) {
 		for (int m = 0; m < 2 && res[i][0].ran; m++) {
 			const struct result *r = &res[i][m];
 			const char *name = m == 0 ? cases[i].name : "";
-			char psnr_s[16];
-			snprintf(psnr_s, sizeof(psnr_s), r->psnr_db >= 99 ? "exact" : "%.1f", r->psnr_db);
-			printf("%-20s %-6s %6.1f %8.1f %8.1f %8.1f %8.1f %7.1fms %6s\n", name,
-				m == 0 ? "cscs" : "exact", r->fps, r->mbit, r->server_pct,
+			char psnr_s[16] = "exact";
+			if (r->psnr_db < 99) {
+				snprintf(psnr_s, sizeof(psnr_s), "%.1f", r->psnr_db);
+			}
+			char enc_s[16] = "-";
+			if (m == 0) {
+				snprintf(enc_s, sizeof(enc_s), "%.1f", r->encode_pct);
+			}
+			printf("%-20s %-6s %6.1f %8.1f %8.1f %8s %8.1f %8.1f %7.1fms %6s\n", name,
+				m == 0 ? "cscs" : "exact", r->fps, r->mbit, r->server_pct, enc_s,
 				r->console_pct, r->dropped, r->latency_us / 1000, psnr_s);
 		}
 	}
 	printf("\nbudget: 200 Mbit/s unless the case says; PSNR in dB over R, G, B\n");
+	if (typing) {
+		printf("\nTyping in foot, key to pixels p50: %.2f ms alone, %.2f ms beside a 640x360 "
+			"video (%.2fx)\n", typing_idle / 1000, typing_video / 1000,
+			typing_idle > 0 ? typing_video / typing_idle : 0);
+	}
 	return 0;
 }
