@@ -287,11 +287,41 @@ static void test_detect(void **state)
 	assert_false(commits(&d, &now, 15, 640, 360, 100));
 	assert_false(d.active);
 
+	/* vetoed (its picture is text): not video again for VIDEO_VETO_US */
+	d = (struct slim_video_detect){ 0 };
+	assert_true(commits(&d, &now, 21, 640, 360, 100));
+	slim_video_detect_veto(&d, now);
+	assert_false(d.active);
+	assert_false(commits(&d, &now, (int)(VIDEO_VETO_US / 16000) - 2, 640, 360, 100));
+	assert_true(commits(&d, &now, 3, 640, 360, 100));
+
 	/* the client's word: video at once; photo never */
 	d = (struct slim_video_detect){ .hint = SLIM_CONTENT_VIDEO };
 	assert_true(commits(&d, &now, 1, 640, 360, 100));
 	d = (struct slim_video_detect){ .hint = SLIM_CONTENT_PHOTO };
 	assert_false(commits(&d, &now, 100, 640, 360, 100));
+}
+
+/* Text has few colours, pictures many. */
+static void test_colours(void **state)
+{
+	struct test_rng rng;
+	test_rng_init(&rng, 5);
+	struct slim_fb fb = test_fb_create(320, 240, &rng);
+	struct content_rng crng = { 77 };
+	struct slim_rect all = { 0, 0, 320, 240 };
+	slim_fb_fill(&fb, all, 0x202020);
+	content_text_lines(&fb, all, 0x202020, &crng);
+	assert_true(slim_video_colours(&fb, all) < VIDEO_MIN_COLOURS);
+	content_paint(&fb, all, CONTENT_PHOTO, &crng);
+	assert_true(slim_video_colours(&fb, all) >= VIDEO_MIN_COLOURS);
+	/* a box smaller than the grid: every pixel once */
+	slim_fb_fill(&fb, all, 0);
+	for (uint32_t i = 0; i < 10; i++) {
+		*slim_fb_row(&fb, 5 + i, 7) = i + 1;
+	}
+	assert_int_equal(slim_video_colours(&fb, (struct slim_rect){ 5, 7, 10, 1 }), 10);
+	test_fb_destroy(&fb);
 }
 
 static void test_shm_layouts(void **state)
@@ -369,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_conversion),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_detect),
+		cmocka_unit_test(test_colours),
 		cmocka_unit_test(test_shm_layouts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

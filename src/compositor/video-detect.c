@@ -1,3 +1,4 @@
+#include <string.h>
 #include "video-detect.h"
 
 static bool hinted(const struct slim_video_detect *d)
@@ -29,7 +30,7 @@ bool slim_video_detect_commit(struct slim_video_detect *d, uint64_t now_us,
 	if (d->active || d->hint == SLIM_CONTENT_PHOTO) {
 		return false;
 	}
-	if (hinted(d) || d->streak >= VIDEO_STREAK) {
+	if (hinted(d) || (d->streak >= VIDEO_STREAK && now_us >= d->veto_until_us)) {
 		d->active = true;
 		return true;
 	}
@@ -56,4 +57,37 @@ bool slim_video_detect_expire(struct slim_video_detect *d, uint64_t now_us)
 uint32_t slim_video_detect_fps(const struct slim_video_detect *d)
 {
 	return d->interval_us ? (uint32_t)((1000000 + d->interval_us / 2) / d->interval_us) : 0;
+}
+
+void slim_video_detect_veto(struct slim_video_detect *d, uint64_t now_us)
+{
+	d->active = false;
+	d->streak = 0;
+	d->interval_us = 0;
+	d->veto_until_us = now_us + VIDEO_VETO_US;
+}
+
+uint32_t slim_video_colours(const struct slim_fb *fb, struct slim_rect box)
+{
+	enum { GRID = 64, SLOTS = 8192 }; /* a hash set twice the samples */
+	uint32_t set[SLOTS];
+	bool used[SLOTS];
+	memset(used, 0, sizeof(used));
+	uint32_t nx = box.w < GRID ? box.w : GRID, ny = box.h < GRID ? box.h : GRID, n = 0;
+	for (uint32_t j = 0; j < ny; j++) {
+		for (uint32_t i = 0; i < nx; i++) {
+			uint32_t c = *slim_fb_row(fb, box.x + i * box.w / nx,
+				box.y + j * box.h / ny) & 0xffffff;
+			uint32_t k = (c * 2654435761u) >> 19;
+			while (used[k] && set[k] != c) {
+				k = (k + 1) & (SLOTS - 1);
+			}
+			if (!used[k]) {
+				used[k] = true;
+				set[k] = c;
+				n++;
+			}
+		}
+	}
+	return n;
 }

@@ -9,17 +9,28 @@
  *
  * Video ends VIDEO_IDLE_US after the last such commit: a paused or ended
  * video, or one that went back to small updates, is then repainted exactly.
+ *
+ * A terminal scrolling as fast as it can redraws like a video too. What it
+ * shows tells them apart: text and user interfaces are made of few colours
+ * (foot scrolling: 62 among 4096 samples, gtk3-demo: 121), pictures of many
+ * (a fractal zoom: 623, a game: 2292). A surface found by measure whose
+ * picture has fewer than VIDEO_MIN_COLOURS is vetoed: not video, and not
+ * looked at again for VIDEO_VETO_US. A client's word, or YUV buffers, need
+ * no such test.
  */
 #ifndef SLIM_VIDEO_DETECT_H
 #define SLIM_VIDEO_DETECT_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "slim-pixels.h"
 
 #define VIDEO_MIN_SIDE 96
 #define VIDEO_STREAK 20
 #define VIDEO_GAP_US 200000
 #define VIDEO_IDLE_US 150000
+#define VIDEO_MIN_COLOURS 256
+#define VIDEO_VETO_US 1000000
 
 enum slim_content_hint {
 	SLIM_CONTENT_NONE,
@@ -34,6 +45,7 @@ struct slim_video_detect {
 	uint32_t streak;
 	uint64_t last_us;     /* the last commit that redrew most of the surface */
 	uint64_t interval_us; /* smoothed time between such commits */
+	uint64_t veto_until_us;
 };
 
 /*
@@ -42,6 +54,12 @@ struct slim_video_detect {
  */
 bool slim_video_detect_commit(struct slim_video_detect *d, uint64_t now_us,
 		uint32_t w, uint32_t h, uint64_t damaged);
+
+/* Not video after all (its picture says so): no more for VIDEO_VETO_US. */
+void slim_video_detect_veto(struct slim_video_detect *d, uint64_t now_us);
+
+/* Distinct colours among (at most) 64 x 64 samples spread over `box` of fb. */
+uint32_t slim_video_colours(const struct slim_fb *fb, struct slim_rect box);
 
 /* Returns true when the surface stopped being video (no big commit for VIDEO_IDLE_US). */
 bool slim_video_detect_expire(struct slim_video_detect *d, uint64_t now_us);

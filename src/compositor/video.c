@@ -35,7 +35,8 @@ struct slim_video_surface {
 	struct wl_resource *hint_object; /* wp_content_type_v1 */
 	enum slim_content_hint pending_hint;
 	struct slim_video_detect detect;
-	bool fresh; /* drew since the last streamed frame */
+	bool fresh;   /* drew since the last streamed frame */
+	bool checked; /* found by measure, its picture has been looked at */
 	struct wl_listener commit, destroy;
 };
 
@@ -110,7 +111,7 @@ static void arm_expiry(struct slim_video *video)
 static const char *hint_name(enum slim_content_hint hint)
 {
 	static const char *names[] = {
-		[SLIM_CONTENT_NONE] = "measured", [SLIM_CONTENT_PHOTO] = "photo",
+		[SLIM_CONTENT_NONE] = "measured", [SLIM_CONTENT_PHOTO] = "client says photo",
 		[SLIM_CONTENT_VIDEO] = "client says video", [SLIM_CONTENT_GAME] = "client says game",
 	};
 	return names[hint];
@@ -138,10 +139,14 @@ static void handle_surface_commit(struct wl_listener *listener, void *data)
 	uint32_t w = (uint32_t)surface->current.buffer_width;
 	uint32_t h = (uint32_t)surface->current.buffer_height;
 	if (slim_video_detect_commit(&vs->detect, slim_now_us(), w, h,
-			region_area(&surface->buffer_damage)) &&
-			slim_ratelimit(&vs->video->log_limit, slim_now_us())) {
-		wlr_log(WLR_INFO, "video: a %ux%u surface shows video (%s)", w, h,
-			hint_name(vs->detect.hint));
+			region_area(&surface->buffer_damage))) {
+		vs->checked = false;
+		/* one found by measure is said once its picture is looked at */
+		if (vs->detect.hint != SLIM_CONTENT_NONE &&
+				slim_ratelimit(&vs->video->log_limit, slim_now_us())) {
+			wlr_log(WLR_INFO, "video: a %ux%u surface shows video (%s)", w, h,
+				hint_name(vs->detect.hint));
+		}
 	}
 	if (vs->detect.active) {
 		vs->fresh = true;
@@ -277,8 +282,37 @@ static void visible_part(const struct slim_video *video, size_t i, uint32_t widt
 	}
 }
 
+/*
+ * A surface found by measure shows a picture, not text scrolling by (see
+ * video-detect.h)? Looked at once each time it becomes video.
+ */
+static bool looks_like_video(struct slim_video_surface *vs, const struct slim_fb *fb,
+		const pixman_region32_t *vis)
+{
+	struct slim_yuv_image planes;
+	if (vs->checked || vs->detect.hint != SLIM_CONTENT_NONE ||
+			renderer_texture_yuv(wlr_surface_get_texture(vs->surface), &planes)) {
+		return true;
+	}
+	const pixman_box32_t *e = pixman_region32_extents((pixman_region32_t *)vis);
+	struct slim_rect box = { (uint16_t)e->x1, (uint16_t)e->y1, (uint16_t)(e->x2 - e->x1),
+		(uint16_t)(e->y2 - e->y1) };
+	uint32_t colours = slim_video_colours(fb, box);
+	bool video = colours >= VIDEO_MIN_COLOURS;
+	if (slim_ratelimit(&vs->video->log_limit, slim_now_us())) {
+		wlr_log(WLR_INFO, "video: a %ux%u surface redraws like video and has %u colours: %s",
+			box.w, box.h, colours, video ? "video (measured)" : "text or a user interface");
+	}
+	if (video) {
+		vs->checked = true;
+	} else {
+		slim_video_detect_veto(&vs->detect, slim_now_us());
+	}
+	return video;
+}
+
 /* Finds where the active video surfaces are seen; gathers those that drew. */
-static size_t gather(struct slim_video *video, uint32_t width, uint32_t height,
+static size_t gather(struct slim_video *video, const struct slim_fb *fb,
 		pixman_region32_t *active, struct candidate *out)
 {
 	size_t n = 0;
@@ -292,7 +326,11 @@ static size_t gather(struct slim_video *video, uint32_t width, uint32_t height,
 				continue;
 			}
 			pixman_region32_t vis;
-			visible_part(video, i, width, height, &vis);
+			visible_part(video, i, fb->width, fb->height, &vis);
+			if (pixman_region32_not_empty(&vis) && !looks_like_video(vs, fb, &vis)) {
+				pixman_region32_fini(&vis);
+				break;
+			}
 			pixman_region32_union(active, active, &vis);
 			int nb;
 			const pixman_box32_t *b = pixman_region32_rectangles(&vis, &nb);
@@ -364,7 +402,7 @@ void video_frame(struct slim_video *video, const struct slim_fb *fb,
 	pixman_region32_t active;
 	pixman_region32_init(&active);
 	struct candidate cand[VIDEO_MAX_IMAGES];
-	size_t n = gather(video, fb->width, fb->height, &active, cand);
+	size_t n = gather(video, fb, &active, cand);
 	uint64_t demand = 0;
 	for (size_t i = 0; i < n; i++) {
 		demand += cand[i].demand;

@@ -207,10 +207,11 @@ int main(int argc, char *argv[])
 		struct wl_shm_pool *pool = make_pool(&c, 64 * 64, 0x80, &mem);
 		wl_shm_pool_create_buffer(pool, 0, 64, 64, 64, WL_SHM_FORMAT_NV12);
 	} else if (strcmp(mode, "odd") == 0) {
-		size_t size = 63 * 47 + 64 * 24;
+		/* NV12's chroma rows hold 32 U, V pairs for 63 pixels: a stride of 64 */
+		size_t size = 64 * 47 + 64 * 24;
 		struct wl_shm_pool *pool = make_pool(&c, size, 0x80, &mem);
-		memset(mem, 200, 63 * 47);
-		show(&c, wl_shm_pool_create_buffer(pool, 0, 63, 47, 63, WL_SHM_FORMAT_NV12));
+		memset(mem, 200, 64 * 47);
+		show(&c, wl_shm_pool_create_buffer(pool, 0, 63, 47, 64, WL_SHM_FORMAT_NV12));
 	} else if (strcmp(mode, "viewport-src") == 0) {
 		struct wp_viewport *vp = wp_viewporter_get_viewport(c.viewporter, c.surface);
 		wp_viewport_set_source(vp, wl_fixed_from_int(100), wl_fixed_from_int(100),

@@ -1,5 +1,8 @@
 """Video goes to the console as CSCS and everything else stays exact.
 
+First a terminal scrolling as fast as it can: it redraws like a video, but
+its picture is text, so the compositor says so and no CSCS goes out.
+
 mpv (--vo=wlshm, software decoding) plays clips made with ffmpeg's lavfi
 sources over a foot terminal that shows text (windows cascade: foot at
 (32, 32), mpv at (64, 64)):
@@ -16,6 +19,7 @@ sources over a foot terminal that shows text (windows cascade: foot at
 import math
 import os
 import subprocess
+import time
 
 from slimtest import (BACKGROUND, Session, fraction_not, images_equal, log, require_programs,
                       run, scaled, ImageChops)
@@ -66,6 +70,18 @@ def test():
         still = os.path.join(s.tmp, 'still.mkv')
         make_clip(moving, still=False)
         make_clip(still, still=True)
+        mark = s.compositor.stderr.mark()
+        scroll = s.start_client(['foot', '--', 'sh', '-c',
+                                 'yes "text scrolling by, not a video" | head -n 10000000'])
+        _, line = s.compositor.stderr.wait(lambda l: 'text or a user interface' in l, mark,
+                                           time.monotonic() + scaled(20))
+        if line is None:
+            s.fail('the compositor never looked at the scrolling terminal\'s picture')
+        log(line)
+        if s.console.stats()['cscs'] != 0:
+            s.fail('a scrolling terminal went as CSCS')
+        scroll.stop()
+        s.wait_screen(lambda img: fraction_not(img, BACKGROUND) == 0, 'the terminal gone')
         s.start_client(['foot', '--', 'sh', '-c',
                         'printf "exact text beside a video\\n"; exec sleep 3600'])
         s.wait_screen(lambda img: fraction_not(img, BACKGROUND) > 0.3, 'the foot window')
