@@ -17,7 +17,7 @@
  * Bits a source sample costs on the wire, measured: 12 at depth 8, plus the
  * samples pieces share at their edges for the bilinear filter, plus headers.
  */
-#define BITS_PER_SAMPLE 16.0
+#define BITS_PER_SAMPLE 16.4
 /* A source sample stands for at most 16 x 16 pixels: the sums stay in 16 bits. */
 #define MAX_SHRINK 16
 
