@@ -715,6 +715,7 @@ int main(int argc, char *argv[])
 		slim_console_status("cannot create a %ux%u screen", c.opts.width, c.opts.height);
 		goto out;
 	}
+	slim_console_core_set_video_budget(c.core, c.opts.video_budget);
 	if (c.opts.manager && !create_manager(&c, err, sizeof(err))) {
 		slim_console_status("%s", err);
 		ret = EXIT_USAGE;

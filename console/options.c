@@ -33,6 +33,8 @@ static const char usage_text[] =
 	"                      writes it)\n"
 	"  --transport dtls|clear  clear: no encryption, to loopback only (benchmarks)\n"
 	"  --mtu N             largest datagram, 320..65000 (default 1400)\n"
+	"  --video-budget MBIT the most video may take on this console's link, Mbit/s\n"
+	"                      (default: what the server allows)\n"
 	"  --control           commands on stdin, events on stdout, for tests\n"
 	"  --card-reader=none|pcsc|stdin  where card taps come from (default: pcsc if\n"
 	"                      pcscd is running); stdin: lines \"insert HEX\" and \"remove\",\n"
@@ -79,7 +81,7 @@ int slim_options_parse(int argc, char *argv[], struct options *o)
 {
 	enum { OPT_SERVER = 256, OPT_MANAGER, OPT_OUTPUT, OPT_SIZE, OPT_MTU, OPT_CONTROL, OPT_SCREENSHOT,
 		OPT_CARD_READER, OPT_INPUT, OPT_BENCH_PRESENT, OPT_STATE_DIR, OPT_PRINT_ID,
-		OPT_SERVER_KEY, OPT_PAIRING_KEY, OPT_TRANSPORT };
+		OPT_SERVER_KEY, OPT_PAIRING_KEY, OPT_TRANSPORT, OPT_VIDEO_BUDGET };
 	static const struct option longopts[] = {
 		{ "server", required_argument, NULL, OPT_SERVER },
 		{ "manager", required_argument, NULL, OPT_MANAGER },
@@ -91,6 +93,7 @@ int slim_options_parse(int argc, char *argv[], struct options *o)
 		{ "pairing-key", required_argument, NULL, OPT_PAIRING_KEY },
 		{ "transport", required_argument, NULL, OPT_TRANSPORT },
 		{ "mtu", required_argument, NULL, OPT_MTU },
+		{ "video-budget", required_argument, NULL, OPT_VIDEO_BUDGET },
 		{ "control", no_argument, NULL, OPT_CONTROL },
 		{ "screenshot", required_argument, NULL, OPT_SCREENSHOT },
 		{ "card-reader", required_argument, NULL, OPT_CARD_READER },
@@ -118,7 +121,7 @@ int slim_options_parse(int argc, char *argv[], struct options *o)
 	}
 
 	int opt;
-	unsigned long mtu;
+	unsigned long number;
 	char *end;
 	while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -188,13 +191,20 @@ int slim_options_parse(int argc, char *argv[], struct options *o)
 			break;
 		case OPT_MTU:
 			/* room for a record's overhead around the smallest datagram */
-			if (!parse_uint(optarg, SLIM_MIN_MTU + SLIM_SEC_OVERHEAD, SLIM_MAX_MTU, &mtu,
+			if (!parse_uint(optarg, SLIM_MIN_MTU + SLIM_SEC_OVERHEAD, SLIM_MAX_MTU, &number,
 					&end) || *end != '\0') {
 				slim_console_status("--mtu %s: expected %d..%d", optarg,
 					SLIM_MIN_MTU + SLIM_SEC_OVERHEAD, SLIM_MAX_MTU);
 				return EXIT_USAGE;
 			}
-			o->mtu = (uint16_t)mtu;
+			o->mtu = (uint16_t)number;
+			break;
+		case OPT_VIDEO_BUDGET:
+			if (!parse_uint(optarg, 1, 100000, &number, &end) || *end != '\0') {
+				slim_console_status("--video-budget %s: expected Mbit/s, 1..100000", optarg);
+				return EXIT_USAGE;
+			}
+			o->video_budget = (uint32_t)number;
 			break;
 		case OPT_CONTROL:
 			o->control = true;

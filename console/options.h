@@ -14,6 +14,7 @@ struct options {
 	const char *manager; /* --manager: the server comes from its REDIRECT */
 	uint32_t width, height;
 	uint16_t mtu;
+	uint32_t video_budget; /* --video-budget, Mbit/s; 0: the server's own */
 	/* the console's key and pins; its id comes from the key */
 	char state_dir[4096];
 	bool has_server_key; /* --server-key: the manager's key, instead of pinning the first */

@@ -127,21 +127,34 @@ bool slim_put_frame_end(struct slim_writer *w, const struct slim_wire_frame_end 
 	return put(w, SLIM_CMD_FRAME_END, 0, fe, sizeof(*fe));
 }
 
+bool slim_put_hello_ext(struct slim_writer *w, const struct slim_wire_hello *hello,
+		uint32_t video_mbit, const uint8_t *token)
+{
+	struct slim_wire_hello h = *hello;
+	h.caps = video_mbit ? h.caps | SLIM_CAP_VIDEO_BUDGET : h.caps & ~(uint32_t)SLIM_CAP_VIDEO_BUDGET;
+	size_t extra = (video_mbit ? sizeof(video_mbit) : 0);
+	uint8_t *p = slim_writer_add(w, SLIM_CMD_HELLO, 0, sizeof(h) + extra +
+		(token ? SLIM_ATTACH_TOKEN_LEN : 0));
+	if (!p) {
+		return false;
+	}
+	memcpy(p, &h, sizeof(h));
+	memcpy(p + sizeof(h), &video_mbit, extra);
+	if (token) {
+		memcpy(p + sizeof(h) + extra, token, SLIM_ATTACH_TOKEN_LEN);
+	}
+	return true;
+}
+
 bool slim_put_hello(struct slim_writer *w, const struct slim_wire_hello *hello)
 {
-	return put(w, SLIM_CMD_HELLO, 0, hello, sizeof(*hello));
+	return slim_put_hello_ext(w, hello, 0, NULL);
 }
 
 bool slim_put_hello_token(struct slim_writer *w, const struct slim_wire_hello *hello,
 		const uint8_t token[SLIM_ATTACH_TOKEN_LEN])
 {
-	uint8_t *p = slim_writer_add(w, SLIM_CMD_HELLO, 0, sizeof(*hello) + SLIM_ATTACH_TOKEN_LEN);
-	if (!p) {
-		return false;
-	}
-	memcpy(p, hello, sizeof(*hello));
-	memcpy(p + sizeof(*hello), token, SLIM_ATTACH_TOKEN_LEN);
-	return true;
+	return slim_put_hello_ext(w, hello, 0, token);
 }
 
 bool slim_put_redirect(struct slim_writer *w, const struct slim_wire_redirect *redirect)
@@ -471,14 +484,22 @@ static enum slim_error decode_downstream(const struct slim_reader *r,
 static enum slim_error decode_upstream(struct slim_cmd *cmd, const uint8_t *body, size_t len)
 {
 	switch (cmd->type) {
-	case SLIM_CMD_HELLO:
-		if (len != sizeof(cmd->hello) && len != sizeof(cmd->hello) + SLIM_ATTACH_TOKEN_LEN) {
+	case SLIM_CMD_HELLO: {
+		if (len < sizeof(cmd->hello)) {
 			return SLIM_ERR_LENGTH;
 		}
 		memcpy(&cmd->hello, body, sizeof(cmd->hello));
-		cmd->has_token = len > sizeof(cmd->hello);
+		/* the fixed part, the video budget if the caps say so, the token if any */
+		size_t fixed = sizeof(cmd->hello) +
+			(cmd->hello.caps & SLIM_CAP_VIDEO_BUDGET ? sizeof(cmd->video_mbit) : 0);
+		if (len != fixed && len != fixed + SLIM_ATTACH_TOKEN_LEN) {
+			return SLIM_ERR_LENGTH;
+		}
+		cmd->video_mbit = 0;
+		memcpy(&cmd->video_mbit, body + sizeof(cmd->hello), fixed - sizeof(cmd->hello));
+		cmd->has_token = len > fixed;
 		if (cmd->has_token) {
-			memcpy(cmd->token, body + sizeof(cmd->hello), SLIM_ATTACH_TOKEN_LEN);
+			memcpy(cmd->token, body + fixed, SLIM_ATTACH_TOKEN_LEN);
 		}
 		if (cmd->hello.width == 0 || cmd->hello.height == 0 ||
 				cmd->hello.width > SLIM_MAX_DIM || cmd->hello.height > SLIM_MAX_DIM ||
@@ -486,6 +507,7 @@ static enum slim_error decode_upstream(struct slim_cmd *cmd, const uint8_t *body
 			return SLIM_ERR_FIELD;
 		}
 		return SLIM_OK;
+	}
 	case SLIM_CMD_INPUT: {
 		struct slim_wire_input_hdr h;
 		if (len < sizeof(h) + sizeof(struct slim_wire_input) ||

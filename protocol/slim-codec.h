@@ -66,6 +66,12 @@ bool slim_put_hello(struct slim_writer *w, const struct slim_wire_hello *hello);
 /* A HELLO that presents an attach token (from a REDIRECT). */
 bool slim_put_hello_token(struct slim_writer *w, const struct slim_wire_hello *hello,
 		const uint8_t token[SLIM_ATTACH_TOKEN_LEN]);
+/*
+ * Either, with the console's video budget in Mbit/s (0: none, and no
+ * SLIM_CAP_VIDEO_BUDGET), and the token if not NULL.
+ */
+bool slim_put_hello_ext(struct slim_writer *w, const struct slim_wire_hello *hello,
+		uint32_t video_mbit, const uint8_t *token);
 bool slim_put_redirect(struct slim_writer *w, const struct slim_wire_redirect *redirect);
 /* Events numbered first, first + 1, ...; n >= 1. */
 bool slim_put_input(struct slim_writer *w, uint32_t first, const struct slim_wire_input *events,
@@ -126,6 +132,7 @@ struct slim_cmd {
 		} refuse;
 		struct {
 			struct slim_wire_hello hello;
+			uint32_t video_mbit; /* with SLIM_CAP_VIDEO_BUDGET; else 0 */
 			bool has_token;
 			uint8_t token[SLIM_ATTACH_TOKEN_LEN];
 		};

@@ -92,6 +92,8 @@ enum slim_caps {
 	SLIM_CAP_RGB888 = 1 << 1,
 	SLIM_CAP_CSCS = 1 << 2,
 	SLIM_CAP_CURSOR = 1 << 3,
+	/* a u32: the Mbit/s video may take on this console's link (slim-protocol.md 4.1) */
+	SLIM_CAP_VIDEO_BUDGET = 1 << 4,
 };
 
 #define SLIM_CONSOLE_ID_LEN 32

@@ -639,6 +639,39 @@ static void test_hello_token(void **state)
 		memcpy(body, &hello, bad_len[i] < sizeof(hello) ? bad_len[i] : sizeof(hello));
 		assert_int_equal(decode_one(d, true, &cmd), SLIM_ERR_LENGTH);
 	}
+
+	/* the console's video budget: after the fixed part, before the token */
+	slim_writer_reset(&d->w);
+	assert_true(slim_put_hello_ext(&d->w, &hello, 25, token));
+	assert_true(slim_put_hello_ext(&d->w, &hello, 100000, NULL));
+	assert_true(slim_put_hello_ext(&d->w, &hello, 0, NULL));
+	dgram_finish(d);
+	open_dgram(&rd, d->buf, d->len, true, 3);
+	next_ok(&rd, &cmd, SLIM_CMD_HELLO, 0);
+	assert_int_equal(cmd.video_mbit, 25);
+	assert_true(cmd.hello.caps & SLIM_CAP_VIDEO_BUDGET);
+	assert_true(cmd.has_token);
+	assert_memory_equal(cmd.token, token, sizeof(token));
+	next_ok(&rd, &cmd, SLIM_CMD_HELLO, 0);
+	assert_int_equal(cmd.video_mbit, 100000);
+	assert_false(cmd.has_token);
+	next_ok(&rd, &cmd, SLIM_CMD_HELLO, 0);
+	assert_int_equal(cmd.video_mbit, 0);
+	assert_false(cmd.hello.caps & SLIM_CAP_VIDEO_BUDGET);
+	expect_end(&rd);
+	/* the caps say a budget follows: 44 or 60 bytes are too few, 48 and 64 right */
+	hello.caps |= SLIM_CAP_VIDEO_BUDGET;
+	static const size_t lens[] = { 44, 48, 60, 64, 65 };
+	static const enum slim_error want[] = { SLIM_ERR_LENGTH, SLIM_OK, SLIM_ERR_LENGTH, SLIM_OK,
+		SLIM_ERR_LENGTH };
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		slim_writer_reset(&d->w);
+		uint8_t *body = slim_writer_add(&d->w, SLIM_CMD_HELLO, 0, lens[i]);
+		assert_non_null(body);
+		memset(body, 0, lens[i]);
+		memcpy(body, &hello, sizeof(hello));
+		assert_int_equal(decode_one(d, true, &cmd), want[i]);
+	}
 	free(d);
 }
 

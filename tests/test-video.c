@@ -61,7 +61,7 @@ struct rig {
 	struct slim_yuv_planes planes;
 };
 
-static void rig_init(struct rig *r, uint32_t w, uint32_t h, uint64_t salt)
+static void rig_init_caps(struct rig *r, uint32_t w, uint32_t h, uint64_t salt, bool cscs)
 {
 	memset(r, 0, sizeof(*r));
 	test_rng_init(&r->rng, salt);
@@ -69,12 +69,17 @@ static void rig_init(struct rig *r, uint32_t w, uint32_t h, uint64_t salt)
 	r->fb = test_fb_create(w, h, &r->rng);
 	content_paint(&r->fb, (struct slim_rect){ 0, 0, (uint16_t)w, (uint16_t)h }, CONTENT_UI,
 		&r->crng);
-	struct slim_encoder_config cfg = { .assoc = 7, .lz4 = true };
+	struct slim_encoder_config cfg = { .assoc = 7, .lz4 = true, .cscs = cscs };
 	r->wire.console = slim_console_core_create(w, h, SLIM_DEFAULT_MTU, NULL, sink, NULL);
 	assert_non_null(r->wire.console);
 	slim_console_core_hello(r->wire.console, "test", cfg.assoc);
 	r->enc = slim_encoder_create(w, h, &cfg, deliver, &r->wire);
 	assert_non_null(r->enc);
+}
+
+static void rig_init(struct rig *r, uint32_t w, uint32_t h, uint64_t salt)
+{
+	rig_init_caps(r, w, h, salt, true);
 }
 
 static void rig_finish(struct rig *r)
@@ -182,6 +187,19 @@ static void test_refresh_is_exact(void **state)
 	rig_finish(&r);
 }
 
+/* A console without the CSCS capability gets video as exact pixels. */
+static void test_no_cscs_capability(void **state)
+{
+	struct rig r;
+	rig_init_caps(&r, 320, 240, 13, false);
+	struct slim_rect video = { 20, 10, 200, 150 };
+	content_paint(&r.fb, video, CONTENT_PHOTO, &r.crng);
+	rig_frame(&r, &video, 100, 75, NULL);
+	assert_fb_equal(&r.fb, slim_console_core_fb(r.wire.console));
+	assert_int_equal(slim_encoder_stats(r.enc)->commands[SLIM_STAT_CSCS], 0);
+	rig_finish(&r);
+}
+
 /* BT.601 limited range in its common 8-bit integer form (green: Y 144, not 145). */
 static void test_conversion(void **state)
 {
@@ -266,6 +284,9 @@ static void test_detect(void **state)
 	assert_true(commits(&d, &now, 1, 640, 360, 100));
 	assert_true(d.active);
 	assert_int_equal(slim_video_detect_fps(&d), 63); /* 1 / 16 ms, rounded */
+	/* a burst of commits is not a faster video than the compositor sends */
+	struct slim_video_detect burst = { .interval_us = 40 };
+	assert_int_equal(slim_video_detect_fps(&burst), VIDEO_MAX_FPS);
 	/* it ends VIDEO_IDLE_US after the last commit, not before */
 	assert_false(slim_video_detect_expire(&d, now + VIDEO_IDLE_US - 1));
 	assert_true(slim_video_detect_expire(&d, now + VIDEO_IDLE_US));
@@ -396,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_model_exact),
 		cmocka_unit_test(test_moves_around_video),
 		cmocka_unit_test(test_refresh_is_exact),
+		cmocka_unit_test(test_no_cscs_capability),
 		cmocka_unit_test(test_conversion),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_detect),

@@ -23,6 +23,7 @@ struct slim_console_core {
 	/* the attach token HELLO presents (from the manager's REDIRECT) */
 	bool has_token;
 	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
+	uint32_t video_mbit; /* said in HELLO; 0: nothing said */
 	struct slim_seq_window window;
 
 	/* the frame being received */
@@ -187,12 +188,13 @@ static void send_hello(struct slim_console_core *core, const char *console_id)
 	slim_console_core_fill_hello(core, console_id, &hello);
 	struct slim_writer w;
 	begin_upstream(core, &w);
-	if (core->has_token) {
-		slim_put_hello_token(&w, &hello, core->token);
-	} else {
-		slim_put_hello(&w, &hello);
-	}
+	slim_put_hello_ext(&w, &hello, core->video_mbit, core->has_token ? core->token : NULL);
 	send_upstream(core, &w);
+}
+
+void slim_console_core_set_video_budget(struct slim_console_core *core, uint32_t mbit)
+{
+	core->video_mbit = mbit;
 }
 
 void slim_console_core_hello(struct slim_console_core *core, const char *console_id,

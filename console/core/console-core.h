@@ -61,6 +61,8 @@ void slim_console_core_fill_hello(const struct slim_console_core *core,
  */
 void slim_console_core_set_token(struct slim_console_core *core,
 		const uint8_t token[SLIM_ATTACH_TOKEN_LEN]);
+/* Every HELLO from now on asks video to take at most `mbit` Mbit/s (0: no limit of ours). */
+void slim_console_core_set_video_budget(struct slim_console_core *core, uint32_t mbit);
 /* Starts a new association with the server and sends HELLO. */
 void slim_console_core_hello(struct slim_console_core *core, const char *console_id,
 		uint32_t assoc);

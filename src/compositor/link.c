@@ -71,6 +71,7 @@ struct slim_link {
 	uint64_t last_heard_us;
 	uint32_t timeouts;
 	struct slim_encoder *enc;
+	uint32_t video_mbit; /* the console's video budget (HELLO); 0: none said */
 
 	/* the attached console's input: numbers, keys held, and their timers */
 	struct slim_input_seq input;
@@ -82,6 +83,11 @@ struct slim_link {
 	uint8_t buf[SLIM_MAX_MTU];
 	struct slim_ratelimit log_limit;
 };
+
+uint64_t slim_link_video_budget(const struct slim_link *link)
+{
+	return link->attached ? (uint64_t)link->video_mbit * 1000000 : 0;
+}
 
 static void send_to_peer(void *data, const uint8_t *buf, size_t len)
 {
@@ -223,6 +229,7 @@ static void attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t 
 		.assoc = assoc,
 		.lz4 = hello->caps & SLIM_CAP_LZ4,
 		.rgb888 = hello->caps & SLIM_CAP_RGB888,
+		.cscs = hello->caps & SLIM_CAP_CSCS,
 		.detect_scroll = true,
 	};
 	struct slim_encoder *enc = slim_encoder_create(hello->width, hello->height, &cfg,
@@ -247,6 +254,7 @@ static void attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t 
 	}
 	link->conn = conn;
 	link->assoc = assoc;
+	link->video_mbit = cmd->video_mbit;
 	/* a new association numbers its input from 1, and holds nothing yet */
 	release_held(link);
 	slim_input_seq_reset(&link->input, 1);

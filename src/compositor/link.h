@@ -82,6 +82,9 @@ void slim_link_cursor_pos(struct slim_link *link, int32_t x, int32_t y, bool vis
 /* The screen was resized to what the console asked for: repaint everything. */
 void slim_link_resized(struct slim_link *link, uint32_t width, uint32_t height);
 
+/* The attached console's video budget in bits a second, from its HELLO; 0: none said. */
+uint64_t slim_link_video_budget(const struct slim_link *link);
+
 /* Bytes sent downstream since the link was created (tests and benchmarks). */
 uint64_t slim_link_bytes_sent(const struct slim_link *link);
 

@@ -61,7 +61,7 @@ static struct wlr_renderer *inner_of(struct wlr_renderer *r)
 	return renderer_from(r)->inner;
 }
 
-/* --- the XRGB buffer */
+/* --- XRGB pixels in memory */
 
 static void pixels_destroy(struct wlr_buffer *buffer)
 {
@@ -89,6 +89,30 @@ static const struct wlr_buffer_impl pixels_impl = {
 	.begin_data_ptr_access = pixels_begin,
 	.end_data_ptr_access = pixels_end,
 };
+
+static struct slim_pixels *pixels_create(uint32_t width, uint32_t height)
+{
+	struct slim_pixels *p = calloc(1, sizeof(*p));
+	uint32_t *px = malloc((size_t)width * height * 4);
+	if (!p || !px) {
+		free(p);
+		free(px);
+		return NULL;
+	}
+	p->px = px;
+	wlr_buffer_init(&p->base, &pixels_impl, (int)width, (int)height);
+	return p;
+}
+
+struct wlr_buffer *renderer_pixels_create(uint32_t width, uint32_t height, uint32_t **px)
+{
+	struct slim_pixels *p = pixels_create(width, height);
+	if (!p) {
+		return NULL;
+	}
+	*px = p->px;
+	return &p->base;
+}
 
 /* --- YUV textures */
 
@@ -150,17 +174,9 @@ static struct wlr_texture *yuv_texture_create(struct slim_renderer *r, const uin
 	wlr_texture_init(&t->base, &yuv_texture_impl, layout->width, layout->height);
 	t->renderer = r;
 	t->layout = *layout;
-	t->pixels = calloc(1, sizeof(*t->pixels));
+	t->pixels = pixels_create(layout->width, layout->height);
 	t->planes = malloc(slim_shm_yuv_planes_size(layout));
 	if (!t->pixels || !t->planes) {
-		free(t->pixels);
-		t->pixels = NULL;
-		yuv_destroy(&t->base);
-		return NULL;
-	}
-	t->pixels->px = malloc((size_t)layout->width * layout->height * 4);
-	wlr_buffer_init(&t->pixels->base, &pixels_impl, (int)layout->width, (int)layout->height);
-	if (!t->pixels->px) {
 		yuv_destroy(&t->base);
 		return NULL;
 	}

@@ -44,6 +44,7 @@ struct wlr_input_device;
 struct wlr_surface;
 struct wlr_compositor;
 struct wlr_texture;
+struct wlr_buffer;
 struct slim_protocol_check;
 struct slim_video;
 struct slim_video_surface;
@@ -171,6 +172,8 @@ struct wl_resource *video_surface_hint_object(const struct slim_video_surface *v
 
 /* renderer.c */
 struct wlr_renderer *renderer_create(void);
+/* XRGB8888 pixels in memory as a wlr_buffer (the caller drops it); *px: its pixels. */
+struct wlr_buffer *renderer_pixels_create(uint32_t width, uint32_t height, uint32_t **px);
 /* A YUV client buffer's texture: its planes (4:2:0, depth 8; no dst) into img. */
 bool renderer_texture_yuv(struct wlr_texture *texture, struct slim_yuv_image *img);
 

@@ -56,7 +56,11 @@ bool slim_video_detect_expire(struct slim_video_detect *d, uint64_t now_us)
 
 uint32_t slim_video_detect_fps(const struct slim_video_detect *d)
 {
-	return d->interval_us ? (uint32_t)((1000000 + d->interval_us / 2) / d->interval_us) : 0;
+	if (d->interval_us == 0) {
+		return 0;
+	}
+	uint64_t fps = (1000000 + d->interval_us / 2) / d->interval_us;
+	return fps < VIDEO_MAX_FPS ? (uint32_t)fps : VIDEO_MAX_FPS;
 }
 
 void slim_video_detect_veto(struct slim_video_detect *d, uint64_t now_us)

@@ -31,6 +31,8 @@
 #define VIDEO_IDLE_US 150000
 #define VIDEO_MIN_COLOURS 256
 #define VIDEO_VETO_US 1000000
+/* the most frames a second the compositor sends (output.c's pacing) */
+#define VIDEO_MAX_FPS 120
 
 enum slim_content_hint {
 	SLIM_CONTENT_NONE,
@@ -67,7 +69,10 @@ bool slim_video_detect_expire(struct slim_video_detect *d, uint64_t now_us);
 /* Microseconds until slim_video_detect_expire would end the video (0: now). */
 uint64_t slim_video_detect_until_expiry(const struct slim_video_detect *d, uint64_t now_us);
 
-/* Frames a second the surface has been drawing, from its commits; 0 if not known. */
+/*
+ * Frames a second the surface has been drawing, from its commits, at most
+ * VIDEO_MAX_FPS (a burst of commits is not sent faster); 0 if not known.
+ */
 uint32_t slim_video_detect_fps(const struct slim_video_detect *d);
 
 #endif

@@ -407,12 +407,15 @@ void video_frame(struct slim_video *video, const struct slim_fb *fb,
 	for (size_t i = 0; i < n; i++) {
 		demand += cand[i].demand;
 	}
+	/* the console may ask for less, for a link slower than ours */
+	uint64_t budget = video->budget_bps, console = slim_link_video_budget(video->server->link);
+	budget = console && console < budget ? console : budget;
 	for (size_t i = 0; i < n; i++) {
 		struct candidate *c = &cand[i];
 		const struct wlr_surface_state *st = &c->vs->surface->current;
 		uint32_t fps = slim_video_detect_fps(&c->vs->detect);
 		/* each its share of the budget, by the samples it would send in full */
-		uint64_t share = video->budget_bps * c->demand / demand;
+		uint64_t share = (uint64_t)((double)budget * (double)c->demand / (double)demand);
 		struct slim_yuv_image *img = &video->images[frame->n_yuv];
 		if (client_planes(c, share, img)) {
 			frame->n_yuv++;

@@ -175,7 +175,7 @@ size_t slim_encoder_frame(struct slim_encoder *enc, const struct slim_frame *fra
 	for (size_t i = 0; i < frame->n_moves; i++) {
 		encode_move(enc, &frame->moves[i]);
 	}
-	for (size_t i = 0; i < frame->n_yuv; i++) {
+	for (size_t i = 0; enc->cfg.cscs && i < frame->n_yuv; i++) {
 		const struct slim_yuv_image *img = &frame->yuv[i];
 		encode_yuv(enc, img);
 		/* The model holds what the console made of the YUV: leave it be. */

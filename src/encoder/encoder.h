@@ -25,6 +25,7 @@ struct slim_encoder_config {
 	uint32_t assoc;    /* the console's association id, from its HELLO */
 	bool lz4;          /* console can expand LZ4 */
 	bool rgb888;       /* SET pixels as 3 bytes */
+	bool cscs;         /* console applies CSCS: without it, YUV images are ignored */
 	bool detect_scroll;
 };
 

@@ -203,7 +203,7 @@ static double encode_us_per_frame(const uint32_t *px, uint32_t w, uint32_t h, ui
 		uint32_t fps)
 {
 	struct slim_fb fb = { .px = (uint32_t *)px, .width = w, .height = h, .stride = w };
-	struct slim_encoder_config cfg = { .assoc = 1, .lz4 = true };
+	struct slim_encoder_config cfg = { .assoc = 1, .lz4 = true, .cscs = true };
 	struct slim_encoder *enc = slim_encoder_create(w, h, &cfg, null_send, NULL);
 	struct slim_yuv_planes planes = { 0 };
 	if (!enc) {

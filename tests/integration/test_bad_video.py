@@ -2,7 +2,9 @@
 protocol error the specs prescribe, the compositor says so once in its log,
 and nothing else changes. Then a client that says "video" through
 wp_content_type_v1 goes as CSCS from its first frames, and once stopped the
-console equals grim byte for byte."""
+console equals grim byte for byte. A second console that says in its HELLO
+that video may take only 2 Mbit/s on its link gets the same video from
+far fewer samples."""
 import os
 
 from slimtest import BACKGROUND, Session, fraction_not, log, run
@@ -43,6 +45,20 @@ def test():
         hinted = [l for l in s.compositor.log_since(mark) if 'client says video' in l]
         if not hinted:
             s.fail('the compositor never took the client\'s word that it shows video')
+        s.assert_frozen_equal(video)
+        full = s.console.stats()
+        video.stop()
+
+        # a console on a slow link: --video-budget 2 (Mbit/s) in its HELLO
+        s.console.quit()
+        s.console = s.start_console(extra_args=['--video-budget', '2'])
+        video = s.start_client([bad, 'video'], wait_line='ready')
+        slow = s.wait_stats(lambda st: st['cscs'] > 0, 'CSCS on the slow console')
+        log('CSCS %dx%d on the console at 200 Mbit/s, %dx%d at 2' % (
+            full['cscs_src_w'], full['cscs_src_h'], slow['cscs_src_w'], slow['cscs_src_h']))
+        if slow['cscs_src_w'] * 4 > full['cscs_src_w']:
+            s.fail('the console asked for 2 Mbit/s and got %dx%d samples (%dx%d at 200)' % (
+                slow['cscs_src_w'], slow['cscs_src_h'], full['cscs_src_w'], full['cscs_src_h']))
         s.assert_frozen_equal(video)
 
 
