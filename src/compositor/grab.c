@@ -11,7 +11,7 @@
 void grab_begin(struct slim_view *view, enum slim_grab_mode mode, uint32_t edges)
 {
 	struct slim_server *server = view->server;
-	if (view->fullscreen) {
+	if (view->fullscreen || !view->mapped) {
 		return;
 	}
 	struct wlr_box geo;
@@ -27,6 +27,23 @@ void grab_begin(struct slim_view *view, enum slim_grab_mode mode, uint32_t edges
 	if (mode == SLIM_GRAB_RESIZE) {
 		wlr_xdg_toplevel_set_resizing(view->xdg, true);
 	}
+}
+
+/*
+ * A client's own request (a drag on its title bar): only while the button
+ * that pressed on it is down, as tinywl checks, so that a client cannot
+ * grab the pointer whenever it likes.
+ */
+void grab_request(struct slim_view *view, enum slim_grab_mode mode, uint32_t edges,
+		uint32_t serial)
+{
+	struct wlr_seat *seat = view->server->seat;
+	struct wlr_surface *focus = seat->pointer_state.focused_surface;
+	if (!focus || wlr_surface_get_root_surface(focus) != view->xdg->surface ||
+			!wlr_seat_validate_pointer_grab_serial(seat, focus, serial)) {
+		return;
+	}
+	grab_begin(view, mode, edges);
 }
 
 void grab_end(struct slim_server *server)

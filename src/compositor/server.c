@@ -112,9 +112,14 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 {
 	wl_list_init(&server->views);
 	/* server_finish() removes these whether or not start-up got that far. */
-	wl_list_init(&server->cursor_commit.link);
-	wl_list_init(&server->cursor_destroy.link);
-	wl_list_init(&server->client_created.link);
+	struct wl_listener *listeners[] = {
+		&server->cursor_commit, &server->cursor_destroy, &server->client_created,
+		&server->new_output, &server->new_xdg_surface, &server->request_cursor,
+		&server->request_set_selection, &server->request_set_primary_selection,
+	};
+	for (size_t i = 0; i < sizeof(listeners) / sizeof(listeners[0]); i++) {
+		wl_list_init(&listeners[i]->link);
+	}
 	server->width = width;
 	server->height = height;
 	server->display = wl_display_create();
@@ -159,27 +164,35 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 		wlr_log(WLR_ERROR, "cannot create the compositor or the video tracker");
 		return false;
 	}
-	wlr_data_device_manager_create(server->display);
-	wlr_primary_selection_v1_device_manager_create(server->display);
-	wlr_data_control_manager_v1_create(server->display);
-	wlr_viewporter_create(server->display);
-	wlr_screencopy_manager_v1_create(server->display);
-
 	server->layout = wlr_output_layout_create();
-	wlr_xdg_output_manager_v1_create(server->display, server->layout);
 	server->scene = wlr_scene_create();
-	wlr_scene_attach_output_layout(server->scene, server->layout);
-	wlr_scene_set_presentation(server->scene,
-		wlr_presentation_create(server->display, server->backend));
+	struct wlr_presentation *presentation =
+		wlr_presentation_create(server->display, server->backend);
+	if (!wlr_data_device_manager_create(server->display) ||
+			!wlr_primary_selection_v1_device_manager_create(server->display) ||
+			!wlr_data_control_manager_v1_create(server->display) ||
+			!wlr_viewporter_create(server->display) ||
+			!wlr_screencopy_manager_v1_create(server->display) || !server->layout ||
+			!wlr_xdg_output_manager_v1_create(server->display, server->layout) ||
+			!server->scene || !presentation ||
+			!wlr_scene_attach_output_layout(server->scene, server->layout)) {
+		wlr_log(WLR_ERROR, "cannot create the Wayland globals");
+		return false;
+	}
+	wlr_scene_set_presentation(server->scene, presentation);
 	if (!background_set_size(server, width, height)) {
 		return false;
 	}
 
 	server->xdg_shell = wlr_xdg_shell_create(server->display);
+	server->seat = wlr_seat_create(server->display, "seat0");
+	if (!server->xdg_shell || !server->seat) {
+		wlr_log(WLR_ERROR, "cannot create the shell or the seat");
+		return false;
+	}
 	server->new_xdg_surface.notify = view_handle_new_xdg_surface;
 	wl_signal_add(&server->xdg_shell->events.new_surface, &server->new_xdg_surface);
 
-	server->seat = wlr_seat_create(server->display, "seat0");
 	server->request_set_selection.notify = handle_request_set_selection;
 	wl_signal_add(&server->seat->events.request_set_selection,
 		&server->request_set_selection);
@@ -208,6 +221,11 @@ void server_finish(struct slim_server *server)
 	}
 	wl_display_destroy_clients(server->display);
 	wl_list_remove(&server->client_created.link);
+	wl_list_remove(&server->new_output.link);
+	wl_list_remove(&server->new_xdg_surface.link);
+	wl_list_remove(&server->request_cursor.link);
+	wl_list_remove(&server->request_set_selection.link);
+	wl_list_remove(&server->request_set_primary_selection.link);
 	video_destroy(server->video);
 	protocol_check_destroy(server->protocol_check);
 	cursor_finish(server);

@@ -197,6 +197,9 @@ void views_fit_output(struct slim_server *server);
 
 /* grab.c */
 void grab_begin(struct slim_view *view, enum slim_grab_mode mode, uint32_t edges);
+/* The same, asked for by the client: only with a valid serial of a press on it. */
+void grab_request(struct slim_view *view, enum slim_grab_mode mode, uint32_t edges,
+		uint32_t serial);
 /* Returns true if a grab took the motion. */
 bool grab_motion(struct slim_server *server);
 void grab_end(struct slim_server *server);

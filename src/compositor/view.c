@@ -207,6 +207,10 @@ static void handle_unmap(struct wl_listener *listener, void *data)
 static void handle_destroy(struct wl_listener *listener, void *data)
 {
 	struct slim_view *view = wl_container_of(listener, view, destroy);
+	/* a grab on a view is never left behind it (unmap ends it too, if it came) */
+	if (view->server->grab.view == view) {
+		grab_end(view->server);
+	}
 	wl_list_remove(&view->link);
 	wl_list_remove(&view->map.link);
 	wl_list_remove(&view->unmap.link);
@@ -221,14 +225,15 @@ static void handle_destroy(struct wl_listener *listener, void *data)
 static void handle_request_move(struct wl_listener *listener, void *data)
 {
 	struct slim_view *view = wl_container_of(listener, view, request_move);
-	grab_begin(view, SLIM_GRAB_MOVE, 0);
+	struct wlr_xdg_toplevel_move_event *event = data;
+	grab_request(view, SLIM_GRAB_MOVE, 0, event->serial);
 }
 
 static void handle_request_resize(struct wl_listener *listener, void *data)
 {
 	struct slim_view *view = wl_container_of(listener, view, request_resize);
 	struct wlr_xdg_toplevel_resize_event *event = data;
-	grab_begin(view, SLIM_GRAB_RESIZE, event->edges);
+	grab_request(view, SLIM_GRAB_RESIZE, event->edges, event->serial);
 }
 
 static void handle_request_maximize(struct wl_listener *listener, void *data)
@@ -249,8 +254,22 @@ static void handle_request_fullscreen(struct wl_listener *listener, void *data)
 /* Popups: placed in their parent's scene node, kept on the screen. */
 static void create_popup(struct slim_server *server, struct wlr_xdg_surface *xdg)
 {
+	/*
+	 * A popup without a parent: wlroots 0.15 has posted the protocol
+	 * error already, and still announces the surface. Nothing to place.
+	 */
+	if (!xdg->popup->parent || !wlr_surface_is_xdg_surface(xdg->popup->parent)) {
+		return;
+	}
 	struct wlr_xdg_surface *parent = wlr_xdg_surface_from_wlr_surface(xdg->popup->parent);
+	if (!parent->data) {
+		return; /* its parent has no place either */
+	}
 	xdg->data = wlr_scene_xdg_surface_create(parent->data, xdg);
+	if (!xdg->data) {
+		wl_resource_post_no_memory(xdg->resource);
+		return;
+	}
 	/* wlroots wants the screen in the root toplevel's surface coordinates. */
 	struct wlr_xdg_surface *root = parent;
 	while (root->role == WLR_XDG_SURFACE_ROLE_POPUP) {
@@ -287,6 +306,11 @@ void view_handle_new_xdg_surface(struct wl_listener *listener, void *data)
 	view->server = server;
 	view->xdg = xdg;
 	view->node = wlr_scene_xdg_surface_create(&server->scene->node, xdg);
+	if (!view->node) {
+		free(view);
+		wl_resource_post_no_memory(xdg->resource);
+		return;
+	}
 	view->node->data = view;
 	xdg->data = view->node;
 	wl_list_init(&view->link);
