@@ -4,7 +4,6 @@
  * ended by releasing the button.
  */
 #include <wlr/types/wlr_seat.h>
-#include <wlr/types/wlr_xdg_shell.h>
 #include <wlr/util/edges.h>
 #include "server.h"
 
@@ -14,8 +13,7 @@ void grab_begin(struct slim_view *view, enum slim_grab_mode mode, uint32_t edges
 	if (view->fullscreen || !view->mapped) {
 		return;
 	}
-	struct wlr_box geo;
-	wlr_xdg_surface_get_geometry(view->xdg, &geo);
+	struct wlr_box geo = view->impl->geometry(view);
 	server->grab = (struct slim_grab){
 		.mode = mode,
 		.view = view,
@@ -25,7 +23,7 @@ void grab_begin(struct slim_view *view, enum slim_grab_mode mode, uint32_t edges
 		.edges = edges,
 	};
 	if (mode == SLIM_GRAB_RESIZE) {
-		wlr_xdg_toplevel_set_resizing(view->xdg, true);
+		view->impl->set_resizing(view, true);
 	}
 }
 
@@ -39,7 +37,7 @@ void grab_request(struct slim_view *view, enum slim_grab_mode mode, uint32_t edg
 {
 	struct wlr_seat *seat = view->server->seat;
 	struct wlr_surface *focus = seat->pointer_state.focused_surface;
-	if (!focus || wlr_surface_get_root_surface(focus) != view->xdg->surface ||
+	if (!focus || wlr_surface_get_root_surface(focus) != view->impl->surface(view) ||
 			!wlr_seat_validate_pointer_grab_serial(seat, focus, serial)) {
 		return;
 	}
@@ -50,7 +48,7 @@ void grab_end(struct slim_server *server)
 {
 	struct slim_grab *grab = &server->grab;
 	if (grab->mode == SLIM_GRAB_RESIZE && grab->view) {
-		wlr_xdg_toplevel_set_resizing(grab->view->xdg, false);
+		grab->view->impl->set_resizing(grab->view, false);
 	}
 	*grab = (struct slim_grab){ .mode = SLIM_GRAB_NONE };
 }
@@ -74,7 +72,7 @@ static void grab_resize(struct slim_server *server)
 	}
 	struct slim_view *view = grab->view;
 	view_move_to(view, left, top);
-	wlr_xdg_toplevel_set_size(view->xdg, (uint32_t)(right - left), (uint32_t)(bottom - top));
+	view->impl->set_size(view, (uint32_t)(right - left), (uint32_t)(bottom - top));
 }
 
 bool grab_motion(struct slim_server *server)

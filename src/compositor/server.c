@@ -190,7 +190,7 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 		wlr_log(WLR_ERROR, "cannot create the shell or the seat");
 		return false;
 	}
-	server->new_xdg_surface.notify = view_handle_new_xdg_surface;
+	server->new_xdg_surface.notify = xdg_handle_new_surface;
 	wl_signal_add(&server->xdg_shell->events.new_surface, &server->new_xdg_surface);
 
 	server->request_set_selection.notify = handle_request_set_selection;

@@ -6,7 +6,9 @@
  *   background.c  the desktop under the windows
  *   server.c   the Wayland globals (protocols) and the seat's requests
  *   output.c   the output: frames paced by the console, damage -> encoder
- *   view.c     toplevels and popups: focus, stacking, maximize, fullscreen
+ *   view.c     windows: focus, stacking, placement, maximize, fullscreen
+ *   xdg.c      xdg-shell toplevels (as views) and popups
+ *   xwayland.c X11 windows (as views), Xwayland started on the first X11 client
  *   grab.c     interactive move and resize
  *   input.c    the console's keys and pointer, through the seat
  *   cursor.c   the pointer image, sent for the console to draw
@@ -47,6 +49,7 @@ struct wlr_texture;
 struct wlr_buffer;
 struct slim_protocol_check;
 struct slim_video;
+struct slim_xwayland;
 struct slim_video_surface;
 
 enum slim_grab_mode {
@@ -55,24 +58,33 @@ enum slim_grab_mode {
 	SLIM_GRAB_RESIZE,
 };
 
+struct slim_view;
+
+/* What a kind of window (xdg.c, xwayland.c) does for view.c. */
+struct slim_view_impl {
+	struct wlr_surface *(*surface)(struct slim_view *view);
+	/* the window's own box (no shadows): its size, and where it starts in its surface */
+	struct wlr_box (*geometry)(struct slim_view *view);
+	void (*set_size)(struct slim_view *view, uint32_t width, uint32_t height);
+	void (*set_activated)(struct slim_view *view, bool activated);
+	void (*set_state)(struct slim_view *view, bool maximized, bool fullscreen);
+	void (*set_resizing)(struct slim_view *view, bool resizing);
+	struct wl_client *(*client)(struct slim_view *view);
+	/* optional: the view's node went to view->x, view->y */
+	void (*moved)(struct slim_view *view);
+};
+
+/* A window; embedded in its kind's own struct. */
 struct slim_view {
 	struct wl_list link; /* slim_server.views, topmost first */
 	struct slim_server *server;
-	struct wlr_xdg_surface *xdg;
-	struct wlr_scene_node *node;
+	const struct slim_view_impl *impl;
+	struct wlr_scene_node *node; /* node->data is the view */
 	int32_t x, y;
 	bool mapped;
 	/* where the view was before it was maximized or made fullscreen */
 	struct wlr_box saved;
 	bool maximized, fullscreen;
-
-	struct wl_listener map, unmap, destroy, new_popup;
-	struct wl_listener request_move, request_resize, request_maximize, request_fullscreen;
-};
-
-struct slim_popup {
-	struct wlr_xdg_popup *popup;
-	struct wl_listener destroy;
 };
 
 struct slim_output {
@@ -113,6 +125,8 @@ struct slim_server {
 
 	struct slim_output *output;
 	struct wl_list views;
+	struct slim_view *focused; /* the view with the keyboard */
+	struct slim_xwayland *xwayland;
 	struct slim_link *link;
 	struct slim_control *control; /* --managed only */
 	struct slim_sched *sched;
@@ -187,13 +201,30 @@ bool content_type_init(struct slim_server *server);
 void content_type_surface_gone(struct wl_resource *resource);
 
 /* view.c */
-void view_handle_new_xdg_surface(struct wl_listener *listener, void *data);
+void view_init(struct slim_view *view, struct slim_server *server,
+		const struct slim_view_impl *impl, struct wlr_scene_node *node);
+void view_map(struct slim_view *view);
+void view_unmap(struct slim_view *view);
+/* The view is going: no grab, focus or list keeps it. */
+void view_finish(struct slim_view *view);
+struct wlr_box view_box(struct slim_view *view);
+void view_set_state(struct slim_view *view, bool maximized, bool fullscreen);
 struct slim_view *view_at(struct slim_server *server, double x, double y,
 		struct wlr_surface **surface, double *sx, double *sy);
 void view_focus(struct slim_view *view, struct wlr_surface *surface);
 void view_move_to(struct slim_view *view, int32_t x, int32_t y);
 void view_cycle(struct slim_server *server);
 void views_fit_output(struct slim_server *server);
+
+/* xdg.c */
+void xdg_handle_new_surface(struct wl_listener *listener, void *data);
+
+/* xwayland.c: NULL when Xwayland cannot be had (X11 clients then find no DISPLAY) */
+struct slim_xwayland *xwayland_create(struct slim_server *server,
+		struct wlr_compositor *compositor);
+void xwayland_destroy(struct slim_xwayland *xwayland);
+/* The DISPLAY X11 clients use, or NULL. */
+const char *xwayland_display_name(const struct slim_xwayland *xwayland);
 
 /* grab.c */
 void grab_begin(struct slim_view *view, enum slim_grab_mode mode, uint32_t edges);
