@@ -231,7 +231,14 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	setenv("WAYLAND_DISPLAY", socket, true);
-	unsetenv("DISPLAY");
+	const char *x11 = xwayland_display_name(server.xwayland);
+	if (x11) {
+		setenv("DISPLAY", x11, true);
+		wlr_log(WLR_INFO, "X11 programs use DISPLAY=%s", x11);
+	} else {
+		unsetenv("DISPLAY");
+	}
+	/* the last line of start-up: tests and benchmarks wait for it */
 	wlr_log(WLR_INFO, "slimland on WAYLAND_DISPLAY=%s", socket);
 	if (startup && !spawn(startup, link.managed, server.sched)) {
 		wlr_log(WLR_ERROR, "cannot start '%s'", startup);

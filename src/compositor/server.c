@@ -164,6 +164,8 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 		wlr_log(WLR_ERROR, "cannot create the compositor or the video tracker");
 		return false;
 	}
+	/* without it X11 programs find no DISPLAY; Wayland ones do not care */
+	server->xwayland = xwayland_create(server, compositor);
 	server->layout = wlr_output_layout_create();
 	server->scene = wlr_scene_create();
 	struct wlr_presentation *presentation =
@@ -219,6 +221,7 @@ void server_finish(struct slim_server *server)
 	if (!server->display) {
 		return;
 	}
+	xwayland_destroy(server->xwayland);
 	wl_display_destroy_clients(server->display);
 	wl_list_remove(&server->client_created.link);
 	wl_list_remove(&server->new_output.link);

@@ -69,7 +69,8 @@ struct slim_view_impl {
 	void (*set_activated)(struct slim_view *view, bool activated);
 	void (*set_state)(struct slim_view *view, bool maximized, bool fullscreen);
 	void (*set_resizing)(struct slim_view *view, bool resizing);
-	struct wl_client *(*client)(struct slim_view *view);
+	/* the process to put first while it has the keyboard (sched.c) */
+	pid_t (*pid)(struct slim_view *view);
 	/* optional: the view's node went to view->x, view->y */
 	void (*moved)(struct slim_view *view);
 };

@@ -87,9 +87,7 @@ void view_focus(struct slim_view *view, struct wlr_surface *surface)
 	wl_list_remove(&view->link);
 	wl_list_insert(&server->views, &view->link);
 	view->impl->set_activated(view, true);
-	pid_t pid;
-	wl_client_get_credentials(view->impl->client(view), &pid, NULL, NULL);
-	slim_sched_focus(server->sched, pid);
+	slim_sched_focus(server->sched, view->impl->pid(view));
 	struct wlr_keyboard *kb = wlr_seat_get_keyboard(seat);
 	if (kb) {
 		wlr_seat_keyboard_notify_enter(seat, target, kb->keycodes, kb->num_keycodes,

@@ -54,9 +54,11 @@ static void xdg_set_resizing(struct slim_view *view, bool resizing)
 	wlr_xdg_toplevel_set_resizing(xdg_view(view)->xdg, resizing);
 }
 
-static struct wl_client *xdg_client(struct slim_view *view)
+static pid_t xdg_pid(struct slim_view *view)
 {
-	return xdg_view(view)->xdg->client->client;
+	pid_t pid;
+	wl_client_get_credentials(xdg_view(view)->xdg->client->client, &pid, NULL, NULL);
+	return pid;
 }
 
 static const struct slim_view_impl xdg_impl = {
@@ -66,7 +68,7 @@ static const struct slim_view_impl xdg_impl = {
 	.set_activated = xdg_set_activated,
 	.set_state = xdg_set_state,
 	.set_resizing = xdg_set_resizing,
-	.client = xdg_client,
+	.pid = xdg_pid,
 };
 
 static void handle_map(struct wl_listener *listener, void *data)

@@ -22,7 +22,7 @@ import subprocess
 import time
 
 from slimtest import (Console, Process, Session, TestSkip, _reap_orphans, free_udp_port,
-                      images_equal, log, require_programs, scaled, _rgb)
+                      images_equal, log, read_fifo, require_programs, scaled, _rgb)
 
 PASSWORD = 'Flow-pass.42'
 
@@ -440,18 +440,3 @@ class ManagerSession(Session):
                                                           why, gpath, cpath))
 
 
-def read_fifo(s, fd, want, timeout, forbidden=None):
-    """Reads the FIFO until `want` came; fails on `forbidden`."""
-    import select
-    data = b''
-    deadline = time.monotonic() + scaled(timeout)
-    while want not in data:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            s.fail('the FIFO got %r, not %r, within %gs' % (data, want, scaled(timeout)))
-        readable, _, _ = select.select([fd], [], [], left)
-        if readable:
-            data += os.read(fd, 4096)
-    if forbidden and forbidden in data:
-        s.fail('the FIFO got %r: %r reached the session' % (data, forbidden))
-    return data

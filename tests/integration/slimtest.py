@@ -18,6 +18,7 @@ SLIMTEST_TIMEOUT_SCALE (multiplies every timeout; sanitizer builds are slower).
 """
 import os
 import shutil
+import select
 import signal
 import socket
 import subprocess
@@ -310,6 +311,8 @@ class Compositor(Process):
             raise TestFailure('slimland did not start (exit status %s):\n%s' % (
                 status, '\n'.join(self.stderr.tail(30))))
         self.display = line.split('WAYLAND_DISPLAY=', 1)[1].strip()
+        x11 = [l for l in self.stderr.since(0) if 'X11 programs use DISPLAY=' in l]
+        self.x11_display = x11[0].split('DISPLAY=', 1)[1].strip() if x11 else None
 
     def log_since(self, mark):
         return self.stderr.since(mark)
@@ -478,6 +481,22 @@ def fraction_not(img, rgb):
     return 1.0 - same / float(img.size[0] * img.size[1])
 
 
+def read_fifo(s, fd, want, timeout, forbidden=None):
+    """Reads the FIFO until `want` came; fails on `forbidden`."""
+    data = b''
+    deadline = time.monotonic() + scaled(timeout)
+    while want not in data:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            s.fail('the FIFO got %r, not %r, within %gs' % (data, want, scaled(timeout)))
+        readable, _, _ = select.select([fd], [], [], left)
+        if readable:
+            data += os.read(fd, 4096)
+    if forbidden and forbidden in data:
+        s.fail('the FIFO got %r: %r reached the session' % (data, forbidden))
+    return data
+
+
 class Session:
     """One slimland session: private runtime dir, a compositor, a console."""
 
@@ -628,6 +647,8 @@ class Session:
         env['ASAN_OPTIONS'] = _join_options(env.get('ASAN_OPTIONS'), 'detect_leaks=0')
         env.update({
             'WAYLAND_DISPLAY': self.compositor.display,
+            # X11 programs reach the session's Xwayland (started on their first connection)
+            'DISPLAY': self.compositor.x11_display or '',
             'GDK_BACKEND': 'wayland',
             'GSETTINGS_BACKEND': 'keyfile',
             'SHELL': '/bin/sh',
@@ -696,15 +717,17 @@ class Session:
             console.wait_for('frame ', 10)
         return console
 
-    def start_client(self, argv, wait_line=None, timeout=15, env=None, cwd=None, name=None):
+    def start_client(self, argv, wait_line=None, timeout=15, env=None, cwd=None, name=None,
+                     lines=False):
         """A Wayland client of this session; with wait_line, waits for a line
-        starting with it on the client's stdout."""
+        starting with it on the client's stdout (lines: keep its lines for
+        wait_line later, without waiting now)."""
         require_programs(argv[0])
         name = name or 'client-%d-%s' % (len(self.clients), os.path.basename(argv[0]))
         client_env = self.client_env()
         client_env.update(env or {})
         client = Process(name, argv, client_env, self.outdir,
-                         stdout_lines=wait_line is not None, cwd=cwd or self.home)
+                         stdout_lines=lines or wait_line is not None, cwd=cwd or self.home)
         self.clients.append(client)
         if wait_line is not None:
             client.wait_line(wait_line, timeout)
