@@ -30,6 +30,9 @@ static uint32_t now_msec(void)
 /* Compositor key bindings; true when the key was one. */
 static bool handle_binding(struct slim_server *server, xkb_keysym_t sym, uint32_t mods)
 {
+	if (protocols_shortcuts_inhibited(server->protocols)) {
+		return false;
+	}
 	if ((mods & WLR_MODIFIER_ALT) && sym == XKB_KEY_Tab) {
 		view_cycle(server);
 		return true;
@@ -115,6 +118,7 @@ void input_pointer_refresh(struct slim_server *server, uint32_t time_msec)
 		wlr_seat_pointer_clear_focus(server->seat);
 		cursor_set_theme(server, "left_ptr");
 	}
+	constraints_pointer_focus(server->constraints, surface);
 }
 
 static void pointer_moved(struct slim_server *server, uint32_t time_msec)
@@ -141,6 +145,14 @@ static void pointer_button(struct slim_server *server, uint32_t button, bool pre
 		input_pointer_refresh(server, time_msec);
 		return;
 	}
+	if (pressed && view && !surface) {
+		/* its title bar: drag to move */
+		view_focus(view, view->impl->surface(view));
+		if (button == BTN_LEFT) {
+			grab_begin(view, SLIM_GRAB_MOVE, 0);
+		}
+		return;
+	}
 	if (pressed && view) {
 		view_focus(view, surface);
 		uint32_t mods = wlr_keyboard_get_modifiers(server->keyboard->keyboard);
@@ -161,6 +173,7 @@ static void pointer_button(struct slim_server *server, uint32_t button, bool pre
 void input_handle_console(struct slim_server *server, const struct slim_wire_input *ev)
 {
 	uint32_t t = now_msec();
+	protocols_activity(server->protocols);
 	switch (ev->kind) {
 	case SLIM_INPUT_KEY:
 		if (ev->value == 0 || ev->value == 1) {
@@ -174,15 +187,17 @@ void input_handle_console(struct slim_server *server, const struct slim_wire_inp
 		}
 		break;
 	case SLIM_INPUT_MOTION_ABS:
-		server->pointer_x = ev->x / 256.0;
-		server->pointer_y = ev->y / 256.0;
+	case SLIM_INPUT_MOTION_REL: {
+		bool abs = ev->kind == SLIM_INPUT_MOTION_ABS;
+		double x = abs ? ev->x / 256.0 : server->pointer_x + ev->x / 256.0;
+		double y = abs ? ev->y / 256.0 : server->pointer_y + ev->y / 256.0;
+		constraints_move(server->constraints, &x, &y, x - server->pointer_x,
+			y - server->pointer_y);
+		server->pointer_x = x;
+		server->pointer_y = y;
 		pointer_moved(server, t);
 		break;
-	case SLIM_INPUT_MOTION_REL:
-		server->pointer_x += ev->x / 256.0;
-		server->pointer_y += ev->y / 256.0;
-		pointer_moved(server, t);
-		break;
+	}
 	case SLIM_INPUT_BUTTON:
 		pointer_button(server, ev->code, ev->value != 0, t);
 		break;

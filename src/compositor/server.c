@@ -201,6 +201,12 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 	server->request_set_primary_selection.notify = handle_request_set_primary_selection;
 	wl_signal_add(&server->seat->events.request_set_primary_selection,
 		&server->request_set_primary_selection);
+	server->protocols = protocols_create(server);
+	server->constraints = constraints_create(server);
+	if (!server->protocols || !server->constraints) {
+		wlr_log(WLR_ERROR, "cannot create the Wayland globals");
+		return false;
+	}
 	server->request_cursor.notify = cursor_handle_request;
 	wl_signal_add(&server->seat->events.request_set_cursor, &server->request_cursor);
 
@@ -230,6 +236,8 @@ void server_finish(struct slim_server *server)
 	wl_list_remove(&server->request_set_selection.link);
 	wl_list_remove(&server->request_set_primary_selection.link);
 	video_destroy(server->video);
+	protocols_destroy(server->protocols);
+	constraints_destroy(server->constraints);
 	protocol_check_destroy(server->protocol_check);
 	cursor_finish(server);
 	input_finish(server);

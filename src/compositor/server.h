@@ -9,6 +9,8 @@
  *   view.c     windows: focus, stacking, placement, maximize, fullscreen
  *   xdg.c      xdg-shell toplevels (as views) and popups
  *   xwayland.c X11 windows (as views), Xwayland started on the first X11 client
+ *   protocols.c decorations, idle inhibit, activation, shortcuts inhibit
+ *   constraints.c pointer lock and confinement, relative motion
  *   grab.c     interactive move and resize
  *   input.c    the console's keys and pointer, through the seat
  *   cursor.c   the pointer image, sent for the console to draw
@@ -50,6 +52,8 @@ struct wlr_buffer;
 struct slim_protocol_check;
 struct slim_video;
 struct slim_xwayland;
+struct slim_protocols;
+struct slim_constraints;
 struct slim_video_surface;
 
 enum slim_grab_mode {
@@ -86,7 +90,12 @@ struct slim_view {
 	/* where the view was before it was maximized or made fullscreen */
 	struct wlr_box saved;
 	bool maximized, fullscreen;
+	/* the title bar slimland draws for a client that asked (xdg-decoration), or NULL */
+	struct wlr_scene_rect *titlebar;
 };
+
+/* Height of a title bar slimland draws. */
+#define VIEW_TITLEBAR_H 24
 
 struct slim_output {
 	struct slim_server *server;
@@ -128,6 +137,8 @@ struct slim_server {
 	struct wl_list views;
 	struct slim_view *focused; /* the view with the keyboard */
 	struct slim_xwayland *xwayland;
+	struct slim_protocols *protocols;
+	struct slim_constraints *constraints;
 	struct slim_link *link;
 	struct slim_control *control; /* --managed only */
 	struct slim_sched *sched;
@@ -196,6 +207,31 @@ bool renderer_texture_yuv(struct wlr_texture *texture, struct slim_yuv_image *im
 struct slim_protocol_check *protocol_check_create(struct wl_display *display);
 void protocol_check_destroy(struct slim_protocol_check *check);
 
+/* constraints.c */
+struct slim_constraints *constraints_create(struct slim_server *server);
+void constraints_destroy(struct slim_constraints *constraints);
+/* The pointer entered `surface` (or none): its constraint, if any, takes hold. */
+void constraints_pointer_focus(struct slim_constraints *constraints, struct wlr_surface *surface);
+/*
+ * The pointer moves by (dx, dy) to (*x, *y): relative motion goes out, and a
+ * constraint holds the position back; true if it did.
+ */
+bool constraints_move(struct slim_constraints *constraints, double *x, double *y,
+		double dx, double dy);
+
+/* protocols.c */
+struct slim_protocols *protocols_create(struct slim_server *server);
+void protocols_destroy(struct slim_protocols *protocols);
+/* Input from the console: the session is not idle. */
+void protocols_activity(struct slim_protocols *protocols);
+bool protocols_idle_inhibited(const struct slim_protocols *protocols);
+void protocols_focus_changed(struct slim_protocols *protocols, struct wlr_surface *focused);
+/* The toplevel asked for a title bar drawn by slimland (xdg-decoration). */
+bool protocols_wants_titlebar(const struct slim_protocols *protocols,
+		struct wlr_xdg_surface *xdg);
+/* The focused client asked for the compositor's key bindings. */
+bool protocols_shortcuts_inhibited(const struct slim_protocols *protocols);
+
 /* content-type.c */
 bool content_type_init(struct slim_server *server);
 /* The surface of a wp_content_type_v1 went away: the object is inert. */
@@ -210,6 +246,11 @@ void view_unmap(struct slim_view *view);
 void view_finish(struct slim_view *view);
 struct wlr_box view_box(struct slim_view *view);
 void view_set_state(struct slim_view *view, bool maximized, bool fullscreen);
+/* A title bar above the view (a client asked for server-side decorations), or none. */
+void view_set_decorated(struct slim_view *view, bool decorated);
+/* The view of a toplevel surface, or NULL. */
+struct slim_view *view_of_surface(struct slim_server *server, struct wlr_surface *surface);
+/* The view under (x, y); *surface NULL when that is its title bar. */
 struct slim_view *view_at(struct slim_server *server, double x, double y,
 		struct wlr_surface **surface, double *sx, double *sy);
 void view_focus(struct slim_view *view, struct wlr_surface *surface);

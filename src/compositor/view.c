@@ -93,12 +93,17 @@ void view_focus(struct slim_view *view, struct wlr_surface *surface)
 		wlr_seat_keyboard_notify_enter(seat, target, kb->keycodes, kb->num_keycodes,
 			&kb->modifiers);
 	}
+	protocols_focus_changed(server->protocols, target);
 }
 
 struct slim_view *view_at(struct slim_server *server, double x, double y,
 		struct wlr_surface **surface, double *sx, double *sy)
 {
 	struct wlr_scene_node *node = wlr_scene_node_at(&server->scene->node, x, y, sx, sy);
+	*surface = NULL;
+	if (node && node->type == WLR_SCENE_NODE_RECT && node->data) {
+		return node->data; /* a title bar */
+	}
 	if (!node || node->type != WLR_SCENE_NODE_SURFACE) {
 		return NULL;
 	}
@@ -119,11 +124,53 @@ void view_cycle(struct slim_server *server)
 	view_focus(last, last->impl->surface(last));
 }
 
+static void update_titlebar(struct slim_view *view)
+{
+	if (view->titlebar) {
+		struct wlr_box geo = view->impl->geometry(view);
+		wlr_scene_rect_set_size(view->titlebar, geo.width, VIEW_TITLEBAR_H);
+		wlr_scene_node_set_enabled(&view->titlebar->node, !view->fullscreen);
+	}
+}
+
 static void fill_output(struct slim_view *view)
 {
 	struct slim_server *server = view->server;
-	view_move_to(view, 0, 0);
-	view->impl->set_size(view, server->width, server->height);
+	/* a maximized window keeps its title bar on the screen */
+	uint32_t top = view->titlebar && !view->fullscreen ? VIEW_TITLEBAR_H : 0;
+	view_move_to(view, 0, (int32_t)top);
+	view->impl->set_size(view, server->width, server->height - top);
+}
+
+void view_set_decorated(struct slim_view *view, bool decorated)
+{
+	if (decorated == (view->titlebar != NULL)) {
+		return;
+	}
+	if (!decorated) {
+		wlr_scene_node_destroy(&view->titlebar->node);
+		view->titlebar = NULL;
+		return;
+	}
+	static const float colour[4] = { 0.25f, 0.31f, 0.40f, 1.0f };
+	view->titlebar = wlr_scene_rect_create(view->node, 1, VIEW_TITLEBAR_H, colour);
+	if (!view->titlebar) {
+		return; /* undecorated, then */
+	}
+	view->titlebar->node.data = view;
+	wlr_scene_node_set_position(&view->titlebar->node, 0, -VIEW_TITLEBAR_H);
+	update_titlebar(view);
+}
+
+struct slim_view *view_of_surface(struct slim_server *server, struct wlr_surface *surface)
+{
+	struct slim_view *view;
+	wl_list_for_each(view, &server->views, link) {
+		if (view->impl->surface(view) == surface) {
+			return view;
+		}
+	}
+	return NULL;
 }
 
 /* Maximized and fullscreen windows follow the screen's size. */
@@ -147,6 +194,7 @@ void view_set_state(struct slim_view *view, bool maximized, bool fullscreen)
 	view->maximized = maximized;
 	view->fullscreen = fullscreen;
 	view->impl->set_state(view, maximized, fullscreen);
+	update_titlebar(view);
 	if (will) {
 		fill_output(view);
 	} else if (was) {
@@ -171,7 +219,7 @@ void view_map(struct slim_view *view)
 	/* New windows cascade from the top left, clear of the screen's edges. */
 	int n = wl_list_length(&server->views);
 	struct wlr_box box = view_box(view);
-	int32_t x = 32 + 32 * (n % 8), y = 32 + 32 * (n % 8);
+	int32_t x = 32 + 32 * (n % 8), y = 32 + 32 * (n % 8) + (view->titlebar ? VIEW_TITLEBAR_H : 0);
 	if (x + box.width > (int32_t)server->width) {
 		x = box.width < (int32_t)server->width ? ((int32_t)server->width - box.width) / 2 : 0;
 	}
@@ -181,6 +229,7 @@ void view_map(struct slim_view *view)
 	if (!view->maximized && !view->fullscreen) {
 		view_move_to(view, x, y);
 	}
+	update_titlebar(view);
 	/* Mapped only now: placing a new window is no move for the console to copy. */
 	view->mapped = true;
 	wl_list_insert(&server->views, &view->link);

@@ -87,6 +87,8 @@ static void handle_destroy(struct wl_listener *listener, void *data)
 {
 	struct slim_xdg_view *view = wl_container_of(listener, view, destroy);
 	view_finish(&view->base);
+	/* its decoration, if it goes after it, finds no view here */
+	view->xdg->data = NULL;
 	wl_list_remove(&view->map.link);
 	wl_list_remove(&view->unmap.link);
 	wl_list_remove(&view->destroy.link);
@@ -207,6 +209,8 @@ void xdg_handle_new_surface(struct wl_listener *listener, void *data)
 	 * for before (set_maximized, set_fullscreen) came with no one listening,
 	 * and is only in `requested`. The first configure must already say it.
 	 */
+	/* a decoration asked for before this commit, as with the states below */
+	view_set_decorated(&view->base, protocols_wants_titlebar(server->protocols, xdg));
 	if (toplevel->requested.maximized || toplevel->requested.fullscreen) {
 		view_set_state(&view->base, toplevel->requested.maximized,
 			toplevel->requested.fullscreen);
