@@ -55,6 +55,8 @@ static void handle_key(struct wl_listener *listener, void *data)
 			}
 		}
 	}
+	/* a virtual keyboard (virtual-input.c) may have had the seat */
+	wlr_seat_set_keyboard(server->seat, server->keyboard);
 	wlr_seat_keyboard_notify_key(server->seat, event->time_msec, event->keycode,
 		event->state);
 }
@@ -62,6 +64,7 @@ static void handle_key(struct wl_listener *listener, void *data)
 static void handle_modifiers(struct wl_listener *listener, void *data)
 {
 	struct slim_server *server = wl_container_of(listener, server, keyboard_modifiers);
+	wlr_seat_set_keyboard(server->seat, server->keyboard);
 	wlr_seat_keyboard_notify_modifiers(server->seat, &server->keyboard->keyboard->modifiers);
 }
 

@@ -203,7 +203,8 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 		&server->request_set_primary_selection);
 	server->protocols = protocols_create(server);
 	server->constraints = constraints_create(server);
-	if (!server->protocols || !server->constraints) {
+	server->virtual_input = virtual_input_create(server);
+	if (!server->protocols || !server->constraints || !server->virtual_input) {
 		wlr_log(WLR_ERROR, "cannot create the Wayland globals");
 		return false;
 	}
@@ -238,6 +239,7 @@ void server_finish(struct slim_server *server)
 	video_destroy(server->video);
 	protocols_destroy(server->protocols);
 	constraints_destroy(server->constraints);
+	virtual_input_destroy(server->virtual_input);
 	protocol_check_destroy(server->protocol_check);
 	cursor_finish(server);
 	input_finish(server);

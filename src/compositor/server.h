@@ -11,6 +11,7 @@
  *   xwayland.c X11 windows (as views), Xwayland started on the first X11 client
  *   protocols.c decorations, idle inhibit, activation, shortcuts inhibit
  *   constraints.c pointer lock and confinement, relative motion
+ *   virtual-input.c  virtual keyboards and pointers, the session's user's only
  *   grab.c     interactive move and resize
  *   input.c    the console's keys and pointer, through the seat
  *   cursor.c   the pointer image, sent for the console to draw
@@ -54,6 +55,7 @@ struct slim_video;
 struct slim_xwayland;
 struct slim_protocols;
 struct slim_constraints;
+struct slim_virtual_input;
 struct slim_video_surface;
 
 enum slim_grab_mode {
@@ -139,6 +141,7 @@ struct slim_server {
 	struct slim_xwayland *xwayland;
 	struct slim_protocols *protocols;
 	struct slim_constraints *constraints;
+	struct slim_virtual_input *virtual_input;
 	struct slim_link *link;
 	struct slim_control *control; /* --managed only */
 	struct slim_sched *sched;
@@ -206,6 +209,10 @@ bool renderer_texture_yuv(struct wlr_texture *texture, struct slim_yuv_image *im
 /* protocol-check.c */
 struct slim_protocol_check *protocol_check_create(struct wl_display *display);
 void protocol_check_destroy(struct slim_protocol_check *check);
+
+/* virtual-input.c */
+struct slim_virtual_input *virtual_input_create(struct slim_server *server);
+void virtual_input_destroy(struct slim_virtual_input *virtual_input);
 
 /* constraints.c */
 struct slim_constraints *constraints_create(struct slim_server *server);

@@ -1,0 +1,93 @@
+"""The protocols everyday clients ask for, each doing what it is for:
+
+- xdg-decoration: a client that asks to draw its own frame is told so
+  (mode 1); one that asks for the compositor's gets it (mode 2) and a title
+  bar above its window, on the console as on grim, by which it is dragged.
+- pointer lock: slim-protocols locks the pointer when it enters; the
+  console's relative motion reaches it as relative motion, and the pointer
+  does not move (no absolute motion event).
+- idle inhibit: the compositor says the session is kept awake while the
+  client inhibits idle, and no longer once it is gone.
+- virtual keyboard: wtype types into foot, whose shell writes into a FIFO.
+"""
+import os
+import time
+
+from slimtest import (BACKGROUND, BTN_LEFT, Session, fraction_not, log, read_fifo,
+                      require_programs, run, scaled)
+
+TITLEBAR = (63, 79, 102)  # view.c's title bar colour, as pixman rounds it
+TITLEBAR_H = 24
+
+
+def test():
+    require_programs('wtype', 'foot')
+    client = os.environ.get('SLIM_PROTOCOLS', '')
+    with Session('protocols', size=(800, 600)) as s:
+        # decorations
+        mine = s.start_client([client, 'decorate-client'], wait_line='ready')
+        mine.wait_line('mode 1', timeout=scaled(5))
+        mine.stop()
+        s.wait_screen(lambda img: fraction_not(img, BACKGROUND) == 0, 'the window gone')
+        theirs = s.start_client([client, 'decorate-server'], wait_line='ready')
+        theirs.wait_line('mode 2', timeout=scaled(5))
+        s.settled()
+        img = s.assert_screens_equal()
+        # the first window goes to (32, 32 + the bar): the bar is above it
+        bar = img.getpixel((100, 32 + TITLEBAR_H // 2))
+        if bar != TITLEBAR:
+            s.fail('no title bar above the window: %s at (100, %d)' % (bar, 32 + TITLEBAR_H // 2))
+        # dragged by its title bar
+        s.console.motion(100, 40)
+        s.console.button(BTN_LEFT, True)
+        for step in range(1, 6):
+            s.console.motion(100 + 20 * step, 40 + 10 * step)
+        s.console.button(BTN_LEFT, False)
+        s.settled()
+        img = s.assert_screens_equal()
+        if img.getpixel((200, 82 + TITLEBAR_H // 2)) != TITLEBAR:
+            s.fail('the title bar did not take the window along')
+        theirs.stop()
+        s.wait_screen(lambda img: fraction_not(img, BACKGROUND) == 0, 'the window gone')
+
+        # pointer lock and relative motion
+        lock = s.start_client([client, 'lock'], wait_line='ready')
+        s.console.motion(100, 100)
+        lock.wait_line('locked', timeout=scaled(5))
+        mark = lock.stdout.mark()
+        s.console.rmotion(5, 7)
+        lock.wait_line('relative 5 7', timeout=scaled(5))
+        moved = [l for l in lock.stdout.since(mark) if l.startswith('motion')]
+        if moved:
+            s.fail('the pointer moved while locked: %s' % moved)
+        lock.stop()
+
+        # idle inhibit
+        mark = s.compositor.stderr.mark()
+        inhibit = s.start_client([client, 'inhibit'], wait_line='ready')
+        s.compositor.stderr.wait(lambda l: 'idle: inhibited (1 inhibitor)' in l, mark,
+                                 time.monotonic() + scaled(5))
+        inhibit.stop()
+        _, line = s.compositor.stderr.wait(lambda l: 'idle: allowed (0 inhibitors)' in l, mark,
+                                           time.monotonic() + scaled(5))
+        if line is None:
+            s.fail('the compositor never let the session go idle again')
+
+        # a virtual keyboard: wtype types into foot
+        s.wait_screen(lambda img: fraction_not(img, BACKGROUND) == 0, 'the windows gone')
+        fifo = os.path.join(s.home, 'fifo')
+        os.mkfifo(fifo)
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            s.start_client(['foot'], env={'SHELL': '/bin/sh', 'PS1': '$ ', 'HOME': s.home})
+            s.wait_screen(lambda img: fraction_not(img, BACKGROUND) > 0.3, 'the foot window')
+            s.settled()
+            r = s.run_client(['wtype', 'echo slim-wtype > fifo\n'])
+            if r.returncode != 0:
+                s.fail('wtype: %s' % r.stderr.decode())
+            log('the FIFO got %r' % read_fifo(s, fd, b'slim-wtype\n', 10))
+        finally:
+            os.close(fd)
+
+
+run(test)
