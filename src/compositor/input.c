@@ -149,10 +149,10 @@ static void pointer_button(struct slim_server *server, uint32_t button, bool pre
 		return;
 	}
 	if (pressed && view && !surface) {
-		/* its title bar: drag to move */
+		/* its title bar: drag to move, or the button on it to close */
 		view_focus(view, view->impl->surface(view));
 		if (button == BTN_LEFT) {
-			grab_begin(view, SLIM_GRAB_MOVE, 0);
+			view_titlebar_click(view, server->pointer_x - view->x);
 		}
 		return;
 	}

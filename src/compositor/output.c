@@ -233,6 +233,7 @@ void output_resize(struct slim_server *server, uint32_t width, uint32_t height)
 	background_set_size(server, width, height);
 	pixman_region32_clear(&output->damage);
 	wlr_output_damage_add_whole(output->scene_output->damage);
+	layers_arrange(server);
 	views_fit_output(server);
 	wlr_log(WLR_INFO, "output resized to %ux%u", width, height);
 }

@@ -116,6 +116,7 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 		&server->cursor_commit, &server->cursor_destroy, &server->client_created,
 		&server->new_output, &server->new_xdg_surface, &server->request_cursor,
 		&server->request_set_selection, &server->request_set_primary_selection,
+		&server->new_layer_surface,
 	};
 	for (size_t i = 0; i < sizeof(listeners) / sizeof(listeners[0]); i++) {
 		wl_list_init(&listeners[i]->link);
@@ -182,7 +183,7 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 		return false;
 	}
 	wlr_scene_set_presentation(server->scene, presentation);
-	if (!background_set_size(server, width, height)) {
+	if (!background_set_size(server, width, height) || !layers_init(server)) {
 		return false;
 	}
 
@@ -233,6 +234,7 @@ void server_finish(struct slim_server *server)
 	wl_list_remove(&server->client_created.link);
 	wl_list_remove(&server->new_output.link);
 	wl_list_remove(&server->new_xdg_surface.link);
+	wl_list_remove(&server->new_layer_surface.link);
 	wl_list_remove(&server->request_cursor.link);
 	wl_list_remove(&server->request_set_selection.link);
 	wl_list_remove(&server->request_set_primary_selection.link);

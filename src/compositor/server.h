@@ -12,6 +12,7 @@
  *   protocols.c decorations, idle inhibit, activation, shortcuts inhibit
  *   constraints.c pointer lock and confinement, relative motion
  *   virtual-input.c  virtual keyboards and pointers, the session's user's only
+ *   layer.c    layer-shell: panels and the like, placed; exclusive zones
  *   grab.c     interactive move and resize
  *   input.c    the console's keys and pointer, through the seat
  *   cursor.c   the pointer image, sent for the console to draw
@@ -79,6 +80,8 @@ struct slim_view_impl {
 	pid_t (*pid)(struct slim_view *view);
 	/* optional: the view's node went to view->x, view->y */
 	void (*moved)(struct slim_view *view);
+	/* asks the client to close the window */
+	void (*close)(struct slim_view *view);
 };
 
 /* A window; embedded in its kind's own struct. */
@@ -93,7 +96,7 @@ struct slim_view {
 	struct wlr_box saved;
 	bool maximized, fullscreen;
 	/* the title bar slimland draws for a client that asked (xdg-decoration), or NULL */
-	struct wlr_scene_rect *titlebar;
+	struct wlr_scene_rect *titlebar, *close_button;
 };
 
 /* Height of a title bar slimland draws. */
@@ -136,6 +139,11 @@ struct slim_server {
 	struct wlr_xcursor_manager *xcursors;
 
 	struct slim_output *output;
+	/* the scene, bottom up: background, layers 0 and 1, windows, layers 2 and 3 */
+	struct wlr_scene_tree *layers[4], *windows;
+	struct wl_list layer_surfaces;
+	struct wlr_box usable; /* the screen less the panels' exclusive zones */
+	struct wl_listener new_layer_surface;
 	struct wl_list views;
 	struct slim_view *focused; /* the view with the keyboard */
 	struct slim_xwayland *xwayland;
@@ -210,6 +218,11 @@ bool renderer_texture_yuv(struct wlr_texture *texture, struct slim_yuv_image *im
 struct slim_protocol_check *protocol_check_create(struct wl_display *display);
 void protocol_check_destroy(struct slim_protocol_check *check);
 
+/* layer.c */
+bool layers_init(struct slim_server *server);
+/* Places every layer surface again (the screen or a surface changed). */
+void layers_arrange(struct slim_server *server);
+
 /* virtual-input.c */
 struct slim_virtual_input *virtual_input_create(struct slim_server *server);
 void virtual_input_destroy(struct slim_virtual_input *virtual_input);
@@ -257,6 +270,8 @@ void view_set_state(struct slim_view *view, bool maximized, bool fullscreen);
 void view_set_decorated(struct slim_view *view, bool decorated);
 /* The view of a toplevel surface, or NULL. */
 struct slim_view *view_of_surface(struct slim_server *server, struct wlr_surface *surface);
+/* Its title bar was clicked, x from the window's left edge: closes, or starts a move. */
+void view_titlebar_click(struct slim_view *view, double x);
 /* The view under (x, y); *surface NULL when that is its title bar. */
 struct slim_view *view_at(struct slim_server *server, double x, double y,
 		struct wlr_surface **surface, double *sx, double *sy);

@@ -129,6 +129,8 @@ static void update_titlebar(struct slim_view *view)
 	if (view->titlebar) {
 		struct wlr_box geo = view->impl->geometry(view);
 		wlr_scene_rect_set_size(view->titlebar, geo.width, VIEW_TITLEBAR_H);
+		wlr_scene_node_set_position(&view->close_button->node,
+			geo.width - VIEW_TITLEBAR_H + 4, 4);
 		wlr_scene_node_set_enabled(&view->titlebar->node, !view->fullscreen);
 	}
 }
@@ -137,9 +139,16 @@ static void fill_output(struct slim_view *view)
 {
 	struct slim_server *server = view->server;
 	/* a maximized window keeps its title bar on the screen */
-	uint32_t top = view->titlebar && !view->fullscreen ? VIEW_TITLEBAR_H : 0;
-	view_move_to(view, 0, (int32_t)top);
-	view->impl->set_size(view, server->width, server->height - top);
+	if (view->fullscreen) {
+		view_move_to(view, 0, 0);
+		view->impl->set_size(view, server->width, server->height);
+		return;
+	}
+	/* maximized: what the panels leave, the title bar (if any) in it */
+	struct wlr_box area = server->usable;
+	int32_t top = view->titlebar ? VIEW_TITLEBAR_H : 0;
+	view_move_to(view, area.x, area.y + top);
+	view->impl->set_size(view, (uint32_t)area.width, (uint32_t)(area.height - top));
 }
 
 void view_set_decorated(struct slim_view *view, bool decorated)
@@ -148,18 +157,34 @@ void view_set_decorated(struct slim_view *view, bool decorated)
 		return;
 	}
 	if (!decorated) {
-		wlr_scene_node_destroy(&view->titlebar->node);
-		view->titlebar = NULL;
+		wlr_scene_node_destroy(&view->titlebar->node); /* the button with it */
+		view->titlebar = view->close_button = NULL;
 		return;
 	}
 	static const float colour[4] = { 0.25f, 0.31f, 0.40f, 1.0f };
+	static const float close_colour[4] = { 0.75f, 0.30f, 0.25f, 1.0f };
 	view->titlebar = wlr_scene_rect_create(view->node, 1, VIEW_TITLEBAR_H, colour);
-	if (!view->titlebar) {
+	view->close_button = view->titlebar ? wlr_scene_rect_create(&view->titlebar->node,
+		VIEW_TITLEBAR_H - 8, VIEW_TITLEBAR_H - 8, close_colour) : NULL;
+	if (!view->close_button) {
+		wlr_scene_node_destroy(view->titlebar ? &view->titlebar->node : NULL);
+		view->titlebar = NULL;
 		return; /* undecorated, then */
 	}
 	view->titlebar->node.data = view;
+	view->close_button->node.data = view;
 	wlr_scene_node_set_position(&view->titlebar->node, 0, -VIEW_TITLEBAR_H);
 	update_titlebar(view);
+}
+
+void view_titlebar_click(struct slim_view *view, double x)
+{
+	struct wlr_box geo = view->impl->geometry(view);
+	if (x >= geo.width - VIEW_TITLEBAR_H && view->impl->close) {
+		view->impl->close(view);
+		return;
+	}
+	grab_begin(view, SLIM_GRAB_MOVE, 0);
 }
 
 struct slim_view *view_of_surface(struct slim_server *server, struct wlr_surface *surface)

@@ -61,6 +61,11 @@ static pid_t xdg_pid(struct slim_view *view)
 	return pid;
 }
 
+static void xdg_close(struct slim_view *view)
+{
+	wlr_xdg_toplevel_send_close(xdg_view(view)->xdg);
+}
+
 static const struct slim_view_impl xdg_impl = {
 	.surface = xdg_surface,
 	.geometry = xdg_geometry,
@@ -69,6 +74,7 @@ static const struct slim_view_impl xdg_impl = {
 	.set_state = xdg_set_state,
 	.set_resizing = xdg_set_resizing,
 	.pid = xdg_pid,
+	.close = xdg_close,
 };
 
 static void handle_map(struct wl_listener *listener, void *data)
@@ -179,7 +185,7 @@ void xdg_handle_new_surface(struct wl_listener *listener, void *data)
 	}
 	struct slim_xdg_view *view = calloc(1, sizeof(*view));
 	struct wlr_scene_node *node = view ?
-		wlr_scene_xdg_surface_create(&server->scene->node, xdg) : NULL;
+		wlr_scene_xdg_surface_create(&server->windows->node, xdg) : NULL;
 	if (!node) {
 		free(view);
 		wl_resource_post_no_memory(xdg->resource);

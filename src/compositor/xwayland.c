@@ -86,6 +86,11 @@ static pid_t x11_pid(struct slim_view *view)
 	return xs->pid; /* _NET_WM_PID; 0 if the client says none: nothing moves */
 }
 
+static void x11_close(struct slim_view *view)
+{
+	wlr_xwayland_surface_close(x11_view(view)->xs);
+}
+
 static const struct slim_view_impl x11_impl = {
 	.surface = x11_surface,
 	.geometry = x11_geometry,
@@ -95,6 +100,7 @@ static const struct slim_view_impl x11_impl = {
 	.set_resizing = x11_set_resizing,
 	.pid = x11_pid,
 	.moved = x11_moved,
+	.close = x11_close,
 };
 
 static void handle_map(struct wl_listener *listener, void *data)
@@ -226,7 +232,7 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 	struct slim_xwayland *xw = wl_container_of(listener, xw, new_surface);
 	struct wlr_xwayland_surface *xs = data;
 	struct slim_x11_view *view = calloc(1, sizeof(*view));
-	struct wlr_scene_tree *tree = view ? wlr_scene_tree_create(&xw->server->scene->node) : NULL;
+	struct wlr_scene_tree *tree = view ? wlr_scene_tree_create(&xw->server->windows->node) : NULL;
 	if (!tree) {
 		free(view);
 		wlr_log(WLR_ERROR, "xwayland: out of memory for a window");

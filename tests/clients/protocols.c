@@ -101,6 +101,22 @@ static void configure(void *data, struct xdg_surface *xs, uint32_t serial)
 
 static const struct xdg_surface_listener xdg_surface_listener = { .configure = configure };
 
+static void toplevel_configure(void *data, struct xdg_toplevel *t, int32_t w, int32_t h,
+		struct wl_array *states)
+{
+}
+
+/* The compositor's close button, or any other way it asks: gone. */
+static void toplevel_close(void *data, struct xdg_toplevel *t)
+{
+	say("closed");
+	exit(0);
+}
+
+static const struct xdg_toplevel_listener toplevel_listener = {
+	.configure = toplevel_configure, .close = toplevel_close,
+};
+
 static void deco_configure(void *data, struct zxdg_toplevel_decoration_v1 *d, uint32_t mode)
 {
 	say("mode %u", mode);
@@ -226,6 +242,7 @@ int main(int argc, char *argv[])
 	xdg_surface_add_listener(xs, &xdg_surface_listener, &c);
 	struct xdg_toplevel *top = xdg_surface_get_toplevel(xs);
 	xdg_toplevel_set_title(top, "slim-protocols");
+	xdg_toplevel_add_listener(top, &toplevel_listener, &c);
 	if (strncmp(c.mode, "decorate-", 9) == 0) {
 		struct zxdg_toplevel_decoration_v1 *d =
 			zxdg_decoration_manager_v1_get_toplevel_decoration(c.decorations, top);

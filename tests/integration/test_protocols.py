@@ -9,6 +9,8 @@
 - idle inhibit: the compositor says the session is kept awake while the
   client inhibits idle, and no longer once it is gone.
 - virtual keyboard: wtype types into foot, whose shell writes into a FIFO.
+- layer shell: yambar, a panel at the top with a 30-pixel exclusive zone:
+  a maximized foot (with the title bar it asks for) starts below it.
 """
 import os
 import time
@@ -18,10 +20,21 @@ from slimtest import (BACKGROUND, BTN_LEFT, Session, fraction_not, log, read_fif
 
 TITLEBAR = (63, 79, 102)  # view.c's title bar colour, as pixman rounds it
 TITLEBAR_H = 24
+PANEL = (0x20, 0x40, 0x60)
+YAMBAR = '''bar:
+  height: 30
+  location: top
+  background: 204060ff
+  font: DejaVu Sans:size=10
+  center:
+    - label:
+        content:
+          string: {text: "slimland panel"}
+'''
 
 
 def test():
-    require_programs('wtype', 'foot')
+    require_programs('wtype', 'foot', 'yambar')
     client = os.environ.get('SLIM_PROTOCOLS', '')
     with Session('protocols', size=(800, 600)) as s:
         # decorations
@@ -47,7 +60,11 @@ def test():
         img = s.assert_screens_equal()
         if img.getpixel((200, 82 + TITLEBAR_H // 2)) != TITLEBAR:
             s.fail('the title bar did not take the window along')
-        theirs.stop()
+        # its close button (the title bar's right end) asks the client to close:
+        # slim-protocols exits on xdg_toplevel.close
+        s.console.motion(132 + 200 - 10, 82 + TITLEBAR_H // 2)
+        s.console.click()
+        theirs.wait_exit(timeout=5)
         s.wait_screen(lambda img: fraction_not(img, BACKGROUND) == 0, 'the window gone')
 
         # pointer lock and relative motion
@@ -88,6 +105,23 @@ def test():
             log('the FIFO got %r' % read_fifo(s, fd, b'slim-wtype\n', 10))
         finally:
             os.close(fd)
+
+        # a panel reserves its zone; a maximized window fills what is left
+        config = os.path.join(s.config_home, 'yambar')
+        os.makedirs(config)
+        with open(os.path.join(config, 'config.yml'), 'w') as f:
+            f.write(YAMBAR)
+        # (yambar 1.9 crashes when the pointer enters it with no cursor theme installed)
+        s.console.motion(400, 300)
+        s.start_client(['yambar'])
+        s.wait_screen(lambda img: img.getpixel((400, 10)) == PANEL, 'the panel')
+        s.start_client(['foot', '--maximized'], env={'SHELL': '/bin/sh', 'HOME': s.home})
+        s.wait_screen(lambda img: img.getpixel((400, 30 + TITLEBAR_H // 2)) == TITLEBAR,
+                      'the maximized foot below the panel')
+        s.settled()
+        img = s.assert_screens_equal()
+        if img.getpixel((400, 10)) != PANEL:
+            s.fail('the maximized window covers the panel')
 
 
 run(test)

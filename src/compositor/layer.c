@@ -1,0 +1,240 @@
+/*
+ * wlr-layer-shell: panels, docks, launchers, notifications and wallpapers.
+ * Each layer has its tree in the scene: background and bottom under the
+ * windows, top and overlay over them. A surface is placed by its anchors
+ * and margins; one anchored to an edge with an exclusive zone takes that
+ * strip from the area maximized windows fill (server.usable). A surface
+ * that asks for the keyboard gets it while it is mapped.
+ */
+#include <stdlib.h>
+#include <wlr/types/wlr_layer_shell_v1.h>
+#include <wlr/types/wlr_output.h>
+#include <wlr/types/wlr_scene.h>
+#include <wlr/types/wlr_seat.h>
+#include <wlr/util/log.h>
+#include "server.h"
+
+struct slim_layer_surface {
+	struct wl_list link; /* slim_server.layer_surfaces */
+	struct slim_server *server;
+	struct wlr_layer_surface_v1 *ls;
+	struct wlr_scene_node *node;
+	struct wl_listener map, unmap, destroy, commit;
+};
+
+#define ANCHOR_H (ZWLR_LAYER_SURFACE_V1_ANCHOR_LEFT | ZWLR_LAYER_SURFACE_V1_ANCHOR_RIGHT)
+#define ANCHOR_V (ZWLR_LAYER_SURFACE_V1_ANCHOR_TOP | ZWLR_LAYER_SURFACE_V1_ANCHOR_BOTTOM)
+
+/* One axis: where a surface of `want` (0: all there is) goes in [lo, lo + len). */
+static void place_axis(uint32_t anchor, uint32_t first, uint32_t second, int32_t lo, int32_t len,
+		uint32_t want, int32_t m1, int32_t m2, int32_t *pos, int32_t *size)
+{
+	bool a = anchor & first, b = anchor & second;
+	int32_t s = want ? (int32_t)want : len - m1 - m2;
+	s = s > 0 ? s : 1;
+	if (a && !b) {
+		*pos = lo + m1;
+	} else if (b && !a) {
+		*pos = lo + len - s - m2;
+	} else {
+		*pos = lo + m1 + (len - m1 - m2 - s) / 2;
+	}
+	*size = s;
+}
+
+/* Places one surface within `area`; takes its exclusive zone off `usable`. */
+static void place(struct slim_layer_surface *l, struct wlr_box area, struct wlr_box *usable)
+{
+	const struct wlr_layer_surface_v1_state *st = &l->ls->current;
+	struct wlr_box bounds = st->exclusive_zone < 0 ? area : *usable;
+	int32_t x, y, w, h;
+	place_axis(st->anchor, ZWLR_LAYER_SURFACE_V1_ANCHOR_LEFT, ZWLR_LAYER_SURFACE_V1_ANCHOR_RIGHT,
+		bounds.x, bounds.width, st->desired_width, (int32_t)st->margin.left,
+		(int32_t)st->margin.right, &x, &w);
+	place_axis(st->anchor, ZWLR_LAYER_SURFACE_V1_ANCHOR_TOP, ZWLR_LAYER_SURFACE_V1_ANCHOR_BOTTOM,
+		bounds.y, bounds.height, st->desired_height, (int32_t)st->margin.top,
+		(int32_t)st->margin.bottom, &y, &h);
+	wlr_scene_node_set_position(l->node, x, y);
+	wlr_layer_surface_v1_configure(l->ls, (uint32_t)w, (uint32_t)h);
+	if (st->exclusive_zone <= 0 || !l->ls->mapped) {
+		return;
+	}
+	/* an edge: anchored to it and to both ends along it (or to it alone) */
+	uint32_t a = st->anchor;
+	int32_t zone = st->exclusive_zone;
+	if ((a & ZWLR_LAYER_SURFACE_V1_ANCHOR_TOP) && !(a & ZWLR_LAYER_SURFACE_V1_ANCHOR_BOTTOM)) {
+		zone += (int32_t)st->margin.top;
+		usable->y += zone;
+		usable->height -= zone;
+	} else if ((a & ZWLR_LAYER_SURFACE_V1_ANCHOR_BOTTOM) && !(a & ZWLR_LAYER_SURFACE_V1_ANCHOR_TOP)) {
+		usable->height -= zone + (int32_t)st->margin.bottom;
+	} else if ((a & ZWLR_LAYER_SURFACE_V1_ANCHOR_LEFT) && !(a & ZWLR_LAYER_SURFACE_V1_ANCHOR_RIGHT)) {
+		zone += (int32_t)st->margin.left;
+		usable->x += zone;
+		usable->width -= zone;
+	} else if ((a & ZWLR_LAYER_SURFACE_V1_ANCHOR_RIGHT) && !(a & ZWLR_LAYER_SURFACE_V1_ANCHOR_LEFT)) {
+		usable->width -= zone + (int32_t)st->margin.right;
+	}
+	usable->width = usable->width > 1 ? usable->width : 1;
+	usable->height = usable->height > 1 ? usable->height : 1;
+}
+
+/* Everything again: exclusive zones first (from the top layer down), then the rest. */
+void layers_arrange(struct slim_server *server)
+{
+	struct wlr_box area = { 0, 0, (int)server->width, (int)server->height };
+	struct wlr_box usable = area;
+	struct slim_layer_surface *l;
+	for (int exclusive = 1; exclusive >= 0; exclusive--) {
+		for (int layer = ZWLR_LAYER_SHELL_V1_LAYER_OVERLAY; layer >= 0; layer--) {
+			wl_list_for_each(l, &server->layer_surfaces, link) {
+				const struct wlr_layer_surface_v1_state *st = &l->ls->current;
+				if ((int)st->layer == layer && (st->exclusive_zone > 0) == exclusive) {
+					place(l, area, &usable);
+				}
+			}
+		}
+	}
+	bool changed = usable.x != server->usable.x || usable.y != server->usable.y ||
+		usable.width != server->usable.width || usable.height != server->usable.height;
+	wlr_log(WLR_DEBUG, "layers: usable %d,%d %dx%d", usable.x, usable.y, usable.width, usable.height);
+	server->usable = usable;
+	if (changed) {
+		views_fit_output(server);
+	}
+}
+
+static void focus_if_asked(struct slim_layer_surface *l)
+{
+	struct wlr_seat *seat = l->server->seat;
+	struct wlr_keyboard *kb = wlr_seat_get_keyboard(seat);
+	if (l->ls->current.keyboard_interactive != ZWLR_LAYER_SURFACE_V1_KEYBOARD_INTERACTIVITY_NONE &&
+			kb) {
+		wlr_seat_keyboard_notify_enter(seat, l->ls->surface, kb->keycodes, kb->num_keycodes,
+			&kb->modifiers);
+	}
+}
+
+static void handle_map(struct wl_listener *listener, void *data)
+{
+	struct slim_layer_surface *l = wl_container_of(listener, l, map);
+	wlr_scene_node_set_enabled(l->node, true);
+	layers_arrange(l->server);
+	focus_if_asked(l);
+	input_pointer_refresh(l->server, 0);
+}
+
+/* The keyboard goes back to the window that had it. */
+static void give_back_keyboard(struct slim_layer_surface *l)
+{
+	struct slim_server *server = l->server;
+	if (server->seat->keyboard_state.focused_surface != l->ls->surface) {
+		return;
+	}
+	wlr_seat_keyboard_clear_focus(server->seat);
+	if (server->focused) {
+		struct slim_view *v = server->focused;
+		server->focused = NULL;
+		view_focus(v, v->impl->surface(v));
+	}
+}
+
+static void handle_unmap(struct wl_listener *listener, void *data)
+{
+	struct slim_layer_surface *l = wl_container_of(listener, l, unmap);
+	wlr_scene_node_set_enabled(l->node, false);
+	give_back_keyboard(l);
+	layers_arrange(l->server);
+	input_pointer_refresh(l->server, 0);
+}
+
+static void handle_commit(struct wl_listener *listener, void *data)
+{
+	struct slim_layer_surface *l = wl_container_of(listener, l, commit);
+	if (l->ls->current.committed) {
+		/* anchors, size, zone, margins or layer changed */
+		struct wlr_scene_tree *tree = l->server->layers[l->ls->current.layer];
+		if (l->node->parent != &tree->node) {
+			wlr_scene_node_reparent(l->node, &tree->node);
+		}
+		layers_arrange(l->server);
+	}
+}
+
+static void handle_destroy(struct wl_listener *listener, void *data)
+{
+	struct slim_layer_surface *l = wl_container_of(listener, l, destroy);
+	wl_list_remove(&l->map.link);
+	wl_list_remove(&l->unmap.link);
+	wl_list_remove(&l->destroy.link);
+	wl_list_remove(&l->commit.link);
+	wl_list_remove(&l->link);
+	wlr_scene_node_destroy(l->node);
+	struct slim_server *server = l->server;
+	free(l);
+	layers_arrange(server);
+}
+
+static void handle_new_surface(struct wl_listener *listener, void *data)
+{
+	struct slim_server *server = wl_container_of(listener, server, new_layer_surface);
+	struct wlr_layer_surface_v1 *ls = data;
+	if (!server->output || ls->pending.layer > ZWLR_LAYER_SHELL_V1_LAYER_OVERLAY) {
+		wlr_layer_surface_v1_destroy(ls); /* nowhere to show it: closed */
+		return;
+	}
+	ls->output = server->output->wlr; /* one screen: the console's */
+	struct slim_layer_surface *l = calloc(1, sizeof(*l));
+	struct wlr_scene_node *node = l ? wlr_scene_subsurface_tree_create(
+		&server->layers[ls->pending.layer]->node, ls->surface) : NULL;
+	if (!node) {
+		free(l);
+		wl_resource_post_no_memory(ls->resource);
+		return;
+	}
+	l->server = server;
+	l->ls = ls;
+	l->node = node;
+	wlr_scene_node_set_enabled(node, false);
+	l->map.notify = handle_map;
+	wl_signal_add(&ls->events.map, &l->map);
+	l->unmap.notify = handle_unmap;
+	wl_signal_add(&ls->events.unmap, &l->unmap);
+	l->destroy.notify = handle_destroy;
+	wl_signal_add(&ls->events.destroy, &l->destroy);
+	l->commit.notify = handle_commit;
+	wl_signal_add(&ls->surface->events.commit, &l->commit);
+	wl_list_insert(&server->layer_surfaces, &l->link);
+	/*
+	 * Its first configure says where it goes; it maps once it answers.
+	 * wlroots 0.15 announces it at its first commit with that commit's
+	 * state still pending: placed from it, as if current.
+	 */
+	struct wlr_layer_surface_v1_state current = ls->current;
+	ls->current = ls->pending;
+	layers_arrange(server);
+	ls->current = current;
+}
+
+bool layers_init(struct slim_server *server)
+{
+	wl_list_init(&server->layer_surfaces);
+	server->usable = (struct wlr_box){ 0, 0, (int)server->width, (int)server->height };
+	/* the scene, bottom up: background, its layers, windows, the layers over them */
+	for (int i = 0; i < 4; i++) {
+		server->layers[i] = wlr_scene_tree_create(&server->scene->node);
+		if (i == ZWLR_LAYER_SHELL_V1_LAYER_BOTTOM) {
+			server->windows = wlr_scene_tree_create(&server->scene->node);
+		}
+		if (!server->layers[i]) {
+			return false;
+		}
+	}
+	struct wlr_layer_shell_v1 *shell = wlr_layer_shell_v1_create(server->display);
+	if (!shell || !server->windows) {
+		return false;
+	}
+	server->new_layer_surface.notify = handle_new_surface;
+	wl_signal_add(&shell->events.new_surface, &server->new_layer_surface);
+	return true;
+}
