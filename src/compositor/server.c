@@ -6,6 +6,7 @@
 #include <wlr/types/wlr_compositor.h>
 #include <wlr/types/wlr_data_control_v1.h>
 #include <wlr/types/wlr_data_device.h>
+#include <wlr/types/wlr_foreign_toplevel_management_v1.h>
 #include <wlr/types/wlr_output_layout.h>
 #include <wlr/types/wlr_presentation_time.h>
 #include <wlr/types/wlr_primary_selection.h>
@@ -205,7 +206,9 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 	server->protocols = protocols_create(server);
 	server->constraints = constraints_create(server);
 	server->virtual_input = virtual_input_create(server);
-	if (!server->protocols || !server->constraints || !server->virtual_input) {
+	server->toplevels = wlr_foreign_toplevel_manager_v1_create(server->display);
+	if (!server->protocols || !server->constraints || !server->virtual_input ||
+			!server->toplevels) {
 		wlr_log(WLR_ERROR, "cannot create the Wayland globals");
 		return false;
 	}

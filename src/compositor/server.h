@@ -13,6 +13,7 @@
  *   constraints.c pointer lock and confinement, relative motion
  *   virtual-input.c  virtual keyboards and pointers, the session's user's only
  *   layer.c    layer-shell: panels and the like, placed; exclusive zones
+ *   toplevel-list.c  the windows, listed for task bars (foreign-toplevel)
  *   grab.c     interactive move and resize
  *   input.c    the console's keys and pointer, through the seat
  *   cursor.c   the pointer image, sent for the console to draw
@@ -57,6 +58,8 @@ struct slim_xwayland;
 struct slim_protocols;
 struct slim_constraints;
 struct slim_virtual_input;
+struct slim_toplevel;
+struct wlr_foreign_toplevel_manager_v1;
 struct slim_video_surface;
 
 enum slim_grab_mode {
@@ -82,6 +85,9 @@ struct slim_view_impl {
 	void (*moved)(struct slim_view *view);
 	/* asks the client to close the window */
 	void (*close)(struct slim_view *view);
+	/* what task bars show; may be NULL */
+	const char *(*title)(struct slim_view *view);
+	const char *(*app_id)(struct slim_view *view);
 };
 
 /* A window; embedded in its kind's own struct. */
@@ -97,6 +103,7 @@ struct slim_view {
 	bool maximized, fullscreen;
 	/* the title bar slimland draws for a client that asked (xdg-decoration), or NULL */
 	struct wlr_scene_rect *titlebar, *close_button;
+	struct slim_toplevel *toplevel; /* in task bars while mapped (toplevel-list.c) */
 };
 
 /* Height of a title bar slimland draws. */
@@ -150,6 +157,7 @@ struct slim_server {
 	struct slim_protocols *protocols;
 	struct slim_constraints *constraints;
 	struct slim_virtual_input *virtual_input;
+	struct wlr_foreign_toplevel_manager_v1 *toplevels;
 	struct slim_link *link;
 	struct slim_control *control; /* --managed only */
 	struct slim_sched *sched;
@@ -217,6 +225,12 @@ bool renderer_texture_yuv(struct wlr_texture *texture, struct slim_yuv_image *im
 /* protocol-check.c */
 struct slim_protocol_check *protocol_check_create(struct wl_display *display);
 void protocol_check_destroy(struct slim_protocol_check *check);
+
+/* toplevel-list.c */
+void toplevel_list_add(struct slim_view *view);
+/* Its focus, maximized and fullscreen states, again. */
+void toplevel_list_update(struct slim_view *view);
+void toplevel_list_remove(struct slim_view *view);
 
 /* layer.c */
 bool layers_init(struct slim_server *server);

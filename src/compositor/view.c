@@ -79,10 +79,15 @@ void view_focus(struct slim_view *view, struct wlr_surface *surface)
 	if (server->focused == view && seat->keyboard_state.focused_surface == target) {
 		return;
 	}
-	if (server->focused && server->focused != view) {
-		server->focused->impl->set_activated(server->focused, false);
+	struct slim_view *previous = server->focused;
+	if (previous && previous != view) {
+		previous->impl->set_activated(previous, false);
 	}
 	server->focused = view;
+	if (previous && previous != view) {
+		toplevel_list_update(previous);
+	}
+	toplevel_list_update(view);
 	wlr_scene_node_raise_to_top(view->node);
 	wl_list_remove(&view->link);
 	wl_list_insert(&server->views, &view->link);
@@ -220,6 +225,7 @@ void view_set_state(struct slim_view *view, bool maximized, bool fullscreen)
 	view->fullscreen = fullscreen;
 	view->impl->set_state(view, maximized, fullscreen);
 	update_titlebar(view);
+	toplevel_list_update(view);
 	if (will) {
 		fill_output(view);
 	} else if (was) {
@@ -258,6 +264,7 @@ void view_map(struct slim_view *view)
 	/* Mapped only now: placing a new window is no move for the console to copy. */
 	view->mapped = true;
 	wl_list_insert(&server->views, &view->link);
+	toplevel_list_add(view);
 	view_focus(view, view->impl->surface(view));
 	input_pointer_refresh(server, 0);
 }
@@ -268,6 +275,7 @@ void view_unmap(struct slim_view *view)
 	struct slim_server *server = view->server;
 	bool was_mapped = view->mapped;
 	view->mapped = false;
+	toplevel_list_remove(view);
 	if (server->grab.view == view) {
 		grab_end(server);
 	}

@@ -61,6 +61,16 @@ static pid_t xdg_pid(struct slim_view *view)
 	return pid;
 }
 
+static const char *xdg_title(struct slim_view *view)
+{
+	return xdg_view(view)->xdg->toplevel->title;
+}
+
+static const char *xdg_app_id(struct slim_view *view)
+{
+	return xdg_view(view)->xdg->toplevel->app_id;
+}
+
 static void xdg_close(struct slim_view *view)
 {
 	wlr_xdg_toplevel_send_close(xdg_view(view)->xdg);
@@ -75,6 +85,8 @@ static const struct slim_view_impl xdg_impl = {
 	.set_resizing = xdg_set_resizing,
 	.pid = xdg_pid,
 	.close = xdg_close,
+	.title = xdg_title,
+	.app_id = xdg_app_id,
 };
 
 static void handle_map(struct wl_listener *listener, void *data)

@@ -86,6 +86,16 @@ static pid_t x11_pid(struct slim_view *view)
 	return xs->pid; /* _NET_WM_PID; 0 if the client says none: nothing moves */
 }
 
+static const char *x11_title(struct slim_view *view)
+{
+	return x11_view(view)->xs->title;
+}
+
+static const char *x11_app_id(struct slim_view *view)
+{
+	return x11_view(view)->xs->class;
+}
+
 static void x11_close(struct slim_view *view)
 {
 	wlr_xwayland_surface_close(x11_view(view)->xs);
@@ -101,6 +111,8 @@ static const struct slim_view_impl x11_impl = {
 	.pid = x11_pid,
 	.moved = x11_moved,
 	.close = x11_close,
+	.title = x11_title,
+	.app_id = x11_app_id,
 };
 
 static void handle_map(struct wl_listener *listener, void *data)

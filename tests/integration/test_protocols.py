@@ -11,6 +11,8 @@
 - virtual keyboard: wtype types into foot, whose shell writes into a FIFO.
 - layer shell: yambar, a panel at the top with a 30-pixel exclusive zone:
   a maximized foot (with the title bar it asks for) starts below it.
+- foreign toplevels: the panel's task list (yambar's foreign-toplevel
+  module) is empty with no window, and shows foot's title once it maps.
 """
 import os
 import time
@@ -26,11 +28,15 @@ YAMBAR = '''bar:
   location: top
   background: 204060ff
   font: DejaVu Sans:size=10
-  center:
-    - label:
+  left:
+    - foreign-toplevel:
         content:
-          string: {text: "slimland panel"}
+          string: {text: "{app-id} {title}", foreground: ffffffff}
 '''
+
+
+def panel_blank(img):
+    return all(img.getpixel((x, y)) == PANEL for x in range(0, 400, 3) for y in (8, 15, 22))
 
 
 def test():
@@ -114,14 +120,16 @@ def test():
         # (yambar 1.9 crashes when the pointer enters it with no cursor theme installed)
         s.console.motion(400, 300)
         s.start_client(['yambar'])
-        s.wait_screen(lambda img: img.getpixel((400, 10)) == PANEL, 'the panel')
+        s.wait_screen(panel_blank, 'the panel, no window in its task list')
         s.start_client(['foot', '--maximized'], env={'SHELL': '/bin/sh', 'HOME': s.home})
         s.wait_screen(lambda img: img.getpixel((400, 30 + TITLEBAR_H // 2)) == TITLEBAR,
                       'the maximized foot below the panel')
         s.settled()
         img = s.assert_screens_equal()
-        if img.getpixel((400, 10)) != PANEL:
+        if img.getpixel((600, 10)) != PANEL:
             s.fail('the maximized window covers the panel')
+        if panel_blank(img):
+            s.fail('the panel\'s task list does not show foot')
 
 
 run(test)

@@ -1,0 +1,102 @@
+/*
+ * wlr-foreign-toplevel-management: the windows, for task bars and docks.
+ * A mapped view has a handle with its title and app id, and says whether it
+ * is focused, maximized or fullscreen; a task bar may ask to focus, close,
+ * maximize or fullscreen it, which goes the way a click would.
+ */
+#include <stdlib.h>
+#include <wlr/types/wlr_foreign_toplevel_management_v1.h>
+#include <wlr/types/wlr_output.h>
+#include <wlr/util/log.h>
+#include "server.h"
+
+struct slim_toplevel {
+	struct slim_view *view;
+	struct wlr_foreign_toplevel_handle_v1 *handle;
+	struct wl_listener activate, close, maximize, fullscreen;
+};
+
+static void handle_activate(struct wl_listener *listener, void *data)
+{
+	struct slim_toplevel *t = wl_container_of(listener, t, activate);
+	view_focus(t->view, t->view->impl->surface(t->view));
+}
+
+static void handle_close(struct wl_listener *listener, void *data)
+{
+	struct slim_toplevel *t = wl_container_of(listener, t, close);
+	if (t->view->impl->close) {
+		t->view->impl->close(t->view);
+	}
+}
+
+static void handle_maximize(struct wl_listener *listener, void *data)
+{
+	struct slim_toplevel *t = wl_container_of(listener, t, maximize);
+	struct wlr_foreign_toplevel_handle_v1_maximized_event *event = data;
+	view_set_state(t->view, event->maximized, t->view->fullscreen);
+}
+
+static void handle_fullscreen(struct wl_listener *listener, void *data)
+{
+	struct slim_toplevel *t = wl_container_of(listener, t, fullscreen);
+	struct wlr_foreign_toplevel_handle_v1_fullscreen_event *event = data;
+	view_set_state(t->view, t->view->maximized, event->fullscreen);
+}
+
+void toplevel_list_add(struct slim_view *view)
+{
+	struct slim_server *server = view->server;
+	struct slim_toplevel *t = calloc(1, sizeof(*t));
+	struct wlr_foreign_toplevel_handle_v1 *handle = t ?
+		wlr_foreign_toplevel_handle_v1_create(server->toplevels) : NULL;
+	if (!handle) {
+		free(t);
+		wlr_log(WLR_ERROR, "out of memory: a window missing from task bars");
+		return;
+	}
+	t->view = view;
+	t->handle = handle;
+	view->toplevel = t;
+	const char *title = view->impl->title ? view->impl->title(view) : NULL;
+	const char *app_id = view->impl->app_id ? view->impl->app_id(view) : NULL;
+	wlr_foreign_toplevel_handle_v1_set_title(handle, title ? title : "");
+	wlr_foreign_toplevel_handle_v1_set_app_id(handle, app_id ? app_id : "");
+	if (server->output) {
+		wlr_foreign_toplevel_handle_v1_output_enter(handle, server->output->wlr);
+	}
+	t->activate.notify = handle_activate;
+	wl_signal_add(&handle->events.request_activate, &t->activate);
+	t->close.notify = handle_close;
+	wl_signal_add(&handle->events.request_close, &t->close);
+	t->maximize.notify = handle_maximize;
+	wl_signal_add(&handle->events.request_maximize, &t->maximize);
+	t->fullscreen.notify = handle_fullscreen;
+	wl_signal_add(&handle->events.request_fullscreen, &t->fullscreen);
+	toplevel_list_update(view);
+}
+
+void toplevel_list_update(struct slim_view *view)
+{
+	struct slim_toplevel *t = view->toplevel;
+	if (t) {
+		wlr_foreign_toplevel_handle_v1_set_activated(t->handle, view->server->focused == view);
+		wlr_foreign_toplevel_handle_v1_set_maximized(t->handle, view->maximized);
+		wlr_foreign_toplevel_handle_v1_set_fullscreen(t->handle, view->fullscreen);
+	}
+}
+
+void toplevel_list_remove(struct slim_view *view)
+{
+	struct slim_toplevel *t = view->toplevel;
+	if (!t) {
+		return;
+	}
+	wl_list_remove(&t->activate.link);
+	wl_list_remove(&t->close.link);
+	wl_list_remove(&t->maximize.link);
+	wl_list_remove(&t->fullscreen.link);
+	wlr_foreign_toplevel_handle_v1_destroy(t->handle);
+	free(t);
+	view->toplevel = NULL;
+}
