@@ -11,6 +11,7 @@
 #include <wlr/types/wlr_output.h>
 #include <wlr/types/wlr_scene.h>
 #include <wlr/types/wlr_seat.h>
+#include <wlr/types/wlr_surface.h>
 #include <wlr/util/log.h>
 #include "server.h"
 
@@ -119,6 +120,12 @@ static void handle_map(struct wl_listener *listener, void *data)
 {
 	struct slim_layer_surface *l = wl_container_of(listener, l, map);
 	wlr_scene_node_set_enabled(l->node, true);
+	/*
+	 * Which screen it is on, before anything else: wlr_scene 0.15 says it
+	 * only when a surface's size changes with damage, and a panel that
+	 * gets the pointer first (yambar) has no screen to look it up on.
+	 */
+	wlr_surface_send_enter(l->ls->surface, l->server->output->wlr);
 	layers_arrange(l->server);
 	focus_if_asked(l);
 	input_pointer_refresh(l->server, 0);

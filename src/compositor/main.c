@@ -231,6 +231,10 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	setenv("WAYLAND_DISPLAY", socket, true);
+	/* what a session's "log out" signals (slimland-session logout) */
+	char pid[16];
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	setenv("SLIMLAND_PID", pid, true);
 	const char *x11 = xwayland_display_name(server.xwayland);
 	if (x11) {
 		setenv("DISPLAY", x11, true);

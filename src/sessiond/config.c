@@ -22,7 +22,7 @@ void slim_config_defaults(struct slim_config *config)
 		.console_timeout_s = 30,
 	};
 	snprintf(config->listen, sizeof(config->listen), "0.0.0.0:%d", SLIM_SESSIOND_PORT);
-	snprintf(config->startup, sizeof(config->startup), "foot");
+	snprintf(config->startup, sizeof(config->startup), "slimland-session");
 	snprintf(config->greeter, sizeof(config->greeter), "slimland-greeter");
 	snprintf(config->greeter_user, sizeof(config->greeter_user), "slimland-greeter");
 	snprintf(config->state, sizeof(config->state), "/run/slimland/state");

@@ -34,7 +34,7 @@ static const char *listen_any(struct slim_manager *mgr, char *buf, size_t size)
 
 struct slim_spawn_request slim_launch_request(struct slim_manager *mgr, uint32_t id,
 		const char *user, const char *startup, char *const *env, const char *log_name,
-		bool greeter, struct slim_launch_bufs *b)
+		bool greeter, const struct slim_console *console, struct slim_launch_bufs *b)
 {
 	struct passwd *pw = getpwnam(user);
 	uid_t uid = pw ? pw->pw_uid : (uid_t)-1;
@@ -54,6 +54,11 @@ struct slim_spawn_request slim_launch_request(struct slim_manager *mgr, uint32_t
 	}
 	slim_cgroup_path(b->cgroup, sizeof(b->cgroup), uid, id);
 	snprintf(b->video_budget, sizeof(b->video_budget), "%u", mgr->config.video_budget);
+	/* the console's size from the start: clients that size themselves once see it */
+	bool sized = console && console->width && console->height;
+	if (sized) {
+		snprintf(b->size, sizeof(b->size), "%ux%u", console->width, console->height);
+	}
 	return (struct slim_spawn_request){
 		.user = user,
 		.slimland = mgr->config.slimland,
@@ -65,18 +70,20 @@ struct slim_spawn_request slim_launch_request(struct slim_manager *mgr, uint32_t
 		.log_path = have_log ? b->log_path : NULL,
 		.clear = mgr->config.transport == SLIM_SEC_CLEAR,
 		.video_budget = b->video_budget,
+		.size = sized ? b->size : NULL,
 	};
 }
 
 static struct slim_session *spawn(struct slim_manager *mgr, const char *user,
-		const char *startup, char *const *env, const char *log_name, bool greeter)
+		const char *startup, char *const *env, const char *log_name, bool greeter,
+		const struct slim_console *console)
 {
 	struct passwd *pw = getpwnam(user);
 	uid_t uid = pw ? pw->pw_uid : (uid_t)-1;
 	uint32_t id = mgr->next_session_id;
 	struct slim_launch_bufs b;
 	struct slim_spawn_request req = slim_launch_request(mgr, id, user, startup, env, log_name,
-		greeter, &b);
+		greeter, console, &b);
 	struct slim_spawn_result res = { .pid = -1, .pidfd = -1 };
 	int control_fd = -1;
 	if (!mgr->ops->spawn(mgr->ops_data, &req, &res, &control_fd)) {
@@ -104,7 +111,7 @@ struct slim_session *slim_launch_greeter(struct slim_console *c)
 		mgr->run_dir, c->id);
 	char *const env[] = { sock_env, console_env, runtime_env, NULL };
 	struct slim_session *g = spawn(mgr, mgr->config.greeter_user, mgr->config.greeter,
-		env, log_name, true);
+		env, log_name, true, c);
 	if (g) {
 		slim_greeter_link(c, g);
 	}

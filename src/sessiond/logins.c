@@ -136,7 +136,7 @@ bool slim_manager_login(struct slim_manager *mgr, struct slim_console *c,
 		.password = password,
 		.console = c->id,
 		.spawn = slim_launch_request(mgr, id, user, mgr->config.startup, NULL, log_name,
-			false, &b),
+			false, c, &b),
 	};
 	c->login_id = id;
 	c->login_ok = false;

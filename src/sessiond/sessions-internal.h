@@ -53,12 +53,15 @@ void slim_console_destroy(struct slim_console *console);
 
 /* launch.c */
 struct slim_launch_bufs {
-	char listen[80], log_path[400], cgroup[128], video_budget[16];
+	char listen[80], log_path[400], cgroup[128], video_budget[16], size[16];
 };
-/* What starting a compositor for `user` as session `id` takes (its strings in `b`). */
+/*
+ * What starting a compositor for `user` as session `id` takes (its strings in
+ * `b`), at the size of `console` if it is known.
+ */
 struct slim_spawn_request slim_launch_request(struct slim_manager *mgr, uint32_t id,
 		const char *user, const char *startup, char *const *env, const char *log_name,
-		bool greeter, struct slim_launch_bufs *b);
+		bool greeter, const struct slim_console *console, struct slim_launch_bufs *b);
 /* The console's greeter compositor, linked to it; NULL if it could not be started. */
 struct slim_session *slim_launch_greeter(struct slim_console *console);
 

@@ -59,7 +59,7 @@ struct child_plan {
 	/* the compositor class's cgroup.procs in each hierarchy, made by the parent */
 	char cgroup_procs[SLIM_CGROUP_MAX_HIER][SLIM_CGROUP_PATH + 32];
 	size_t n_cgroup_procs;
-	char *argv[12];
+	char *argv[14];
 	char *envp[SLIM_SPAWN_MAX_ENV + 1];
 	int report_fd;
 };
@@ -371,6 +371,10 @@ bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spa
 	if (req->video_budget) {
 		plan.argv[a++] = "--video-budget";
 		plan.argv[a++] = (char *)req->video_budget;
+	}
+	if (req->size) {
+		plan.argv[a++] = "--size";
+		plan.argv[a++] = (char *)req->size;
 	}
 	if (req->startup) {
 		plan.argv[a++] = "-s";

@@ -20,6 +20,7 @@ struct slim_spawn_request {
 	const char *log_path;   /* the compositor's stderr, or NULL for /dev/null */
 	bool clear;             /* --transport clear: the manager's own is (loopback benchmarks) */
 	const char *video_budget; /* --video-budget, Mbit/s, or NULL for slimland's default */
+	const char *size;       /* --size WxH (the console's), or NULL */
 };
 
 struct slim_spawn_result {
@@ -30,7 +31,8 @@ struct slim_spawn_result {
 };
 
 /*
- * Forks and execs `slimland --managed --listen L [--video-budget B] -s STARTUP`
+ * Forks and execs `slimland --managed --listen L [--video-budget B] [--size WxH]
+ * -s STARTUP`
  * as the user, in a clean environment (HOME, USER, LOGNAME, SHELL, PATH,
  * LANG if set, XDG_RUNTIME_DIR, then req->env), with XDG_RUNTIME_DIR created when missing
  * (/run/user/UID if /run/user exists, else /run/slimland/user-UID; mode 0700,

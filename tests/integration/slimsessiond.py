@@ -71,7 +71,7 @@ class ManagerSession(Session):
     """A Session without a compositor of its own: the manager starts them."""
 
     def __init__(self, name, user, service, greeter_user, pam_hooks=False, enroll='approve',
-                 host=None):
+                 host=None, startup='foot'):
         """host: a slimnet.Host the manager (and so its compositors) runs in,
         listening on its address; consoles go there too."""
         """pam_hooks: the PAM service also takes a second to authenticate
@@ -81,6 +81,7 @@ class ManagerSession(Session):
         super().__init__(name, console=False, compositor=False)
         self.pam_hooks = pam_hooks
         self.enroll = enroll
+        self.startup = startup
         self.host = host
         self.manager_host = host.addr if host else '127.0.0.1'
         self.user = user
@@ -158,7 +159,7 @@ class ManagerSession(Session):
         self.config_path = os.path.join(self.tmp, 'slimland.conf')
         with open(self.config_path, 'w') as f:
             f.write('listen = %s:%d\n' % (self.manager_host, self.port))
-            f.write('startup = foot\n')
+            f.write('startup = %s\n' % self.startup)
             f.write('greeter = %s\n' % self.greeter)
             f.write('greeter_user = %s\n' % self.greeter_user)
             f.write('pam_service = %s\n' % self.service)
