@@ -21,53 +21,16 @@
 #include <unistd.h>
 #include <wayland-client.h>
 #include "content-type-v1-client-protocol.h"
+#include "globals.h"
 #include "viewporter-client-protocol.h"
 #include "xdg-shell-client-protocol.h"
 
 struct client {
 	struct wl_display *display;
-	struct wl_compositor *compositor;
-	struct wl_shm *shm;
-	struct xdg_wm_base *wm_base;
-	struct wp_viewporter *viewporter;
-	struct wp_content_type_manager_v1 *content_type;
+	struct test_globals g;
 	struct wl_surface *surface;
 	bool configured;
 };
-
-static void registry_global(void *data, struct wl_registry *registry, uint32_t name,
-		const char *interface, uint32_t version)
-{
-	struct client *c = data;
-	if (strcmp(interface, wl_compositor_interface.name) == 0) {
-		c->compositor = wl_registry_bind(registry, name, &wl_compositor_interface, 4);
-	} else if (strcmp(interface, wl_shm_interface.name) == 0) {
-		c->shm = wl_registry_bind(registry, name, &wl_shm_interface, 1);
-	} else if (strcmp(interface, xdg_wm_base_interface.name) == 0) {
-		c->wm_base = wl_registry_bind(registry, name, &xdg_wm_base_interface, 1);
-	} else if (strcmp(interface, wp_viewporter_interface.name) == 0) {
-		c->viewporter = wl_registry_bind(registry, name, &wp_viewporter_interface, 1);
-	} else if (strcmp(interface, wp_content_type_manager_v1_interface.name) == 0) {
-		c->content_type = wl_registry_bind(registry, name,
-			&wp_content_type_manager_v1_interface, 1);
-	}
-}
-
-static void registry_global_remove(void *data, struct wl_registry *registry, uint32_t name)
-{
-}
-
-static const struct wl_registry_listener registry_listener = {
-	.global = registry_global,
-	.global_remove = registry_global_remove,
-};
-
-static void wm_base_ping(void *data, struct xdg_wm_base *wm_base, uint32_t serial)
-{
-	xdg_wm_base_pong(wm_base, serial);
-}
-
-static const struct xdg_wm_base_listener wm_base_listener = { .ping = wm_base_ping };
 
 static void xdg_surface_configure(void *data, struct xdg_surface *xdg_surface, uint32_t serial)
 {
@@ -80,29 +43,15 @@ static const struct xdg_surface_listener xdg_surface_listener = {
 	.configure = xdg_surface_configure,
 };
 
-/* A pool of `size` bytes filled with `fill`; returns its memory. */
 static struct wl_shm_pool *make_pool(struct client *c, size_t size, uint8_t fill, uint8_t **mem)
 {
-	int fd = memfd_create("slim-bad-yuv", MFD_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, (off_t)size) != 0) {
-		perror("memfd");
-		exit(1);
-	}
-	*mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (*mem == MAP_FAILED) {
-		perror("mmap");
-		exit(1);
-	}
-	memset(*mem, fill, size);
-	struct wl_shm_pool *pool = wl_shm_create_pool(c->shm, fd, (int32_t)size);
-	close(fd);
-	return pool;
+	return test_pool(c->g.shm, size, fill, mem);
 }
 
 /* A mapped toplevel showing `buffer`. */
 static void show(struct client *c, struct wl_buffer *buffer)
 {
-	struct xdg_surface *xs = xdg_wm_base_get_xdg_surface(c->wm_base, c->surface);
+	struct xdg_surface *xs = xdg_wm_base_get_xdg_surface(c->g.wm_base, c->surface);
 	xdg_surface_add_listener(xs, &xdg_surface_listener, c);
 	struct xdg_toplevel *top = xdg_surface_get_toplevel(xs);
 	xdg_toplevel_set_title(top, "slim-bad-yuv");
@@ -166,7 +115,7 @@ static void frame_done(void *data, struct wl_callback *cb, uint32_t time)
 static void video(struct client *c)
 {
 	struct wp_content_type_v1 *ct = wp_content_type_manager_v1_get_surface_content_type(
-		c->content_type, c->surface);
+		c->g.content_type, c->surface);
 	wp_content_type_v1_set_content_type(ct, WP_CONTENT_TYPE_V1_TYPE_VIDEO);
 	struct roll r = { .c = c };
 	r.buffers[0] = rgb_buffer(c, 320, 240, &r.px[0]);
@@ -184,20 +133,12 @@ int main(int argc, char *argv[])
 {
 	const char *mode = argc == 2 ? argv[1] : "";
 	struct client c = { 0 };
-	c.display = wl_display_connect(NULL);
-	if (!c.display) {
-		fprintf(stderr, "slim-bad-yuv: no Wayland display\n");
+	c.display = test_globals_connect(&c.g);
+	if (!c.display || !c.g.viewporter || !c.g.content_type) {
+		fprintf(stderr, "slim-bad-yuv: no Wayland display, or a global is missing\n");
 		return 1;
 	}
-	struct wl_registry *registry = wl_display_get_registry(c.display);
-	wl_registry_add_listener(registry, &registry_listener, &c);
-	wl_display_roundtrip(c.display);
-	if (!c.compositor || !c.shm || !c.wm_base || !c.viewporter || !c.content_type) {
-		fprintf(stderr, "slim-bad-yuv: a global is missing\n");
-		return 1;
-	}
-	xdg_wm_base_add_listener(c.wm_base, &wm_base_listener, &c);
-	c.surface = wl_compositor_create_surface(c.compositor);
+	c.surface = wl_compositor_create_surface(c.g.compositor);
 	uint8_t *mem;
 	if (strcmp(mode, "stride") == 0) {
 		struct wl_shm_pool *pool = make_pool(&c, 64 * 64 * 2, 0x80, &mem);
@@ -213,16 +154,16 @@ int main(int argc, char *argv[])
 		memset(mem, 200, 64 * 47);
 		show(&c, wl_shm_pool_create_buffer(pool, 0, 63, 47, 64, WL_SHM_FORMAT_NV12));
 	} else if (strcmp(mode, "viewport-src") == 0) {
-		struct wp_viewport *vp = wp_viewporter_get_viewport(c.viewporter, c.surface);
+		struct wp_viewport *vp = wp_viewporter_get_viewport(c.g.viewporter, c.surface);
 		wp_viewport_set_source(vp, wl_fixed_from_int(100), wl_fixed_from_int(100),
 			wl_fixed_from_int(10), wl_fixed_from_int(10));
 		show(&c, rgb_buffer(&c, 64, 64, &mem));
 	} else if (strcmp(mode, "viewport-zero") == 0) {
-		struct wp_viewport *vp = wp_viewporter_get_viewport(c.viewporter, c.surface);
+		struct wp_viewport *vp = wp_viewporter_get_viewport(c.g.viewporter, c.surface);
 		wp_viewport_set_destination(vp, 0, 0);
 	} else if (strcmp(mode, "content-twice") == 0) {
-		wp_content_type_manager_v1_get_surface_content_type(c.content_type, c.surface);
-		wp_content_type_manager_v1_get_surface_content_type(c.content_type, c.surface);
+		wp_content_type_manager_v1_get_surface_content_type(c.g.content_type, c.surface);
+		wp_content_type_manager_v1_get_surface_content_type(c.g.content_type, c.surface);
 	} else if (strcmp(mode, "video") == 0) {
 		video(&c);
 	} else {

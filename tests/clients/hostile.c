@@ -25,17 +25,13 @@
 #include <unistd.h>
 #include <wayland-client.h>
 #include "content-type-v1-client-protocol.h"
+#include "globals.h"
 #include "viewporter-client-protocol.h"
 #include "xdg-shell-client-protocol.h"
 
 struct conn {
 	struct wl_display *display;
-	struct wl_compositor *compositor;
-	struct wl_shm *shm;
-	struct wl_seat *seat;
-	struct xdg_wm_base *wm_base;
-	struct wp_viewporter *viewporter;
-	struct wp_content_type_manager_v1 *content_type;
+	struct test_globals g;
 	uint32_t configure_serial;
 };
 
@@ -46,42 +42,6 @@ static uint32_t rnd(uint32_t n)
 	rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
 	return n ? (uint32_t)(rng_state >> 33) % n : 0;
 }
-
-static void registry_global(void *data, struct wl_registry *registry, uint32_t name,
-		const char *interface, uint32_t version)
-{
-	struct conn *c = data;
-	if (strcmp(interface, wl_compositor_interface.name) == 0) {
-		c->compositor = wl_registry_bind(registry, name, &wl_compositor_interface, 4);
-	} else if (strcmp(interface, wl_shm_interface.name) == 0) {
-		c->shm = wl_registry_bind(registry, name, &wl_shm_interface, 1);
-	} else if (strcmp(interface, wl_seat_interface.name) == 0) {
-		c->seat = wl_registry_bind(registry, name, &wl_seat_interface, 1);
-	} else if (strcmp(interface, xdg_wm_base_interface.name) == 0) {
-		c->wm_base = wl_registry_bind(registry, name, &xdg_wm_base_interface, 1);
-	} else if (strcmp(interface, wp_viewporter_interface.name) == 0) {
-		c->viewporter = wl_registry_bind(registry, name, &wp_viewporter_interface, 1);
-	} else if (strcmp(interface, wp_content_type_manager_v1_interface.name) == 0) {
-		c->content_type = wl_registry_bind(registry, name,
-			&wp_content_type_manager_v1_interface, 1);
-	}
-}
-
-static void registry_global_remove(void *data, struct wl_registry *registry, uint32_t name)
-{
-}
-
-static const struct wl_registry_listener registry_listener = {
-	.global = registry_global,
-	.global_remove = registry_global_remove,
-};
-
-static void wm_base_ping(void *data, struct xdg_wm_base *wm_base, uint32_t serial)
-{
-	xdg_wm_base_pong(wm_base, serial);
-}
-
-static const struct xdg_wm_base_listener wm_base_listener = { .ping = wm_base_ping };
 
 static void xdg_surface_configure(void *data, struct xdg_surface *xs, uint32_t serial)
 {
@@ -97,37 +57,19 @@ static const struct xdg_surface_listener xdg_surface_listener = {
 static bool conn_open(struct conn *c)
 {
 	*c = (struct conn){ 0 };
-	c->display = wl_display_connect(NULL);
-	if (!c->display) {
-		return false;
-	}
-	struct wl_registry *registry = wl_display_get_registry(c->display);
-	wl_registry_add_listener(registry, &registry_listener, c);
-	wl_display_roundtrip(c->display);
-	if (!c->compositor || !c->shm || !c->wm_base || !c->seat) {
-		return false;
-	}
-	xdg_wm_base_add_listener(c->wm_base, &wm_base_listener, c);
-	return true;
+	c->display = test_globals_connect(&c->g);
+	return c->display != NULL;
 }
 
 static struct wl_buffer *buffer(struct conn *c, int32_t w, int32_t h)
 {
 	size_t size = (size_t)w * h * 4;
-	int fd = memfd_create("slim-hostile", MFD_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, (off_t)size) != 0) {
-		exit(1);
+	uint8_t *mem;
+	struct wl_shm_pool *pool = test_pool(c->g.shm, size, 0, &mem);
+	for (size_t i = 0; i < size; i++) {
+		mem[i] = (uint8_t)rnd(256);
 	}
-	uint32_t *px = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (px == MAP_FAILED) {
-		exit(1);
-	}
-	for (size_t i = 0; i < size / 4; i++) {
-		px[i] = 0xff000000u | (uint32_t)rnd(0xffffff);
-	}
-	munmap(px, size);
-	struct wl_shm_pool *pool = wl_shm_create_pool(c->shm, fd, (int32_t)size);
-	close(fd);
+	munmap(mem, size);
 	struct wl_buffer *b = wl_shm_pool_create_buffer(pool, 0, w, h, w * 4,
 		WL_SHM_FORMAT_XRGB8888);
 	wl_shm_pool_destroy(pool);
@@ -142,8 +84,8 @@ struct window {
 
 static struct window toplevel(struct conn *c)
 {
-	struct window w = { .surface = wl_compositor_create_surface(c->compositor) };
-	w.xdg = xdg_wm_base_get_xdg_surface(c->wm_base, w.surface);
+	struct window w = { .surface = wl_compositor_create_surface(c->g.compositor) };
+	w.xdg = xdg_wm_base_get_xdg_surface(c->g.wm_base, w.surface);
 	xdg_surface_add_listener(w.xdg, &xdg_surface_listener, c);
 	w.toplevel = xdg_surface_get_toplevel(w.xdg);
 	xdg_toplevel_set_title(w.toplevel, "slim-hostile");
@@ -163,11 +105,11 @@ static void map(struct conn *c, struct window *w)
 static struct xdg_popup *popup(struct conn *c, struct xdg_surface *parent,
 		struct wl_surface **surface)
 {
-	struct xdg_positioner *pos = xdg_wm_base_create_positioner(c->wm_base);
+	struct xdg_positioner *pos = xdg_wm_base_create_positioner(c->g.wm_base);
 	xdg_positioner_set_size(pos, 50, 40);
 	xdg_positioner_set_anchor_rect(pos, 0, 0, 10, 10);
-	*surface = wl_compositor_create_surface(c->compositor);
-	struct xdg_surface *xs = xdg_wm_base_get_xdg_surface(c->wm_base, *surface);
+	*surface = wl_compositor_create_surface(c->g.compositor);
+	struct xdg_surface *xs = xdg_wm_base_get_xdg_surface(c->g.wm_base, *surface);
 	xdg_surface_add_listener(xs, &xdg_surface_listener, c);
 	struct xdg_popup *p = xdg_surface_get_popup(xs, parent, pos);
 	xdg_positioner_destroy(pos);
@@ -178,8 +120,8 @@ static struct xdg_popup *popup(struct conn *c, struct xdg_surface *parent,
 static void move_unmapped(struct conn *c)
 {
 	struct window w = toplevel(c);
-	xdg_toplevel_move(w.toplevel, c->seat, rnd(1000));
-	xdg_toplevel_resize(w.toplevel, c->seat, rnd(1000), XDG_TOPLEVEL_RESIZE_EDGE_BOTTOM_RIGHT);
+	xdg_toplevel_move(w.toplevel, c->g.seat, rnd(1000));
+	xdg_toplevel_resize(w.toplevel, c->g.seat, rnd(1000), XDG_TOPLEVEL_RESIZE_EDGE_BOTTOM_RIGHT);
 	wl_display_roundtrip(c->display);
 	xdg_toplevel_destroy(w.toplevel);
 	xdg_surface_destroy(w.xdg);
@@ -250,7 +192,7 @@ static void random_requests(struct conn *c)
 	for (int i = 0; i < 50; i++) {
 		switch (rnd(10)) {
 		case 0: map(c, &w); break;
-		case 1: xdg_toplevel_move(w.toplevel, c->seat, rnd(100)); break;
+		case 1: xdg_toplevel_move(w.toplevel, c->g.seat, rnd(100)); break;
 		case 2: xdg_toplevel_set_maximized(w.toplevel); break;
 		case 3: wl_surface_attach(w.surface, NULL, 0, 0); wl_surface_commit(w.surface); break;
 		case 4: {
@@ -259,17 +201,17 @@ static void random_requests(struct conn *c)
 			break;
 		}
 		case 5:
-			if (c->viewporter && !vp) {
-				vp = wp_viewporter_get_viewport(c->viewporter, w.surface);
+			if (c->g.viewporter && !vp) {
+				vp = wp_viewporter_get_viewport(c->g.viewporter, w.surface);
 			}
 			if (vp) {
 				wp_viewport_set_destination(vp, 1 + (int32_t)rnd(300), 1 + (int32_t)rnd(300));
 			}
 			break;
 		case 6:
-			if (c->content_type) {
+			if (c->g.content_type) {
 				struct wp_content_type_v1 *ct =
-					wp_content_type_manager_v1_get_surface_content_type(c->content_type,
+					wp_content_type_manager_v1_get_surface_content_type(c->g.content_type,
 						w.surface);
 				wp_content_type_v1_set_content_type(ct, rnd(4));
 			}
