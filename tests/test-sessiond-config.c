@@ -24,7 +24,7 @@ static void test_defaults(void **state)
 	struct slim_config c;
 	slim_config_defaults(&c);
 	assert_string_equal(c.listen, "0.0.0.0:5550");
-	assert_string_equal(c.startup, "foot");
+	assert_string_equal(c.startup, "slimland-session");
 	assert_string_equal(c.greeter, "slimland-greeter");
 	assert_string_equal(c.greeter_user, "slimland-greeter");
 	assert_int_equal(c.reauth, SLIM_REAUTH_NEVER);
@@ -153,7 +153,7 @@ static void test_bad_lines_keep_defaults(void **state)
 	slim_config_defaults(&c);
 	assert_int_equal(slim_config_parse(&c, text, sizeof(text), "t"), 1);
 	assert_int_equal(slim_config_parse(&c, "startup = a\0b\n", 14, "t"), 1);
-	assert_string_equal(c.startup, "foot");
+	assert_string_equal(c.startup, "slimland-session");
 }
 
 static void test_addresses(void **state)

@@ -102,7 +102,8 @@ def test():
         os.mkfifo(fifo)
         fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
         try:
-            s.start_client(['foot'], env={'SHELL': '/bin/sh', 'PS1': '$ ', 'HOME': s.home})
+            typist = s.start_client(['foot'], env={'SHELL': '/bin/sh', 'PS1': '$ ',
+                                                   'HOME': s.home})
             s.wait_screen(lambda img: fraction_not(img, BACKGROUND) > 0.3, 'the foot window')
             s.settled()
             r = s.run_client(['wtype', 'echo slim-wtype > fifo\n'])
@@ -111,6 +112,8 @@ def test():
             log('the FIFO got %r' % read_fifo(s, fd, b'slim-wtype\n', 10))
         finally:
             os.close(fd)
+        typist.stop()
+        s.wait_screen(lambda img: fraction_not(img, BACKGROUND) == 0, 'the terminal gone')
 
         # a panel reserves its zone; a maximized window fills what is left
         config = os.path.join(s.config_home, 'yambar')

@@ -53,6 +53,9 @@ done
 cat <&4 >> /tmp/console.out &
 
 two_windows() {
+	# both mapped (each says "ready" once its window is on the screen): a
+	# client's process is classed before its window maps
+	[ "$(grep -c '^ready' /tmp/slimland.log)" -eq 2 ] || return 1
 	set -- $(pidof slim-echo)
 	[ $# -eq 2 ] || return 1
 	a=$1 b=$2
