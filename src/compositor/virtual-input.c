@@ -93,10 +93,24 @@ static void handle_vk_modifiers(struct wl_listener *listener, void *data)
 	wlr_seat_keyboard_notify_modifiers(d->server->seat, &d->dev->keyboard->modifiers);
 }
 
+/*
+ * wlroots 0.15 allocates a virtual keyboard's wlr_keyboard on its own and
+ * gives it a destroy that frees nothing: each wtype run leaked 352 bytes.
+ * wlr_keyboard_destroy calls impl->destroy last, when nothing reads the
+ * keyboard any more: freeing it there is safe.
+ */
+static void free_keyboard(struct wlr_keyboard *keyboard)
+{
+	free(keyboard);
+}
+
+static const struct wlr_keyboard_impl freeing_keyboard_impl = { .destroy = free_keyboard };
+
 static void handle_new_keyboard(struct wl_listener *listener, void *data)
 {
 	struct slim_virtual_input *vi = wl_container_of(listener, vi, new_keyboard);
 	struct wlr_virtual_keyboard_v1 *vk = data;
+	vk->input_device.keyboard->impl = &freeing_keyboard_impl;
 	if (!own_user(vk->resource)) {
 		wlr_log(WLR_ERROR, "virtual keyboard refused: not this session's user");
 		wl_resource_post_error(vk->resource, 0, "not this session's user");
