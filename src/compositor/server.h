@@ -280,6 +280,8 @@ void view_unmap(struct slim_view *view);
 void view_finish(struct slim_view *view);
 struct wlr_box view_box(struct slim_view *view);
 void view_set_state(struct slim_view *view, bool maximized, bool fullscreen);
+/* Its title bar follows the window's width (after a commit that resized it). */
+void view_update_titlebar(struct slim_view *view);
 /* A title bar above the view (a client asked for server-side decorations), or none. */
 void view_set_decorated(struct slim_view *view, bool decorated);
 /* The view of a toplevel surface, or NULL. */

@@ -129,7 +129,7 @@ void view_cycle(struct slim_server *server)
 	view_focus(last, last->impl->surface(last));
 }
 
-static void update_titlebar(struct slim_view *view)
+void view_update_titlebar(struct slim_view *view)
 {
 	if (view->titlebar) {
 		struct wlr_box geo = view->impl->geometry(view);
@@ -179,7 +179,7 @@ void view_set_decorated(struct slim_view *view, bool decorated)
 	view->titlebar->node.data = view;
 	view->close_button->node.data = view;
 	wlr_scene_node_set_position(&view->titlebar->node, 0, -VIEW_TITLEBAR_H);
-	update_titlebar(view);
+	view_update_titlebar(view);
 }
 
 void view_titlebar_click(struct slim_view *view, double x)
@@ -224,7 +224,7 @@ void view_set_state(struct slim_view *view, bool maximized, bool fullscreen)
 	view->maximized = maximized;
 	view->fullscreen = fullscreen;
 	view->impl->set_state(view, maximized, fullscreen);
-	update_titlebar(view);
+	view_update_titlebar(view);
 	toplevel_list_update(view);
 	if (will) {
 		fill_output(view);
@@ -247,20 +247,23 @@ void view_init(struct slim_view *view, struct slim_server *server,
 void view_map(struct slim_view *view)
 {
 	struct slim_server *server = view->server;
-	/* New windows cascade from the top left, clear of the screen's edges. */
+	/* New windows cascade from the top left of what panels leave, clear of its edges. */
 	int n = wl_list_length(&server->views);
-	struct wlr_box box = view_box(view);
-	int32_t x = 32 + 32 * (n % 8), y = 32 + 32 * (n % 8) + (view->titlebar ? VIEW_TITLEBAR_H : 0);
-	if (x + box.width > (int32_t)server->width) {
-		x = box.width < (int32_t)server->width ? ((int32_t)server->width - box.width) / 2 : 0;
+	struct wlr_box box = view_box(view), area = server->usable;
+	int32_t top = view->titlebar ? VIEW_TITLEBAR_H : 0;
+	int32_t x = 32 + 32 * (n % 8), y = 32 + 32 * (n % 8) + top;
+	if (x + box.width > area.width) {
+		x = box.width < area.width ? (area.width - box.width) / 2 : 0;
 	}
-	if (y + box.height > (int32_t)server->height) {
-		y = box.height < (int32_t)server->height ? ((int32_t)server->height - box.height) / 2 : 0;
+	if (y + box.height > area.height) {
+		y = box.height + top < area.height ? (area.height - box.height + top) / 2 : top;
 	}
+	x += area.x;
+	y += area.y;
 	if (!view->maximized && !view->fullscreen) {
 		view_move_to(view, x, y);
 	}
-	update_titlebar(view);
+	view_update_titlebar(view);
 	/* Mapped only now: placing a new window is no move for the console to copy. */
 	view->mapped = true;
 	wl_list_insert(&server->views, &view->link);

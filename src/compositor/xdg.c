@@ -12,7 +12,7 @@
 struct slim_xdg_view {
 	struct slim_view base;
 	struct wlr_xdg_surface *xdg;
-	struct wl_listener map, unmap, destroy;
+	struct wl_listener map, unmap, destroy, commit;
 	struct wl_listener request_move, request_resize, request_maximize, request_fullscreen;
 };
 
@@ -101,6 +101,15 @@ static void handle_unmap(struct wl_listener *listener, void *data)
 	view_unmap(&view->base);
 }
 
+/* A window the client resized: its title bar, if it has one, follows. */
+static void handle_commit(struct wl_listener *listener, void *data)
+{
+	struct slim_xdg_view *view = wl_container_of(listener, view, commit);
+	if (view->base.titlebar) {
+		view_update_titlebar(&view->base);
+	}
+}
+
 static void handle_destroy(struct wl_listener *listener, void *data)
 {
 	struct slim_xdg_view *view = wl_container_of(listener, view, destroy);
@@ -110,6 +119,7 @@ static void handle_destroy(struct wl_listener *listener, void *data)
 	wl_list_remove(&view->map.link);
 	wl_list_remove(&view->unmap.link);
 	wl_list_remove(&view->destroy.link);
+	wl_list_remove(&view->commit.link);
 	wl_list_remove(&view->request_move.link);
 	wl_list_remove(&view->request_resize.link);
 	wl_list_remove(&view->request_maximize.link);
@@ -213,6 +223,8 @@ void xdg_handle_new_surface(struct wl_listener *listener, void *data)
 	wl_signal_add(&xdg->events.unmap, &view->unmap);
 	view->destroy.notify = handle_destroy;
 	wl_signal_add(&xdg->events.destroy, &view->destroy);
+	view->commit.notify = handle_commit;
+	wl_signal_add(&xdg->surface->events.commit, &view->commit);
 	struct wlr_xdg_toplevel *toplevel = xdg->toplevel;
 	view->request_move.notify = handle_request_move;
 	wl_signal_add(&toplevel->events.request_move, &view->request_move);
