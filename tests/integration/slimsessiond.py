@@ -384,6 +384,24 @@ class ManagerSession(Session):
         return self.wait_ctl(ok, 'console %s on the %s' % (console_id, state), timeout)
 
     # -- consoles
+    def approved_console(self, console_id, size):
+        """A new console, approved by the administrator, settled on its greeter."""
+        console = self.start_managed_console(console_id, size)
+        console.wait_for('manager refused pending', 15)
+        self.ctl('approve', console.id)
+        console.wait_for('attached', 20)
+        self.wait_console_state(console.id, 'greeter', timeout=30)
+        self.settled(console=console, quiet=0.5)
+        return console
+
+    def log_in(self, console):
+        """The user logs in at the console's greeter; the session's row (list)."""
+        mark = self.manager.stderr.mark()
+        console.type_text(self.user + '\n' + PASSWORD + '\n')
+        self.manager_log_wait('%s logged in' % self.user, mark)
+        table = self.wait_console_state(console.id, 'session', timeout=30)
+        return self.user_session(table)
+
     def start_managed_console(self, console_id, size, card_reader='stdin', env=None, name=None,
                               host=None):
         """A console of the manager's; host: a slimnet.Host it runs in."""

@@ -18,7 +18,7 @@ focus moves through the console's own input.
 import os
 import time
 
-from slimsessiond import PASSWORD, ManagerSession, read_fifo
+from slimsessiond import ManagerSession, read_fifo
 from slimtest import BTN_LEFT, TestSkip, log, run, scaled
 
 USER = 'slimtest-cg'
@@ -106,21 +106,13 @@ def test():
 
 def flow(s, fd, fifo):
     s.start_manager()
-    a = s.start_managed_console('desk-cg', SIZE)
-    a.wait_for('manager refused pending', 15)
-    s.ctl('approve', a.id)
-    a.wait_for('attached', 20)
-    s.wait_console_state(a.id, 'greeter', timeout=30)
-    s.settled(console=a, quiet=0.5)
+    a = s.approved_console('desk-cg', SIZE)
     a.cmd('card insert ' + CARD)
     s.wait_why(a.id, 'unknown card')
     s.settled(console=a, quiet=0.5)
-    log_pos = s.manager.stderr.mark()
-    a.type_text(USER + '\n' + PASSWORD + '\n')
-    s.manager_log_wait('%s logged in' % USER, log_pos)
-    table = s.wait_console_state(a.id, 'session', timeout=30)
-    compositor = int(s.user_session(table)[3])
-    sid = s.user_session(table)[1]
+    row = s.log_in(a)
+    compositor = int(row[3])
+    sid = row[1]
 
     # the first foot, with the focus, and its shell
     s.settled(console=a, quiet=0.5)

@@ -6,8 +6,8 @@ out" on the panel ends the session: the compositor exits, the manager
 closes the PAM session, and the console is back at the greeter."""
 import os
 
-from slimsessiond import PASSWORD, ManagerSession, _pids_of_user
-from slimtest import BACKGROUND, BTN_LEFT, fraction_not, log, require_programs, run, scaled
+from slimsessiond import ManagerSession, _pids_of_user
+from slimtest import BACKGROUND, BTN_LEFT, fraction_not, log, require_programs, run
 
 USER = 'slimtest-desk'
 SERVICE = 'slimland-test-desk'
@@ -23,18 +23,9 @@ def test():
     with ManagerSession('default_session', USER, SERVICE, GREETER_USER,
                         startup=session) as s:
         s.start_manager()
-        a = s.start_managed_console('desk-ds', SIZE)
-        a.wait_for('manager refused pending', 15)
-        s.ctl('approve', a.id)
-        a.wait_for('attached', 20)
-        s.wait_console_state(a.id, 'greeter', timeout=30)
-        s.settled(console=a, quiet=0.5)
-        mark = s.manager.stderr.mark()
-        a.type_text(USER + '\n' + PASSWORD + '\n')
-        s.manager_log_wait('%s logged in' % USER, mark)
-        table = s.wait_console_state(a.id, 'session', timeout=30)
-        sid = s.user_session(table)[1]
-        compositor = int(s.user_session(table)[3])
+        a = s.approved_console('desk-ds', SIZE)
+        row = s.log_in(a)
+        sid, compositor = row[1], int(row[3])
 
         # the panel's text on its own background, and foot's window below it
         def panel_and_terminal(img):

@@ -14,7 +14,7 @@ import re
 import subprocess
 
 from slimtest import (BACKGROUND, BTN_LEFT, KEY_LEFTALT, Session, fraction_not, log,
-                      read_fifo, require_programs, run, scaled)
+                      read_fifo, require_programs, run)
 
 W, H = 800, 600
 
