@@ -198,6 +198,17 @@ static void test_policy(void **state)
 	assert_true(slim_sched_stats(sched)->max_us > 0);
 	print_message("a focus change, 4 processes: %llu us\n",
 		(unsigned long long)slim_sched_stats(sched)->last_us);
+	/* a server for every client (Xwayland) stays with the compositor */
+	pid_t server = sleeper_with_child();
+	slim_sched_client(sched, server);
+	slim_sched_server(sched, server);
+	assert_true(in_class(server, SLIM_CGROUP_COMPOSITOR));
+	slim_sched_attached(sched, false);
+	slim_sched_attached(sched, true);
+	slim_sched_focus(sched, a);
+	slim_sched_focus(sched, b);
+	assert_true(in_class(server, SLIM_CGROUP_COMPOSITOR));
+	kill_tree(server);
 	/* a focused client that exits; then nobody */
 	kill_tree(b);
 	slim_sched_focus(sched, a);

@@ -187,6 +187,13 @@ void slim_sched_focus(struct slim_sched *s, pid_t pid)
 	timed_end(s, start, moves, "focus");
 }
 
+void slim_sched_server(struct slim_sched *s, pid_t pid)
+{
+	if (slim_sched_enabled(s) && pid > 0 && pid != s->focused) {
+		move_one(s, pid, SLIM_CGROUP_COMPOSITOR);
+	}
+}
+
 void slim_sched_attached(struct slim_sched *s, bool attached)
 {
 	if (!slim_sched_enabled(s) || attached == s->attached) {

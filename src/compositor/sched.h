@@ -6,6 +6,7 @@
  *   the focused client and its descendants      interactive
  *   every other client                          background
  *   every client while no console shows us      hidden
+ *   Xwayland (it draws for every X11 client)     compositor
  *
  * The session manager built the classes and handed them to the user; this
  * only moves processes, found by the Wayland clients' peer credentials.
@@ -39,6 +40,12 @@ bool slim_sched_enabled(const struct slim_sched *sched);
 void slim_sched_client(struct slim_sched *sched, pid_t pid);
 /* Keyboard focus moved to `pid`'s client (0: to nobody). */
 void slim_sched_focus(struct slim_sched *sched, pid_t pid);
+/*
+ * A process that works for every client, as the compositor does (Xwayland,
+ * drawing every X11 window): into the compositor's class, whatever has the
+ * focus or shows us. Its clients are classed as any others.
+ */
+void slim_sched_server(struct slim_sched *sched, pid_t pid);
 /* A console attached, or the last one went. */
 void slim_sched_attached(struct slim_sched *sched, bool attached);
 /*

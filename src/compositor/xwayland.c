@@ -285,6 +285,8 @@ static void handle_ready(struct wl_listener *listener, void *data)
 {
 	struct slim_xwayland *xw = wl_container_of(listener, xw, ready);
 	wlr_xwayland_set_seat(xw->wlr, xw->server->seat);
+	/* it draws every X11 window: first, with the compositor, not with the clients */
+	slim_sched_server(xw->server->sched, xw->wlr->server->pid);
 	wlr_log(WLR_INFO, "xwayland: ready on DISPLAY=%s", xw->wlr->display_name);
 }
 
