@@ -164,24 +164,14 @@ void protocols_activity(struct slim_protocols *p)
 	wlr_idle_notify_activity(p->idle, p->server->seat);
 }
 
-bool protocols_idle_inhibited(const struct slim_protocols *p)
-{
-	return p->inhibitors > 0;
-}
-
 /* --- activation */
 
 static void handle_request_activate(struct wl_listener *listener, void *data)
 {
 	struct slim_protocols *p = wl_container_of(listener, p, request_activate);
 	struct wlr_xdg_activation_v1_request_activate_event *event = data;
-	struct slim_view *view;
-	wl_list_for_each(view, &p->server->views, link) {
-		if (view->mapped && view->impl->surface(view) == event->surface) {
-			view_focus(view, event->surface);
-			return;
-		}
-	}
+	/* the views list holds mapped windows only */
+	view_focus(view_of_surface(p->server, event->surface), event->surface);
 }
 
 /* --- keyboard shortcuts: the focused client's, if it asks */

@@ -258,7 +258,6 @@ struct slim_protocols *protocols_create(struct slim_server *server);
 void protocols_destroy(struct slim_protocols *protocols);
 /* Input from the console: the session is not idle. */
 void protocols_activity(struct slim_protocols *protocols);
-bool protocols_idle_inhibited(const struct slim_protocols *protocols);
 void protocols_focus_changed(struct slim_protocols *protocols, struct wlr_surface *focused);
 /* The toplevel asked for a title bar drawn by slimland (xdg-decoration). */
 bool protocols_wants_titlebar(const struct slim_protocols *protocols,
@@ -284,7 +283,7 @@ void view_set_state(struct slim_view *view, bool maximized, bool fullscreen);
 void view_update_titlebar(struct slim_view *view);
 /* A title bar above the view (a client asked for server-side decorations), or none. */
 void view_set_decorated(struct slim_view *view, bool decorated);
-/* The view of a toplevel surface, or NULL. */
+/* The mapped view whose (toplevel) surface this is, or NULL. */
 struct slim_view *view_of_surface(struct slim_server *server, struct wlr_surface *surface);
 /* Its title bar was clicked, x from the window's left edge: closes, or starts a move. */
 void view_titlebar_click(struct slim_view *view, double x);

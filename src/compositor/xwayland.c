@@ -24,7 +24,6 @@ struct slim_x11_view {
 	struct slim_view base;
 	struct wlr_xwayland_surface *xs;
 	bool unmanaged;              /* override-redirect: no view, no focus */
-	struct wlr_scene_node *tree; /* base.node */
 	struct wlr_scene_node *content; /* the surface's, while mapped */
 	struct wl_listener map, unmap, destroy, request_configure, request_move;
 	struct wl_listener request_resize, request_maximize, request_fullscreen, request_activate;
@@ -119,18 +118,18 @@ static void handle_map(struct wl_listener *listener, void *data)
 {
 	struct slim_x11_view *view = wl_container_of(listener, view, map);
 	struct wlr_xwayland_surface *xs = view->xs;
-	view->content = wlr_scene_subsurface_tree_create(view->tree, xs->surface);
+	struct wlr_scene_node *node = view->base.node;
+	view->content = wlr_scene_subsurface_tree_create(node, xs->surface);
 	if (!view->content) {
 		wlr_log(WLR_ERROR, "xwayland: out of memory for a window");
 		return;
 	}
+	wlr_scene_node_set_enabled(node, true);
 	if (view->unmanaged) {
-		wlr_scene_node_set_position(view->tree, xs->x, xs->y);
-		wlr_scene_node_raise_to_top(view->tree);
-		wlr_scene_node_set_enabled(view->tree, true);
+		wlr_scene_node_set_position(node, xs->x, xs->y);
+		wlr_scene_node_raise_to_top(node);
 		return;
 	}
-	wlr_scene_node_set_enabled(view->tree, true);
 	view_map(&view->base);
 }
 
@@ -140,7 +139,7 @@ static void handle_unmap(struct wl_listener *listener, void *data)
 	if (!view->unmanaged) {
 		view_unmap(&view->base);
 	}
-	wlr_scene_node_set_enabled(view->tree, false);
+	wlr_scene_node_set_enabled(view->base.node, false);
 	wlr_scene_node_destroy(view->content);
 	view->content = NULL;
 }
@@ -159,7 +158,7 @@ static void handle_destroy(struct wl_listener *listener, void *data)
 	for (size_t i = 0; i < sizeof(listeners) / sizeof(listeners[0]); i++) {
 		wl_list_remove(&listeners[i]->link);
 	}
-	wlr_scene_node_destroy(view->tree);
+	wlr_scene_node_destroy(view->base.node);
 	free(view);
 }
 
@@ -186,7 +185,7 @@ static void handle_set_geometry(struct wl_listener *listener, void *data)
 {
 	struct slim_x11_view *view = wl_container_of(listener, view, set_geometry);
 	if (view->unmanaged) {
-		wlr_scene_node_set_position(view->tree, view->xs->x, view->xs->y);
+		wlr_scene_node_set_position(view->base.node, view->xs->x, view->xs->y);
 	}
 }
 
@@ -251,13 +250,12 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 		return;
 	}
 	view->xs = xs;
-	view->tree = &tree->node;
 	view->unmanaged = xs->override_redirect;
-	view_init(&view->base, xw->server, &x11_impl, view->tree);
+	view_init(&view->base, xw->server, &x11_impl, &tree->node);
 	if (view->unmanaged) {
-		view->tree->data = NULL; /* the pointer goes to it; a click focuses nothing */
+		view->base.node->data = NULL; /* the pointer goes to it; a click focuses nothing */
 	}
-	wlr_scene_node_set_enabled(view->tree, false);
+	wlr_scene_node_set_enabled(view->base.node, false);
 	struct {
 		struct wl_listener *listener;
 		struct wl_signal *signal;

@@ -22,7 +22,7 @@ import subprocess
 import time
 
 from slimtest import (Console, Process, Session, TestSkip, _reap_orphans, free_udp_port,
-                      images_equal, log, read_fifo, require_programs, scaled, _rgb)
+                      images_equal, log, require_programs, scaled, _rgb)
 
 PASSWORD = 'Flow-pass.42'
 

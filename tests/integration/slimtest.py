@@ -16,6 +16,7 @@ $SLIMTEST_OUTDIR/NAME (default: ./integration-output/NAME).
 Environment: SLIMLAND, SLIMLAND_CONSOLE, SLIM_ECHO (the programs under test),
 SLIMTEST_TIMEOUT_SCALE (multiplies every timeout; sanitizer builds are slower).
 """
+import contextlib
 import os
 import shutil
 import select
@@ -821,6 +822,25 @@ class Session:
             if console.next_frame(quiet) is None:
                 return
         self.fail('the screen did not settle within %gs' % scaled(timeout))
+
+    @contextlib.contextmanager
+    def fifo(self, path=None, owner=None):
+        """A FIFO for a client's shell to write into: (path, fd). Opened for
+        reading and writing, so that select() waits for data and never sees an
+        end of file, whatever the writers do. path: where (default a new one
+        under the session's directory); owner: a pwd entry whose user writes."""
+        if path is None:
+            d = tempfile.mkdtemp(dir=self.tmp)
+            os.chmod(d, 0o755)
+            path = os.path.join(d, 'f')
+        os.mkfifo(path, 0o600)
+        if owner is not None:
+            os.chown(path, owner.pw_uid, owner.pw_gid)
+        fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
+        try:
+            yield path, fd
+        finally:
+            os.close(fd)
 
     def wait_stats(self, predicate, what, timeout=15, console=None):
         """Waits, frame by frame, until predicate(console stats) holds; returns them."""

@@ -18,8 +18,8 @@ focus moves through the console's own input.
 import os
 import time
 
-from slimsessiond import ManagerSession, read_fifo
-from slimtest import BTN_LEFT, TestSkip, log, run, scaled
+from slimsessiond import ManagerSession
+from slimtest import BTN_LEFT, TestSkip, log, read_fifo, run, scaled
 
 USER = 'slimtest-cg'
 SERVICE = 'slimland-test-cg'
@@ -91,17 +91,8 @@ def require_cgroups():
 def test():
     require_cgroups()
     with ManagerSession('cgroups', USER, SERVICE, GREETER_USER) as s:
-        fifo_dir = os.path.join(s.tmp, 'fifo')
-        os.mkdir(fifo_dir, 0o755)
-        fifo = os.path.join(fifo_dir, 'f')
-        os.mkfifo(fifo, 0o600)
-        os.chown(fifo, s.pw.pw_uid, s.pw.pw_gid)
-        # read and write: never an end of file, whatever the shell does
-        fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
-        try:
+        with s.fifo(owner=s.pw) as (fifo, fd):
             flow(s, fd, fifo)
-        finally:
-            os.close(fd)
 
 
 def flow(s, fd, fifo):

@@ -1,38 +1,15 @@
 """foot, a real terminal: a command typed through the console's keys runs in
 its shell, and the console shows what the compositor renders, byte for byte."""
 import os
-import select
-import time
 
-from slimtest import (BACKGROUND, KEYMAP_US, Session, fraction_not, log, require_programs,
-                      run, scaled)
-
-
-def read_fifo(s, fd, want, timeout):
-    data = b''
-    deadline = time.monotonic() + scaled(timeout)
-    while want not in data:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            s.fail('the shell wrote %r into the FIFO, not %r, within %gs' % (
-                data, want, scaled(timeout)))
-        readable, _, _ = select.select([fd], [], [], left)
-        if readable:
-            chunk = os.read(fd, 4096)
-            data += chunk
-            if not chunk:  # the writer closed: wait for another one
-                time.sleep(0.01)
-    return data
+from slimtest import (BACKGROUND, KEYMAP_US, Session, fraction_not, log, read_fifo,
+                      require_programs, run)
 
 
 def test():
     require_programs('foot')
     with Session('foot') as s:
-        fifo = os.path.join(s.home, 'fifo')
-        os.mkfifo(fifo)
-        # O_NONBLOCK: the open does not wait for the writer; select() does
-        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-        try:
+        with s.fifo(os.path.join(s.home, 'fifo')) as (fifo, fd):
             s.start_client(['foot'], env={'SHELL': '/bin/sh', 'PS1': '$ ', 'HOME': s.home})
             s.wait_screen(lambda img: fraction_not(img, BACKGROUND) > 0.3, 'the foot window')
             s.settled()
@@ -41,8 +18,6 @@ def test():
             s.type_text('echo slim-ok > %s\n' % target)
             data = read_fifo(s, fd, b'slim-ok\n', 10)
             log('the FIFO got %r' % data)
-        finally:
-            os.close(fd)
         s.settled()
         img = s.assert_screens_equal()
         # New windows go to (32, 32): the top-left corner of foot's frame (its

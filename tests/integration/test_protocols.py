@@ -98,10 +98,7 @@ def test():
 
         # a virtual keyboard: wtype types into foot
         s.wait_screen(lambda img: fraction_not(img, BACKGROUND) == 0, 'the windows gone')
-        fifo = os.path.join(s.home, 'fifo')
-        os.mkfifo(fifo)
-        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-        try:
+        with s.fifo(os.path.join(s.home, 'fifo')) as (_, fd):
             typist = s.start_client(['foot'], env={'SHELL': '/bin/sh', 'PS1': '$ ',
                                                    'HOME': s.home})
             s.wait_screen(lambda img: fraction_not(img, BACKGROUND) > 0.3, 'the foot window')
@@ -110,8 +107,6 @@ def test():
             if r.returncode != 0:
                 s.fail('wtype: %s' % r.stderr.decode())
             log('the FIFO got %r' % read_fifo(s, fd, b'slim-wtype\n', 10))
-        finally:
-            os.close(fd)
         typist.stop()
         s.wait_screen(lambda img: fraction_not(img, BACKGROUND) == 0, 'the terminal gone')
 

@@ -23,8 +23,8 @@ import os
 import signal
 import time
 
-from slimsessiond import PASSWORD, ManagerSession, _pids_of_user, read_fifo
-from slimtest import BACKGROUND, KEY_ENTER, fraction_not, log, run, scaled
+from slimsessiond import PASSWORD, ManagerSession, _pids_of_user
+from slimtest import BACKGROUND, KEY_ENTER, fraction_not, log, read_fifo, run, scaled
 
 USER = 'slimtest-flow'
 SERVICE = 'slimland-test-flow'
@@ -37,17 +37,8 @@ SIZE_B = (1280, 800)
 
 def test():
     with ManagerSession('sessiond_flow', USER, SERVICE, GREETER_USER, pam_hooks=True) as s:
-        fifo_dir = os.path.join(s.tmp, 'fifo')
-        os.mkdir(fifo_dir, 0o755)
-        fifo = os.path.join(fifo_dir, 'f')
-        os.mkfifo(fifo, 0o600)
-        os.chown(fifo, s.pw.pw_uid, s.pw.pw_gid)
-        # read and write: never an end of file, whatever the shell does
-        fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
-        try:
+        with s.fifo(owner=s.pw) as (fifo, fd):
             flow(s, fifo, fd)
-        finally:
-            os.close(fd)
 
 
 def greeter_runtime(s, console_id):

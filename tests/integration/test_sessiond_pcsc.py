@@ -13,8 +13,9 @@ import shutil
 
 from card_emulator import Card
 from slimpcsc import VPCD_DRIVER, Pcscd, find_pcscd, free_tcp_port_pair
-from slimsessiond import PASSWORD, ManagerSession, read_fifo
-from slimtest import BACKGROUND, TestFailure, TestSkip, fraction_not, log, run, scaled
+from slimsessiond import PASSWORD, ManagerSession
+from slimtest import (BACKGROUND, TestFailure, TestSkip, fraction_not, log, read_fifo, run,
+                      scaled)
 
 USER = 'slimtest-pcsc'
 SERVICE = 'slimland-test-pcsc'

@@ -45,18 +45,13 @@ def test():
         if xwayland_running(s):
             s.fail('Xwayland runs before any X11 client asked for it')
 
-        fifo = os.path.join(s.home, 'fifo')
-        os.mkfifo(fifo)
-        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-        try:
+        with s.fifo(os.path.join(s.home, 'fifo')) as (_, fd):
             s.start_client(['xterm', '-title', 'slimx', '-geometry', '60x10', '-e', 'sh'],
                            env={'SHELL': '/bin/sh', 'PS1': '$ '})
             s.wait_screen(lambda img: fraction_not(img, BACKGROUND) > 0.05, 'the xterm window')
             s.settled()
             s.type_text('echo slim-x11 > fifo\n')
             log('the FIFO got %r' % read_fifo(s, fd, b'slim-x11\n', 10))
-        finally:
-            os.close(fd)
         if not xwayland_running(s):
             s.fail('no Xwayland child of the compositor while xterm runs')
         s.settled()
