@@ -12,6 +12,11 @@
 #include "slim-log.h"
 
 #define CONTROL_NAME "slimland-control"
+/*
+ * `active` is said at most this often: the manager's idle clock needs no
+ * finer step, and typing must not become a stream of lines.
+ */
+#define ACTIVE_EVERY_US (10 * 1000000ull)
 
 struct slim_control {
 	int listen_fd, fd;
@@ -27,6 +32,9 @@ struct slim_control {
 	char buf[SLIM_CONTROL_LINE_MAX + 1];
 	size_t len;
 	struct slim_ratelimit log_limit;
+
+	uint64_t active_said_us; /* when `active` was last said; 0: not to this manager */
+	bool inhibited;          /* what `inhibit` last said */
 };
 
 static void close_connection(struct slim_control *ctl, const char *why)
@@ -150,6 +158,10 @@ static int handle_connection(int fd, uint32_t mask, void *data)
 	ctl->fd = conn;
 	slim_log(SLIM_LOG_INFO, "control: session manager connected");
 	send_line(ctl, "hello %u %ld", ctl->port, (long)getpid());
+	ctl->active_said_us = 0;
+	if (ctl->inhibited) {
+		send_line(ctl, "inhibit 1");
+	}
 	return 0;
 }
 
@@ -268,4 +280,24 @@ void slim_control_detached(struct slim_control *ctl, const char console_id[SLIM_
 	char hex[2 * SLIM_CONSOLE_ID_LEN + 1];
 	slim_control_console_hex(console_id, hex);
 	send_line(ctl, "detached %s", hex);
+}
+
+void slim_control_active(struct slim_control *ctl)
+{
+	uint64_t now = slim_now_us();
+	if (!ctl || ctl->fd < 0 ||
+			(ctl->active_said_us && now - ctl->active_said_us < ACTIVE_EVERY_US)) {
+		return;
+	}
+	ctl->active_said_us = now;
+	send_line(ctl, "active");
+}
+
+void slim_control_inhibit(struct slim_control *ctl, bool inhibited)
+{
+	if (!ctl || ctl->inhibited == inhibited) {
+		return;
+	}
+	ctl->inhibited = inhibited;
+	send_line(ctl, "inhibit %d", inhibited ? 1 : 0);
 }

@@ -35,5 +35,13 @@ void slim_control_destroy(struct slim_control *ctl);
 void slim_control_attached(struct slim_control *ctl, const char console_id[SLIM_CONSOLE_ID_LEN],
 		uint32_t width, uint32_t height);
 void slim_control_detached(struct slim_control *ctl, const char console_id[SLIM_CONSOLE_ID_LEN]);
+/*
+ * The person at the console did something: said as `active`, at most once
+ * every 10 s, so that the manager's idle clock (reauth = idle:N) counts
+ * from the last input without hearing every key.
+ */
+void slim_control_active(struct slim_control *ctl);
+/* Whether a client inhibits idle (a video being watched); said on change. */
+void slim_control_inhibit(struct slim_control *ctl, bool inhibited);
 
 #endif

@@ -7,7 +7,9 @@
  *                     plain title bar to drag the window by (SDL asks, and
  *                     without a libdecor plugin loses its window otherwise)
  *   idle-inhibit, KDE idle  the console's input is activity; a client that
- *                     inhibits idle (a playing video) keeps the session awake
+ *                     inhibits idle (a playing video) keeps the session awake,
+ *                     and both are told to the session manager (`active`,
+ *                     `inhibit`), whose reauth = idle:N counts from them
  *   xdg-activation    a client brings a window up with a token it was given
  *   keyboard-shortcuts-inhibit  the focused client that asks (a remote
  *                     desktop viewer, a game) gets Alt+Tab and the rest
@@ -138,6 +140,7 @@ static void set_inhibitors(struct slim_protocols *p, int delta)
 {
 	p->inhibitors += delta;
 	wlr_idle_set_enabled(p->idle, p->server->seat, p->inhibitors == 0);
+	slim_control_inhibit(p->server->control, p->inhibitors > 0);
 	wlr_log(WLR_INFO, "idle: %s (%d inhibitor%s)", p->inhibitors ? "inhibited" : "allowed",
 		p->inhibitors, p->inhibitors == 1 ? "" : "s");
 }
@@ -162,6 +165,7 @@ static void handle_new_idle_inhibitor(struct wl_listener *listener, void *data)
 void protocols_activity(struct slim_protocols *p)
 {
 	wlr_idle_notify_activity(p->idle, p->server->seat);
+	slim_control_active(p->server->control);
 }
 
 /* --- activation */

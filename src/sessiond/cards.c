@@ -66,8 +66,7 @@ static bool needs_password(struct slim_session *s)
 	case SLIM_REAUTH_ALWAYS:
 		return true;
 	case SLIM_REAUTH_IDLE:
-		return !s->console && s->detached_since_us != 0 &&
-			slim_now_us() - s->detached_since_us >= config->reauth_idle_s * 1000000ull;
+		return slim_session_idle_us(s) >= config->reauth_idle_s * 1000000ull;
 	}
 	return true;
 }

@@ -55,6 +55,11 @@ void slim_control_handle_line(struct slim_session *session, char *line)
 		slim_session_control_attached(session, console, (uint16_t)a, (uint16_t)b);
 	} else if (n == 2 && strcmp(f[0], "detached") == 0 && parse_console(f[1], console)) {
 		slim_session_control_detached(session, console);
+	} else if (n == 1 && strcmp(f[0], "active") == 0) {
+		slim_session_control_active(session);
+	} else if (n == 2 && strcmp(f[0], "inhibit") == 0 &&
+			(strcmp(f[1], "0") == 0 || strcmp(f[1], "1") == 0)) {
+		slim_session_control_inhibit(session, f[1][0] == '1');
 	} else if (n == 1 && strcmp(f[0], "ping") == 0) {
 		slim_control_send(session->control, "pong");
 	} else if (n == 1 && strcmp(f[0], "pong") == 0) {

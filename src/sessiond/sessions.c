@@ -140,7 +140,6 @@ static int handle_detach_timeout(void *data)
 
 void slim_session_now_detached(struct slim_session *s)
 {
-	s->detached_since_us = slim_now_us();
 	unsigned timeout = s->mgr->config.detached_timeout_s;
 	if (s->greeter || timeout == 0) {
 		return;
@@ -184,7 +183,7 @@ struct slim_session *slim_session_add(struct slim_manager *mgr, uint32_t id,
 	s->pid = pid;
 	s->pidfd = pidfd;
 	snprintf(s->control_path, sizeof(s->control_path), "%s", control_path ? control_path : "");
-	s->detached_since_us = slim_now_us();
+	s->active_us = slim_now_us();
 	wl_list_insert(mgr->sessions.prev, &s->link);
 	if (pidfd >= 0) {
 		s->pidfd_source = wl_event_loop_add_fd(mgr->loop, pidfd, WL_EVENT_READABLE,
@@ -280,4 +279,32 @@ void slim_session_destroy(struct slim_session *s)
 	}
 	free(s);
 	slim_manager_changed(mgr);
+}
+
+/* The idle clock */
+
+void slim_session_touch(struct slim_session *s)
+{
+	if (s->console && s->inhibited) {
+		s->active_us = slim_now_us();
+	}
+}
+
+uint64_t slim_session_idle_us(struct slim_session *s)
+{
+	slim_session_touch(s);
+	uint64_t now = slim_now_us();
+	return now > s->active_us ? now - s->active_us : 0;
+}
+
+void slim_session_control_active(struct slim_session *s)
+{
+	s->active_us = slim_now_us();
+}
+
+void slim_session_control_inhibit(struct slim_session *s, bool inhibited)
+{
+	/* the time shown while inhibited counts as use, up to this moment */
+	slim_session_touch(s);
+	s->inhibited = inhibited;
 }

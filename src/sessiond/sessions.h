@@ -99,8 +99,14 @@ struct slim_session {
 	bool attached;     /* the compositor said `attached` for console */
 	/* The login worker holding its PAM session (NULL after a restart). */
 	struct slim_login *login;
-	uint64_t detached_since_us;
 	struct wl_event_source *detach_timer;
+	/*
+	 * Its idle clock (reauth = idle:N): the last moment someone used it,
+	 * from its compositor's `active` (console input), a card showing it,
+	 * and every moment it was shown while a client inhibited idle.
+	 */
+	uint64_t active_us;
+	bool inhibited;    /* its compositor said `inhibit 1` */
 	bool ending;       /* SIGTERM sent */
 };
 
@@ -253,6 +259,16 @@ void slim_session_control_attached(struct slim_session *session, const char *con
 		uint16_t width, uint16_t height);
 void slim_session_control_detached(struct slim_session *session, const char *console_id);
 void slim_session_control_closed(struct slim_session *session);
+void slim_session_control_active(struct slim_session *session);
+void slim_session_control_inhibit(struct slim_session *session, bool inhibited);
+
+/*
+ * How long nobody has used the session: 0 while it is shown with idle
+ * inhibited (someone watching a video uses it without touching anything).
+ */
+uint64_t slim_session_idle_us(struct slim_session *session);
+/* Called as the session starts or stops being shown: see active_us. */
+void slim_session_touch(struct slim_session *session);
 
 /*
  * Begins a login at a console's greeter, in a login worker. False: refused

@@ -49,6 +49,7 @@ void slim_show_link(struct slim_console *c, struct slim_session *s)
 {
 	c->shows = s;
 	s->console = c;
+	s->active_us = slim_now_us(); /* a card, a login or an administrator showed it */
 	user_shown(c->mgr, s);
 }
 
@@ -56,6 +57,7 @@ void slim_show_unlink(struct slim_console *c)
 {
 	struct slim_session *s = c->shows;
 	if (s) {
+		slim_session_touch(s);
 		s->console = NULL;
 		c->shows = NULL;
 		user_shown(c->mgr, s);
@@ -170,7 +172,6 @@ void slim_console_show(struct slim_console *c, struct slim_session *s)
 	}
 	slim_show_link(c, s);
 	s->attached = false;
-	s->detached_since_us = 0;
 	if (s->detach_timer) {
 		wl_event_source_timer_update(s->detach_timer, 0);
 	}

@@ -292,7 +292,6 @@ void slim_state_apply(struct slim_manager *mgr, const struct slim_state *st, boo
 		/* not known until its next HELLO, and then not redirected anywhere new */
 		slim_show_link(c, s);
 		s->attached = true;
-		s->detached_since_us = 0;
 		c->state = s->greeter ? SLIM_CONSOLE_GREETER : SLIM_CONSOLE_SESSION;
 		if (s->greeter) {
 			slim_greeter_link(c, s);

@@ -122,6 +122,7 @@ class ControlClient:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(session.control_path())
         self.buf = b''
+        self.actives = 0  # `active` lines: input at the console, said any time
 
     def close(self):
         self.sock.close()
@@ -130,7 +131,14 @@ class ControlClient:
         self.sock.sendall(line.encode() + b'\n')
 
     def read_line(self, timeout=10):
-        """The next line; None at the end of the stream."""
+        """The next line but `active` (counted); None at the end of the stream."""
+        line = self._read_line(timeout)
+        while line == 'active':
+            self.actives += 1
+            line = self._read_line(timeout)
+        return line
+
+    def _read_line(self, timeout):
         deadline = time.monotonic() + scaled(timeout)
         while b'\n' not in self.buf:
             left = deadline - time.monotonic()
@@ -225,6 +233,15 @@ def test():
         a.tap(KEY_A)
         if a.next_frame(scaled(10), start=mark) is None:
             s.fail('console-a got no frame for a key')
+        ctl.sync()
+        if ctl.actives != 1:
+            s.fail('a key at the console was said %d times as "active", not once' % ctl.actives)
+
+        # a client inhibiting idle (a video) is told, so that reauth = idle:N waits
+        inhibit = s.start_client([os.environ['SLIM_PROTOCOLS'], 'inhibit'], wait_line='ready')
+        ctl.expect('inhibit 1')
+        inhibit.stop()
+        ctl.expect('inhibit 0')
 
         # its screen changes size (a monitor with another mode): a new
         # association, admitted by the token console-a attached with

@@ -640,6 +640,44 @@ static void test_reauth(void **state)
 	assert_memory_equal(line, "expect ", 7);
 }
 
+/* reauth = idle:60, with the clock moved by hand rather than waited for */
+static void test_reauth_idle(void **state)
+{
+	const uint64_t two_minutes = 120 * 1000000ull;
+	struct fake_compositor *s = alice_with_card();
+	struct slim_console *c1 = slim_manager_console(t.mgr, "c1");
+	struct slim_session *session = c1->shows;
+	console_on_greeter(2, 0x222, "c2");
+	struct slim_console *c2 = slim_manager_console(t.mgr, "c2");
+	/* shown with a video playing: in use however long nobody types */
+	comp_say(s, "inhibit 1");
+	session->active_us -= two_minutes;
+	card(2, 0x222, 2, true, 7);
+	assert_ptr_equal(c2->shows, session);
+	/* the video stopped two minutes ago: idle since */
+	comp_say(s, "inhibit 0");
+	session->active_us -= two_minutes;
+	card(1, 0x111, 3, true, 7);
+	assert_int_equal(c1->why, SLIM_WHY_REAUTH);
+	assert_ptr_equal(c1->reauth, session);
+	assert_ptr_equal(c2->shows, session);
+	/* someone typed at c2 since: no password */
+	comp_say(s, "active");
+	card(1, 0x111, 4, true, 7);
+	assert_ptr_equal(c1->shows, session);
+	/* detached, a video playing into nobody's screen is not use */
+	card(1, 0x111, 5, false, 7);
+	assert_null(session->console);
+	comp_say(s, "inhibit 1");
+	session->active_us -= two_minutes;
+	card(1, 0x111, 6, true, 7);
+	assert_int_equal(c1->why, SLIM_WHY_REAUTH);
+	/* what the compositor says is checked like every line */
+	comp_say(s, "inhibit 2");
+	comp_say(s, "active now");
+	assert_true(session->inhibited);
+}
+
 static void test_control_closed(void **state)
 {
 	struct fake_compositor *s = alice_with_card();
@@ -1059,6 +1097,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_forgery, setup, teardown),
 		cmocka_unit_test_prestate_setup_teardown(test_reauth, setup, teardown,
 			"reauth = always\n"),
+		cmocka_unit_test_prestate_setup_teardown(test_reauth_idle, setup, teardown,
+			"reauth = idle:60\n"),
 		cmocka_unit_test_setup_teardown(test_control_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_detached_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_console_timeout, setup, teardown),
