@@ -8,8 +8,9 @@ sources over a foot terminal that shows text (windows cascade: foot at
 (32, 32), mpv at (64, 64)):
 - a moving clip: the console's stats show CSCS while it plays, and
   everything outside the video (the terminal's text among it) equals grim
-  byte for byte while it plays; once mpv is stopped (SIGSTOP) the whole
-  console equals grim byte for byte;
+  byte for byte while it plays, and mpv inhibits idle (until it exits);
+  once mpv is stopped (SIGSTOP) the whole console equals grim byte for
+  byte;
 - a clip whose every frame is the same picture, so that grim and the
   console show the same frame while it plays: the console's picture of the
   video is within PSNR 35 dB of the server's (CSCS is lossy by design:
@@ -89,7 +90,13 @@ def test():
 
         # The moving clip: CSCS on the console, exact text beside it.
         before = s.console.stats()
+        mark = s.compositor.stderr.mark()
         mpv = play(s, moving)
+        # playing, mpv keeps the session from going idle (--stop-screensaver)
+        _, line = s.compositor.stderr.wait(lambda l: 'idle: inhibited (1 inhibitor)' in l, mark,
+                                           time.monotonic() + scaled(20))
+        if line is None:
+            s.fail('mpv playing did not inhibit idle')
         st = s.wait_stats(lambda st: st['cscs'] > before['cscs'] + 200, 'CSCS for the video',
                           timeout=30)
         log('while playing: %s' % st)
@@ -103,7 +110,12 @@ def test():
             s.fail('the video\'s box did not change between two screenshots: is mpv at %s?'
                    % (BOX,))
         s.assert_frozen_equal(mpv)
+        mark = s.compositor.stderr.mark()
         mpv.stop()
+        _, line = s.compositor.stderr.wait(lambda l: 'idle: allowed (0 inhibitors)' in l, mark,
+                                           time.monotonic() + scaled(10))
+        if line is None:
+            s.fail('the session stayed inhibited after mpv stopped')
 
         # The still clip: grim and the console show the same frame while it plays.
         before = s.console.stats()
