@@ -3,7 +3,7 @@
  *
  *   slimland [--listen ADDRESS:PORT] [--managed] [--pairing-key FILE]
  *            [--transport dtls|clear] [--size WxH] [--video-budget MBIT]
- *            [-s COMMAND] [-v]
+ *            [--no-audio] [-s COMMAND] [-v]
  */
 #define _GNU_SOURCE /* explicit_bzero */
 #include <getopt.h>
@@ -25,7 +25,7 @@ static void usage(FILE *f, const char *prog)
 {
 	fprintf(f, "usage: %s [--listen ADDRESS:PORT] [--managed] [--pairing-key FILE]\n"
 		"          [--transport dtls|clear] [--size WxH] [--video-budget MBIT]\n"
-		"          [-s COMMAND] [-v]\n"
+		"          [--no-audio] [-s COMMAND] [-v]\n"
 		"  --listen      where consoles reach this session (default %s; port 0: any)\n"
 		"  --managed     only consoles the session manager sends are shown; it connects\n"
 		"                to $XDG_RUNTIME_DIR/slimland-control\n"
@@ -36,6 +36,7 @@ static void usage(FILE *f, const char *prog)
 		"  --size        the screen until a console says otherwise (default 1280x720)\n"
 		"  --video-budget  Mbit/s that video (sent as YUV, scaled by the console) may\n"
 		"                take (default %d; 0: video goes exact, as pixels)\n"
+		"  --no-audio    no sound: no PipeWire started, no console speaker or microphone\n"
 		"  -s            a command to start once the session runs (sh -c)\n"
 		"  -v            more logging\n", prog, DEFAULT_LISTEN, DEFAULT_VIDEO_BUDGET);
 }
@@ -138,6 +139,7 @@ int main(int argc, char *argv[])
 	struct slim_link_config link = { .listen = DEFAULT_LISTEN, .mode = SLIM_SEC_DTLS };
 	uint32_t width = 1280, height = 720;
 	unsigned long video_budget = DEFAULT_VIDEO_BUDGET;
+	bool audio = true;
 	enum wlr_log_importance verbosity = WLR_INFO;
 	static const struct option options[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -146,6 +148,7 @@ int main(int argc, char *argv[])
 		{ "pairing-key", required_argument, NULL, 'P' },
 		{ "transport", required_argument, NULL, 'T' },
 		{ "video-budget", required_argument, NULL, 'B' },
+		{ "no-audio", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -184,6 +187,9 @@ int main(int argc, char *argv[])
 		}
 		case 'M':
 			link.managed = true;
+			break;
+		case 'A':
+			audio = false;
 			break;
 		case 's':
 			startup = optarg;
@@ -241,6 +247,11 @@ int main(int argc, char *argv[])
 		wlr_log(WLR_INFO, "X11 programs use DISPLAY=%s", x11);
 	} else {
 		unsetenv("DISPLAY");
+	}
+	/* before any client, so that the first finds its sound server */
+	if (audio) {
+		server.audio_daemons = slim_audio_daemons_start(server.sched);
+		server.audio = server.audio_daemons ? audio_create(server.loop) : NULL;
 	}
 	/* the last line of start-up: tests and benchmarks wait for it */
 	wlr_log(WLR_INFO, "slimland on WAYLAND_DISPLAY=%s", socket);

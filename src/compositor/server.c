@@ -234,6 +234,8 @@ void server_finish(struct slim_server *server)
 	}
 	xwayland_destroy(server->xwayland);
 	wl_display_destroy_clients(server->display);
+	audio_destroy(server->audio);
+	slim_audio_daemons_stop(server->audio_daemons);
 	wl_list_remove(&server->client_created.link);
 	wl_list_remove(&server->new_output.link);
 	wl_list_remove(&server->new_xdg_surface.link);

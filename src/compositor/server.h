@@ -26,6 +26,8 @@
  *   renderer.c the pixman renderer, with viewport offsets and YUV wl_shm buffers
  *   protocol-check.c  what wlroots 0.15 leaves unchecked: YUV buffers, viewports
  *   yuv-shm.c  YUV client pixels: layouts and conversions (no wlroots)
+ *   audio.c    the console's speaker and microphone in the session's PipeWire
+ *   audio-daemons.c  the session's PipeWire, started if the user has none
  *
  * wlroots is called from these files only, so that a port to a later
  * wlroots touches them and nothing else.
@@ -39,6 +41,8 @@
 #include <wlr/types/wlr_xdg_shell.h>
 #include <xkbcommon/xkbcommon.h>
 #include "encoder.h"
+#include "audio.h"
+#include "audio-daemons.h"
 #include "control.h"
 #include "link.h"
 #include "sched.h"
@@ -163,6 +167,8 @@ struct slim_server {
 	struct slim_sched *sched;
 	struct slim_video *video;
 	struct slim_protocol_check *protocol_check;
+	struct slim_audio_daemons *audio_daemons;
+	struct slim_audio *audio;
 	uint32_t width, height;
 
 	/* the pointer, in output coordinates */

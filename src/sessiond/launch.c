@@ -71,6 +71,7 @@ struct slim_spawn_request slim_launch_request(struct slim_manager *mgr, uint32_t
 		.clear = mgr->config.transport == SLIM_SEC_CLEAR,
 		.video_budget = b->video_budget,
 		.size = sized ? b->size : NULL,
+		.no_audio = greeter,
 	};
 }
 

@@ -59,7 +59,7 @@ struct child_plan {
 	/* the compositor class's cgroup.procs in each hierarchy, made by the parent */
 	char cgroup_procs[SLIM_CGROUP_MAX_HIER][SLIM_CGROUP_PATH + 32];
 	size_t n_cgroup_procs;
-	char *argv[14];
+	char *argv[16];
 	char *envp[SLIM_SPAWN_MAX_ENV + 1];
 	int report_fd;
 };
@@ -375,6 +375,9 @@ bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spa
 	if (req->size) {
 		plan.argv[a++] = "--size";
 		plan.argv[a++] = (char *)req->size;
+	}
+	if (req->no_audio) {
+		plan.argv[a++] = "--no-audio";
 	}
 	if (req->startup) {
 		plan.argv[a++] = "-s";

@@ -300,6 +300,8 @@ class Compositor(Process):
         argv = list(session.compositor_prefix) + [
             session.slimland, '--listen', '%s:%d' % (session.listen_host, port),
             '--size', '%dx%d' % size] + session.transport_args + list(extra_args)
+        if not session.audio:
+            argv.append('--no-audio')
         self.port = port
         self.display = None
         super().__init__('slimland-%d' % session.n_compositors, argv, session.compositor_env(),
@@ -503,7 +505,8 @@ class Session:
 
     def __init__(self, name, size=(800, 600), console_id='console-a', console=True,
                  console_size=None, managed=False, compositor=True, transport='dtls', port=None,
-                 listen_host='127.0.0.1', compositor_prefix=(), console_prefix=()):
+                 listen_host='127.0.0.1', compositor_prefix=(), console_prefix=(),
+                 audio=False):
         """size: the compositor's --size and, unless console_size says
         otherwise, the first console's. managed: slimland --managed on an
         ephemeral port (its control socket says which; see control_path).
@@ -515,7 +518,9 @@ class Session:
         listen_host: the address it listens on and consoles go to.
         compositor_prefix, console_prefix: argv put before the programs,
         e.g. ['ip', 'netns', 'exec', NAME] to run them in a network
-        namespace (slimnet.py); Wayland clients run here either way."""
+        namespace (slimnet.py); Wayland clients run here either way.
+        audio: the compositor starts the session's PipeWire (otherwise
+        --no-audio: the tests that do not listen do not pay for it)."""
         self.name = name
         self.transport_args = ['--transport', transport]
         self.listen_host = listen_host
@@ -523,6 +528,7 @@ class Session:
         self.console_prefix = tuple(console_prefix)
         self.fixed_port = port
         self.want_compositor = compositor
+        self.audio = audio
         self.managed = managed
         self.size = size
         self.console_size = console_size or size
