@@ -55,6 +55,10 @@ static void handle_key(struct wl_listener *listener, void *data)
 			}
 		}
 	}
+	if (text_inputs_key(server->text_inputs, event->time_msec, event->keycode,
+			event->state)) {
+		return;
+	}
 	/* a virtual keyboard (virtual-input.c) may have had the seat */
 	wlr_seat_set_keyboard(server->seat, server->keyboard);
 	wlr_seat_keyboard_notify_key(server->seat, event->time_msec, event->keycode,
@@ -64,6 +68,9 @@ static void handle_key(struct wl_listener *listener, void *data)
 static void handle_modifiers(struct wl_listener *listener, void *data)
 {
 	struct slim_server *server = wl_container_of(listener, server, keyboard_modifiers);
+	if (text_inputs_modifiers(server->text_inputs, server->keyboard->keyboard)) {
+		return;
+	}
 	wlr_seat_set_keyboard(server->seat, server->keyboard);
 	wlr_seat_keyboard_notify_modifiers(server->seat, &server->keyboard->keyboard->modifiers);
 }

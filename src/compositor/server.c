@@ -206,9 +206,10 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 	server->protocols = protocols_create(server);
 	server->constraints = constraints_create(server);
 	server->virtual_input = virtual_input_create(server);
+	server->text_inputs = text_inputs_create(server);
 	server->toplevels = wlr_foreign_toplevel_manager_v1_create(server->display);
 	if (!server->protocols || !server->constraints || !server->virtual_input ||
-			!server->toplevels) {
+			!server->text_inputs || !server->toplevels) {
 		wlr_log(WLR_ERROR, "cannot create the Wayland globals");
 		return false;
 	}
@@ -247,6 +248,7 @@ void server_finish(struct slim_server *server)
 	protocols_destroy(server->protocols);
 	constraints_destroy(server->constraints);
 	virtual_input_destroy(server->virtual_input);
+	text_inputs_destroy(server->text_inputs);
 	protocol_check_destroy(server->protocol_check);
 	cursor_finish(server);
 	input_finish(server);

@@ -12,6 +12,7 @@
  *   protocols.c decorations, idle inhibit, activation, shortcuts inhibit
  *   constraints.c pointer lock and confinement, relative motion
  *   virtual-input.c  virtual keyboards and pointers, the session's user's only
+ *   text-input.c  text inputs relayed to the input method (CJK and the like)
  *   layer.c    layer-shell: panels and the like, placed; exclusive zones
  *   toplevel-list.c  the windows, listed for task bars (foreign-toplevel)
  *   grab.c     interactive move and resize
@@ -160,6 +161,7 @@ struct slim_server {
 	struct slim_xwayland *xwayland;
 	struct slim_protocols *protocols;
 	struct slim_constraints *constraints;
+	struct slim_text_inputs *text_inputs;
 	struct slim_virtual_input *virtual_input;
 	struct wlr_foreign_toplevel_manager_v1 *toplevels;
 	struct slim_link *link;
@@ -246,6 +248,14 @@ void layers_arrange(struct slim_server *server);
 /* virtual-input.c */
 struct slim_virtual_input *virtual_input_create(struct slim_server *server);
 void virtual_input_destroy(struct slim_virtual_input *virtual_input);
+
+/* text-input.c */
+struct slim_text_inputs *text_inputs_create(struct slim_server *server);
+void text_inputs_destroy(struct slim_text_inputs *text_inputs);
+/* The console's keys, to the input method's keyboard grab: true if one took them. */
+bool text_inputs_key(struct slim_text_inputs *text_inputs, uint32_t time_msec,
+		uint32_t keycode, uint32_t state);
+bool text_inputs_modifiers(struct slim_text_inputs *text_inputs, struct wlr_keyboard *keyboard);
 
 /* constraints.c */
 struct slim_constraints *constraints_create(struct slim_server *server);

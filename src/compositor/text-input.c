@@ -1,0 +1,471 @@
+/*
+ * Input methods (for CJK and the like): the clients' text inputs
+ * (text-input-v3: foot, GTK, Qt) relayed to one input method
+ * (input-method-v2: fcitx5 and the like), as the protocols ask of the
+ * compositor between them:
+ *
+ *   focus          a client's text inputs are entered when one of its
+ *                  surfaces gets the keyboard, and left when it loses it
+ *   enabled        the focused, enabled text input activates the input
+ *                  method, with its surrounding text, content type and why
+ *                  the text changed; disabled or left, it is deactivated
+ *   the input method's commit  preedit, commit string and deletions go to
+ *                  that text input, with done; a commit while it is not
+ *                  active, or whose serial is not the number of done events
+ *                  it was sent (made before it knew), changes nothing
+ *   one a seat     a second input method is told `unavailable`
+ *   keyboard grab  while the input method holds one, the console's keys go
+ *                  to it (not the virtual keyboards' keys: an input method
+ *                  sends what it does not use through one, and would hear
+ *                  it again)
+ *   popups         candidate windows, shown under the text cursor
+ */
+#include <stdlib.h>
+#include <wlr/types/wlr_input_method_v2.h>
+#include <wlr/types/wlr_keyboard.h>
+#include <wlr/types/wlr_scene.h>
+#include <wlr/types/wlr_seat.h>
+#include <wlr/types/wlr_text_input_v3.h>
+#include <wlr/util/log.h>
+#include "server.h"
+#include "slim-log.h"
+
+struct slim_text_inputs {
+	struct slim_server *server;
+	struct wl_list inputs; /* text_input.link */
+	struct wl_list popups; /* popup.link */
+	struct wlr_input_method_v2 *im;
+	uint32_t im_done; /* done events sent to it: the serial its commits must carry */
+	struct wlr_input_method_keyboard_grab_v2 *grab;
+	struct slim_ratelimit log_limit;
+	struct wl_listener new_text_input, new_input_method, focus_change;
+	struct wl_listener im_grab, im_new_popup, grab_destroy;
+};
+
+/* One client's text input. */
+struct text_input {
+	struct slim_text_inputs *relay;
+	struct wlr_text_input_v3 *input;
+	struct wl_list link;
+	struct wl_listener enable, commit, disable, destroy;
+};
+
+/* One candidate window of the input method's. */
+struct popup {
+	struct slim_text_inputs *relay;
+	struct wlr_input_popup_surface_v2 *popup;
+	struct wlr_scene_node *node; /* while mapped */
+	struct wl_list link;
+	struct wl_listener map, unmap, destroy;
+};
+
+static void send_done(struct slim_text_inputs *relay)
+{
+	wlr_input_method_v2_send_done(relay->im);
+	relay->im_done++;
+}
+
+/* The text input the input method serves: enabled, on the focused surface. */
+static struct text_input *active_input(struct slim_text_inputs *relay)
+{
+	struct wlr_surface *focus = relay->server->seat->keyboard_state.focused_surface;
+	struct text_input *ti;
+	wl_list_for_each(ti, &relay->inputs, link) {
+		if (focus && ti->input->focused_surface == focus && ti->input->current_enabled) {
+			return ti;
+		}
+	}
+	return NULL;
+}
+
+static void send_state(struct slim_text_inputs *relay, struct wlr_text_input_v3 *input)
+{
+	struct wlr_input_method_v2 *im = relay->im;
+	if (input->active_features & WLR_TEXT_INPUT_V3_FEATURE_SURROUNDING_TEXT) {
+		const char *text = input->current.surrounding.text;
+		wlr_input_method_v2_send_surrounding_text(im, text ? text : "",
+			input->current.surrounding.cursor, input->current.surrounding.anchor);
+	}
+	wlr_input_method_v2_send_text_change_cause(im, input->current.text_change_cause);
+	if (input->active_features & WLR_TEXT_INPUT_V3_FEATURE_CONTENT_TYPE) {
+		wlr_input_method_v2_send_content_type(im, input->current.content_type.hint,
+			input->current.content_type.purpose);
+	}
+	send_done(relay);
+}
+
+static void activate(struct slim_text_inputs *relay, struct text_input *ti)
+{
+	if (relay->im && ti) {
+		wlr_input_method_v2_send_activate(relay->im);
+		send_state(relay, ti->input);
+	}
+}
+
+static void deactivate(struct slim_text_inputs *relay)
+{
+	if (relay->im && relay->im->active) {
+		wlr_input_method_v2_send_deactivate(relay->im);
+		send_done(relay);
+	}
+}
+
+/* --- popups */
+
+static void place_popup(struct popup *p)
+{
+	struct slim_text_inputs *relay = p->relay;
+	struct text_input *ti = active_input(relay);
+	struct slim_view *view = ti ? view_of_surface(relay->server, ti->input->focused_surface) : NULL;
+	if (!p->node || !view) {
+		return;
+	}
+	struct wlr_box box = view_box(view);
+	struct wlr_box cursor = ti->input->current.cursor_rectangle;
+	/* under the text cursor, in output coordinates; the popup is told where that is */
+	wlr_scene_node_set_position(p->node, box.x + cursor.x, box.y + cursor.y + cursor.height);
+	struct wlr_box sbox = { .x = 0, .y = -cursor.height, .width = cursor.width,
+		.height = cursor.height };
+	wlr_input_popup_surface_v2_send_text_input_rectangle(p->popup, &sbox);
+}
+
+static void place_popups(struct slim_text_inputs *relay)
+{
+	struct popup *p;
+	wl_list_for_each(p, &relay->popups, link) {
+		place_popup(p);
+	}
+}
+
+static void handle_popup_map(struct wl_listener *listener, void *data)
+{
+	struct popup *p = wl_container_of(listener, p, map);
+	struct wlr_scene_tree *over = p->relay->server->layers[3];
+	p->node = wlr_scene_subsurface_tree_create(&over->node, p->popup->surface);
+	place_popup(p);
+}
+
+static void handle_popup_unmap(struct wl_listener *listener, void *data)
+{
+	struct popup *p = wl_container_of(listener, p, unmap);
+	if (p->node) {
+		wlr_scene_node_destroy(p->node);
+		p->node = NULL;
+	}
+}
+
+static void handle_popup_destroy(struct wl_listener *listener, void *data)
+{
+	struct popup *p = wl_container_of(listener, p, destroy);
+	handle_popup_unmap(&p->unmap, NULL);
+	wl_list_remove(&p->map.link);
+	wl_list_remove(&p->unmap.link);
+	wl_list_remove(&p->destroy.link);
+	wl_list_remove(&p->link);
+	free(p);
+}
+
+static void handle_im_new_popup(struct wl_listener *listener, void *data)
+{
+	struct slim_text_inputs *relay = wl_container_of(listener, relay, im_new_popup);
+	struct wlr_input_popup_surface_v2 *popup = data;
+	struct popup *p = calloc(1, sizeof(*p));
+	if (!p) {
+		wl_resource_post_no_memory(popup->resource);
+		return;
+	}
+	p->relay = relay;
+	p->popup = popup;
+	p->map.notify = handle_popup_map;
+	wl_signal_add(&popup->events.map, &p->map);
+	p->unmap.notify = handle_popup_unmap;
+	wl_signal_add(&popup->events.unmap, &p->unmap);
+	p->destroy.notify = handle_popup_destroy;
+	wl_signal_add(&popup->events.destroy, &p->destroy);
+	wl_list_insert(&relay->popups, &p->link);
+	if (popup->mapped) {
+		handle_popup_map(&p->map, NULL);
+	}
+}
+
+/* --- the input method */
+
+/*
+ * Every input method, the one served and those told unavailable:
+ * wlroots 0.15 overwrites the strings of a method's current state at each
+ * commit without freeing them, so they are freed here once read (its
+ * destroy frees what is left). Else any method could grow our memory
+ * commit after commit.
+ */
+struct method {
+	struct slim_text_inputs *relay;
+	struct wlr_input_method_v2 *im;
+	struct wl_listener commit, destroy;
+};
+
+static void relay_commit(struct slim_text_inputs *relay, struct wlr_input_method_v2 *im)
+{
+	struct text_input *ti = active_input(relay);
+	/*
+	 * The protocol's rule: a commit whose serial is not the number of done
+	 * events sent was made before the method knew its state (it may have
+	 * been deactivated meanwhile), and changes nothing.
+	 */
+	if (!ti || !im->client_active || im->current_serial != relay->im_done) {
+		if (slim_ratelimit(&relay->log_limit, slim_now_us())) {
+			wlr_log(WLR_INFO, "input method: a commit while not active, or about a "
+				"state it had not been told, ignored");
+		}
+		return;
+	}
+	struct wlr_text_input_v3 *input = ti->input;
+	if (im->current.preedit.text) {
+		wlr_text_input_v3_send_preedit_string(input, im->current.preedit.text,
+			im->current.preedit.cursor_begin, im->current.preedit.cursor_end);
+	}
+	if (im->current.commit_text) {
+		wlr_text_input_v3_send_commit_string(input, im->current.commit_text);
+	}
+	if (im->current.delete.before_length || im->current.delete.after_length) {
+		wlr_text_input_v3_send_delete_surrounding_text(input,
+			im->current.delete.before_length, im->current.delete.after_length);
+	}
+	wlr_text_input_v3_send_done(input);
+}
+
+static void handle_method_commit(struct wl_listener *listener, void *data)
+{
+	struct method *m = wl_container_of(listener, m, commit);
+	if (m->relay->im == m->im) {
+		relay_commit(m->relay, m->im);
+	}
+	free(m->im->current.preedit.text);
+	m->im->current.preedit.text = NULL;
+	free(m->im->current.commit_text);
+	m->im->current.commit_text = NULL;
+}
+
+static void handle_grab_destroy(struct wl_listener *listener, void *data)
+{
+	struct slim_text_inputs *relay = wl_container_of(listener, relay, grab_destroy);
+	wl_list_remove(&relay->grab_destroy.link);
+	relay->grab = NULL;
+	/* what the client under the grab holds is its own again */
+	wlr_seat_keyboard_notify_modifiers(relay->server->seat,
+		&relay->server->keyboard->keyboard->modifiers);
+}
+
+static void handle_im_grab(struct wl_listener *listener, void *data)
+{
+	struct slim_text_inputs *relay = wl_container_of(listener, relay, im_grab);
+	struct wlr_input_method_keyboard_grab_v2 *grab = data;
+	/* one a method (wlroots ignores a second request), and one method a seat */
+	relay->grab = grab;
+	relay->grab_destroy.notify = handle_grab_destroy;
+	wl_signal_add(&grab->events.destroy, &relay->grab_destroy);
+	/* the console's keymap and modifiers, which the method needs to read keys */
+	wlr_input_method_keyboard_grab_v2_set_keyboard(grab, relay->server->keyboard->keyboard);
+}
+
+static void handle_method_destroy(struct wl_listener *listener, void *data)
+{
+	struct method *m = wl_container_of(listener, m, destroy);
+	struct slim_text_inputs *relay = m->relay;
+	wl_list_remove(&m->commit.link);
+	wl_list_remove(&m->destroy.link);
+	bool served = relay->im == m->im;
+	free(m);
+	if (!served) {
+		return;
+	}
+	wl_list_remove(&relay->im_grab.link);
+	wl_list_remove(&relay->im_new_popup.link);
+	relay->im = NULL;
+	/* gone mid-composition: the text input drops its preedit */
+	struct text_input *ti = active_input(relay);
+	if (ti) {
+		wlr_text_input_v3_send_preedit_string(ti->input, NULL, 0, 0);
+		wlr_text_input_v3_send_done(ti->input);
+	}
+}
+
+static void handle_new_input_method(struct wl_listener *listener, void *data)
+{
+	struct slim_text_inputs *relay = wl_container_of(listener, relay, new_input_method);
+	struct wlr_input_method_v2 *im = data;
+	struct method *m = calloc(1, sizeof(*m));
+	if (!m) {
+		wl_resource_post_no_memory(im->resource);
+		return;
+	}
+	m->relay = relay;
+	m->im = im;
+	m->commit.notify = handle_method_commit;
+	wl_signal_add(&im->events.commit, &m->commit);
+	m->destroy.notify = handle_method_destroy;
+	wl_signal_add(&im->events.destroy, &m->destroy);
+	if (relay->im || im->seat != relay->server->seat) {
+		wlr_log(WLR_INFO, "input method: one serves this seat already; unavailable");
+		wlr_input_method_v2_send_unavailable(im);
+		return;
+	}
+	relay->im = im;
+	relay->im_done = 0;
+	relay->im_grab.notify = handle_im_grab;
+	wl_signal_add(&im->events.grab_keyboard, &relay->im_grab);
+	relay->im_new_popup.notify = handle_im_new_popup;
+	wl_signal_add(&im->events.new_popup_surface, &relay->im_new_popup);
+	activate(relay, active_input(relay));
+}
+
+/* --- the clients' text inputs */
+
+static void handle_text_input_enable(struct wl_listener *listener, void *data)
+{
+	struct text_input *ti = wl_container_of(listener, ti, enable);
+	if (active_input(ti->relay) == ti) {
+		activate(ti->relay, ti);
+	}
+}
+
+static void handle_text_input_commit(struct wl_listener *listener, void *data)
+{
+	struct text_input *ti = wl_container_of(listener, ti, commit);
+	struct slim_text_inputs *relay = ti->relay;
+	if (relay->im && active_input(relay) == ti) {
+		send_state(relay, ti->input);
+		place_popups(relay);
+	}
+}
+
+static void handle_text_input_disable(struct wl_listener *listener, void *data)
+{
+	struct text_input *ti = wl_container_of(listener, ti, disable);
+	if (ti->input->focused_surface == ti->relay->server->seat->keyboard_state.focused_surface) {
+		deactivate(ti->relay);
+	}
+}
+
+static void handle_text_input_destroy(struct wl_listener *listener, void *data)
+{
+	struct text_input *ti = wl_container_of(listener, ti, destroy);
+	struct slim_text_inputs *relay = ti->relay;
+	bool was_active = active_input(relay) == ti;
+	wl_list_remove(&ti->enable.link);
+	wl_list_remove(&ti->commit.link);
+	wl_list_remove(&ti->disable.link);
+	wl_list_remove(&ti->destroy.link);
+	wl_list_remove(&ti->link);
+	free(ti);
+	if (was_active) {
+		deactivate(relay);
+	}
+}
+
+static bool same_client(struct wlr_text_input_v3 *input, struct wlr_surface *surface)
+{
+	return surface && wl_resource_get_client(input->resource) ==
+		wl_resource_get_client(surface->resource);
+}
+
+static void handle_new_text_input(struct wl_listener *listener, void *data)
+{
+	struct slim_text_inputs *relay = wl_container_of(listener, relay, new_text_input);
+	struct wlr_text_input_v3 *input = data;
+	struct text_input *ti = calloc(1, sizeof(*ti));
+	if (!ti) {
+		wl_resource_post_no_memory(input->resource);
+		return;
+	}
+	ti->relay = relay;
+	ti->input = input;
+	ti->enable.notify = handle_text_input_enable;
+	wl_signal_add(&input->events.enable, &ti->enable);
+	ti->commit.notify = handle_text_input_commit;
+	wl_signal_add(&input->events.commit, &ti->commit);
+	ti->disable.notify = handle_text_input_disable;
+	wl_signal_add(&input->events.disable, &ti->disable);
+	ti->destroy.notify = handle_text_input_destroy;
+	wl_signal_add(&input->events.destroy, &ti->destroy);
+	wl_list_insert(&relay->inputs, &ti->link);
+	/* its client may have the keyboard already */
+	struct wlr_surface *focus = relay->server->seat->keyboard_state.focused_surface;
+	if (input->seat == relay->server->seat && same_client(input, focus)) {
+		wlr_text_input_v3_send_enter(input, focus);
+	}
+}
+
+static void handle_focus_change(struct wl_listener *listener, void *data)
+{
+	struct slim_text_inputs *relay = wl_container_of(listener, relay, focus_change);
+	struct wlr_seat_keyboard_focus_change_event *event = data;
+	struct text_input *ti;
+	wl_list_for_each(ti, &relay->inputs, link) {
+		struct wlr_text_input_v3 *input = ti->input;
+		if (input->focused_surface && input->focused_surface != event->new_surface) {
+			if (input->current_enabled) {
+				deactivate(relay);
+			}
+			wlr_text_input_v3_send_leave(input);
+		}
+		if (!input->focused_surface && input->seat == relay->server->seat &&
+				same_client(input, event->new_surface)) {
+			wlr_text_input_v3_send_enter(input, event->new_surface);
+		}
+	}
+}
+
+struct slim_text_inputs *text_inputs_create(struct slim_server *server)
+{
+	struct slim_text_inputs *relay = calloc(1, sizeof(*relay));
+	struct wlr_text_input_manager_v3 *text_inputs =
+		wlr_text_input_manager_v3_create(server->display);
+	struct wlr_input_method_manager_v2 *input_methods =
+		wlr_input_method_manager_v2_create(server->display);
+	if (!relay || !text_inputs || !input_methods) {
+		free(relay);
+		return NULL;
+	}
+	relay->server = server;
+	wl_list_init(&relay->inputs);
+	wl_list_init(&relay->popups);
+	relay->log_limit = (struct slim_ratelimit){ .window_us = 1000000, .burst = 5 };
+	relay->new_text_input.notify = handle_new_text_input;
+	wl_signal_add(&text_inputs->events.text_input, &relay->new_text_input);
+	relay->new_input_method.notify = handle_new_input_method;
+	wl_signal_add(&input_methods->events.input_method, &relay->new_input_method);
+	relay->focus_change.notify = handle_focus_change;
+	wl_signal_add(&server->seat->keyboard_state.events.focus_change, &relay->focus_change);
+	return relay;
+}
+
+void text_inputs_destroy(struct slim_text_inputs *relay)
+{
+	if (!relay) {
+		return;
+	}
+	/* the clients are gone by now, and their text inputs and method with them */
+	wl_list_remove(&relay->new_text_input.link);
+	wl_list_remove(&relay->new_input_method.link);
+	wl_list_remove(&relay->focus_change.link);
+	free(relay);
+}
+
+bool text_inputs_key(struct slim_text_inputs *relay, uint32_t time_msec, uint32_t keycode,
+		uint32_t state)
+{
+	if (!relay || !relay->grab) {
+		return false;
+	}
+	wlr_input_method_keyboard_grab_v2_send_key(relay->grab, time_msec, keycode, state);
+	return true;
+}
+
+bool text_inputs_modifiers(struct slim_text_inputs *relay, struct wlr_keyboard *keyboard)
+{
+	if (!relay || !relay->grab) {
+		return false;
+	}
+	wlr_input_method_keyboard_grab_v2_send_modifiers(relay->grab, &keyboard->modifiers);
+	return true;
+}

@@ -1,0 +1,220 @@
+/*
+ * slim-im [--grab | --commit-now | --preedit-only] TEXT: an input method
+ * (input-method-v2) that says what it sees on stdout, one line an event
+ * ("ready" once bound).
+ *
+ *   (default)       on each activation: a preedit, then TEXT committed
+ *                   ("activate", "surrounding TEXT", "committed",
+ *                   "deactivate", "unavailable")
+ *   --grab          also grabs the keyboard: "keymap", "key KEY STATE"
+ *   --commit-now    commits TEXT at once, before any activation (the
+ *                   compositor must ignore it), then only reports
+ *   --preedit-only  on activation a preedit and never a commit: "preedit"
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <wayland-client.h>
+#include "input-method-v2.h"
+
+enum mode { COMMIT, GRAB, COMMIT_NOW, PREEDIT_ONLY };
+
+struct im {
+	enum mode mode;
+	const char *text;
+	struct wl_display *display;
+	struct wl_seat *seat;
+	struct wl_proxy *manager, *im, *grab;
+	uint32_t serial; /* done events received: what commit echoes */
+	bool pending_active, active;
+	char surrounding[256];
+};
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static void commit(struct im *m)
+{
+	wl_proxy_marshal_flags(m->im, IM_COMMIT, NULL, 1, 0, m->serial);
+}
+
+static void handle_activate(void *data, struct wl_proxy *im)
+{
+	((struct im *)data)->pending_active = true;
+}
+
+static void handle_deactivate(void *data, struct wl_proxy *im)
+{
+	((struct im *)data)->pending_active = false;
+}
+
+static void handle_surrounding_text(void *data, struct wl_proxy *im, const char *text,
+		uint32_t cursor, uint32_t anchor)
+{
+	struct im *m = data;
+	snprintf(m->surrounding, sizeof(m->surrounding), "%s", text);
+}
+
+static void handle_text_change_cause(void *data, struct wl_proxy *im, uint32_t cause)
+{
+}
+
+static void handle_content_type(void *data, struct wl_proxy *im, uint32_t hint,
+		uint32_t purpose)
+{
+}
+
+static void handle_done(void *data, struct wl_proxy *im)
+{
+	struct im *m = data;
+	m->serial++;
+	if (m->pending_active == m->active) {
+		return;
+	}
+	m->active = m->pending_active;
+	if (!m->active) {
+		say("deactivate");
+		return;
+	}
+	say("activate");
+	say("surrounding %s", m->surrounding);
+	if (m->mode == COMMIT_NOW) {
+		return;
+	}
+	/* as an input method composes: first what is being typed, then the word */
+	wl_proxy_marshal_flags(m->im, IM_SET_PREEDIT_STRING, NULL, 1, 0, "にほんご", 0, 0);
+	commit(m);
+	if (m->mode == PREEDIT_ONLY) {
+		wl_display_flush(m->display);
+		say("preedit");
+		return;
+	}
+	wl_proxy_marshal_flags(m->im, IM_COMMIT_STRING, NULL, 1, 0, m->text);
+	commit(m);
+	wl_display_flush(m->display);
+	say("committed");
+}
+
+static void handle_unavailable(void *data, struct wl_proxy *im)
+{
+	say("unavailable");
+}
+
+static const struct im_listener im_listener = {
+	.activate = handle_activate,
+	.deactivate = handle_deactivate,
+	.surrounding_text = handle_surrounding_text,
+	.text_change_cause = handle_text_change_cause,
+	.content_type = handle_content_type,
+	.done = handle_done,
+	.unavailable = handle_unavailable,
+};
+
+static void handle_keymap(void *data, struct wl_proxy *grab, uint32_t format, int32_t fd,
+		uint32_t size)
+{
+	close(fd);
+	say("keymap");
+}
+
+static void handle_key(void *data, struct wl_proxy *grab, uint32_t serial, uint32_t time,
+		uint32_t key, uint32_t state)
+{
+	say("key %u %u", key, state);
+}
+
+static void handle_modifiers(void *data, struct wl_proxy *grab, uint32_t serial,
+		uint32_t depressed, uint32_t latched, uint32_t locked, uint32_t group)
+{
+}
+
+static void handle_repeat_info(void *data, struct wl_proxy *grab, int32_t rate, int32_t delay)
+{
+}
+
+static const struct im_grab_listener grab_listener = {
+	.keymap = handle_keymap,
+	.key = handle_key,
+	.modifiers = handle_modifiers,
+	.repeat_info = handle_repeat_info,
+};
+
+static void global(void *data, struct wl_registry *r, uint32_t name, const char *iface,
+		uint32_t version)
+{
+	struct im *m = data;
+	if (strcmp(iface, wl_seat_interface.name) == 0 && !m->seat) {
+		m->seat = wl_registry_bind(r, name, &wl_seat_interface, 1);
+	} else if (strcmp(iface, zwp_input_method_manager_v2_interface.name) == 0) {
+		m->manager = wl_registry_bind(r, name, &zwp_input_method_manager_v2_interface, 1);
+	}
+}
+
+static void global_remove(void *data, struct wl_registry *r, uint32_t name)
+{
+}
+
+static const struct wl_registry_listener registry_listener = { global, global_remove };
+
+int main(int argc, char *argv[])
+{
+	struct im m = { .mode = COMMIT };
+	int i = 1;
+	if (argc == 3 && strcmp(argv[1], "--grab") == 0) {
+		m.mode = GRAB;
+		i++;
+	} else if (argc == 3 && strcmp(argv[1], "--commit-now") == 0) {
+		m.mode = COMMIT_NOW;
+		i++;
+	} else if (argc == 3 && strcmp(argv[1], "--preedit-only") == 0) {
+		m.mode = PREEDIT_ONLY;
+		i++;
+	}
+	if (i != argc - 1) {
+		fprintf(stderr, "usage: slim-im [--grab | --commit-now | --preedit-only] TEXT\n");
+		return 2;
+	}
+	m.text = argv[i];
+	struct wl_display *display = m.display = wl_display_connect(NULL);
+	if (!display) {
+		fprintf(stderr, "slim-im: cannot connect to a Wayland display\n");
+		return 1;
+	}
+	struct wl_registry *registry = wl_display_get_registry(display);
+	wl_registry_add_listener(registry, &registry_listener, &m);
+	wl_display_roundtrip(display);
+	if (!m.seat || !m.manager) {
+		fprintf(stderr, "slim-im: no seat or no zwp_input_method_manager_v2\n");
+		return 1;
+	}
+	m.im = wl_proxy_marshal_flags(m.manager, IM_MANAGER_GET_INPUT_METHOD,
+		&zwp_input_method_v2_interface, 1, 0, m.seat, NULL);
+	wl_proxy_add_listener(m.im, (void (**)(void))&im_listener, &m);
+	if (m.mode == GRAB) {
+		m.grab = wl_proxy_marshal_flags(m.im, IM_GRAB_KEYBOARD,
+			&zwp_input_method_keyboard_grab_v2_interface, 1, 0, NULL);
+		wl_proxy_add_listener(m.grab, (void (**)(void))&grab_listener, &m);
+	}
+	if (m.mode == COMMIT_NOW) {
+		wl_proxy_marshal_flags(m.im, IM_COMMIT_STRING, NULL, 1, 0, m.text);
+		commit(&m);
+	}
+	wl_display_roundtrip(display);
+	say("ready");
+	while (wl_display_dispatch(display) != -1) {
+	}
+	fprintf(stderr, "slim-im: connection lost (error %d)\n", wl_display_get_error(display));
+	return 1;
+}
