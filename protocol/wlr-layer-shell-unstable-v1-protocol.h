@@ -27,4 +27,9 @@ enum zwlr_layer_surface_v1_anchor {
 	ZWLR_LAYER_SURFACE_V1_ANCHOR_RIGHT = 8,
 };
 
+/* Not needed by wlroots: the error slimland posts for what 0.15 lets through. */
+enum zwlr_layer_surface_v1_error {
+	ZWLR_LAYER_SURFACE_V1_ERROR_INVALID_SIZE = 1,
+};
+
 #endif

@@ -155,10 +155,28 @@ static void handle_unmap(struct wl_listener *listener, void *data)
 	input_pointer_refresh(l->server, 0);
 }
 
+/*
+ * The spec: a size of 0 leaves that dimension to the compositor, which
+ * needs anchors on both of its edges to choose it; without them it is the
+ * error invalid_size (wlroots 0.15 does not check).
+ */
+static bool size_valid(struct wlr_layer_surface_v1 *ls, const struct wlr_layer_surface_v1_state *st)
+{
+	const uint32_t lr = ZWLR_LAYER_SURFACE_V1_ANCHOR_LEFT | ZWLR_LAYER_SURFACE_V1_ANCHOR_RIGHT;
+	const uint32_t tb = ZWLR_LAYER_SURFACE_V1_ANCHOR_TOP | ZWLR_LAYER_SURFACE_V1_ANCHOR_BOTTOM;
+	if ((st->desired_width || (st->anchor & lr) == lr) &&
+			(st->desired_height || (st->anchor & tb) == tb)) {
+		return true;
+	}
+	wl_resource_post_error(ls->resource, ZWLR_LAYER_SURFACE_V1_ERROR_INVALID_SIZE,
+		"a size of 0 needs anchors on both edges of that dimension");
+	return false;
+}
+
 static void handle_commit(struct wl_listener *listener, void *data)
 {
 	struct slim_layer_surface *l = wl_container_of(listener, l, commit);
-	if (l->ls->current.committed) {
+	if (l->ls->current.committed && size_valid(l->ls, &l->ls->current)) {
 		/* anchors, size, zone, margins or layer changed */
 		struct wlr_scene_tree *tree = l->server->layers[l->ls->current.layer];
 		if (l->node->parent != &tree->node) {
@@ -186,6 +204,9 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 {
 	struct slim_server *server = wl_container_of(listener, server, new_layer_surface);
 	struct wlr_layer_surface_v1 *ls = data;
+	if (!size_valid(ls, &ls->pending)) {
+		return;
+	}
 	if (!server->output || ls->pending.layer > ZWLR_LAYER_SHELL_V1_LAYER_OVERLAY) {
 		wlr_layer_surface_v1_destroy(ls); /* nowhere to show it: closed */
 		return;

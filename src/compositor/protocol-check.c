@@ -13,9 +13,18 @@
  * - A viewport's source rectangle outside the buffer, which the viewporter
  *   spec makes the error out_of_buffer at commit: each surface given a
  *   wp_viewport is watched, and its viewport found again by its id.
+ * - A virtual keyboard's keymap, which wlroots maps and hands to xkbcommon
+ *   as a string: a size beyond the file's end would fault (SIGBUS) and a
+ *   keymap without its terminating NUL would be read past the mapping. Such
+ *   a keymap is made a size-0 one, which wlroots refuses (no_memory: the
+ *   client ends), before the request runs: the logger sees the request's
+ *   own arguments.
  */
+#define _GNU_SOURCE /* pread */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <wayland-server-core.h>
 #include <wayland-server-protocol.h>
 #include <wlr/types/wlr_surface.h>
@@ -201,6 +210,24 @@ static void viewport_created(struct slim_protocol_check *c, struct wl_client *cl
 	wl_list_insert(&c->viewports, &v->link);
 }
 
+static void check_keymap(struct slim_protocol_check *c, const struct wl_protocol_logger_message *m)
+{
+	int fd = m->arguments[1].h;
+	uint32_t size = m->arguments[2].u;
+	struct stat st;
+	char last = 1;
+	if (size > 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size >= size &&
+			pread(fd, &last, 1, size - 1) == 1 && last == '\0') {
+		return;
+	}
+	if (slim_ratelimit(&c->log_limit, slim_now_us())) {
+		wlr_log(WLR_ERROR, "a virtual keyboard's keymap of %u bytes is not a NUL-terminated "
+			"string inside its file: refused", size);
+	}
+	/* the logger's arguments are the request's own: wlroots now maps 0 bytes, and fails */
+	((union wl_argument *)m->arguments)[2].u = 0;
+}
+
 static void log_request(void *data, enum wl_protocol_logger_type type,
 		const struct wl_protocol_logger_message *m)
 {
@@ -225,6 +252,10 @@ static void log_request(void *data, enum wl_protocol_logger_type type,
 		if (v) {
 			viewport_destroy(v);
 		}
+		return;
+	} else if (strcmp(class, "zwp_virtual_keyboard_v1") == 0 &&
+			strcmp(name, "keymap") == 0 && m->arguments_count == 3) {
+		check_keymap(c, m);
 		return;
 	} else if (strcmp(class, "wl_shm_pool") != 0) {
 		return;

@@ -429,7 +429,7 @@ struct slim_text_inputs *text_inputs_create(struct slim_server *server)
 	relay->server = server;
 	wl_list_init(&relay->inputs);
 	wl_list_init(&relay->popups);
-	relay->log_limit = (struct slim_ratelimit){ .window_us = 1000000, .burst = 5 };
+	relay->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
 	relay->new_text_input.notify = handle_new_text_input;
 	wl_signal_add(&text_inputs->events.text_input, &relay->new_text_input);
 	relay->new_input_method.notify = handle_new_input_method;

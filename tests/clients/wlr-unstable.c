@@ -1,0 +1,60 @@
+/* wlr-layer-shell and virtual-keyboard-unstable-v1, described by hand: see wlr-unstable.h. */
+#include <stddef.h>
+#include "wlr-unstable.h"
+
+static const struct wl_interface *none[] = { NULL, NULL, NULL, NULL, NULL };
+static const struct wl_interface *get_layer_surface_types[] = {
+	&zwlr_layer_surface_v1_interface, &wl_surface_interface, &wl_output_interface, NULL, NULL,
+};
+static const struct wl_interface *create_keyboard_types[] = {
+	&wl_seat_interface, &zwp_virtual_keyboard_v1_interface,
+};
+
+static const struct wl_message layer_shell_requests[] = {
+	{ "get_layer_surface", "no?ous", get_layer_surface_types },
+	{ "destroy", "3", none },
+};
+
+const struct wl_interface zwlr_layer_shell_v1_interface = {
+	"zwlr_layer_shell_v1", 4, 2, layer_shell_requests, 0, NULL,
+};
+
+static const struct wl_message layer_surface_requests[] = {
+	{ "set_size", "uu", none },
+	{ "set_anchor", "u", none },
+	{ "set_exclusive_zone", "i", none },
+	{ "set_margin", "iiii", none },
+	{ "set_keyboard_interactivity", "u", none },
+	{ "get_popup", "o", none },
+	{ "ack_configure", "u", none },
+	{ "destroy", "", none },
+	{ "set_layer", "2u", none },
+};
+
+static const struct wl_message layer_surface_events[] = {
+	{ "configure", "uuu", none },
+	{ "closed", "", none },
+};
+
+const struct wl_interface zwlr_layer_surface_v1_interface = {
+	"zwlr_layer_surface_v1", 4, 9, layer_surface_requests, 2, layer_surface_events,
+};
+
+static const struct wl_message keyboard_manager_requests[] = {
+	{ "create_virtual_keyboard", "on", create_keyboard_types },
+};
+
+const struct wl_interface zwp_virtual_keyboard_manager_v1_interface = {
+	"zwp_virtual_keyboard_manager_v1", 1, 1, keyboard_manager_requests, 0, NULL,
+};
+
+static const struct wl_message keyboard_requests[] = {
+	{ "keymap", "uhu", none },
+	{ "key", "uuu", none },
+	{ "modifiers", "uuuu", none },
+	{ "destroy", "1", none },
+};
+
+const struct wl_interface zwp_virtual_keyboard_v1_interface = {
+	"zwp_virtual_keyboard_v1", 1, 4, keyboard_requests, 0, NULL,
+};

@@ -1,0 +1,26 @@
+/*
+ * The client side of two wlroots protocols that slim-misuse uses and
+ * Debian ships no XML for (they live with wlroots): wlr-layer-shell
+ * (version 1 of its requests) and virtual-keyboard-unstable-v1, described
+ * by hand, names, signatures and opcodes as the protocols define them.
+ */
+#ifndef SLIM_TEST_WLR_UNSTABLE_H
+#define SLIM_TEST_WLR_UNSTABLE_H
+
+#include <wayland-client.h>
+
+extern const struct wl_interface zwlr_layer_shell_v1_interface;
+extern const struct wl_interface zwlr_layer_surface_v1_interface;
+extern const struct wl_interface zwp_virtual_keyboard_manager_v1_interface;
+extern const struct wl_interface zwp_virtual_keyboard_v1_interface;
+
+enum { LAYER_SHELL_GET_LAYER_SURFACE };
+enum { LAYER_SURFACE_SET_SIZE, LAYER_SURFACE_SET_ANCHOR };
+enum { LAYER_SURFACE_ERROR_INVALID_SIZE = 1 }; /* zwlr_layer_surface_v1.error */
+enum { LAYER_TOP = 2 };
+
+enum { VIRTUAL_KEYBOARD_MANAGER_CREATE };
+enum { VIRTUAL_KEYBOARD_KEYMAP, VIRTUAL_KEYBOARD_KEY };
+enum { VIRTUAL_KEYBOARD_ERROR_NO_KEYMAP = 0 };
+
+#endif
