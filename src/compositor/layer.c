@@ -189,6 +189,16 @@ static void handle_commit(struct wl_listener *listener, void *data)
 static void handle_destroy(struct wl_listener *listener, void *data)
 {
 	struct slim_layer_surface *l = wl_container_of(listener, l, destroy);
+	/*
+	 * wlroots 0.15 frees the configures a surface has not acked when it
+	 * unmaps, not when one that never mapped goes: each would leak, as
+	 * often as a client cares to make and destroy surfaces.
+	 */
+	struct wlr_layer_surface_v1_configure *configure, *tmp;
+	wl_list_for_each_safe(configure, tmp, &l->ls->configure_list, link) {
+		wl_list_remove(&configure->link);
+		free(configure);
+	}
 	wl_list_remove(&l->map.link);
 	wl_list_remove(&l->unmap.link);
 	wl_list_remove(&l->destroy.link);
