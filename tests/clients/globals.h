@@ -1,4 +1,4 @@
-/* What the test clients (slim-bad-yuv, slim-hostile) bind, and shm pools for them. */
+/* What the test clients bind, shm pools for them, and their way of saying what happened. */
 #ifndef SLIM_TEST_GLOBALS_H
 #define SLIM_TEST_GLOBALS_H
 
@@ -17,6 +17,9 @@ struct test_globals {
 
 /* Connects to $WAYLAND_DISPLAY and binds; NULL if a core global is missing. */
 struct wl_display *test_globals_connect(struct test_globals *g);
+
+/* One line on stdout, flushed: what the tests wait for. */
+void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A pool of `size` bytes filled with `fill`; its memory, mapped, in *mem. Exits on failure. */
 struct wl_shm_pool *test_pool(struct wl_shm *shm, size_t size, uint8_t fill, uint8_t **mem);

@@ -12,13 +12,13 @@
  *   --preedit-only  on activation a preedit and never a commit: "preedit"
  */
 #define _GNU_SOURCE
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <wayland-client.h>
+#include "globals.h"
 #include "input-method-v2.h"
 
 enum mode { COMMIT, GRAB, COMMIT_NOW, PREEDIT_ONLY };
@@ -33,17 +33,6 @@ struct im {
 	bool pending_active, active;
 	char surrounding[256];
 };
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
 
 static void commit(struct im *m)
 {

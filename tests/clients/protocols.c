@@ -10,7 +10,6 @@
  *   inhibit          keeps the session from going idle (idle-inhibit)
  */
 #define _GNU_SOURCE
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <wayland-client.h>
+#include "globals.h"
 #include "idle-inhibit-unstable-v1-client-protocol.h"
 #include "pointer-constraints-unstable-v1-client-protocol.h"
 #include "relative-pointer-unstable-v1-client-protocol.h"
@@ -42,17 +42,6 @@ struct client {
 	struct zwp_locked_pointer_v1 *locked;
 	bool configured;
 };
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
 
 static void global(void *data, struct wl_registry *r, uint32_t name, const char *iface,
 		uint32_t version)

@@ -848,6 +848,14 @@ class Session:
         finally:
             os.close(fd)
 
+    def start_typist(self, path):
+        """foot running `cat` into `path` (a FIFO from fifo()): what the
+        console types reaches it a line at a time. Waits for its window."""
+        typist = self.start_client(['foot', '--', 'sh', '-c', 'exec cat > %s' % path])
+        self.wait_screen(lambda img: fraction_not(img, BACKGROUND) > 0.3, 'the foot window')
+        self.settled()
+        return typist
+
     def wait_stats(self, predicate, what, timeout=15, console=None):
         """Waits, frame by frame, until predicate(console stats) holds; returns them."""
         console = console or self.console

@@ -59,9 +59,7 @@ def test():
     flood = os.environ.get('SLIM_X11_FLOOD', '')
     with Session('bad_protocols') as s:
         with s.fifo() as (path, fd):
-            s.start_client(['foot', '--', 'sh', '-c', 'exec cat > %s' % path])
-            s.wait_screen(lambda img: fraction_not(img, BACKGROUND) > 0.3, 'the foot window')
-            s.settled()
+            s.start_typist(path)
             for case, want in CASES:
                 mark = s.compositor.stderr.mark()
                 r = s.run_client([misuse, case])
