@@ -1,0 +1,337 @@
+#include <opus/opus.h>
+#include <stdlib.h>
+#include <string.h>
+#include "slim-audio.h"
+
+/* A PCM frame's payload, the largest a packet carries. */
+#define PCM_BYTES(channels) ((size_t)SLIM_AUDIO_FRAME * (size_t)(channels) * sizeof(int16_t))
+#define MAX_BYTES PCM_BYTES(SLIM_AUDIO_MAX_CHANNELS)
+/* The buffer's slots: 640 ms, more than the deepest it may aim for. */
+#define SLOTS 64
+#define MAX_DEPTH_MS 600
+/* Frames guessed in a row, with nothing held, before the stream counts as stopped. */
+#define DRY_FRAMES 10
+
+struct slim_audio_encoder {
+	enum slim_audio_codec codec;
+	int channels;
+	OpusEncoder *opus;
+	uint32_t seq, timestamp;
+};
+
+struct slim_audio_encoder *slim_audio_encoder_create(enum slim_audio_codec codec,
+		int channels, int bitrate, int loss_percent)
+{
+	if (channels < 1 || channels > SLIM_AUDIO_MAX_CHANNELS ||
+			(codec != SLIM_AUDIO_OPUS && codec != SLIM_AUDIO_PCM)) {
+		return NULL;
+	}
+	struct slim_audio_encoder *enc = calloc(1, sizeof(*enc));
+	if (!enc) {
+		return NULL;
+	}
+	enc->codec = codec;
+	enc->channels = channels;
+	if (codec == SLIM_AUDIO_PCM) {
+		return enc;
+	}
+	int err;
+	enc->opus = opus_encoder_create(SLIM_AUDIO_RATE, channels, OPUS_APPLICATION_AUDIO, &err);
+	/*
+	 * FEC: each packet also carries a coarse copy of the one before, so a
+	 * single loss is rebuilt from the next packet instead of guessed; no
+	 * DTX: the stream keeps its pace, and silence costs a few bytes.
+	 */
+	if (!enc->opus || opus_encoder_ctl(enc->opus, OPUS_SET_BITRATE(bitrate)) != OPUS_OK ||
+			opus_encoder_ctl(enc->opus, OPUS_SET_INBAND_FEC(1)) != OPUS_OK ||
+			opus_encoder_ctl(enc->opus, OPUS_SET_PACKET_LOSS_PERC(loss_percent)) != OPUS_OK ||
+			opus_encoder_ctl(enc->opus, OPUS_SET_DTX(0)) != OPUS_OK) {
+		slim_audio_encoder_destroy(enc);
+		return NULL;
+	}
+	return enc;
+}
+
+void slim_audio_encoder_destroy(struct slim_audio_encoder *enc)
+{
+	if (!enc) {
+		return;
+	}
+	if (enc->opus) {
+		opus_encoder_destroy(enc->opus);
+	}
+	free(enc);
+}
+
+int slim_audio_encode(struct slim_audio_encoder *enc, const int16_t *pcm, uint8_t *out,
+		size_t cap, struct slim_audio_packet *p)
+{
+	int n;
+	if (enc->codec == SLIM_AUDIO_PCM) {
+		if (cap < PCM_BYTES(enc->channels)) {
+			return -1;
+		}
+		/* little-endian on the wire, as the host is (slim-proto.h) */
+		memcpy(out, pcm, PCM_BYTES(enc->channels));
+		n = (int)PCM_BYTES(enc->channels);
+	} else {
+		n = opus_encode(enc->opus, pcm, SLIM_AUDIO_FRAME, out,
+			(opus_int32)(cap < SLIM_AUDIO_MAX_PAYLOAD ? cap : SLIM_AUDIO_MAX_PAYLOAD));
+		if (n <= 0) {
+			return -1;
+		}
+	}
+	*p = (struct slim_audio_packet){
+		.codec = (uint8_t)enc->codec,
+		.channels = (uint8_t)enc->channels,
+		.frames = SLIM_AUDIO_FRAME,
+		.rate = SLIM_AUDIO_RATE,
+		.seq = enc->seq++,
+		.timestamp = enc->timestamp,
+		.data = out,
+		.len = (size_t)n,
+	};
+	enc->timestamp += SLIM_AUDIO_FRAME;
+	return n;
+}
+
+/* --- the jitter buffer */
+
+struct slot {
+	bool full;
+	uint8_t codec;
+	uint32_t seq;
+	size_t len;
+	uint8_t data[MAX_BYTES];
+};
+
+struct slim_audio_jitter {
+	int channels;
+	unsigned min_frames, max_frames, target_frames;
+	OpusDecoder *opus;
+	struct slot slots[SLOTS];
+	bool started, filling, have_highest;
+	uint32_t next_seq, highest;
+	unsigned dry; /* frames played with nothing held: guessed */
+	/* RFC 3550 §6.4.1: interarrival jitter, from the last packet's transit */
+	bool have_prev;
+	uint64_t prev_arrival_us;
+	uint32_t prev_timestamp;
+	double jitter_us;
+	struct slim_audio_stats stats;
+};
+
+struct slim_audio_jitter *slim_audio_jitter_create(int channels, unsigned min_ms,
+		unsigned max_ms)
+{
+	if (channels < 1 || channels > SLIM_AUDIO_MAX_CHANNELS || min_ms < 10 ||
+			max_ms < min_ms || max_ms > MAX_DEPTH_MS) {
+		return NULL;
+	}
+	struct slim_audio_jitter *j = calloc(1, sizeof(*j));
+	if (!j) {
+		return NULL;
+	}
+	int err;
+	j->opus = opus_decoder_create(SLIM_AUDIO_RATE, channels, &err);
+	if (!j->opus) {
+		free(j);
+		return NULL;
+	}
+	j->channels = channels;
+	j->min_frames = min_ms / 10;
+	j->max_frames = max_ms / 10;
+	j->target_frames = j->min_frames;
+	j->stats.depth_ms = j->target_frames * 10;
+	return j;
+}
+
+void slim_audio_jitter_destroy(struct slim_audio_jitter *j)
+{
+	if (!j) {
+		return;
+	}
+	opus_decoder_destroy(j->opus);
+	free(j);
+}
+
+const struct slim_audio_stats *slim_audio_jitter_stats(const struct slim_audio_jitter *j)
+{
+	return &j->stats;
+}
+
+/* Frames from the next to play to the newest held, holes included. */
+static uint32_t span(const struct slim_audio_jitter *j)
+{
+	int32_t d = (int32_t)(j->highest - j->next_seq);
+	return j->have_highest && d >= 0 ? (uint32_t)d + 1 : 0;
+}
+
+static bool valid(const struct slim_audio_jitter *j, const struct slim_audio_packet *p)
+{
+	if (p->channels != j->channels || p->rate != SLIM_AUDIO_RATE ||
+			p->frames != SLIM_AUDIO_FRAME || !p->data) {
+		return false;
+	}
+	if (p->codec == SLIM_AUDIO_PCM) {
+		return p->len == PCM_BYTES(j->channels);
+	}
+	return p->codec == SLIM_AUDIO_OPUS && p->len >= 1 && p->len <= SLIM_AUDIO_MAX_PAYLOAD;
+}
+
+static void clear(struct slim_audio_jitter *j)
+{
+	for (int i = 0; i < SLOTS; i++) {
+		j->slots[i].full = false;
+	}
+	j->have_highest = false;
+}
+
+/* Beyond this, a transit change is a jump (a sender restarted, a clock stepped), not jitter. */
+#define MAX_TRANSIT_CHANGE_US 1e6
+
+static void measure(struct slim_audio_jitter *j, const struct slim_audio_packet *p,
+		uint64_t arrival_us)
+{
+	if (j->have_prev) {
+		double arrived = (double)(int64_t)(arrival_us - j->prev_arrival_us);
+		double sent = (double)(int32_t)(p->timestamp - j->prev_timestamp) * 1e6 /
+			SLIM_AUDIO_RATE;
+		double d = arrived > sent ? arrived - sent : sent - arrived;
+		j->jitter_us += ((d < MAX_TRANSIT_CHANGE_US ? d : MAX_TRANSIT_CHANGE_US) -
+			j->jitter_us) / 16;
+	}
+	j->have_prev = true;
+	j->prev_arrival_us = arrival_us;
+	j->prev_timestamp = p->timestamp;
+	/* three times the jitter, and the frame being played, in whole frames */
+	double frames = (3 * j->jitter_us + 10000) / 10000 + 0.999;
+	j->target_frames = frames < j->min_frames ? j->min_frames :
+		frames > j->max_frames ? j->max_frames : (unsigned)frames;
+	j->stats.depth_ms = j->target_frames * 10;
+	j->stats.jitter_us = (uint32_t)j->jitter_us;
+}
+
+bool slim_audio_jitter_push(struct slim_audio_jitter *j, const struct slim_audio_packet *p,
+		uint64_t arrival_us)
+{
+	if (!valid(j, p)) {
+		j->stats.bad++;
+		return false;
+	}
+	if (!j->started) {
+		j->started = true;
+		j->filling = true;
+		j->next_seq = p->seq;
+	}
+	int32_t ahead = (int32_t)(p->seq - j->next_seq);
+	if (ahead < 0) {
+		j->stats.late++;
+		return false;
+	}
+	if (ahead >= SLOTS) {
+		/* a sender that restarted, or a silence longer than the buffer: start over */
+		clear(j);
+		j->next_seq = p->seq;
+		j->filling = true;
+	}
+	struct slot *s = &j->slots[p->seq % SLOTS];
+	if (s->full && s->seq == p->seq) {
+		j->stats.duplicate++;
+		return false;
+	}
+	s->full = true;
+	s->seq = p->seq;
+	s->codec = p->codec;
+	s->len = p->len;
+	memcpy(s->data, p->data, p->len);
+	if (!j->have_highest || (int32_t)(p->seq - j->highest) > 0) {
+		j->highest = p->seq;
+		j->have_highest = true;
+	}
+	j->stats.packets++;
+	measure(j, p, arrival_us);
+	return true;
+}
+
+static struct slot *held(struct slim_audio_jitter *j, uint32_t seq)
+{
+	struct slot *s = &j->slots[seq % SLOTS];
+	return s->full && s->seq == seq ? s : NULL;
+}
+
+/* The decoder's guess at what was lost (PCM has none: silence). */
+static void conceal(struct slim_audio_jitter *j, int16_t *pcm, bool opus)
+{
+	if (!opus || opus_decode(j->opus, NULL, 0, pcm, SLIM_AUDIO_FRAME, 0) != SLIM_AUDIO_FRAME) {
+		memset(pcm, 0, PCM_BYTES(j->channels));
+	}
+	j->stats.concealed++;
+}
+
+static void play(struct slim_audio_jitter *j, struct slot *s, int16_t *pcm)
+{
+	if (s->codec == SLIM_AUDIO_PCM) {
+		memcpy(pcm, s->data, PCM_BYTES(j->channels));
+	} else if (opus_decode(j->opus, s->data, (opus_int32)s->len, pcm, SLIM_AUDIO_FRAME, 0) !=
+			SLIM_AUDIO_FRAME) {
+		j->stats.bad++; /* corrupt, or more than one frame's worth: guessed instead */
+		conceal(j, pcm, true);
+	}
+	s->full = false;
+}
+
+void slim_audio_jitter_pull(struct slim_audio_jitter *j, int16_t *pcm)
+{
+	uint32_t queued = span(j);
+	if (j->filling && queued >= j->target_frames) {
+		j->filling = false;
+	}
+	if (!j->started || j->filling) {
+		memset(pcm, 0, PCM_BYTES(j->channels));
+		return;
+	}
+	if (queued == 0) {
+		/*
+		 * Nothing held: the next packet is lost or late. Guessed, as a
+		 * loss (the decoder fades what it guesses), for up to 100 ms;
+		 * longer, the stream has stopped: silence until the buffer holds
+		 * its depth again.
+		 */
+		if (j->dry >= DRY_FRAMES) {
+			j->filling = true;
+			memset(pcm, 0, PCM_BYTES(j->channels));
+			return;
+		}
+		j->dry++;
+		j->stats.lost++;
+		conceal(j, pcm, true);
+		j->next_seq++;
+		return;
+	}
+	j->dry = 0;
+	if (queued > j->target_frames + 2) {
+		/* more delay than the jitter asks for: one frame less */
+		struct slot *s = held(j, j->next_seq);
+		if (s) {
+			s->full = false;
+		}
+		j->next_seq++;
+		j->stats.skipped++;
+	}
+	struct slot *s = held(j, j->next_seq);
+	if (s) {
+		play(j, s, pcm);
+	} else {
+		j->stats.lost++;
+		struct slot *next = held(j, j->next_seq + 1);
+		if (next && next->codec == SLIM_AUDIO_OPUS &&
+				opus_decode(j->opus, next->data, (opus_int32)next->len, pcm,
+					SLIM_AUDIO_FRAME, 1) == SLIM_AUDIO_FRAME) {
+			j->stats.recovered++;
+		} else {
+			conceal(j, pcm, !next || next->codec == SLIM_AUDIO_OPUS);
+		}
+	}
+	j->next_seq++;
+}
