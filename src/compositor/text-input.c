@@ -21,6 +21,7 @@
  *   popups         candidate windows, shown under the text cursor
  */
 #include <stdlib.h>
+#include <string.h>
 #include <wlr/types/wlr_input_method_v2.h>
 #include <wlr/types/wlr_keyboard.h>
 #include <wlr/types/wlr_scene.h>
@@ -55,8 +56,9 @@ struct popup {
 	struct slim_text_inputs *relay;
 	struct wlr_input_popup_surface_v2 *popup;
 	struct wlr_scene_node *node; /* while mapped */
+	struct wlr_box told; /* the cursor, as last told to the popup */
 	struct wl_list link;
-	struct wl_listener map, unmap, destroy;
+	struct wl_listener map, unmap, commit, destroy;
 };
 
 static void send_done(struct slim_text_inputs *relay)
@@ -112,21 +114,61 @@ static void deactivate(struct slim_text_inputs *relay)
 
 /* --- popups */
 
+struct surface_at {
+	struct wlr_surface *surface;
+	bool found;
+	int x, y;
+};
+
+static void find_surface(struct wlr_surface *surface, int x, int y, void *data)
+{
+	struct surface_at *at = data;
+	if (surface == at->surface) {
+		at->found = true;
+		at->x = x;
+		at->y = y;
+	}
+}
+
+/*
+ * Under the text cursor: the cursor rectangle is in the focused surface's
+ * coordinates, and that surface may be a window's (its node offset by the
+ * window geometry's shadows) or a panel's, so its place is read from the
+ * scene. Above the cursor where the screen ends below, and kept on the
+ * screen; the popup is told where the cursor is from its own corner.
+ */
 static void place_popup(struct popup *p)
 {
-	struct slim_text_inputs *relay = p->relay;
-	struct text_input *ti = active_input(relay);
-	struct slim_view *view = ti ? view_of_surface(relay->server, ti->input->focused_surface) : NULL;
-	if (!p->node || !view) {
+	struct slim_server *server = p->relay->server;
+	struct text_input *ti = active_input(p->relay);
+	if (!p->node || !ti) {
 		return;
 	}
-	struct wlr_box box = view_box(view);
+	struct surface_at at = { .surface = ti->input->focused_surface };
+	wlr_scene_node_for_each_surface(&server->scene->node, find_surface, &at);
+	if (!at.found) {
+		return;
+	}
 	struct wlr_box cursor = ti->input->current.cursor_rectangle;
-	/* under the text cursor, in output coordinates; the popup is told where that is */
-	wlr_scene_node_set_position(p->node, box.x + cursor.x, box.y + cursor.y + cursor.height);
-	struct wlr_box sbox = { .x = 0, .y = -cursor.height, .width = cursor.width,
+	int cx = at.x + cursor.x, cy = at.y + cursor.y;
+	int width = p->popup->surface->current.width;
+	int height = p->popup->surface->current.height;
+	int x = cx, y = cy + cursor.height;
+	if (y + height > (int)server->height && cy - height >= 0) {
+		y = cy - height;
+	}
+	if (x + width > (int)server->width) {
+		x = (int)server->width - width;
+	}
+	x = x < 0 ? 0 : x;
+	wlr_scene_node_set_position(p->node, x, y);
+	struct wlr_box sbox = { .x = cx - x, .y = cy - y, .width = cursor.width,
 		.height = cursor.height };
-	wlr_input_popup_surface_v2_send_text_input_rectangle(p->popup, &sbox);
+	/* only news: a popup that redraws on it, and so commits, would hear it again */
+	if (memcmp(&sbox, &p->told, sizeof(sbox)) != 0) {
+		p->told = sbox;
+		wlr_input_popup_surface_v2_send_text_input_rectangle(p->popup, &sbox);
+	}
 }
 
 static void place_popups(struct slim_text_inputs *relay)
@@ -145,6 +187,18 @@ static void handle_popup_map(struct wl_listener *listener, void *data)
 	place_popup(p);
 }
 
+/* its size may have changed: placed again, to stay on the screen */
+static void handle_popup_commit(struct wl_listener *listener, void *data)
+{
+	struct popup *p = wl_container_of(listener, p, commit);
+	place_popup(p);
+}
+
+/*
+ * The node never outlives the surface: wlroots unmaps the popup from its
+ * own listener on the surface's destroy, added before the node was made
+ * (so called before the node's), and the node goes here.
+ */
 static void handle_popup_unmap(struct wl_listener *listener, void *data)
 {
 	struct popup *p = wl_container_of(listener, p, unmap);
@@ -160,6 +214,7 @@ static void handle_popup_destroy(struct wl_listener *listener, void *data)
 	handle_popup_unmap(&p->unmap, NULL);
 	wl_list_remove(&p->map.link);
 	wl_list_remove(&p->unmap.link);
+	wl_list_remove(&p->commit.link);
 	wl_list_remove(&p->destroy.link);
 	wl_list_remove(&p->link);
 	free(p);
@@ -176,10 +231,13 @@ static void handle_im_new_popup(struct wl_listener *listener, void *data)
 	}
 	p->relay = relay;
 	p->popup = popup;
+	p->told.width = -1; /* told nothing yet */
 	p->map.notify = handle_popup_map;
 	wl_signal_add(&popup->events.map, &p->map);
 	p->unmap.notify = handle_popup_unmap;
 	wl_signal_add(&popup->events.unmap, &p->unmap);
+	p->commit.notify = handle_popup_commit;
+	wl_signal_add(&popup->surface->events.commit, &p->commit);
 	p->destroy.notify = handle_popup_destroy;
 	wl_signal_add(&popup->events.destroy, &p->destroy);
 	wl_list_insert(&relay->popups, &p->link);

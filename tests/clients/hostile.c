@@ -14,6 +14,14 @@
  *   detach           a buffer attached, committed, detached, destroyed while
  *                    the compositor may still read it
  *   random           50 requests drawn at random from the above and more
+ *   layer            a layer surface given random sizes, anchors (some
+ *                    invalid), zones, margins, keyboard modes, buffers and
+ *                    acks with random serials
+ *   input-method     a text input (text-input-v3) on a mapped window and an
+ *                    input method (input-method-v2), both sending their
+ *                    requests in random order with random serials, a
+ *                    keyboard grab and a candidate popup, one of them
+ *                    destroyed midway
  */
 #define _GNU_SOURCE
 #include <stdbool.h>
@@ -26,7 +34,10 @@
 #include <wayland-client.h>
 #include "content-type-v1-client-protocol.h"
 #include "globals.h"
+#include "input-method-v2.h"
+#include "text-input-unstable-v3-client-protocol.h"
 #include "viewporter-client-protocol.h"
+#include "wlr-unstable.h"
 #include "xdg-shell-client-protocol.h"
 
 struct conn {
@@ -223,6 +234,171 @@ static void random_requests(struct conn *c)
 	}
 }
 
+/* The globals only these rounds use: layer shell, text input, input method. */
+struct extra {
+	struct wl_proxy *layer_shell, *input_methods;
+	struct zwp_text_input_manager_v3 *text_inputs;
+};
+
+static void extra_global(void *data, struct wl_registry *r, uint32_t name, const char *iface,
+		uint32_t version)
+{
+	struct extra *x = data;
+	if (strcmp(iface, zwlr_layer_shell_v1_interface.name) == 0) {
+		x->layer_shell = wl_registry_bind(r, name, &zwlr_layer_shell_v1_interface, 1);
+	} else if (strcmp(iface, zwp_input_method_manager_v2_interface.name) == 0) {
+		x->input_methods = wl_registry_bind(r, name, &zwp_input_method_manager_v2_interface, 1);
+	} else if (strcmp(iface, zwp_text_input_manager_v3_interface.name) == 0) {
+		x->text_inputs = wl_registry_bind(r, name, &zwp_text_input_manager_v3_interface, 1);
+	}
+}
+
+static void extra_global_remove(void *data, struct wl_registry *r, uint32_t name)
+{
+}
+
+static const struct wl_registry_listener extra_listener = { extra_global, extra_global_remove };
+
+static struct extra extra_globals(struct conn *c)
+{
+	struct extra x = { 0 };
+	struct wl_registry *registry = wl_display_get_registry(c->display);
+	wl_registry_add_listener(registry, &extra_listener, &x);
+	wl_display_roundtrip(c->display);
+	return x;
+}
+
+static void layer_configure(void *data, struct wl_proxy *ls, uint32_t serial, uint32_t width,
+		uint32_t height)
+{
+	/* acked, most of the time */
+	if (rnd(4)) {
+		wl_proxy_marshal_flags(ls, LAYER_SURFACE_ACK_CONFIGURE, NULL, 1, 0, serial);
+	}
+}
+
+static void layer_closed(void *data, struct wl_proxy *ls)
+{
+}
+
+static const struct layer_surface_listener layer_listener = { layer_configure, layer_closed };
+
+static void layer_random(struct conn *c)
+{
+	struct extra x = extra_globals(c);
+	if (!x.layer_shell) {
+		return;
+	}
+	struct wl_surface *s = wl_compositor_create_surface(c->g.compositor);
+	struct wl_proxy *ls = wl_proxy_marshal_flags(x.layer_shell, LAYER_SHELL_GET_LAYER_SURFACE,
+		&zwlr_layer_surface_v1_interface, 1, 0, NULL, s, NULL, rnd(5), "slim-hostile");
+	wl_proxy_add_listener(ls, (void (**)(void))&layer_listener, c);
+	for (int i = 0; i < 30; i++) {
+		switch (rnd(9)) {
+		case 0:
+			wl_proxy_marshal_flags(ls, LAYER_SURFACE_SET_SIZE, NULL, 1, 0,
+				rnd(2) ? 0 : rnd(400), rnd(2) ? 0 : rnd(400));
+			break;
+		case 1:
+			wl_proxy_marshal_flags(ls, LAYER_SURFACE_SET_ANCHOR, NULL, 1, 0, rnd(20));
+			break;
+		case 2:
+			wl_proxy_marshal_flags(ls, LAYER_SURFACE_SET_EXCLUSIVE_ZONE, NULL, 1, 0,
+				(int32_t)rnd(700) - 100);
+			break;
+		case 3:
+			wl_proxy_marshal_flags(ls, LAYER_SURFACE_SET_MARGIN, NULL, 1, 0,
+				(int32_t)rnd(400) - 200, (int32_t)rnd(400) - 200,
+				(int32_t)rnd(400) - 200, (int32_t)rnd(400) - 200);
+			break;
+		case 4:
+			wl_proxy_marshal_flags(ls, LAYER_SURFACE_SET_KEYBOARD_INTERACTIVITY, NULL, 1, 0,
+				rnd(4));
+			break;
+		case 5:
+			wl_surface_commit(s);
+			break;
+		case 6:
+			wl_surface_attach(s, buffer(c, 1 + (int32_t)rnd(300), 1 + (int32_t)rnd(300)), 0, 0);
+			wl_surface_commit(s);
+			break;
+		case 7:
+			wl_proxy_marshal_flags(ls, LAYER_SURFACE_ACK_CONFIGURE, NULL, 1, 0, rnd(100));
+			break;
+		default:
+			wl_display_roundtrip(c->display);
+			break;
+		}
+	}
+	/* the surface first, its role object after: wlroots must cope */
+	if (rnd(2)) {
+		wl_surface_destroy(s);
+	}
+}
+
+static void input_method_random(struct conn *c)
+{
+	struct extra x = extra_globals(c);
+	if (!x.input_methods || !x.text_inputs) {
+		return;
+	}
+	struct window w = toplevel(c);
+	map(c, &w);
+	struct zwp_text_input_v3 *ti =
+		zwp_text_input_manager_v3_get_text_input(x.text_inputs, c->g.seat);
+	struct wl_proxy *im = wl_proxy_marshal_flags(x.input_methods, IM_MANAGER_GET_INPUT_METHOD,
+		&zwp_input_method_v2_interface, 1, 0, c->g.seat, NULL);
+	bool grabbed = false;
+	for (int i = 0; i < 40 && im && ti; i++) {
+		switch (rnd(12)) {
+		case 0: zwp_text_input_v3_enable(ti); break;
+		case 1: zwp_text_input_v3_disable(ti); break;
+		case 2: zwp_text_input_v3_set_surrounding_text(ti, "surrounding", (int32_t)rnd(20),
+			(int32_t)rnd(20)); break;
+		case 3: zwp_text_input_v3_set_cursor_rectangle(ti, (int32_t)rnd(400) - 100,
+			(int32_t)rnd(400) - 100, (int32_t)rnd(100), (int32_t)rnd(100)); break;
+		case 4: zwp_text_input_v3_commit(ti); break;
+		case 5:
+			wl_proxy_marshal_flags(im, IM_SET_PREEDIT_STRING, NULL, 1, 0, "予測",
+				(int32_t)rnd(10) - 2, (int32_t)rnd(10) - 2);
+			break;
+		case 6: wl_proxy_marshal_flags(im, IM_COMMIT_STRING, NULL, 1, 0, "変換"); break;
+		case 7:
+			wl_proxy_marshal_flags(im, IM_DELETE_SURROUNDING_TEXT, NULL, 1, 0, rnd(50),
+				rnd(50));
+			break;
+		case 8: wl_proxy_marshal_flags(im, IM_COMMIT, NULL, 1, 0, rnd(8)); break;
+		case 9:
+			if (!grabbed) {
+				wl_proxy_marshal_flags(im, IM_GRAB_KEYBOARD,
+					&zwp_input_method_keyboard_grab_v2_interface, 1, 0, NULL);
+				grabbed = true;
+			}
+			break;
+		case 10: {
+			struct wl_surface *s = wl_compositor_create_surface(c->g.compositor);
+			wl_proxy_marshal_flags(im, IM_GET_INPUT_POPUP_SURFACE,
+				&zwp_input_popup_surface_v2_interface, 1, 0, NULL, s);
+			wl_surface_attach(s, buffer(c, 1 + (int32_t)rnd(100), 1 + (int32_t)rnd(50)), 0, 0);
+			wl_surface_commit(s);
+			break;
+		}
+		default:
+			if (rnd(3) == 0) { /* one of them goes midway: the round ends there */
+				if (rnd(2)) {
+					wl_proxy_marshal_flags(im, IM_DESTROY, NULL, 1, WL_MARSHAL_FLAG_DESTROY);
+					im = NULL;
+				} else {
+					zwp_text_input_v3_destroy(ti);
+					ti = NULL;
+				}
+			}
+			wl_display_roundtrip(c->display);
+			break;
+		}
+	}
+}
+
 static const struct {
 	const char *name;
 	void (*run)(struct conn *c);
@@ -234,6 +410,8 @@ static const struct {
 	{ "bad-ack", bad_ack },
 	{ "detach", detach },
 	{ "random", random_requests },
+	{ "layer", layer_random },
+	{ "input-method", input_method_random },
 };
 
 int main(int argc, char *argv[])

@@ -1,5 +1,5 @@
 /*
- * slim-im [--grab | --commit-now | --preedit-only] TEXT: an input method
+ * slim-im [--grab | --commit-now | --preedit-only | --popup] TEXT: an input method
  * (input-method-v2) that says what it sees on stdout, one line an event
  * ("ready" once bound).
  *
@@ -10,6 +10,9 @@
  *   --commit-now    commits TEXT at once, before any activation (the
  *                   compositor must ignore it), then only reports
  *   --preedit-only  on activation a preedit and never a commit: "preedit"
+ *   --popup         on the first activation a candidate window, POPUP_W x
+ *                   POPUP_H of POPUP_RGB, and never a commit: "popup", then
+ *                   "rectangle X Y W H" where the text cursor is from its corner
  */
 #define _GNU_SOURCE
 #include <stdbool.h>
@@ -21,14 +24,21 @@
 #include "globals.h"
 #include "input-method-v2.h"
 
-enum mode { COMMIT, GRAB, COMMIT_NOW, PREEDIT_ONLY };
+enum mode { COMMIT, GRAB, COMMIT_NOW, PREEDIT_ONLY, POPUP };
+
+/* the candidate window, a colour no other client of the tests draws */
+#define POPUP_W 64
+#define POPUP_H 32
+#define POPUP_RGB 0xff00ffu
 
 struct im {
 	enum mode mode;
 	const char *text;
 	struct wl_display *display;
 	struct wl_seat *seat;
-	struct wl_proxy *manager, *im, *grab;
+	struct wl_compositor *compositor;
+	struct wl_shm *shm;
+	struct wl_proxy *manager, *im, *grab, *popup;
 	uint32_t serial; /* done events received: what commit echoes */
 	bool pending_active, active;
 	char surrounding[256];
@@ -65,6 +75,38 @@ static void handle_content_type(void *data, struct wl_proxy *im, uint32_t hint,
 {
 }
 
+static void handle_text_input_rectangle(void *data, struct wl_proxy *popup, int32_t x,
+		int32_t y, int32_t width, int32_t height)
+{
+	say("rectangle %d %d %d %d", x, y, width, height);
+}
+
+static const struct {
+	void (*text_input_rectangle)(void *data, struct wl_proxy *popup, int32_t x, int32_t y,
+		int32_t width, int32_t height);
+} popup_listener = { handle_text_input_rectangle };
+
+static void show_popup(struct im *m)
+{
+	uint8_t *mem;
+	size_t size = POPUP_W * POPUP_H * 4;
+	struct wl_shm_pool *pool = test_pool(m->shm, size, 0, &mem);
+	for (size_t i = 0; i < POPUP_W * POPUP_H; i++) {
+		((uint32_t *)mem)[i] = POPUP_RGB;
+	}
+	struct wl_buffer *buffer = wl_shm_pool_create_buffer(pool, 0, POPUP_W, POPUP_H,
+		POPUP_W * 4, WL_SHM_FORMAT_XRGB8888);
+	wl_shm_pool_destroy(pool);
+	struct wl_surface *surface = wl_compositor_create_surface(m->compositor);
+	m->popup = wl_proxy_marshal_flags(m->im, IM_GET_INPUT_POPUP_SURFACE,
+		&zwp_input_popup_surface_v2_interface, 1, 0, NULL, surface);
+	wl_proxy_add_listener(m->popup, (void (**)(void))&popup_listener, m);
+	wl_surface_attach(surface, buffer, 0, 0);
+	wl_surface_commit(surface);
+	wl_display_flush(m->display);
+	say("popup");
+}
+
 static void handle_done(void *data, struct wl_proxy *im)
 {
 	struct im *m = data;
@@ -80,6 +122,12 @@ static void handle_done(void *data, struct wl_proxy *im)
 	say("activate");
 	say("surrounding %s", m->surrounding);
 	if (m->mode == COMMIT_NOW) {
+		return;
+	}
+	if (m->mode == POPUP) {
+		if (!m->popup) {
+			show_popup(m);
+		}
 		return;
 	}
 	/* as an input method composes: first what is being typed, then the word */
@@ -146,6 +194,10 @@ static void global(void *data, struct wl_registry *r, uint32_t name, const char 
 	struct im *m = data;
 	if (strcmp(iface, wl_seat_interface.name) == 0 && !m->seat) {
 		m->seat = wl_registry_bind(r, name, &wl_seat_interface, 1);
+	} else if (strcmp(iface, wl_compositor_interface.name) == 0) {
+		m->compositor = wl_registry_bind(r, name, &wl_compositor_interface, 1);
+	} else if (strcmp(iface, wl_shm_interface.name) == 0) {
+		m->shm = wl_registry_bind(r, name, &wl_shm_interface, 1);
 	} else if (strcmp(iface, zwp_input_method_manager_v2_interface.name) == 0) {
 		m->manager = wl_registry_bind(r, name, &zwp_input_method_manager_v2_interface, 1);
 	}
@@ -170,9 +222,13 @@ int main(int argc, char *argv[])
 	} else if (argc == 3 && strcmp(argv[1], "--preedit-only") == 0) {
 		m.mode = PREEDIT_ONLY;
 		i++;
+	} else if (argc == 3 && strcmp(argv[1], "--popup") == 0) {
+		m.mode = POPUP;
+		i++;
 	}
 	if (i != argc - 1) {
-		fprintf(stderr, "usage: slim-im [--grab | --commit-now | --preedit-only] TEXT\n");
+		fprintf(stderr, "usage: slim-im [--grab | --commit-now | --preedit-only | --popup] "
+			"TEXT\n");
 		return 2;
 	}
 	m.text = argv[i];
@@ -184,8 +240,8 @@ int main(int argc, char *argv[])
 	struct wl_registry *registry = wl_display_get_registry(display);
 	wl_registry_add_listener(registry, &registry_listener, &m);
 	wl_display_roundtrip(display);
-	if (!m.seat || !m.manager) {
-		fprintf(stderr, "slim-im: no seat or no zwp_input_method_manager_v2\n");
+	if (!m.seat || !m.compositor || !m.shm || !m.manager) {
+		fprintf(stderr, "slim-im: no seat, compositor, shm or zwp_input_method_manager_v2\n");
 		return 1;
 	}
 	m.im = wl_proxy_marshal_flags(m.manager, IM_MANAGER_GET_INPUT_METHOD,

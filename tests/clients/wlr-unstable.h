@@ -15,7 +15,18 @@ extern const struct wl_interface zwp_virtual_keyboard_manager_v1_interface;
 extern const struct wl_interface zwp_virtual_keyboard_v1_interface;
 
 enum { LAYER_SHELL_GET_LAYER_SURFACE };
-enum { LAYER_SURFACE_SET_SIZE, LAYER_SURFACE_SET_ANCHOR };
+enum {
+	LAYER_SURFACE_SET_SIZE, LAYER_SURFACE_SET_ANCHOR, LAYER_SURFACE_SET_EXCLUSIVE_ZONE,
+	LAYER_SURFACE_SET_MARGIN, LAYER_SURFACE_SET_KEYBOARD_INTERACTIVITY,
+	LAYER_SURFACE_GET_POPUP, LAYER_SURFACE_ACK_CONFIGURE, LAYER_SURFACE_DESTROY,
+};
+
+/* zwlr_layer_surface_v1 events, in order */
+struct layer_surface_listener {
+	void (*configure)(void *data, struct wl_proxy *ls, uint32_t serial, uint32_t width,
+		uint32_t height);
+	void (*closed)(void *data, struct wl_proxy *ls);
+};
 enum { LAYER_SURFACE_ERROR_INVALID_SIZE = 1 }; /* zwlr_layer_surface_v1.error */
 enum { LAYER_TOP = 2 };
 
