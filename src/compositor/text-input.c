@@ -5,7 +5,11 @@
  * compositor between them:
  *
  *   focus          a client's text inputs are entered when one of its
- *                  surfaces gets the keyboard, and left when it loses it
+ *                  surfaces gets the keyboard, and left when it loses it;
+ *                  only while an input method serves the seat: a method
+ *                  going away leaves them, and a leave clears its preedit
+ *                  where a done may not (a client drops a done whose
+ *                  serial a commit of its own made stale meanwhile)
  *   enabled        the focused, enabled text input activates the input
  *                  method, with its surrounding text, content type and why
  *                  the text changed; disabled or left, it is deactivated
@@ -18,7 +22,8 @@
  *                  to it (not the virtual keyboards' keys: an input method
  *                  sends what it does not use through one, and would hear
  *                  it again)
- *   popups         candidate windows, shown under the text cursor
+ *   popups         candidate windows, over everything under the text
+ *                  cursor (above it at the bottom of the screen)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +114,32 @@ static void deactivate(struct slim_text_inputs *relay)
 	if (relay->im && relay->im->active) {
 		wlr_input_method_v2_send_deactivate(relay->im);
 		send_done(relay);
+	}
+}
+
+static bool same_client(struct wlr_text_input_v3 *input, struct wlr_surface *surface)
+{
+	return surface && wl_resource_get_client(input->resource) ==
+		wl_resource_get_client(surface->resource);
+}
+
+/* The text inputs of focus's client entered (while a method serves them), the others left. */
+static void focus_text_inputs(struct slim_text_inputs *relay, struct wlr_surface *focus)
+{
+	struct text_input *ti;
+	wl_list_for_each(ti, &relay->inputs, link) {
+		struct wlr_text_input_v3 *input = ti->input;
+		bool wanted = relay->im && input->seat == relay->server->seat &&
+			same_client(input, focus);
+		if (input->focused_surface && (!wanted || input->focused_surface != focus)) {
+			if (input->current_enabled) {
+				deactivate(relay);
+			}
+			wlr_text_input_v3_send_leave(input);
+		}
+		if (!input->focused_surface && wanted) {
+			wlr_text_input_v3_send_enter(input, focus);
+		}
 	}
 }
 
@@ -339,12 +370,8 @@ static void handle_method_destroy(struct wl_listener *listener, void *data)
 	wl_list_remove(&relay->im_grab.link);
 	wl_list_remove(&relay->im_new_popup.link);
 	relay->im = NULL;
-	/* gone mid-composition: the text input drops its preedit */
-	struct text_input *ti = active_input(relay);
-	if (ti) {
-		wlr_text_input_v3_send_preedit_string(ti->input, NULL, 0, 0);
-		wlr_text_input_v3_send_done(ti->input);
-	}
+	/* gone, maybe mid-composition: the text inputs are left, and drop their preedit */
+	focus_text_inputs(relay, relay->server->seat->keyboard_state.focused_surface);
 }
 
 static void handle_new_input_method(struct wl_listener *listener, void *data)
@@ -373,7 +400,8 @@ static void handle_new_input_method(struct wl_listener *listener, void *data)
 	wl_signal_add(&im->events.grab_keyboard, &relay->im_grab);
 	relay->im_new_popup.notify = handle_im_new_popup;
 	wl_signal_add(&im->events.new_popup_surface, &relay->im_new_popup);
-	activate(relay, active_input(relay));
+	/* the focused client's text inputs are entered; enabled, they activate it */
+	focus_text_inputs(relay, relay->server->seat->keyboard_state.focused_surface);
 }
 
 /* --- the clients' text inputs */
@@ -420,12 +448,6 @@ static void handle_text_input_destroy(struct wl_listener *listener, void *data)
 	}
 }
 
-static bool same_client(struct wlr_text_input_v3 *input, struct wlr_surface *surface)
-{
-	return surface && wl_resource_get_client(input->resource) ==
-		wl_resource_get_client(surface->resource);
-}
-
 static void handle_new_text_input(struct wl_listener *listener, void *data)
 {
 	struct slim_text_inputs *relay = wl_container_of(listener, relay, new_text_input);
@@ -447,30 +469,14 @@ static void handle_new_text_input(struct wl_listener *listener, void *data)
 	wl_signal_add(&input->events.destroy, &ti->destroy);
 	wl_list_insert(&relay->inputs, &ti->link);
 	/* its client may have the keyboard already */
-	struct wlr_surface *focus = relay->server->seat->keyboard_state.focused_surface;
-	if (input->seat == relay->server->seat && same_client(input, focus)) {
-		wlr_text_input_v3_send_enter(input, focus);
-	}
+	focus_text_inputs(relay, relay->server->seat->keyboard_state.focused_surface);
 }
 
 static void handle_focus_change(struct wl_listener *listener, void *data)
 {
 	struct slim_text_inputs *relay = wl_container_of(listener, relay, focus_change);
 	struct wlr_seat_keyboard_focus_change_event *event = data;
-	struct text_input *ti;
-	wl_list_for_each(ti, &relay->inputs, link) {
-		struct wlr_text_input_v3 *input = ti->input;
-		if (input->focused_surface && input->focused_surface != event->new_surface) {
-			if (input->current_enabled) {
-				deactivate(relay);
-			}
-			wlr_text_input_v3_send_leave(input);
-		}
-		if (!input->focused_surface && input->seat == relay->server->seat &&
-				same_client(input, event->new_surface)) {
-			wlr_text_input_v3_send_enter(input, event->new_surface);
-		}
-	}
+	focus_text_inputs(relay, event->new_surface);
 }
 
 struct slim_text_inputs *text_inputs_create(struct slim_server *server)

@@ -7,8 +7,10 @@
  *                   ("activate", "surrounding TEXT", "committed",
  *                   "deactivate", "unavailable")
  *   --grab          also grabs the keyboard: "keymap", "key KEY STATE"
- *   --commit-now    commits TEXT at once, before any activation (the
- *                   compositor must ignore it), then only reports
+ *   --commit-now    commits TEXT at once, before any activation, and again
+ *                   on an activation before the done that completes it:
+ *                   both about a state it had not been told, which the
+ *                   compositor must ignore; then only reports
  *   --preedit-only  on activation a preedit and never a commit: "preedit"
  *   --popup         on the first activation a candidate window, POPUP_W x
  *                   POPUP_H of POPUP_RGB, and never a commit: "popup", then
@@ -51,7 +53,13 @@ static void commit(struct im *m)
 
 static void handle_activate(void *data, struct wl_proxy *im)
 {
-	((struct im *)data)->pending_active = true;
+	struct im *m = data;
+	m->pending_active = true;
+	if (m->mode == COMMIT_NOW) {
+		/* its serial counts the done events before this activation's */
+		wl_proxy_marshal_flags(m->im, IM_COMMIT_STRING, NULL, 1, 0, m->text);
+		commit(m);
+	}
 }
 
 static void handle_deactivate(void *data, struct wl_proxy *im)
