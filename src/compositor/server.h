@@ -239,6 +239,8 @@ void toplevel_list_add(struct slim_view *view);
 /* Its focus, maximized and fullscreen states, again. */
 void toplevel_list_update(struct slim_view *view);
 void toplevel_list_remove(struct slim_view *view);
+/* Its title changed: task bars hear of it, at most once a tenth of a second. */
+void toplevel_list_title_changed(struct slim_view *view);
 
 /* layer.c */
 bool layers_init(struct slim_server *server);

@@ -3,6 +3,14 @@
  * A mapped view has a handle with its title and app id, and says whether it
  * is focused, maximized or fullscreen; a task bar may ask to focus, close,
  * maximize or fullscreen it, which goes the way a click would.
+ *
+ * Titles follow the window, but at most once per TITLE_INTERVAL_MS: a
+ * program may rename its window in a loop (an X11 one changes WM_NAME as
+ * fast as the X server takes it), and passing each name on would be an
+ * unbounded stream of events to every task bar, filling a slow reader's
+ * buffer until libwayland disconnects it. The first change goes out at
+ * once; later ones within the interval fold into the latest, sent when it
+ * ends, so the last title always arrives.
  */
 #include <stdlib.h>
 #include <wlr/types/wlr_foreign_toplevel_management_v1.h>
@@ -10,11 +18,51 @@
 #include <wlr/util/log.h>
 #include "server.h"
 
+#define TITLE_INTERVAL_MS 100
+
 struct slim_toplevel {
 	struct slim_view *view;
 	struct wlr_foreign_toplevel_handle_v1 *handle;
 	struct wl_listener activate, close, maximize, fullscreen;
+	struct wl_event_source *title_timer;
+	bool title_waiting; /* a title was sent less than an interval ago */
+	bool title_pending; /* and it has changed since */
 };
+
+static void send_title(struct slim_toplevel *t)
+{
+	const char *title = t->view->impl->title ? t->view->impl->title(t->view) : NULL;
+	wlr_foreign_toplevel_handle_v1_set_title(t->handle, title ? title : "");
+}
+
+static int handle_title_timer(void *data)
+{
+	struct slim_toplevel *t = data;
+	t->title_waiting = t->title_pending;
+	if (t->title_pending) {
+		t->title_pending = false;
+		send_title(t);
+		wl_event_source_timer_update(t->title_timer, TITLE_INTERVAL_MS);
+	}
+	return 0;
+}
+
+void toplevel_list_title_changed(struct slim_view *view)
+{
+	struct slim_toplevel *t = view->toplevel;
+	if (!t) {
+		return; /* not mapped: toplevel_list_add reads the title */
+	}
+	if (t->title_waiting) {
+		t->title_pending = true;
+		return;
+	}
+	send_title(t);
+	if (t->title_timer) {
+		t->title_waiting = true;
+		wl_event_source_timer_update(t->title_timer, TITLE_INTERVAL_MS);
+	}
+}
 
 static void handle_activate(struct wl_listener *listener, void *data)
 {
@@ -58,9 +106,11 @@ void toplevel_list_add(struct slim_view *view)
 	t->view = view;
 	t->handle = handle;
 	view->toplevel = t;
-	const char *title = view->impl->title ? view->impl->title(view) : NULL;
+	/* without a timer (no memory) titles go out as they change, unthrottled */
+	t->title_timer = wl_event_loop_add_timer(wl_display_get_event_loop(server->display),
+		handle_title_timer, t);
 	const char *app_id = view->impl->app_id ? view->impl->app_id(view) : NULL;
-	wlr_foreign_toplevel_handle_v1_set_title(handle, title ? title : "");
+	send_title(t);
 	wlr_foreign_toplevel_handle_v1_set_app_id(handle, app_id ? app_id : "");
 	if (server->output) {
 		wlr_foreign_toplevel_handle_v1_output_enter(handle, server->output->wlr);
@@ -96,6 +146,9 @@ void toplevel_list_remove(struct slim_view *view)
 	wl_list_remove(&t->close.link);
 	wl_list_remove(&t->maximize.link);
 	wl_list_remove(&t->fullscreen.link);
+	if (t->title_timer) {
+		wl_event_source_remove(t->title_timer);
+	}
 	wlr_foreign_toplevel_handle_v1_destroy(t->handle);
 	free(t);
 	view->toplevel = NULL;

@@ -14,6 +14,7 @@ struct slim_xdg_view {
 	struct wlr_xdg_surface *xdg;
 	struct wl_listener map, unmap, destroy, commit;
 	struct wl_listener request_move, request_resize, request_maximize, request_fullscreen;
+	struct wl_listener set_title;
 };
 
 static struct slim_xdg_view *xdg_view(struct slim_view *view)
@@ -124,7 +125,14 @@ static void handle_destroy(struct wl_listener *listener, void *data)
 	wl_list_remove(&view->request_resize.link);
 	wl_list_remove(&view->request_maximize.link);
 	wl_list_remove(&view->request_fullscreen.link);
+	wl_list_remove(&view->set_title.link);
 	free(view);
+}
+
+static void handle_set_title(struct wl_listener *listener, void *data)
+{
+	struct slim_xdg_view *view = wl_container_of(listener, view, set_title);
+	toplevel_list_title_changed(&view->base);
 }
 
 static void handle_request_move(struct wl_listener *listener, void *data)
@@ -234,6 +242,8 @@ void xdg_handle_new_surface(struct wl_listener *listener, void *data)
 	wl_signal_add(&toplevel->events.request_maximize, &view->request_maximize);
 	view->request_fullscreen.notify = handle_request_fullscreen;
 	wl_signal_add(&toplevel->events.request_fullscreen, &view->request_fullscreen);
+	view->set_title.notify = handle_set_title;
+	wl_signal_add(&toplevel->events.set_title, &view->set_title);
 	/*
 	 * wlroots 0.15 announces a toplevel at its first commit: what it asked
 	 * for before (set_maximized, set_fullscreen) came with no one listening,

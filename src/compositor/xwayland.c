@@ -27,7 +27,7 @@ struct slim_x11_view {
 	struct wlr_scene_node *content; /* the surface's, while mapped */
 	struct wl_listener map, unmap, destroy, request_configure, request_move;
 	struct wl_listener request_resize, request_maximize, request_fullscreen, request_activate;
-	struct wl_listener set_geometry;
+	struct wl_listener set_geometry, set_title;
 };
 
 static struct slim_x11_view *x11_view(struct slim_view *view)
@@ -154,12 +154,19 @@ static void handle_destroy(struct wl_listener *listener, void *data)
 		&view->map, &view->unmap, &view->destroy, &view->request_configure,
 		&view->request_move, &view->request_resize, &view->request_maximize,
 		&view->request_fullscreen, &view->request_activate, &view->set_geometry,
+		&view->set_title,
 	};
 	for (size_t i = 0; i < sizeof(listeners) / sizeof(listeners[0]); i++) {
 		wl_list_remove(&listeners[i]->link);
 	}
 	wlr_scene_node_destroy(view->base.node);
 	free(view);
+}
+
+static void handle_set_title(struct wl_listener *listener, void *data)
+{
+	struct slim_x11_view *view = wl_container_of(listener, view, set_title);
+	toplevel_list_title_changed(&view->base);
 }
 
 /* A window asks for a place and a size: the size it gets; the place only before it maps. */
@@ -272,6 +279,7 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 			handle_request_fullscreen },
 		{ &view->request_activate, &xs->events.request_activate, handle_request_activate },
 		{ &view->set_geometry, &xs->events.set_geometry, handle_set_geometry },
+		{ &view->set_title, &xs->events.set_title, handle_set_title },
 	};
 	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
 		hooks[i].listener->notify = hooks[i].notify;

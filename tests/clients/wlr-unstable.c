@@ -1,4 +1,7 @@
-/* wlr-layer-shell and virtual-keyboard-unstable-v1, described by hand: see wlr-unstable.h. */
+/*
+ * wlr-layer-shell, virtual-keyboard-unstable-v1 and
+ * wlr-foreign-toplevel-management, described by hand: see wlr-unstable.h.
+ */
 #include <stddef.h>
 #include "wlr-unstable.h"
 
@@ -8,6 +11,15 @@ static const struct wl_interface *get_layer_surface_types[] = {
 };
 static const struct wl_interface *create_keyboard_types[] = {
 	&wl_seat_interface, &zwp_virtual_keyboard_v1_interface,
+};
+
+static const struct wl_interface *new_handle_types[] = {
+	&zwlr_foreign_toplevel_handle_v1_interface,
+};
+static const struct wl_interface *output_types[] = { &wl_output_interface };
+static const struct wl_interface *activate_types[] = { &wl_seat_interface };
+static const struct wl_interface *set_rectangle_types[] = {
+	&wl_surface_interface, NULL, NULL, NULL, NULL,
 };
 
 static const struct wl_message layer_shell_requests[] = {
@@ -57,4 +69,45 @@ static const struct wl_message keyboard_requests[] = {
 
 const struct wl_interface zwp_virtual_keyboard_v1_interface = {
 	"zwp_virtual_keyboard_v1", 1, 4, keyboard_requests, 0, NULL,
+};
+
+static const struct wl_message toplevel_manager_requests[] = {
+	{ "stop", "", none },
+};
+
+static const struct wl_message toplevel_manager_events[] = {
+	{ "toplevel", "n", new_handle_types },
+	{ "finished", "", none },
+};
+
+const struct wl_interface zwlr_foreign_toplevel_manager_v1_interface = {
+	"zwlr_foreign_toplevel_manager_v1", 1, 1, toplevel_manager_requests,
+	2, toplevel_manager_events,
+};
+
+/* version 1: no set_fullscreen, unset_fullscreen or parent */
+static const struct wl_message toplevel_handle_requests[] = {
+	{ "set_maximized", "", none },
+	{ "unset_maximized", "", none },
+	{ "set_minimized", "", none },
+	{ "unset_minimized", "", none },
+	{ "activate", "o", activate_types },
+	{ "close", "", none },
+	{ "set_rectangle", "oiiii", set_rectangle_types },
+	{ "destroy", "", none },
+};
+
+static const struct wl_message toplevel_handle_events[] = {
+	{ "title", "s", none },
+	{ "app_id", "s", none },
+	{ "output_enter", "o", output_types },
+	{ "output_leave", "o", output_types },
+	{ "state", "a", none },
+	{ "done", "", none },
+	{ "closed", "", none },
+};
+
+const struct wl_interface zwlr_foreign_toplevel_handle_v1_interface = {
+	"zwlr_foreign_toplevel_handle_v1", 1, 8, toplevel_handle_requests,
+	7, toplevel_handle_events,
 };

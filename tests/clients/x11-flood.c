@@ -1,8 +1,11 @@
 /*
- * slim-x11-flood N: an X11 window that renames itself N times as fast as
- * X11 lets it (WM_NAME and _NET_WM_NAME, each a property change the window
- * manager hears), then says "flooded" and waits to be killed.
+ * slim-x11-flood N: an X11 window that, once it has the focus (the
+ * compositor has mapped it: it has a task bar entry whose title follows),
+ * renames itself N times as fast as X11 lets it (WM_NAME and _NET_WM_NAME,
+ * each a property change the window manager hears), then says "flooded"
+ * and waits to be killed.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +35,20 @@ int main(int argc, char *argv[])
 	}
 	xcb_screen_t *screen = xcb_setup_roots_iterator(xcb_get_setup(c)).data;
 	xcb_window_t w = xcb_generate_id(c);
-	uint32_t values[] = { screen->white_pixel };
+	uint32_t values[] = { screen->white_pixel, XCB_EVENT_MASK_FOCUS_CHANGE };
 	xcb_create_window(c, XCB_COPY_FROM_PARENT, w, screen->root, 0, 0, 200, 100, 0,
-		XCB_WINDOW_CLASS_INPUT_OUTPUT, screen->root_visual, XCB_CW_BACK_PIXEL, values);
+		XCB_WINDOW_CLASS_INPUT_OUTPUT, screen->root_visual,
+		XCB_CW_BACK_PIXEL | XCB_CW_EVENT_MASK, values);
 	xcb_map_window(c, w);
+	xcb_flush(c);
+	xcb_generic_event_t *event;
+	while ((event = xcb_wait_for_event(c))) {
+		bool focused = (event->response_type & 0x7f) == XCB_FOCUS_IN;
+		free(event);
+		if (focused) {
+			break;
+		}
+	}
 	xcb_atom_t net_wm_name = atom(c, "_NET_WM_NAME"), utf8 = atom(c, "UTF8_STRING");
 	char name[64];
 	for (long i = 0; i < n; i++) {
