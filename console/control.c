@@ -101,6 +101,11 @@ void slim_control_frame(struct slim_control *ctl, uint32_t frame, uint64_t appli
 	emit(ctl, "frame %u %llu", frame, (unsigned long long)applied_us);
 }
 
+void slim_control_audio_onset(struct slim_control *ctl, uint64_t heard_us)
+{
+	emit(ctl, "audio onset %llu", (unsigned long long)heard_us);
+}
+
 void slim_control_refused(struct slim_control *ctl, uint16_t reason, const char *text)
 {
 	switch (reason) {

@@ -20,7 +20,8 @@
  *   id ID (first: the console's id, from its key),
  *   connecting HOST:PORT [(WHY)] (WHY: what ended the last attempt, e.g. a
  *   handshake that failed), attached ASSOC, frame ID APPLIED_US,
- *   refused busy TEXT, refused unknown, error TEXT (a bad command, or input
+ *   refused busy TEXT, refused unknown, audio onset HEARD_US (sound began
+ *   after a silence, heard then), error TEXT (a bad command, or input
  *   while not attached or with too much unacknowledged, which is dropped).
  *   ASSOC is decimal; TEXT is the
  *   server's, with control characters shown as '?'.
@@ -56,6 +57,7 @@ void slim_control_destroy(struct slim_control *ctl);
 void slim_control_enable_cards(struct slim_control *ctl,
 		void (*card)(void *data, const struct slim_wire_card *card), void *data);
 int slim_control_fd(const struct slim_control *ctl);
+void slim_control_audio_onset(struct slim_control *ctl, uint64_t heard_us);
 /* Reads and runs commands; false once "quit" was read or stdin closed. */
 bool slim_control_dispatch(struct slim_control *ctl);
 

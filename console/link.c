@@ -235,9 +235,18 @@ static void on_presented(void *data, uint32_t frame, uint64_t applied_us)
 	}
 }
 
+static void on_audio(void *data, const struct slim_cmd *cmd, uint64_t time_us)
+{
+	struct slim_link *link = data;
+	if (link->listener && link->listener->audio) {
+		link->listener->audio(link->listener_data, cmd, time_us);
+	}
+}
+
 static const struct slim_console_events core_events = {
 	.refused = on_refused,
 	.presented = on_presented,
+	.audio = on_audio,
 };
 
 void slim_link_start(struct slim_link *link, struct slim_console_core *core,

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
+#include "audio.h"
 #include "backend.h"
 #include "card.h"
 #include "console-core.h"
@@ -46,6 +47,8 @@ struct console {
 	struct slim_card_reader *card;
 	struct slim_seat *seat; /* --output drm, --input libinput */
 	struct slim_input *input;
+	struct console_audio *audio; /* NULL: no sound device */
+	uint16_t mtu; /* of a slim datagram, inside the secure transport's record */
 	int signal_fd;
 	bool busy_shown; /* "server busy" is said once per wait */
 	bool redirecting; /* the link connects because of a REDIRECT: say so first */
@@ -105,6 +108,9 @@ static void on_attached(void *data, uint32_t assoc)
 	struct console *c = data;
 	c->busy_shown = false;
 	slim_console_status("attached to %s (association %08x)", server_name(c), assoc);
+	if (c->audio) {
+		console_audio_reset(c->audio);
+	}
 	if (c->control) {
 		slim_control_attached(c->control, assoc);
 	}
@@ -196,11 +202,47 @@ static bool open_card_reader(struct console *c)
 	return true;
 }
 
+static void on_audio(void *data, const struct slim_cmd *cmd, uint64_t time_us)
+{
+	struct console *c = data;
+	if (c->audio) {
+		console_audio_receive(c->audio, cmd, time_us);
+	}
+}
+
 static const struct slim_link_listener link_listener = {
 	.connecting = on_connecting,
 	.attached = on_attached,
 	.refused = on_refused,
 	.presented = on_presented,
+	.audio = on_audio,
+};
+
+static void on_audio_microphone(void *data, const struct slim_audio_packet *p)
+{
+	struct console *c = data;
+	slim_audio_send(p, true, slim_console_core_assoc(c->core), c->mtu, slim_now_us(),
+		slim_link_send, c->link);
+}
+
+static void on_audio_report(void *data, const struct slim_wire_audio_report *report)
+{
+	struct console *c = data;
+	slim_console_core_send_audio_report(c->core, report);
+}
+
+static void on_audio_onset(void *data, uint64_t heard_us)
+{
+	struct console *c = data;
+	if (c->control) {
+		slim_control_audio_onset(c->control, heard_us);
+	}
+}
+
+static const struct console_audio_listener audio_listener = {
+	.microphone = on_audio_microphone,
+	.report = on_audio_report,
+	.onset = on_audio_onset,
 };
 
 /* --manager: until its first REDIRECT there is no server to show. */
@@ -568,7 +610,7 @@ static bool run(struct console *c)
 {
 	int pump_ms = backend_pump_ms(c);
 	enum { FD_SIGNAL, FD_LINK, FD_CONTROL, FD_CARD, FD_BACKEND, FD_SEAT, FD_INPUT, FD_MANAGER,
-		FD_HOTPLUG, FD_COUNT };
+		FD_HOTPLUG, FD_AUDIO, FD_COUNT };
 	struct pollfd fds[FD_COUNT] = {
 		[FD_SIGNAL] = { .fd = c->signal_fd, .events = POLLIN },
 		[FD_LINK] = { .events = POLLIN },
@@ -582,6 +624,7 @@ static bool run(struct console *c)
 		[FD_SEAT] = { .fd = -1, .events = POLLIN },
 		[FD_INPUT] = { .fd = -1, .events = POLLIN },
 		[FD_HOTPLUG] = { .fd = -1, .events = POLLIN },
+		[FD_AUDIO] = { .fd = console_audio_fd(c->audio), .events = POLLIN },
 	};
 #ifdef SLIM_HAVE_DRM
 	fds[FD_INPUT].fd = c->input ? slim_input_fd(c->input) : -1;
@@ -633,6 +676,11 @@ static bool run(struct console *c)
 		}
 		if (fds[FD_CARD].revents) {
 			slim_card_reader_dispatch(c->card);
+		}
+		if (fds[FD_AUDIO].revents) {
+			/* the microphone is heard only by the session it shows */
+			console_audio_dispatch(c->audio,
+				slim_link_state(c->link) == SLIM_LINK_ATTACHED);
 		}
 #ifdef SLIM_HAVE_DRM
 		/* the seat before the devices: a VT switch stops them first */
@@ -709,7 +757,8 @@ int main(int argc, char *argv[])
 		mtu = (mtu > SLIM_SEC_MAX_RECORD + SLIM_SEC_OVERHEAD ?
 			SLIM_SEC_MAX_RECORD + SLIM_SEC_OVERHEAD : mtu) - SLIM_SEC_OVERHEAD;
 	}
-	c.core = slim_console_core_create(c.opts.width, c.opts.height, (uint16_t)mtu, c.backend,
+	c.mtu = (uint16_t)mtu;
+	c.core = slim_console_core_create(c.opts.width, c.opts.height, c.mtu, c.backend,
 		slim_link_send, c.link);
 	if (!c.core) {
 		slim_console_status("cannot create a %ux%u screen", c.opts.width, c.opts.height);
@@ -745,6 +794,9 @@ int main(int argc, char *argv[])
 	if (c.control) {
 		slim_control_id(c.control, c.id);
 	}
+	/* no sound device is no reason to stop: the console is silent, and says so */
+	c.audio = console_audio_create(&c.opts.audio, &audio_listener, &c);
+	slim_console_core_set_caps(c.core, console_audio_caps(c.audio));
 	slim_link_start(c.link, c.core, c.id, &link_listener, &c);
 	if (c.manager) {
 		slim_manager_start(c.manager);
@@ -758,6 +810,7 @@ out:
 	slim_trust_destroy(c.trust);
 	/* before the core: the link lets go of the core's events */
 	slim_link_destroy(c.link);
+	console_audio_destroy(c.audio);
 	slim_console_core_destroy(c.core);
 #ifdef SLIM_HAVE_DRM
 	slim_input_destroy(c.input);

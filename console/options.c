@@ -40,6 +40,10 @@ static const char usage_text[] =
 	"                      pcscd is running); stdin: lines \"insert HEX\" and \"remove\",\n"
 	"                      or with --control its \"card insert HEX\" and \"card remove\"\n"
 	"  --screenshot PATH   where SIGUSR1 writes a PNG of the screen\n"
+	"  --audio auto|pipewire|alsa[:DEVICE]|none  where the session's sound plays and\n"
+	"                      the microphone is heard (default auto: PipeWire if one\n"
+	"                      answers, else ALSA's default device)\n"
+	"  --no-microphone     play the session's sound, send no microphone\n"
 	"  -v, --verbose       debug messages\n"
 	"  -h, --help\n";
 
@@ -81,7 +85,8 @@ int slim_options_parse(int argc, char *argv[], struct options *o)
 {
 	enum { OPT_SERVER = 256, OPT_MANAGER, OPT_OUTPUT, OPT_SIZE, OPT_MTU, OPT_CONTROL, OPT_SCREENSHOT,
 		OPT_CARD_READER, OPT_INPUT, OPT_BENCH_PRESENT, OPT_STATE_DIR, OPT_PRINT_ID,
-		OPT_SERVER_KEY, OPT_PAIRING_KEY, OPT_TRANSPORT, OPT_VIDEO_BUDGET };
+		OPT_SERVER_KEY, OPT_PAIRING_KEY, OPT_TRANSPORT, OPT_VIDEO_BUDGET, OPT_AUDIO,
+		OPT_NO_MICROPHONE };
 	static const struct option longopts[] = {
 		{ "server", required_argument, NULL, OPT_SERVER },
 		{ "manager", required_argument, NULL, OPT_MANAGER },
@@ -99,11 +104,14 @@ int slim_options_parse(int argc, char *argv[], struct options *o)
 		{ "card-reader", required_argument, NULL, OPT_CARD_READER },
 		{ "input", required_argument, NULL, OPT_INPUT },
 		{ "bench-present", no_argument, NULL, OPT_BENCH_PRESENT },
+		{ "audio", required_argument, NULL, OPT_AUDIO },
+		{ "no-microphone", no_argument, NULL, OPT_NO_MICROPHONE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	*o = (struct options){ .width = 1280, .height = 720, .mtu = SLIM_DEFAULT_MTU };
+	*o = (struct options){ .width = 1280, .height = 720, .mtu = SLIM_DEFAULT_MTU,
+		.audio = { .mode = CONSOLE_AUDIO_AUTO, .microphone = true } };
 	/* the key lives with the machine (root) or with the user who runs the console */
 	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
 	if (geteuid() == 0) {
@@ -238,6 +246,28 @@ int slim_options_parse(int argc, char *argv[], struct options *o)
 			break;
 		case OPT_BENCH_PRESENT:
 			o->bench_present = true;
+			break;
+		case OPT_AUDIO:
+			o->audio.alsa_device = NULL;
+			if (strcmp(optarg, "auto") == 0) {
+				o->audio.mode = CONSOLE_AUDIO_AUTO;
+			} else if (strcmp(optarg, "pipewire") == 0) {
+				o->audio.mode = CONSOLE_AUDIO_PIPEWIRE;
+			} else if (strcmp(optarg, "none") == 0) {
+				o->audio.mode = CONSOLE_AUDIO_NONE;
+			} else if (strcmp(optarg, "alsa") == 0) {
+				o->audio.mode = CONSOLE_AUDIO_ALSA;
+			} else if (strncmp(optarg, "alsa:", 5) == 0 && optarg[5]) {
+				o->audio.mode = CONSOLE_AUDIO_ALSA;
+				o->audio.alsa_device = optarg + 5;
+			} else {
+				slim_console_status("--audio %s: expected auto, pipewire, alsa, "
+					"alsa:DEVICE or none", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_NO_MICROPHONE:
+			o->audio.microphone = false;
 			break;
 		case 'v':
 			o->verbose = true;

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "slim-proto.h"
+#include "audio.h"
 #include "slim-secure.h"
 
 #define EXIT_USAGE 2
@@ -35,6 +36,7 @@ struct options {
 		INPUT_LIBINPUT,
 	} input;
 	bool bench_present;
+	struct console_audio_config audio; /* --audio, --no-microphone */
 	enum card_mode {
 		CARD_DEFAULT, /* pcsc if pcscd is there now, else none */
 		CARD_NONE,

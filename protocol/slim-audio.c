@@ -95,10 +95,56 @@ int slim_audio_encode(struct slim_audio_encoder *enc, const int16_t *pcm, uint8_
 	return n;
 }
 
+/* --- the wire */
+
+size_t slim_audio_send(const struct slim_audio_packet *p, bool upstream, uint32_t assoc,
+		size_t mtu, uint64_t now_us, slim_send_fn send, void *data)
+{
+	uint8_t buf[sizeof(struct slim_wire_dgram) + sizeof(struct slim_wire_cmd) +
+		sizeof(struct slim_wire_audio) + SLIM_AUDIO_MAX_WIRE_PAYLOAD];
+	struct slim_writer w;
+	slim_writer_init(&w, buf, mtu < sizeof(buf) ? mtu : sizeof(buf), assoc, upstream);
+	struct slim_wire_audio hdr = {
+		.codec = p->codec, .channels = p->channels, .frames = p->frames,
+		.rate = p->rate, .seq = p->seq, .timestamp = p->timestamp,
+	};
+	if (slim_put_audio(&w, upstream, 0, &hdr, p->data, p->len)) {
+		send(data, buf, slim_writer_finish(&w, 0, now_us));
+		return 1;
+	}
+	/* PCM: two halves, each a whole number of samples */
+	size_t half = p->len / 2;
+	if (p->codec != SLIM_AUDIO_PCM || p->len % 4 != 0) {
+		return 0;
+	}
+	size_t sent = 0;
+	for (int i = 0; i < 2; i++) {
+		slim_writer_reset(&w);
+		if (slim_put_audio(&w, upstream, i ? SLIM_AUDIO_SECOND_HALF : SLIM_AUDIO_FIRST_HALF,
+				&hdr, p->data + i * half, half)) {
+			send(data, buf, slim_writer_finish(&w, 0, now_us));
+			sent++;
+		}
+	}
+	return sent;
+}
+
+void slim_audio_packet_from_cmd(const struct slim_cmd *cmd, struct slim_audio_packet *p)
+{
+	const struct slim_wire_audio *h = &cmd->audio.hdr;
+	*p = (struct slim_audio_packet){
+		.codec = h->codec, .channels = h->channels, .frames = h->frames, .rate = h->rate,
+		.seq = h->seq, .timestamp = h->timestamp,
+		.part = cmd->flags & (SLIM_AUDIO_FIRST_HALF | SLIM_AUDIO_SECOND_HALF),
+		.data = cmd->audio.data, .len = cmd->audio.len,
+	};
+}
+
 /* --- the jitter buffer */
 
 struct slot {
 	bool full;
+	uint8_t parts; /* PCM: the halves that came (both, for a whole packet) */
 	uint8_t codec;
 	uint32_t seq;
 	size_t len;
@@ -174,9 +220,10 @@ static bool valid(const struct slim_audio_jitter *j, const struct slim_audio_pac
 		return false;
 	}
 	if (p->codec == SLIM_AUDIO_PCM) {
-		return p->len == PCM_BYTES(j->channels);
+		return p->len == (p->part ? PCM_BYTES(j->channels) / 2 : PCM_BYTES(j->channels));
 	}
-	return p->codec == SLIM_AUDIO_OPUS && p->len >= 1 && p->len <= SLIM_AUDIO_MAX_PAYLOAD;
+	return p->codec == SLIM_AUDIO_OPUS && !p->part && p->len >= 1 &&
+		p->len <= SLIM_AUDIO_MAX_PAYLOAD;
 }
 
 static void clear(struct slim_audio_jitter *j)
@@ -185,6 +232,15 @@ static void clear(struct slim_audio_jitter *j)
 		j->slots[i].full = false;
 	}
 	j->have_highest = false;
+}
+
+void slim_audio_jitter_reset(struct slim_audio_jitter *j)
+{
+	clear(j);
+	j->started = false;
+	j->have_prev = false;
+	j->dry = 0;
+	opus_decoder_ctl(j->opus, OPUS_RESET_STATE);
 }
 
 /* Beyond this, a transit change is a jump (a sender restarted, a clock stepped), not jitter. */
@@ -236,15 +292,27 @@ bool slim_audio_jitter_push(struct slim_audio_jitter *j, const struct slim_audio
 		j->filling = true;
 	}
 	struct slot *s = &j->slots[p->seq % SLOTS];
-	if (s->full && s->seq == p->seq) {
+	uint8_t parts = p->part ? p->part : SLIM_AUDIO_FIRST_HALF | SLIM_AUDIO_SECOND_HALF;
+	bool same = s->full && s->seq == p->seq;
+	if (same && ((s->parts & parts) || s->codec != p->codec)) {
 		j->stats.duplicate++;
 		return false;
+	}
+	if (!same) {
+		s->parts = 0;
+		/* PCM: a half that never comes is silence */
+		memset(s->data, 0, PCM_BYTES(j->channels));
 	}
 	s->full = true;
 	s->seq = p->seq;
 	s->codec = p->codec;
-	s->len = p->len;
-	memcpy(s->data, p->data, p->len);
+	s->parts |= parts;
+	s->len = p->codec == SLIM_AUDIO_PCM ? PCM_BYTES(j->channels) : p->len;
+	memcpy(s->data + (p->part == SLIM_AUDIO_SECOND_HALF ? p->len : 0), p->data, p->len);
+	if (same) {
+		/* the other half of a packet already counted */
+		return true;
+	}
 	if (!j->have_highest || (int32_t)(p->seq - j->highest) > 0) {
 		j->highest = p->seq;
 		j->have_highest = true;
@@ -273,6 +341,9 @@ static void play(struct slim_audio_jitter *j, struct slot *s, int16_t *pcm)
 {
 	if (s->codec == SLIM_AUDIO_PCM) {
 		memcpy(pcm, s->data, PCM_BYTES(j->channels));
+		if (s->parts != (SLIM_AUDIO_FIRST_HALF | SLIM_AUDIO_SECOND_HALF)) {
+			j->stats.concealed++; /* half of it silence */
+		}
 	} else if (opus_decode(j->opus, s->data, (opus_int32)s->len, pcm, SLIM_AUDIO_FRAME, 0) !=
 			SLIM_AUDIO_FRAME) {
 		j->stats.bad++; /* corrupt, or more than one frame's worth: guessed instead */
@@ -311,13 +382,25 @@ void slim_audio_jitter_pull(struct slim_audio_jitter *j, int16_t *pcm)
 	}
 	j->dry = 0;
 	if (queued > j->target_frames + 2) {
-		/* more delay than the jitter asks for: one frame less */
-		struct slot *s = held(j, j->next_seq);
-		if (s) {
-			s->full = false;
+		/*
+		 * More delay than the jitter asks for: a frame less each time,
+		 * where the sender's clock runs a little fast; far more (nobody
+		 * played for a while, so it piled up), down to the depth at once:
+		 * one jump is heard once, a jump every frame for long.
+		 */
+		uint32_t drop = queued > 2 * j->target_frames + 4 ? queued - j->target_frames : 1;
+		for (uint32_t i = 0; i < drop; i++) {
+			struct slot *s = held(j, j->next_seq);
+			if (s) {
+				s->full = false;
+			}
+			j->next_seq++;
+			j->stats.skipped++;
 		}
-		j->next_seq++;
-		j->stats.skipped++;
+		if (drop > 1) {
+			/* the decoder's state is of the frames before the jump */
+			opus_decoder_ctl(j->opus, OPUS_RESET_STATE);
+		}
 	}
 	struct slot *s = held(j, j->next_seq);
 	if (s) {

@@ -5,9 +5,10 @@
  * the receiver's jitter buffer, which turns packets that arrive late, out
  * of order, twice or never into a steady 10 ms at a time.
  *
- * What a packet carries here is what an AUDIO datagram will: the wire
- * format and its place on the secure association come with the streams
- * themselves. Nothing here allocates after create, whatever is pushed.
+ * A packet travels as one AUDIO (downstream) or MIC (upstream) command
+ * alone in its datagram (slim-protocol.md 3.7), on the console's secure
+ * association; 10 ms of stereo PCM is larger than a datagram and goes in
+ * two halves. Nothing here allocates after create, whatever is pushed.
  */
 #ifndef SLIM_AUDIO_H
 #define SLIM_AUDIO_H
@@ -15,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "slim-codec.h"
 
 #define SLIM_AUDIO_RATE 48000
 /* Samples per channel in a packet: 10 ms. */
@@ -35,9 +37,19 @@ struct slim_audio_packet {
 	uint32_t rate;      /* SLIM_AUDIO_RATE */
 	uint32_t seq;       /* the stream's own, one a packet */
 	uint32_t timestamp; /* the sender's clock, in samples */
+	uint8_t part;       /* 0: whole; SLIM_AUDIO_FIRST_HALF or _SECOND_HALF of a PCM packet */
 	const uint8_t *data;
 	size_t len;
 };
+
+/*
+ * Sends `p` as AUDIO (or MIC, upstream) in datagrams of at most `mtu`
+ * bytes, outside the association's sequence (number 0); returns how many.
+ */
+size_t slim_audio_send(const struct slim_audio_packet *p, bool upstream, uint32_t assoc,
+		size_t mtu, uint64_t now_us, slim_send_fn send, void *data);
+/* The packet an AUDIO or MIC command carries (pointing into the datagram). */
+void slim_audio_packet_from_cmd(const struct slim_cmd *cmd, struct slim_audio_packet *p);
 
 /* --- sending */
 
@@ -87,6 +99,8 @@ struct slim_audio_jitter;
 struct slim_audio_jitter *slim_audio_jitter_create(int channels, unsigned min_ms,
 		unsigned max_ms);
 void slim_audio_jitter_destroy(struct slim_audio_jitter *j);
+/* Forgets the stream (a new sender numbers from 0 again); the statistics stay. */
+void slim_audio_jitter_reset(struct slim_audio_jitter *j);
 /* A packet as it arrived, at `arrival_us` on the receiver's clock; false if dropped. */
 bool slim_audio_jitter_push(struct slim_audio_jitter *j, const struct slim_audio_packet *p,
 		uint64_t arrival_us);

@@ -244,6 +244,27 @@ bool slim_put_card(struct slim_writer *w, const struct slim_wire_card *card)
 	return put(w, SLIM_CMD_CARD, 0, card, sizeof(*card));
 }
 
+bool slim_put_audio(struct slim_writer *w, bool upstream, uint8_t flags,
+		const struct slim_wire_audio *hdr, const uint8_t *payload, size_t len)
+{
+	if (len == 0 || len > SLIM_AUDIO_MAX_WIRE_PAYLOAD) {
+		return false;
+	}
+	uint8_t *p = slim_writer_add(w, upstream ? SLIM_CMD_MIC : SLIM_CMD_AUDIO, flags,
+		sizeof(*hdr) + len);
+	if (!p) {
+		return false;
+	}
+	memcpy(p, hdr, sizeof(*hdr));
+	memcpy(p + sizeof(*hdr), payload, len);
+	return true;
+}
+
+bool slim_put_audio_report(struct slim_writer *w, const struct slim_wire_audio_report *report)
+{
+	return put(w, SLIM_CMD_AUDIO_REPORT, 0, report, sizeof(*report));
+}
+
 bool slim_put_ping(struct slim_writer *w)
 {
 	return slim_writer_add(w, SLIM_CMD_PING, 0, 0) != NULL;
@@ -379,10 +400,32 @@ static enum slim_error decode_cscs(const struct slim_reader *r, struct slim_cmd 
 	return SLIM_OK;
 }
 
+/*
+ * What any AUDIO or MIC must be; what a player supports (a rate, a
+ * channel count, a codec's payload) is the player's to check and count.
+ */
+static enum slim_error decode_audio(struct slim_cmd *cmd, const uint8_t *body, size_t len)
+{
+	if (len <= sizeof(cmd->audio.hdr) || len - sizeof(cmd->audio.hdr) >
+			SLIM_AUDIO_MAX_WIRE_PAYLOAD) {
+		return SLIM_ERR_LENGTH;
+	}
+	memcpy(&cmd->audio.hdr, body, sizeof(cmd->audio.hdr));
+	uint8_t halves = SLIM_AUDIO_FIRST_HALF | SLIM_AUDIO_SECOND_HALF;
+	if ((cmd->flags & ~halves) || (cmd->flags & halves) == halves) {
+		return SLIM_ERR_FIELD;
+	}
+	cmd->audio.data = body + sizeof(cmd->audio.hdr);
+	cmd->audio.len = len - sizeof(cmd->audio.hdr);
+	return SLIM_OK;
+}
+
 static enum slim_error decode_downstream(const struct slim_reader *r,
 		struct slim_cmd *cmd, const uint8_t *body, size_t len)
 {
 	switch (cmd->type) {
+	case SLIM_CMD_AUDIO:
+		return decode_audio(cmd, body, len);
 	case SLIM_CMD_FILL: {
 		struct slim_wire_fill f;
 		if (len != sizeof(f)) {
@@ -484,6 +527,14 @@ static enum slim_error decode_downstream(const struct slim_reader *r,
 static enum slim_error decode_upstream(struct slim_cmd *cmd, const uint8_t *body, size_t len)
 {
 	switch (cmd->type) {
+	case SLIM_CMD_MIC:
+		return decode_audio(cmd, body, len);
+	case SLIM_CMD_AUDIO_REPORT:
+		if (len != sizeof(cmd->audio_report)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&cmd->audio_report, body, len);
+		return SLIM_OK;
 	case SLIM_CMD_HELLO: {
 		if (len < sizeof(cmd->hello)) {
 			return SLIM_ERR_LENGTH;

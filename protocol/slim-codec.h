@@ -85,6 +85,10 @@ bool slim_put_nack(struct slim_writer *w, const struct slim_wire_seq_range *rang
 /* `text` is cut at SLIM_REFUSE_TEXT_MAX bytes. */
 bool slim_put_refuse(struct slim_writer *w, uint16_t reason, const char *text);
 bool slim_put_ping(struct slim_writer *w);
+/* AUDIO (or, upstream, MIC) with SLIM_AUDIO_*_HALF `flags`; 1..SLIM_AUDIO_MAX_WIRE_PAYLOAD bytes. */
+bool slim_put_audio(struct slim_writer *w, bool upstream, uint8_t flags,
+		const struct slim_wire_audio *hdr, const uint8_t *payload, size_t len);
+bool slim_put_audio_report(struct slim_writer *w, const struct slim_wire_audio_report *report);
 bool slim_put_card(struct slim_writer *w, const struct slim_wire_card *card);
 
 /* A decoded command. Pointers point into the datagram. */
@@ -150,6 +154,12 @@ struct slim_cmd {
 		struct slim_wire_input_ack input_ack;
 		struct slim_wire_ack ack;
 		struct slim_wire_card card;
+		struct {
+			struct slim_wire_audio hdr;
+			const uint8_t *data;
+			size_t len;
+		} audio; /* AUDIO and MIC */
+		struct slim_wire_audio_report audio_report;
 		struct {
 			const uint8_t *ranges; /* struct slim_wire_seq_range, unaligned */
 			size_t count;

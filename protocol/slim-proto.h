@@ -54,6 +54,7 @@ enum slim_cmd_type {
 	SLIM_CMD_REFUSE = 0x09,
 	SLIM_CMD_REDIRECT = 0x0a,
 	SLIM_CMD_INPUT_ACK = 0x0b,
+	SLIM_CMD_AUDIO = 0x0c,   /* the session's sound, outside the sequence */
 	/* upstream: console -> server */
 	SLIM_CMD_HELLO = 0x81,
 	SLIM_CMD_INPUT = 0x82,
@@ -62,6 +63,8 @@ enum slim_cmd_type {
 	SLIM_CMD_CARD = 0x85,
 	SLIM_CMD_PING = 0x86,
 	SLIM_CMD_HELD = 0x87,
+	SLIM_CMD_MIC = 0x88,     /* the console's microphone, AUDIO's upstream twin */
+	SLIM_CMD_AUDIO_REPORT = 0x89, /* how the console's playback fares */
 };
 
 /* SET flags */
@@ -72,6 +75,10 @@ enum slim_cmd_type {
 #define SLIM_CSCS_DEPTH_MASK 0x3
 #define SLIM_CSCS_DEPTH8 0 /* 8 bits a sample: 12 bits a pixel */
 #define SLIM_CSCS_DEPTH4 1 /* 4 bits a sample, two per byte: 6 bits a pixel */
+
+/* AUDIO and MIC flags: a PCM packet too big for one datagram goes in two halves */
+#define SLIM_AUDIO_FIRST_HALF (1 << 0)
+#define SLIM_AUDIO_SECOND_HALF (1 << 1)
 
 /* NACK flags */
 #define SLIM_NACK_REPAINT (1 << 0) /* too much lost to list: repaint everything */
@@ -94,6 +101,8 @@ enum slim_caps {
 	SLIM_CAP_CURSOR = 1 << 3,
 	/* a u32: the Mbit/s video may take on this console's link (slim-protocol.md 4.1) */
 	SLIM_CAP_VIDEO_BUDGET = 1 << 4,
+	SLIM_CAP_AUDIO = 1 << 5, /* plays AUDIO */
+	SLIM_CAP_MIC = 1 << 6,   /* sends MIC */
 };
 
 #define SLIM_CONSOLE_ID_LEN 32
@@ -283,6 +292,34 @@ struct slim_wire_ack {
 	uint64_t echo_us;     /* the FRAME_END datagram's time_us, echoed */
 } SLIM_PACKED;
 
+/*
+ * AUDIO and MIC: one 10 ms packet of a sound stream (slim-audio.h), alone
+ * in its datagram, which has sequence number 0: a lost packet is
+ * concealed, never reported or sent again.
+ */
+struct slim_wire_audio {
+	uint8_t codec;      /* 1 Opus, 2 PCM s16le interleaved */
+	uint8_t channels;   /* 1 or 2 */
+	uint16_t frames;    /* samples a channel in the whole packet */
+	uint32_t rate;      /* samples a second */
+	uint32_t seq;       /* the stream's own, one a packet */
+	uint32_t timestamp; /* the sender's clock, in samples */
+	/* then the payload (the packet's, or half a PCM packet's) */
+} SLIM_PACKED;
+
+/* The largest payload an AUDIO or MIC carries: 10 ms of stereo PCM. */
+#define SLIM_AUDIO_MAX_WIRE_PAYLOAD 1920
+
+/* AUDIO_REPORT: the console's playback since the stream began, every few seconds while it plays. */
+struct slim_wire_audio_report {
+	uint32_t received;  /* packets taken into the jitter buffer */
+	uint32_t lost;      /* 10 ms frames that never came in time */
+	uint32_t concealed; /* of those, guessed rather than rebuilt */
+	uint16_t depth_ms;  /* what the jitter buffer holds */
+	uint16_t pad;
+	uint32_t jitter_us; /* RFC 3550 interarrival jitter */
+} SLIM_PACKED;
+
 struct slim_wire_seq_range {
 	uint32_t first, last;
 } SLIM_PACKED;
@@ -311,5 +348,7 @@ _Static_assert(sizeof(struct slim_wire_input_ack) == 4, "INPUT_ACK");
 _Static_assert(sizeof(struct slim_wire_ack) == 32, "ACK");
 _Static_assert(sizeof(struct slim_wire_card) == 36, "CARD");
 _Static_assert(sizeof(struct slim_wire_redirect) == 68, "REDIRECT");
+_Static_assert(sizeof(struct slim_wire_audio) == 16, "AUDIO");
+_Static_assert(sizeof(struct slim_wire_audio_report) == 20, "AUDIO_REPORT");
 
 #endif

@@ -368,6 +368,125 @@ static void test_flood(void **state)
 	slim_audio_jitter_destroy(j);
 }
 
+/* The datagrams slim_audio_send makes, kept for the test to deliver. */
+struct wire {
+	uint8_t dgram[4][SLIM_DEFAULT_MTU];
+	size_t len[4];
+	int n;
+};
+
+static void keep(void *data, const uint8_t *buf, size_t len)
+{
+	struct wire *w = data;
+	assert_true(w->n < 4 && len <= SLIM_DEFAULT_MTU);
+	memcpy(w->dgram[w->n], buf, len);
+	w->len[w->n++] = len;
+}
+
+/* A datagram as the console reads it: one AUDIO command, outside the sequence. */
+static void deliver(struct slim_audio_jitter *j, const uint8_t *buf, size_t len, uint64_t at)
+{
+	struct slim_reader r;
+	struct slim_dgram hdr;
+	struct slim_cmd cmd;
+	assert_int_equal(slim_reader_init(&r, &hdr, buf, len, false, 64, 64), SLIM_OK);
+	assert_int_equal(hdr.count, 1);
+	assert_int_equal(hdr.seq, 0);
+	assert_int_equal(slim_reader_next(&r, &cmd), SLIM_OK);
+	assert_int_equal(cmd.type, SLIM_CMD_AUDIO);
+	struct slim_audio_packet p;
+	slim_audio_packet_from_cmd(&cmd, &p);
+	assert_true(slim_audio_jitter_push(j, &p, at));
+}
+
+/*
+ * 10 ms of stereo PCM (1920 bytes) does not fit a 1400-byte datagram: it
+ * goes in two halves, and comes out exact; a half that never comes is
+ * silence, counted as concealed; Opus fits one datagram.
+ */
+static void test_wire_halves(void **state)
+{
+	struct slim_audio_encoder *enc = slim_audio_encoder_create(SLIM_AUDIO_PCM, 2, 0, 0);
+	struct slim_audio_jitter *j = slim_audio_jitter_create(2, 20, 200);
+	assert_non_null(enc);
+	assert_non_null(j);
+	int16_t in[SLIM_AUDIO_FRAME * 2], out[SLIM_AUDIO_FRAME * 2];
+	uint8_t payload[SLIM_AUDIO_MAX_WIRE_PAYLOAD];
+	uint64_t now = 1000000;
+	for (int f = 0; f < 6; f++, now += 10000) {
+		tone(in, 2, f);
+		struct slim_audio_packet p;
+		assert_int_equal(slim_audio_encode(enc, in, payload, sizeof(payload), &p),
+			(int)sizeof(payload));
+		struct wire w = { .n = 0 };
+		assert_int_equal(slim_audio_send(&p, false, 7, SLIM_DEFAULT_MTU, now, keep, &w), 2);
+		/* frame 3 loses its second half */
+		for (int i = 0; i < (f == 3 ? 1 : 2); i++) {
+			deliver(j, w.dgram[i], w.len[i], now);
+		}
+		if (f == 0) {
+			continue; /* the buffer holds 20 ms before it plays */
+		}
+		slim_audio_jitter_pull(j, out);
+		tone(in, 2, f - 1);
+		if (f - 1 == 3) {
+			assert_memory_equal(out, in, sizeof(out) / 2);
+			for (size_t i = SLIM_AUDIO_FRAME; i < SLIM_AUDIO_FRAME * 2; i++) {
+				assert_int_equal(out[i], 0);
+			}
+		} else {
+			assert_memory_equal(out, in, sizeof(out));
+		}
+	}
+	const struct slim_audio_stats *st = slim_audio_jitter_stats(j);
+	assert_int_equal(st->packets, 6);
+	assert_int_equal(st->concealed, 1);
+	assert_int_equal(st->lost, 0);
+	slim_audio_encoder_destroy(enc);
+	slim_audio_jitter_destroy(j);
+
+	enc = slim_audio_encoder_create(SLIM_AUDIO_OPUS, 2, 64000, 10);
+	struct slim_audio_packet p;
+	tone(in, 2, 0);
+	assert_true(slim_audio_encode(enc, in, payload, sizeof(payload), &p) > 0);
+	struct wire w = { .n = 0 };
+	assert_int_equal(slim_audio_send(&p, false, 7, SLIM_DEFAULT_MTU, now, keep, &w), 1);
+	slim_audio_encoder_destroy(enc);
+}
+
+/*
+ * Nobody played for half a second while packets came (the session's
+ * microphone source idles until something records): the buffer drops to
+ * its depth at once, not one frame at a time for the next half second.
+ */
+static void test_backlog_dropped_at_once(void **state)
+{
+	struct slim_audio_encoder *enc = slim_audio_encoder_create(SLIM_AUDIO_PCM, 1, 0, 0);
+	struct slim_audio_jitter *j = slim_audio_jitter_create(1, 20, 200);
+	int16_t in[SLIM_AUDIO_FRAME], out[SLIM_AUDIO_FRAME];
+	uint8_t payload[SLIM_AUDIO_MAX_WIRE_PAYLOAD];
+	for (int f = 0; f < 50; f++) {
+		tone(in, 1, f);
+		struct slim_audio_packet p;
+		slim_audio_encode(enc, in, payload, sizeof(payload), &p);
+		assert_true(slim_audio_jitter_push(j, &p, (uint64_t)f * 10000));
+	}
+	slim_audio_jitter_pull(j, out);
+	const struct slim_audio_stats *st = slim_audio_jitter_stats(j);
+	assert_true(st->skipped >= 40);
+	/* from then on, each frame follows the one before */
+	uint64_t skipped = st->skipped;
+	int first = (int)skipped;
+	tone(in, 1, first);
+	assert_memory_equal(out, in, sizeof(out));
+	slim_audio_jitter_pull(j, out);
+	tone(in, 1, first + 1);
+	assert_memory_equal(out, in, sizeof(out));
+	assert_int_equal(slim_audio_jitter_stats(j)->skipped, skipped);
+	slim_audio_encoder_destroy(enc);
+	slim_audio_jitter_destroy(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +498,8 @@ int main(void)
 		cmocka_unit_test(test_depth_follows_jitter),
 		cmocka_unit_test(test_bad_packets),
 		cmocka_unit_test(test_flood),
+		cmocka_unit_test(test_wire_halves),
+		cmocka_unit_test(test_backlog_dropped_at_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -400,7 +400,7 @@ static void test_unknown_types(void **state)
 	struct dgram *d = dgram_new();
 	build_full(f, d);
 	for (unsigned t = 0; t < 256; t++) {
-		if (t >= SLIM_CMD_FILL && t <= SLIM_CMD_INPUT_ACK) {
+		if (t >= SLIM_CMD_FILL && t <= SLIM_CMD_AUDIO) {
 			continue;
 		}
 		/* in the middle of the datagram */
@@ -1001,7 +1001,12 @@ static void test_upstream_fields(void **state)
 		{ SLIM_CMD_ACK, 31, 0, 0, 0, 0, SLIM_ERR_LENGTH },
 		{ SLIM_CMD_ACK, 33, 0, 0, 0, 0, SLIM_ERR_LENGTH },
 		{ SLIM_CMD_ACK, 32, 0, 0, 0, 0, SLIM_OK },
-		{ 0x88, 8, 0, 0, 0, 0, SLIM_ERR_UNKNOWN },
+		{ SLIM_CMD_MIC, 16, 0, 0, 0, 0, SLIM_ERR_LENGTH }, /* a header, no sound */
+		{ SLIM_CMD_MIC, 17, 0, 0, 0, 0, SLIM_OK },
+		{ SLIM_CMD_AUDIO_REPORT, 19, 0, 0, 0, 0, SLIM_ERR_LENGTH },
+		{ SLIM_CMD_AUDIO_REPORT, 20, 0, 0, 0, 0, SLIM_OK },
+		{ SLIM_CMD_AUDIO, 17, 0, 0, 0, 0, SLIM_ERR_DIRECTION },
+		{ 0x8a, 8, 0, 0, 0, 0, SLIM_ERR_UNKNOWN },
 		{ 0xff, 8, 0, 0, 0, 0, SLIM_ERR_UNKNOWN },
 		{ SLIM_CMD_FILL, 12, 0, 0, 0, 0, SLIM_ERR_DIRECTION },
 	};

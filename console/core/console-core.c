@@ -24,6 +24,7 @@ struct slim_console_core {
 	bool has_token;
 	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
 	uint32_t video_mbit; /* said in HELLO; 0: nothing said */
+	uint32_t extra_caps; /* sound, if the program plays it */
 	struct slim_seq_window window;
 
 	/* the frame being received */
@@ -164,7 +165,8 @@ void slim_console_core_fill_hello(const struct slim_console_core *core,
 		.width = (uint16_t)core->fb.width,
 		.height = (uint16_t)core->fb.height,
 		.mtu = core->mtu,
-		.caps = SLIM_CAP_LZ4 | SLIM_CAP_RGB888 | SLIM_CAP_CSCS | SLIM_CAP_CURSOR,
+		.caps = SLIM_CAP_LZ4 | SLIM_CAP_RGB888 | SLIM_CAP_CSCS | SLIM_CAP_CURSOR |
+			core->extra_caps,
 	};
 	/* NUL-padded, not necessarily terminated: a key's id takes all 32 bytes */
 	size_t n = strlen(console_id);
@@ -190,6 +192,11 @@ static void send_hello(struct slim_console_core *core, const char *console_id)
 	begin_upstream(core, &w);
 	slim_put_hello_ext(&w, &hello, core->video_mbit, core->has_token ? core->token : NULL);
 	send_upstream(core, &w);
+}
+
+void slim_console_core_set_caps(struct slim_console_core *core, uint32_t caps)
+{
+	core->extra_caps = caps & (SLIM_CAP_AUDIO | SLIM_CAP_MIC);
 }
 
 void slim_console_core_set_video_budget(struct slim_console_core *core, uint32_t mbit)
@@ -286,6 +293,23 @@ bool slim_console_core_send_card(struct slim_console_core *core,
 	}
 	send_upstream(core, &w);
 	return true;
+}
+
+bool slim_console_core_send_audio_report(struct slim_console_core *core,
+		const struct slim_wire_audio_report *report)
+{
+	struct slim_writer w;
+	begin_upstream(core, &w);
+	if (core->assoc == 0 || !slim_put_audio_report(&w, report)) {
+		return false;
+	}
+	send_upstream(core, &w);
+	return true;
+}
+
+uint32_t slim_console_core_assoc(const struct slim_console_core *core)
+{
+	return core->assoc;
 }
 
 static void add_damage(struct slim_console_core *core, uint8_t type, struct slim_rect r)
@@ -515,11 +539,19 @@ enum slim_error slim_console_core_receive(struct slim_console_core *core,
 	 */
 	struct slim_reader peek = r;
 	struct slim_cmd cmd;
-	if (hdr.count == 1 && slim_reader_next(&peek, &cmd) == SLIM_OK &&
-			cmd.type == SLIM_CMD_REFUSE) {
+	bool alone = hdr.count == 1 && slim_reader_next(&peek, &cmd) == SLIM_OK;
+	if (alone && cmd.type == SLIM_CMD_REFUSE) {
 		if (core->events && core->events->refused) {
 			core->events->refused(core->events_data, cmd.refuse.reason, cmd.refuse.text,
 				cmd.refuse.len);
+		}
+		return SLIM_OK;
+	}
+	/* Sound is outside the sequence too: a lost packet is concealed, never repaired. */
+	if (alone && cmd.type == SLIM_CMD_AUDIO) {
+		core->stats.audio++;
+		if (core->events && core->events->audio) {
+			core->events->audio(core->events_data, &cmd, hdr.time_us);
 		}
 		return SLIM_OK;
 	}

@@ -24,6 +24,7 @@ struct slim_console_stats {
 	uint64_t errors[SLIM_ERR_COUNT];
 	uint64_t bad;         /* sum of errors[] */
 	uint64_t bytes;       /* of the datagrams applied */
+	uint64_t audio;       /* AUDIO datagrams handed on (outside the sequence) */
 	/* applied display commands by type (SLIM_CMD_FILL ... SLIM_CMD_CSCS) and their pixels */
 	uint64_t commands[SLIM_CMD_CSCS + 1];
 	uint64_t pixels[SLIM_CMD_CSCS + 1];
@@ -40,6 +41,8 @@ struct slim_console_events {
 	void (*refused)(void *data, uint16_t reason, const char *text, size_t len);
 	/* A frame was presented; `applied_us` on the console's clock. */
 	void (*presented)(void *data, uint32_t frame, uint64_t applied_us);
+	/* An AUDIO command of this association (sent at `time_us`, server clock). */
+	void (*audio)(void *data, const struct slim_cmd *cmd, uint64_t time_us);
 };
 
 struct slim_console_core *slim_console_core_create(uint32_t width, uint32_t height,
@@ -61,6 +64,8 @@ void slim_console_core_fill_hello(const struct slim_console_core *core,
  */
 void slim_console_core_set_token(struct slim_console_core *core,
 		const uint8_t token[SLIM_ATTACH_TOKEN_LEN]);
+/* Every HELLO from now on offers these too (SLIM_CAP_AUDIO, SLIM_CAP_MIC). */
+void slim_console_core_set_caps(struct slim_console_core *core, uint32_t caps);
 /* Every HELLO from now on asks video to take at most `mbit` Mbit/s (0: no limit of ours). */
 void slim_console_core_set_video_budget(struct slim_console_core *core, uint32_t mbit);
 /* Starts a new association with the server and sends HELLO. */
@@ -97,6 +102,12 @@ int slim_console_core_timeout_ms(const struct slim_console_core *core, uint64_t 
 /* A card put on or taken off a reader (console/card.h finds them). */
 bool slim_console_core_send_card(struct slim_console_core *core,
 		const struct slim_wire_card *card);
+
+/* How the console's playback fares (sent now if attached). */
+bool slim_console_core_send_audio_report(struct slim_console_core *core,
+		const struct slim_wire_audio_report *report);
+/* The association, 0 if none; what MIC datagrams carry. */
+uint32_t slim_console_core_assoc(const struct slim_console_core *core);
 
 const struct slim_fb *slim_console_core_fb(const struct slim_console_core *core);
 const struct slim_console_stats *slim_console_core_stats(const struct slim_console_core *core);

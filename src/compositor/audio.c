@@ -3,15 +3,20 @@
  * made the defaults by their priority (WirePlumber picks the highest):
  *
  *   "Console speaker"     a sink: what clients play is mixed by PipeWire
- *                         and captured here, for the console the session
- *                         shows on; with none, it plays into nothing, at
- *                         the sound server's pace (clients never block)
- *   "Console microphone"  a source: the console's microphone, silence
- *                         while there is none
+ *                         and captured here, 10 ms at a time, for the
+ *                         console the session shows on; with none, it
+ *                         plays into nothing, at the sound server's pace
+ *                         (clients never block)
+ *   "Console microphone"  a source: the console's microphone through a
+ *                         jitter buffer, silence while there is none
  *
- * PipeWire calls the process callbacks on its own thread (pw_thread_loop);
- * what they hand to the compositor goes through an eventfd to its event
- * loop. PipeWire missing or dying is said once; the pixels never wait on it.
+ * PipeWire calls the process callbacks on its own thread (pw_thread_loop).
+ * The speaker's samples go to the compositor's event loop through a ring
+ * of fixed size (a client that floods the sink overwrites nothing: the
+ * ring drops what the compositor has not taken) and an eventfd; the
+ * microphone's jitter buffer is shared under a spin lock (held for one
+ * push or one 10 ms pull). PipeWire missing or
+ * dying is said once; the pixels never wait on it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +38,11 @@
 #define LATENCY "480/48000"
 /* Louder than this (of 32767) is sound, not a stream of zeros. */
 #define AUDIBLE 64
+/* The speaker's ring: 320 ms of stereo frames, a power of two. */
+#define RING_FRAMES 16384u
+/* The microphone's jitter buffer: mono, 20 to 200 ms. */
+#define MIC_MIN_MS 20
+#define MIC_MAX_MS 200
 
 struct slim_audio {
 	struct pw_thread_loop *thread;
@@ -42,7 +52,22 @@ struct slim_audio {
 	struct pw_stream *speaker, *microphone;
 	struct spa_hook speaker_listener, microphone_listener;
 
-	/* from PipeWire's thread to the compositor's */
+	const struct slim_audio_handler *handler;
+	void *data;
+
+	/* the speaker's samples, from PipeWire's thread to the compositor's */
+	int16_t ring[RING_FRAMES * CHANNELS];
+	atomic_uint ring_head; /* frames written, by PipeWire's thread */
+	atomic_uint ring_tail; /* frames taken, by the compositor's */
+	atomic_uint dropped;   /* frames the compositor did not take in time */
+
+	/* the console's microphone, from the compositor's thread to PipeWire's */
+	atomic_flag mic_lock;
+	struct slim_audio_jitter *mic;
+	int16_t mic_frame[SLIM_AUDIO_FRAME]; /* pulled, not yet all played */
+	uint32_t mic_used;                   /* of mic_frame, played */
+	uint64_t mic_said;                   /* packets the log has counted */
+
 	int wake_fd;
 	struct wl_event_source *wake;
 	atomic_bool heard;      /* the speaker got sound */
@@ -50,10 +75,37 @@ struct slim_audio {
 	bool said_heard, said_lost;
 };
 
+static void lock(atomic_flag *flag)
+{
+	while (atomic_flag_test_and_set_explicit(flag, memory_order_acquire)) {
+	}
+}
+
 static void wake(struct slim_audio *audio)
 {
 	uint64_t one = 1;
 	(void)!write(audio->wake_fd, &one, sizeof(one));
+}
+
+/* PipeWire's thread: into the ring; what the compositor has not taken is dropped. */
+static void ring_put(struct slim_audio *audio, const int16_t *s, uint32_t frames)
+{
+	uint32_t head = atomic_load_explicit(&audio->ring_head, memory_order_relaxed);
+	uint32_t tail = atomic_load_explicit(&audio->ring_tail, memory_order_acquire);
+	uint32_t room = RING_FRAMES - (head - tail);
+	if (frames > room) {
+		atomic_fetch_add(&audio->dropped, frames - room);
+		frames = room;
+	}
+	for (uint32_t i = 0; i < frames; i++) {
+		uint32_t at = (head + i) % RING_FRAMES;
+		audio->ring[at * CHANNELS] = s[i * CHANNELS];
+		audio->ring[at * CHANNELS + 1] = s[i * CHANNELS + 1];
+	}
+	atomic_store_explicit(&audio->ring_head, head + frames, memory_order_release);
+	if ((head % SLIM_AUDIO_FRAME) + frames >= SLIM_AUDIO_FRAME) {
+		wake(audio); /* a whole 10 ms is there */
+	}
 }
 
 /* PipeWire's thread: what clients played, mixed. */
@@ -67,6 +119,12 @@ static void handle_speaker_process(void *data)
 	struct spa_data *d = &b->buffer->datas[0];
 	const int16_t *s = d->data;
 	uint32_t n = d->data && d->chunk ? d->chunk->size / sizeof(int16_t) : 0;
+	if (d->chunk && d->chunk->offset + d->chunk->size > d->maxsize) {
+		n = 0;
+	} else if (n > 0) {
+		s = (const int16_t *)((const uint8_t *)d->data + d->chunk->offset);
+		ring_put(audio, s, n / CHANNELS);
+	}
 	if (!atomic_load_explicit(&audio->heard, memory_order_relaxed)) {
 		for (uint32_t i = 0; i < n; i++) {
 			if (s[i] > AUDIBLE || s[i] < -AUDIBLE) {
@@ -79,7 +137,11 @@ static void handle_speaker_process(void *data)
 	pw_stream_queue_buffer(audio->speaker, b);
 }
 
-/* PipeWire's thread: the console's microphone; silence until one speaks. */
+/*
+ * PipeWire's thread: the console's microphone (mono, as microphones are),
+ * 10 ms pulled from the jitter buffer at a time whatever the quantum;
+ * silence until a console speaks.
+ */
 static void handle_microphone_process(void *data)
 {
 	struct slim_audio *audio = data;
@@ -89,12 +151,21 @@ static void handle_microphone_process(void *data)
 	}
 	struct spa_data *d = &b->buffer->datas[0];
 	if (d->data) {
-		uint32_t stride = CHANNELS * sizeof(int16_t);
+		uint32_t stride = sizeof(int16_t);
 		uint32_t frames = d->maxsize / stride;
 		if (b->requested && b->requested < frames) {
 			frames = (uint32_t)b->requested;
 		}
-		memset(d->data, 0, (size_t)frames * stride);
+		int16_t *out = d->data;
+		lock(&audio->mic_lock);
+		for (uint32_t i = 0; i < frames; i++) {
+			if (audio->mic_used == SLIM_AUDIO_FRAME) {
+				slim_audio_jitter_pull(audio->mic, audio->mic_frame);
+				audio->mic_used = 0;
+			}
+			out[i] = audio->mic_frame[audio->mic_used++];
+		}
+		atomic_flag_clear_explicit(&audio->mic_lock, memory_order_release);
 		d->chunk->offset = 0;
 		d->chunk->stride = (int32_t)stride;
 		d->chunk->size = frames * stride;
@@ -132,6 +203,20 @@ static int handle_wake(int fd, uint32_t mask, void *data)
 	struct slim_audio *audio = data;
 	uint64_t n;
 	(void)!read(fd, &n, sizeof(n));
+	/* every whole 10 ms the ring holds, oldest first */
+	uint32_t tail = atomic_load_explicit(&audio->ring_tail, memory_order_relaxed);
+	while (atomic_load_explicit(&audio->ring_head, memory_order_acquire) - tail >=
+			SLIM_AUDIO_FRAME) {
+		int16_t pcm[SLIM_AUDIO_FRAME * CHANNELS];
+		for (uint32_t i = 0; i < SLIM_AUDIO_FRAME; i++) {
+			uint32_t at = (tail + i) % RING_FRAMES;
+			pcm[i * CHANNELS] = audio->ring[at * CHANNELS];
+			pcm[i * CHANNELS + 1] = audio->ring[at * CHANNELS + 1];
+		}
+		tail += SLIM_AUDIO_FRAME;
+		atomic_store_explicit(&audio->ring_tail, tail, memory_order_release);
+		audio->handler->speaker(audio->data, pcm);
+	}
 	if (atomic_load(&audio->heard) && !audio->said_heard) {
 		audio->said_heard = true;
 		slim_log(SLIM_LOG_INFO, "audio: the console speaker plays sound");
@@ -145,7 +230,7 @@ static int handle_wake(int fd, uint32_t mask, void *data)
 
 static struct pw_stream *make_stream(struct slim_audio *audio, const char *name,
 		const char *description, const char *class, enum spa_direction direction,
-		struct spa_hook *listener, const struct pw_stream_events *events)
+		uint32_t channels, struct spa_hook *listener, const struct pw_stream_events *events)
 {
 	struct pw_properties *props = pw_properties_new(
 		PW_KEY_NODE_NAME, name,
@@ -162,11 +247,16 @@ static struct pw_stream *make_stream(struct slim_audio *audio, const char *name,
 	pw_stream_add_listener(stream, listener, events, audio);
 	uint8_t buf[512];
 	struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buf, sizeof(buf));
+	struct spa_audio_info_raw info = SPA_AUDIO_INFO_RAW_INIT(.format = SPA_AUDIO_FORMAT_S16,
+		.channels = channels, .rate = RATE);
+	if (channels == 2) {
+		info.position[0] = SPA_AUDIO_CHANNEL_FL;
+		info.position[1] = SPA_AUDIO_CHANNEL_FR;
+	} else {
+		info.position[0] = SPA_AUDIO_CHANNEL_MONO;
+	}
 	const struct spa_pod *params[] = {
-		spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat,
-			&SPA_AUDIO_INFO_RAW_INIT(.format = SPA_AUDIO_FORMAT_S16,
-				.channels = CHANNELS, .rate = RATE,
-				.position = { SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR })),
+		spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &info),
 	};
 	if (pw_stream_connect(stream, direction, PW_ID_ANY,
 			PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_RT_PROCESS, params, 1) < 0) {
@@ -177,16 +267,53 @@ static struct pw_stream *make_stream(struct slim_audio *audio, const char *name,
 	return stream;
 }
 
-struct slim_audio *audio_create(struct wl_event_loop *loop)
+void audio_microphone_packet(struct slim_audio *audio, const struct slim_audio_packet *p)
+{
+	lock(&audio->mic_lock);
+	slim_audio_jitter_push(audio->mic, p, slim_now_us());
+	atomic_flag_clear_explicit(&audio->mic_lock, memory_order_release);
+}
+
+/* Under the lock: what the microphone's stream did, once it did something new. */
+static void say_microphone_stats(struct slim_audio *audio)
+{
+	const struct slim_audio_stats *st = slim_audio_jitter_stats(audio->mic);
+	if (st->packets > audio->mic_said) {
+		slim_log(SLIM_LOG_INFO, "audio: the microphone so far: %llu packets, %llu lost "
+			"(%llu rebuilt, %llu concealed), %llu late, %llu skipped, %llu bad; "
+			"buffer %u ms, jitter %u us",
+			(unsigned long long)st->packets, (unsigned long long)st->lost,
+			(unsigned long long)st->recovered, (unsigned long long)st->concealed,
+			(unsigned long long)st->late, (unsigned long long)st->skipped,
+			(unsigned long long)st->bad, st->depth_ms, st->jitter_us);
+		audio->mic_said = st->packets;
+	}
+}
+
+void audio_microphone_reset(struct slim_audio *audio)
+{
+	lock(&audio->mic_lock);
+	say_microphone_stats(audio);
+	slim_audio_jitter_reset(audio->mic);
+	atomic_flag_clear_explicit(&audio->mic_lock, memory_order_release);
+}
+
+struct slim_audio *audio_create(struct wl_event_loop *loop,
+		const struct slim_audio_handler *handler, void *data)
 {
 	struct slim_audio *audio = calloc(1, sizeof(*audio));
 	if (!audio) {
 		return NULL;
 	}
+	audio->handler = handler;
+	audio->data = data;
+	audio->mic_used = SLIM_AUDIO_FRAME;
+	atomic_flag_clear(&audio->mic_lock);
 	pw_init(NULL, NULL);
+	audio->mic = slim_audio_jitter_create(1, MIC_MIN_MS, MIC_MAX_MS);
 	audio->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	audio->thread = pw_thread_loop_new("slimland-audio", NULL);
-	if (audio->wake_fd < 0 || !audio->thread) {
+	if (audio->wake_fd < 0 || !audio->thread || !audio->mic) {
 		goto fail;
 	}
 	audio->wake = wl_event_loop_add_fd(loop, audio->wake_fd, WL_EVENT_READABLE,
@@ -204,9 +331,9 @@ struct slim_audio *audio_create(struct wl_event_loop *loop)
 	if (audio->core) {
 		pw_core_add_listener(audio->core, &audio->core_listener, &core_events, audio);
 		audio->speaker = make_stream(audio, "slimland-console-speaker", "Console speaker",
-			"Audio/Sink", PW_DIRECTION_INPUT, &audio->speaker_listener, &speaker_events);
+			"Audio/Sink", PW_DIRECTION_INPUT, CHANNELS, &audio->speaker_listener, &speaker_events);
 		audio->microphone = make_stream(audio, "slimland-console-microphone",
-			"Console microphone", "Audio/Source", PW_DIRECTION_OUTPUT,
+			"Console microphone", "Audio/Source", PW_DIRECTION_OUTPUT, 1,
 			&audio->microphone_listener, &microphone_events);
 	}
 	pw_thread_loop_unlock(audio->thread);
@@ -259,6 +386,10 @@ void audio_destroy(struct slim_audio *audio)
 	if (audio->wake_fd >= 0) {
 		close(audio->wake_fd);
 	}
+	if (audio->mic) {
+		say_microphone_stats(audio);
+	}
+	slim_audio_jitter_destroy(audio->mic);
 	free(audio);
 	pw_deinit();
 }

@@ -72,6 +72,14 @@ struct slim_link {
 	uint32_t timeouts;
 	struct slim_encoder *enc;
 	uint32_t video_mbit; /* the console's video budget (HELLO); 0: none said */
+	uint16_t mtu;        /* the attached console's, for what goes outside the encoder */
+
+	/* sound: coded for the attached console if it plays it */
+	enum slim_audio_codec audio_codec;
+	int audio_bitrate;
+	struct slim_audio_encoder *audio_enc;
+	uint64_t audio_packets;
+	struct slim_wire_audio_report audio_report;
 
 	/* the attached console's input: numbers, keys held, and their timers */
 	struct slim_input_seq input;
@@ -156,6 +164,8 @@ static void detach(struct slim_link *link, const char *why)
 	}
 	slim_encoder_destroy(link->enc);
 	link->enc = NULL;
+	slim_audio_encoder_destroy(link->audio_enc);
+	link->audio_enc = NULL;
 	wl_event_source_timer_update(link->ack_timer, 0);
 	link->handler->detached(link->data, link->console_id);
 }
@@ -255,6 +265,18 @@ static void attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t 
 	link->conn = conn;
 	link->assoc = assoc;
 	link->video_mbit = cmd->video_mbit;
+	link->mtu = cfg.mtu;
+	/* a stream of its own for each association: the console's buffer starts over */
+	slim_audio_encoder_destroy(link->audio_enc);
+	link->audio_enc = NULL;
+	memset(&link->audio_report, 0, sizeof(link->audio_report));
+	if (hello->caps & SLIM_CAP_AUDIO) {
+		link->audio_enc = slim_audio_encoder_create(link->audio_codec, 2,
+			link->audio_bitrate, 10);
+		if (!link->audio_enc) {
+			log_limited(link, id, "cannot create an audio encoder: no sound");
+		}
+	}
 	/* a new association numbers its input from 1, and holds nothing yet */
 	release_held(link);
 	slim_input_seq_reset(&link->input, 1);
@@ -277,6 +299,12 @@ static void handle_other(void *data, const struct slim_cmd *cmd)
 	} else if (cmd->type == SLIM_CMD_HELD) {
 		slim_input_seq_held(&link->input, cmd, apply_input, link);
 		link->input_seen = true;
+	} else if (cmd->type == SLIM_CMD_MIC) {
+		struct slim_audio_packet p;
+		slim_audio_packet_from_cmd(cmd, &p);
+		link->handler->microphone(link->data, &p);
+	} else if (cmd->type == SLIM_CMD_AUDIO_REPORT) {
+		link->audio_report = cmd->audio_report;
 	} else if (cmd->type == SLIM_CMD_CARD) {
 		/*
 		 * A standalone session acts on no card; the log says a card came,
@@ -592,6 +620,8 @@ struct slim_link *slim_link_create(struct wl_event_loop *loop, const struct slim
 	link->handler = handler;
 	link->data = data;
 	link->managed = config->managed;
+	link->audio_codec = config->audio_codec ? config->audio_codec : SLIM_AUDIO_OPUS;
+	link->audio_bitrate = config->audio_bitrate ? config->audio_bitrate : 64000;
 	memcpy(link->pairing_key, config->pairing_key, sizeof(link->pairing_key));
 	link->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
 	struct slim_sec_server_config sec_config = {
@@ -652,6 +682,7 @@ void slim_link_destroy(struct slim_link *link)
 		wl_event_source_remove(link->held_timer);
 	}
 	slim_encoder_destroy(link->enc);
+	slim_audio_encoder_destroy(link->audio_enc);
 	slim_sec_server_destroy(link->sec);
 	if (link->fd >= 0) {
 		close(link->fd);
@@ -706,6 +737,35 @@ void slim_link_resized(struct slim_link *link, uint32_t width, uint32_t height)
 		slim_encoder_resize(link->enc, width, height);
 		link->handler->want_frame(link->data);
 	}
+}
+
+void slim_link_send_audio(struct slim_link *link, const int16_t *pcm)
+{
+	if (!link->attached || !link->audio_enc || !link->conn) {
+		return;
+	}
+	uint8_t out[SLIM_AUDIO_MAX_WIRE_PAYLOAD];
+	struct slim_audio_packet p;
+	if (slim_audio_encode(link->audio_enc, pcm, out, sizeof(out), &p) < 0) {
+		log_limited(link, link->console_id, "audio: a frame did not encode");
+		return;
+	}
+	slim_audio_send(&p, false, link->assoc, link->mtu, slim_now_us(), send_to_peer, link);
+	link->audio_packets++;
+}
+
+void slim_link_audio_stats(const struct slim_link *link, struct slim_link_audio_stats *stats)
+{
+	const struct slim_wire_audio_report *r = &link->audio_report;
+	*stats = (struct slim_link_audio_stats){
+		.playing = link->attached && link->audio_enc,
+		.codec = link->audio_codec,
+		.bitrate = link->audio_codec == SLIM_AUDIO_PCM ?
+			SLIM_AUDIO_RATE * 2 * 16 : link->audio_bitrate,
+		.packets = link->audio_packets,
+		.depth_ms = r->depth_ms, .jitter_us = r->jitter_us,
+		.received = r->received, .lost = r->lost, .concealed = r->concealed,
+	};
 }
 
 uint64_t slim_link_bytes_sent(const struct slim_link *link)

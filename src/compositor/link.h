@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <wayland-server-core.h>
 #include "encoder.h"
+#include "slim-audio.h"
 #include "slim-secure.h"
 
 #define LINK_MAX_IN_FLIGHT 2
@@ -41,6 +42,8 @@ struct slim_link_handler {
 	void (*input)(void *data, const struct slim_wire_input *ev);
 	/* The link can take a frame it could not take before, or must repair one. */
 	void (*want_frame)(void *data);
+	/* A packet of the attached console's microphone. */
+	void (*microphone)(void *data, const struct slim_audio_packet *p);
 };
 
 struct slim_link_config {
@@ -49,6 +52,9 @@ struct slim_link_config {
 	enum slim_sec_mode mode;
 	/* standalone DTLS: the key consoles pair with */
 	uint8_t pairing_key[SLIM_SEC_KEY_LEN];
+	/* sound to consoles that play it: Opus at audio_bitrate bit/s, or PCM */
+	enum slim_audio_codec audio_codec;
+	int audio_bitrate;
 };
 
 struct slim_link;
@@ -81,6 +87,25 @@ void slim_link_cursor_image(struct slim_link *link, const uint32_t *argb, uint32
 void slim_link_cursor_pos(struct slim_link *link, int32_t x, int32_t y, bool visible);
 /* The screen was resized to what the console asked for: repaint everything. */
 void slim_link_resized(struct slim_link *link, uint32_t width, uint32_t height);
+
+/*
+ * 10 ms of the session's sound (SLIM_AUDIO_FRAME stereo samples): coded
+ * and sent at once, ahead of any pixels still to come, if the attached
+ * console plays sound; dropped otherwise.
+ */
+void slim_link_send_audio(struct slim_link *link, const int16_t *pcm);
+
+/* What the attached console is sent and reports of its sound. */
+struct slim_link_audio_stats {
+	bool playing;       /* the console plays sound */
+	enum slim_audio_codec codec;
+	int bitrate;        /* bit/s; PCM: what it takes */
+	uint64_t packets;   /* sent */
+	/* from the console's last AUDIO_REPORT (zero before one) */
+	uint32_t depth_ms, jitter_us;
+	uint32_t received, lost, concealed;
+};
+void slim_link_audio_stats(const struct slim_link *link, struct slim_link_audio_stats *stats);
 
 /* The attached console's video budget in bits a second, from its HELLO; 0: none said. */
 uint64_t slim_link_video_budget(const struct slim_link *link);

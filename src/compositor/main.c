@@ -3,9 +3,10 @@
  *
  *   slimland [--listen ADDRESS:PORT] [--managed] [--pairing-key FILE]
  *            [--transport dtls|clear] [--size WxH] [--video-budget MBIT]
- *            [--no-audio] [-s COMMAND] [-v]
+ *            [--audio opus[:KBIT]|pcm] [--no-audio] [-s COMMAND] [-v]
  */
 #define _GNU_SOURCE /* explicit_bzero */
+#include <ctype.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,7 +26,7 @@ static void usage(FILE *f, const char *prog)
 {
 	fprintf(f, "usage: %s [--listen ADDRESS:PORT] [--managed] [--pairing-key FILE]\n"
 		"          [--transport dtls|clear] [--size WxH] [--video-budget MBIT]\n"
-		"          [--no-audio] [-s COMMAND] [-v]\n"
+		"          [--audio opus[:KBIT]|pcm] [--no-audio] [-s COMMAND] [-v]\n"
 		"  --listen      where consoles reach this session (default %s; port 0: any)\n"
 		"  --managed     only consoles the session manager sends are shown; it connects\n"
 		"                to $XDG_RUNTIME_DIR/slimland-control\n"
@@ -36,6 +37,8 @@ static void usage(FILE *f, const char *prog)
 		"  --size        the screen until a console says otherwise (default 1280x720)\n"
 		"  --video-budget  Mbit/s that video (sent as YUV, scaled by the console) may\n"
 		"                take (default %d; 0: video goes exact, as pixels)\n"
+		"  --audio       how sound goes to consoles: Opus at KBIT kbit/s (default\n"
+		"                opus:64, 16 to 256), or pcm: 1.5 Mbit/s, for a LAN\n"
 		"  --no-audio    no sound: no PipeWire started, no console speaker or microphone\n"
 		"  -s            a command to start once the session runs (sh -c)\n"
 		"  -v            more logging\n", prog, DEFAULT_LISTEN, DEFAULT_VIDEO_BUDGET);
@@ -50,6 +53,30 @@ static void log_to_wlr(enum slim_log_level level, const char *fmt, va_list args)
 		[SLIM_LOG_DEBUG] = WLR_DEBUG,
 	};
 	_wlr_vlog(map[level], fmt, args);
+}
+
+/* --audio opus[:KBIT] or pcm */
+static bool parse_audio(const char *arg, struct slim_link_config *link)
+{
+	if (strcmp(arg, "pcm") == 0) {
+		link->audio_codec = SLIM_AUDIO_PCM;
+		return true;
+	}
+	if (strncmp(arg, "opus", 4) != 0) {
+		return false;
+	}
+	link->audio_codec = SLIM_AUDIO_OPUS;
+	link->audio_bitrate = 64000;
+	if (arg[4] == '\0') {
+		return true;
+	}
+	char *end;
+	unsigned long kbit = strtoul(arg + 5, &end, 10);
+	if (arg[4] != ':' || *end || !isdigit((unsigned char)arg[5]) || kbit < 16 || kbit > 256) {
+		return false;
+	}
+	link->audio_bitrate = (int)kbit * 1000;
+	return true;
 }
 
 static int handle_signal(int sig, void *data)
@@ -148,6 +175,7 @@ int main(int argc, char *argv[])
 		{ "pairing-key", required_argument, NULL, 'P' },
 		{ "transport", required_argument, NULL, 'T' },
 		{ "video-budget", required_argument, NULL, 'B' },
+		{ "audio", required_argument, NULL, 'a' },
 		{ "no-audio", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -187,6 +215,13 @@ int main(int argc, char *argv[])
 		}
 		case 'M':
 			link.managed = true;
+			break;
+		case 'a':
+			if (!parse_audio(optarg, &link)) {
+				fprintf(stderr, "slimland: --audio wants opus, opus:KBIT (16 to 256) "
+					"or pcm, not '%s'\n", optarg);
+				return 2;
+			}
 			break;
 		case 'A':
 			audio = false;
@@ -250,8 +285,7 @@ int main(int argc, char *argv[])
 	}
 	/* before any client, so that the first finds its sound server */
 	if (audio) {
-		server.audio_daemons = slim_audio_daemons_start(server.sched);
-		server.audio = server.audio_daemons ? audio_create(server.loop) : NULL;
+		server_start_audio(&server);
 	}
 	/* the last line of start-up: tests and benchmarks wait for it */
 	wlr_log(WLR_INFO, "slimland on WAYLAND_DISPLAY=%s", socket);

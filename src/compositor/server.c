@@ -53,6 +53,9 @@ static void handle_link_attached(void *data, const char *console_id, uint32_t wi
 	cursor_resend(server);
 	output_schedule_frame(server);
 	slim_sched_attached(server->sched, true);
+	if (server->audio) {
+		audio_microphone_reset(server->audio);
+	}
 	/* after the resize: the manager may take a screenshot the moment it hears */
 	slim_control_attached(server->control, console_id, width, height);
 }
@@ -61,6 +64,9 @@ static void handle_link_detached(void *data, const char *console_id)
 {
 	struct slim_server *server = data;
 	slim_sched_attached(server->sched, false);
+	if (server->audio) {
+		audio_microphone_reset(server->audio);
+	}
 	slim_control_detached(server->control, console_id);
 }
 
@@ -74,12 +80,38 @@ static void handle_link_want_frame(void *data)
 	output_link_ready(data);
 }
 
+static void handle_link_microphone(void *data, const struct slim_audio_packet *p)
+{
+	struct slim_server *server = data;
+	if (server->audio) {
+		audio_microphone_packet(server->audio, p);
+	}
+}
+
 static const struct slim_link_handler link_handler = {
 	.attached = handle_link_attached,
 	.detached = handle_link_detached,
 	.input = handle_link_input,
 	.want_frame = handle_link_want_frame,
+	.microphone = handle_link_microphone,
 };
+
+static void handle_audio_speaker(void *data, const int16_t *pcm)
+{
+	struct slim_server *server = data;
+	slim_link_send_audio(server->link, pcm);
+}
+
+static const struct slim_audio_handler audio_handler = {
+	.speaker = handle_audio_speaker,
+};
+
+void server_start_audio(struct slim_server *server)
+{
+	server->audio_daemons = slim_audio_daemons_start(server->sched);
+	server->audio = server->audio_daemons ?
+		audio_create(server->loop, &audio_handler, server) : NULL;
+}
 
 static void handle_control_expect(void *data, const uint8_t token[SLIM_ATTACH_TOKEN_LEN],
 		const char console_id[SLIM_CONSOLE_ID_LEN], const uint8_t key[SLIM_CONTROL_KEY_LEN])

@@ -193,6 +193,8 @@ struct slim_server {
 bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 		const struct slim_link_config *link, uint64_t video_budget_bps);
 void server_finish(struct slim_server *server);
+/* The session's sound server and the console's speaker and microphone in it. */
+void server_start_audio(struct slim_server *server);
 
 /* background.c */
 bool background_set_size(struct slim_server *server, uint32_t width, uint32_t height);

@@ -322,6 +322,20 @@ static void start_background(enum mode mode, unsigned loops, bool duty_users)
  * Wong and Seltzer's echo test: 20 keys a second into foot ('a' and
  * BackSpace in turn) while busy loops run; key to frame on the console.
  */
+/* Why a run gave no figure, said once: a benchmark that fails says where. */
+static bool run_said(bool started, size_t answered, const char *what, enum mode mode,
+		unsigned loops)
+{
+	if (!started) {
+		fprintf(stderr, "bench-yardstick: %s, policy %s, %u busy loops: the session or its "
+			"client did not start\n", what, mode_names[mode], loops);
+	} else if (answered == 0) {
+		fprintf(stderr, "bench-yardstick: %s, policy %s, %u busy loops: no key was answered "
+			"within 3 s\n", what, mode_names[mode], loops);
+	}
+	return started && answered > 0;
+}
+
 static bool run_echo(enum mode mode, unsigned loops, size_t keys, struct stats *out)
 {
 	start_background(mode, loops, false);
@@ -337,7 +351,7 @@ static bool run_echo(enum mode mode, unsigned loops, size_t keys, struct stats *
 	free(lat);
 	stop_yardstick(&s, client);
 	stop_load();
-	return ok && n > 0;
+	return run_said(ok, n, "echo in foot", mode, loops);
 }
 
 static bool run_point(enum mode mode, unsigned loops, size_t keys, struct stats *out)
@@ -355,7 +369,7 @@ static bool run_point(enum mode mode, unsigned loops, size_t keys, struct stats 
 	free(lat);
 	stop_yardstick(&s, client);
 	stop_load();
-	return ok && n > 0;
+	return run_said(ok, n, "yardstick", mode, loops);
 }
 
 /* CPU a user's slice has used, µs (all its sessions' classes). */
@@ -426,7 +440,7 @@ static bool run_fairness(size_t keys, struct fairness *f)
 		stop_yardstick(&s[u], client[u]);
 		free(lat[u]);
 	}
-	return ok && n[0] > 0 && n[1] > 0;
+	return run_said(ok, n[0] < n[1] ? n[0] : n[1], "fairness", ON, 9);
 }
 
 int main(int argc, char *argv[])

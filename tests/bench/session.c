@@ -152,8 +152,14 @@ bool bench_session_start_detached(struct bench_session *s, const char *slimland,
 		if (link == BENCH_LINK_ATTACH) {
 			argv[n++] = "--managed";
 		}
-		for (size_t i = 0; compositor_args && compositor_args[i] && n + 1 < 16; i++) {
+		bool audio = false;
+		for (size_t i = 0; compositor_args && compositor_args[i] && n + 2 < 16; i++) {
+			audio = audio || strncmp(compositor_args[i], "--audio", 7) == 0;
 			argv[n++] = compositor_args[i];
+		}
+		if (!audio) {
+			/* no sound server for benchmarks that do not listen (bench-audio does) */
+			argv[n++] = "--no-audio";
 		}
 		execv(slimland, (char *const *)argv);
 		_exit(127);

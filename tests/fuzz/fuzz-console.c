@@ -10,6 +10,8 @@
  * before it. Besides the sanitizers, two properties are checked:
  *  - a datagram the console rejects changes no pixel;
  *  - everything the console sends back is a valid upstream datagram.
+ * AUDIO goes on, as in the console program, into a jitter buffer and the
+ * Opus decoder, 10 ms played for each.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 #include "fuzz-common.h"
 #include "console-core.h"
+#include "slim-audio.h"
 
 /* Datagrams taken from one input at most; the rest goes into the last. */
 #define FUZZ_MAX_DGRAMS 32
@@ -25,6 +28,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct slim_console_core *core;
 static uint32_t before[FUZZ_W * FUZZ_H];
+static struct slim_audio_jitter *speaker;
+static uint64_t speaker_clock;
+
+static void handle_audio(void *data, const struct slim_cmd *cmd, uint64_t time_us)
+{
+	struct slim_audio_packet p;
+	slim_audio_packet_from_cmd(cmd, &p);
+	slim_audio_jitter_push(speaker, &p, ++speaker_clock * 10000);
+	int16_t pcm[SLIM_AUDIO_FRAME * 2];
+	slim_audio_jitter_pull(speaker, pcm);
+}
+
+static const struct slim_console_events events = {
+	.audio = handle_audio,
+};
 
 static void check_upstream(void *data, const uint8_t *buf, size_t len)
 {
@@ -37,9 +55,11 @@ static void setup(void)
 	struct slim_console_backend *backend = slim_headless_backend_create();
 	core = slim_console_core_create(FUZZ_W, FUZZ_H, SLIM_DEFAULT_MTU, backend,
 		check_upstream, NULL);
-	if (!core) {
+	speaker = slim_audio_jitter_create(2, 20, 200);
+	if (!core || !speaker) {
 		abort();
 	}
+	slim_console_core_set_events(core, &events, NULL);
 }
 
 static void feed(const uint8_t *data, size_t len)
@@ -79,6 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		setup();
 	}
 	slim_console_core_hello(core, "fuzz", FUZZ_ASSOC);
+	slim_audio_jitter_reset(speaker);
 	size_t start = 0;
 	int n = 0;
 	do {

@@ -3,7 +3,8 @@
  * port) sends upstream, through slim_encoder_receive: the codec, ACK and
  * NACK handling, the repaint that NACKs trigger, and INPUT and HELD
  * through the compositor's input rule (input-seq.c), acknowledged with
- * INPUT_ACK as the compositor does.
+ * INPUT_ACK as the compositor does, and MIC into a jitter buffer and the
+ * Opus decoder as the compositor's microphone does.
  *
  * The encoder is created once and has sent a first frame, so that ACKs and
  * NACKs meet real sequence history. When an input leaves lost datagrams to
@@ -18,6 +19,7 @@
 #include "fuzz-common.h"
 #include "encoder.h"
 #include "input-seq.h"
+#include "slim-audio.h"
 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -30,6 +32,8 @@ static const struct slim_fb fb = {
 	.px = pixels, .width = FUZZ_W, .height = FUZZ_H, .stride = FUZZ_W,
 };
 static volatile uint32_t sink;
+static struct slim_audio_jitter *mic;
+static uint64_t mic_clock;
 
 static void check_downstream(void *data, const uint8_t *buf, size_t len)
 {
@@ -55,6 +59,20 @@ static void other(void *data, const struct slim_cmd *cmd)
 	}
 	uint32_t h = cmd->type;
 	switch (cmd->type) {
+	case SLIM_CMD_MIC: {
+		/* as the compositor does: into the microphone's jitter buffer */
+		struct slim_audio_packet p;
+		slim_audio_packet_from_cmd(cmd, &p);
+		slim_audio_jitter_push(mic, &p, ++mic_clock * 10000);
+		int16_t pcm[SLIM_AUDIO_FRAME];
+		slim_audio_jitter_pull(mic, pcm);
+		h += (uint32_t)pcm[0];
+		break;
+	}
+	case SLIM_CMD_AUDIO_REPORT:
+		h += cmd->audio_report.received + cmd->audio_report.lost +
+			cmd->audio_report.depth_ms + cmd->audio_report.jitter_us;
+		break;
 	case SLIM_CMD_HELLO:
 		h += cmd->hello.version + cmd->hello.width + cmd->hello.height +
 			cmd->hello.mtu + cmd->hello.caps;
@@ -122,7 +140,8 @@ static void setup(void)
 		.detect_scroll = true,
 	};
 	enc = slim_encoder_create(FUZZ_W, FUZZ_H, &config, check_downstream, NULL);
-	if (!enc) {
+	mic = slim_audio_jitter_create(1, 20, 200);
+	if (!enc || !mic) {
 		abort();
 	}
 	pixman_region32_t damage;
@@ -140,6 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* each input a new association's: numbers from 1, nothing held */
 	slim_input_seq_release_all(&input, apply, NULL);
 	slim_input_seq_reset(&input, 1);
+	slim_audio_jitter_reset(mic);
 	input_seen = false;
 	/* libFuzzer hands over a buffer of exactly `size` bytes: ASan sees overruns. */
 	slim_encoder_receive(enc, data, size, other, NULL);

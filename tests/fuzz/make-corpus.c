@@ -292,6 +292,31 @@ static void console_corpus(void)
 	put_sequence(&w, "sequence", seqs, sizeof(seqs) / sizeof(seqs[0]), 1);
 	static const uint32_t wrap[] = { 0xfffffff0, 0xfffffff2, 3, 0xfffffff1, 5 };
 	put_sequence(&w, "sequence-wrap", wrap, sizeof(wrap) / sizeof(wrap[0]), 0xfffffff0);
+
+	/*
+	 * Sound: a (not really coded) Opus packet, and 10 ms of stereo PCM in
+	 * its two halves, each alone in a datagram numbered 0.
+	 */
+	static uint8_t pcm[1920];
+	for (size_t i = 0; i < sizeof(pcm); i++) {
+		pcm[i] = (uint8_t)(i * 7);
+	}
+	struct slim_wire_audio a = { .codec = 1, .channels = 2, .frames = 480, .rate = 48000,
+		.seq = 0, .timestamp = 0 };
+	static const uint8_t opus[] = { 0xfc, 0xff, 0xfe };
+	check(slim_put_audio(&w, false, 0, &a, opus, sizeof(opus)), "AUDIO");
+	emit(&w, d, "audio-opus", 0);
+	a.codec = 2;
+	check(slim_put_audio(&w, false, SLIM_AUDIO_FIRST_HALF, &a, pcm, 960), "AUDIO");
+	size_t len = finish(&w, 0, false);
+	uint8_t two[2 * MTU];
+	memcpy(two, w.buf, len);
+	slim_writer_reset(&w);
+	check(slim_put_audio(&w, false, SLIM_AUDIO_SECOND_HALF, &a, pcm + 960, 960), "AUDIO");
+	size_t len2 = finish(&w, 0, false);
+	memcpy(two + len, w.buf, len2);
+	slim_writer_reset(&w);
+	write_file(d, "audio-pcm-halves", two, len + len2);
 }
 
 static void put_inputs(struct slim_writer *w, uint32_t first, const struct slim_wire_input *ev,
@@ -320,6 +345,17 @@ static void upstream_corpus(void)
 	};
 	check(slim_put_hello(&w, &hello), "HELLO");
 	emit(&w, d, "hello", 1);
+
+	/* the console's microphone, and how its playback fares */
+	static const uint8_t opus[] = { 0x08, 0x0b, 0xe4 };
+	struct slim_wire_audio mic = { .codec = 1, .channels = 1, .frames = 480, .rate = 48000,
+		.seq = 7, .timestamp = 3360 };
+	check(slim_put_audio(&w, true, 0, &mic, opus, sizeof(opus)), "MIC");
+	emit(&w, d, "mic", 2);
+	struct slim_wire_audio_report report = { .received = 100, .lost = 3, .concealed = 1,
+		.depth_ms = 30, .jitter_us = 1200 };
+	check(slim_put_audio_report(&w, &report), "AUDIO_REPORT");
+	emit(&w, d, "audio-report", 3);
 
 	const struct slim_wire_input keys[] = {
 		{ .kind = SLIM_INPUT_KEY, .code = 30, .value = 1, .time_ms = 10 },

@@ -341,6 +341,10 @@ class Console(Process):
                 '--output', 'headless', '--size', '%dx%d' % size,
                 '--state-dir', self.state_dir, '--control'] + session.transport_args + \
             list(extra_args)
+        if '--audio' not in extra_args:
+            # the console's sound stays out of the session's own PipeWire,
+            # which it would find in the shared runtime directory
+            argv += ['--audio', 'none']
         self.session = session
         self.size = size
         self.console_id = console_id
@@ -712,12 +716,12 @@ class Session:
         return os.path.join(self.runtime_dir, 'slimland-control')
 
     def start_console(self, size=None, console_id=None, wait_attached=True, endpoint=None,
-                      host=None, extra_args=()):
+                      host=None, extra_args=(), env=None):
         """A console; by default waits until it is attached and shows a frame.
-        host: a slimnet.Host to run in."""
+        host: a slimnet.Host to run in; env: more environment."""
         console = Console(self, self.port, size or self.size, console_id or self.console_id,
                           'console-%d' % len(self.consoles), endpoint=endpoint, host=host,
-                          extra_args=extra_args)
+                          extra_args=extra_args, env=env)
         self.consoles.append(console)
         if wait_attached:
             console.wait_for('attached', 15)

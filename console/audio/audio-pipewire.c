@@ -1,0 +1,231 @@
+/*
+ * PipeWire, for a console that runs on a desktop (or any machine with a
+ * sound server): a playback stream to the default sink and, with the
+ * microphone, a capture stream from the default source, both of 10 ms
+ * quanta. PipeWire's data thread calls them; whatever its quantum, the
+ * console's side moves whole 10 ms frames and keeps the remainder.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pipewire/pipewire.h>
+#include <spa/param/audio/format-utils.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "audio-internal.h"
+#include "slim-log.h"
+
+#define LATENCY "480/48000"
+
+struct console_audio_device {
+	struct console_audio *audio;
+	struct pw_thread_loop *thread;
+	struct pw_context *context;
+	struct pw_core *core;
+	struct pw_stream *playback, *capture;
+	struct spa_hook playback_listener, capture_listener;
+
+	/* the data thread's own */
+	int16_t play_frame[SLIM_AUDIO_FRAME * CONSOLE_AUDIO_CHANNELS];
+	uint32_t play_used; /* frames of play_frame already played */
+	int16_t mic_frame[SLIM_AUDIO_FRAME * CONSOLE_MIC_CHANNELS];
+	uint32_t mic_have;
+};
+
+/* How long what is queued now waits before it is heard. */
+static uint64_t stream_delay_us(struct pw_stream *stream)
+{
+	struct pw_time t;
+	if (pw_stream_get_time_n(stream, &t, sizeof(t)) < 0 || t.rate.denom == 0 || t.delay < 0) {
+		return 0;
+	}
+	return (uint64_t)t.delay * 1000000 * t.rate.num / t.rate.denom;
+}
+
+static void handle_playback_process(void *data)
+{
+	struct console_audio_device *dev = data;
+	struct pw_buffer *b = pw_stream_dequeue_buffer(dev->playback);
+	if (!b) {
+		return;
+	}
+	struct spa_data *d = &b->buffer->datas[0];
+	if (d->data) {
+		uint32_t stride = CONSOLE_AUDIO_CHANNELS * sizeof(int16_t);
+		uint32_t frames = d->maxsize / stride;
+		if (b->requested && b->requested < frames) {
+			frames = (uint32_t)b->requested;
+		}
+		int16_t *out = d->data;
+		uint64_t delay = stream_delay_us(dev->playback);
+		for (uint32_t i = 0; i < frames; ) {
+			if (dev->play_used == SLIM_AUDIO_FRAME) {
+				uint64_t ahead = (uint64_t)i * 1000000 / SLIM_AUDIO_RATE;
+				console_audio_pull(dev->audio, dev->play_frame, delay + ahead);
+				dev->play_used = 0;
+			}
+			uint32_t n = SLIM_AUDIO_FRAME - dev->play_used;
+			n = n < frames - i ? n : frames - i;
+			memcpy(out + i * CONSOLE_AUDIO_CHANNELS,
+				dev->play_frame + dev->play_used * CONSOLE_AUDIO_CHANNELS, n * stride);
+			dev->play_used += n;
+			i += n;
+		}
+		d->chunk->offset = 0;
+		d->chunk->stride = (int32_t)stride;
+		d->chunk->size = frames * stride;
+	}
+	pw_stream_queue_buffer(dev->playback, b);
+}
+
+static void handle_capture_process(void *data)
+{
+	struct console_audio_device *dev = data;
+	struct pw_buffer *b = pw_stream_dequeue_buffer(dev->capture);
+	if (!b) {
+		return;
+	}
+	struct spa_data *d = &b->buffer->datas[0];
+	if (d->data && d->chunk && d->chunk->offset <= d->maxsize &&
+			d->chunk->size <= d->maxsize - d->chunk->offset) {
+		const int16_t *in = (const int16_t *)((const uint8_t *)d->data + d->chunk->offset);
+		uint32_t frames = d->chunk->size / (CONSOLE_MIC_CHANNELS * sizeof(int16_t));
+		for (uint32_t i = 0; i < frames; i++) {
+			dev->mic_frame[dev->mic_have++] = in[i];
+			if (dev->mic_have == SLIM_AUDIO_FRAME) {
+				console_audio_push_mic(dev->audio, dev->mic_frame);
+				dev->mic_have = 0;
+			}
+		}
+	}
+	pw_stream_queue_buffer(dev->capture, b);
+}
+
+static const struct pw_stream_events playback_events = {
+	PW_VERSION_STREAM_EVENTS,
+	.process = handle_playback_process,
+};
+
+static const struct pw_stream_events capture_events = {
+	PW_VERSION_STREAM_EVENTS,
+	.process = handle_capture_process,
+};
+
+static struct pw_stream *make_stream(struct console_audio_device *dev, const char *name,
+		const char *role, enum spa_direction direction, uint32_t channels,
+		struct spa_hook *listener, const struct pw_stream_events *events)
+{
+	struct pw_properties *props = pw_properties_new(
+		PW_KEY_MEDIA_TYPE, "Audio",
+		PW_KEY_MEDIA_CATEGORY, direction == PW_DIRECTION_OUTPUT ? "Playback" : "Capture",
+		PW_KEY_MEDIA_ROLE, role,
+		PW_KEY_NODE_LATENCY, LATENCY,
+		PW_KEY_APP_NAME, "slimland-console",
+		NULL);
+	struct pw_stream *stream = props ? pw_stream_new(dev->core, name, props) : NULL;
+	if (!stream) {
+		return NULL;
+	}
+	pw_stream_add_listener(stream, listener, events, dev);
+	uint8_t buf[512];
+	struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buf, sizeof(buf));
+	struct spa_audio_info_raw info = SPA_AUDIO_INFO_RAW_INIT(.format = SPA_AUDIO_FORMAT_S16,
+		.channels = channels, .rate = SLIM_AUDIO_RATE);
+	if (channels == 2) {
+		info.position[0] = SPA_AUDIO_CHANNEL_FL;
+		info.position[1] = SPA_AUDIO_CHANNEL_FR;
+	} else {
+		info.position[0] = SPA_AUDIO_CHANNEL_MONO;
+	}
+	const struct spa_pod *params[] = {
+		spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &info),
+	};
+	if (pw_stream_connect(stream, direction, PW_ID_ANY, PW_STREAM_FLAG_AUTOCONNECT |
+			PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_RT_PROCESS, params, 1) < 0) {
+		spa_hook_remove(listener);
+		pw_stream_destroy(stream);
+		return NULL;
+	}
+	return stream;
+}
+
+static void pipewire_destroy(struct console_audio_device *dev)
+{
+	if (dev->thread) {
+		pw_thread_loop_stop(dev->thread);
+	}
+	if (dev->playback) {
+		spa_hook_remove(&dev->playback_listener);
+		pw_stream_destroy(dev->playback);
+	}
+	if (dev->capture) {
+		spa_hook_remove(&dev->capture_listener);
+		pw_stream_destroy(dev->capture);
+	}
+	if (dev->core) {
+		pw_core_disconnect(dev->core);
+	}
+	if (dev->context) {
+		pw_context_destroy(dev->context);
+	}
+	if (dev->thread) {
+		pw_thread_loop_destroy(dev->thread);
+	}
+	free(dev);
+	pw_deinit();
+}
+
+static struct console_audio_device *pipewire_create(struct console_audio *audio,
+		const char *name, bool *microphone, char *err, size_t err_len)
+{
+	struct console_audio_device *dev = calloc(1, sizeof(*dev));
+	if (!dev) {
+		snprintf(err, err_len, "out of memory");
+		return NULL;
+	}
+	pw_init(NULL, NULL);
+	dev->audio = audio;
+	dev->play_used = SLIM_AUDIO_FRAME;
+	dev->thread = pw_thread_loop_new("slimland-console-audio", NULL);
+	dev->context = dev->thread ?
+		pw_context_new(pw_thread_loop_get_loop(dev->thread), NULL, 0) : NULL;
+	if (!dev->context) {
+		snprintf(err, err_len, "PipeWire: out of memory");
+		goto fail;
+	}
+	pw_thread_loop_lock(dev->thread);
+	if (pw_thread_loop_start(dev->thread) < 0) {
+		pw_thread_loop_unlock(dev->thread);
+		snprintf(err, err_len, "PipeWire: cannot start a thread");
+		goto fail;
+	}
+	dev->core = pw_context_connect(dev->context, NULL, 0);
+	if (dev->core) {
+		dev->playback = make_stream(dev, "Session", "Communication", PW_DIRECTION_OUTPUT,
+			CONSOLE_AUDIO_CHANNELS, &dev->playback_listener, &playback_events);
+		if (*microphone) {
+			dev->capture = make_stream(dev, "Session microphone", "Communication",
+				PW_DIRECTION_INPUT, CONSOLE_MIC_CHANNELS, &dev->capture_listener,
+				&capture_events);
+		}
+	}
+	pw_thread_loop_unlock(dev->thread);
+	if (!dev->core) {
+		snprintf(err, err_len, "no PipeWire answers");
+		goto fail;
+	}
+	if (!dev->playback) {
+		snprintf(err, err_len, "PipeWire: cannot make a playback stream");
+		goto fail;
+	}
+	*microphone = dev->capture != NULL;
+	return dev;
+fail:
+	pipewire_destroy(dev);
+	return NULL;
+}
+
+const struct console_audio_device_impl console_audio_pipewire = {
+	.create = pipewire_create,
+	.destroy = pipewire_destroy,
+};

@@ -1,0 +1,142 @@
+"""What the sound tests share: tones made and measured with sox, what a
+console's ALSA file device recorded, and the session's PipeWire defaults."""
+import array
+import os
+import re
+import subprocess
+import time
+import wave
+
+from slimtest import log, scaled
+
+RATE = 48000
+SPEAKER = 'slimland-console-speaker'
+MICROPHONE = 'slimland-console-microphone'
+# a sample louder than this (of 32767) is sound
+LOUD = 1000
+
+
+def wait_defaults(s):
+    """WirePlumber chooses the defaults once it has seen the compositor's
+    nodes; no event says so to a client, so ask until it answers."""
+    deadline = time.monotonic() + scaled(10)
+    while True:
+        sink = s.run_client(['pactl', 'get-default-sink']).stdout.decode().strip()
+        source = s.run_client(['pactl', 'get-default-source']).stdout.decode().strip()
+        if (sink, source) == (SPEAKER, MICROPHONE):
+            return
+        if time.monotonic() > deadline:
+            s.fail('the defaults are %r and %r, not the console\'s' % (sink, source))
+        time.sleep(0.1)
+
+
+def make_tone(path, hz, seconds, channels=2):
+    subprocess.run(['sox', '-n', '-r', str(RATE), '-c', str(channels), '-b', '16', path,
+                    'synth', str(seconds), 'sine', str(hz), 'vol', '0.5'], check=True)
+
+
+def read_raw(path, start=0, channels=2):
+    """The first channel of a raw s16le file, from byte `start`."""
+    with open(path, 'rb') as f:
+        f.seek(start)
+        data = f.read()
+    data = data[:len(data) - len(data) % (2 * channels)]
+    samples = array.array('h', data)
+    return samples[::channels]
+
+
+def read_wav(path):
+    with wave.open(path) as w:
+        channels = w.getnchannels()
+        samples = array.array('h', w.readframes(w.getnframes()))
+    return samples[::channels]
+
+
+def first_loud(samples):
+    for i, v in enumerate(samples):
+        if v > LOUD or v < -LOUD:
+            return i
+    return None
+
+
+def loudest(samples, seconds):
+    """`seconds` of samples from the first loud one (fewer if they end)."""
+    i = first_loud(samples)
+    if i is None:
+        return samples[:0]
+    return samples[i:i + int(seconds * RATE)]
+
+
+def wait_sound(path, start, seconds, timeout):
+    """`seconds` of sound from the first loud sample of what the console
+    recorded after byte `start`; None if it does not come in time. The file
+    grows at the pace the console plays; nothing tells when it has."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if os.path.exists(path):
+            samples = read_raw(path, start)
+            i = first_loud(samples)
+            if i is not None and len(samples) - i >= seconds * RATE:
+                return samples[i:i + int(seconds * RATE)]
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.05)
+
+
+def describe(path, start):
+    if not os.path.exists(path):
+        return 'no file %s' % path
+    samples = read_raw(path, start)
+    peak = max((abs(v) for v in samples), default=0)
+    return '%d samples recorded, peak %d' % (len(samples), peak)
+
+
+def sox_stat(samples):
+    """sox's rough frequency (Hz) and RMS amplitude (of 1) of mono samples."""
+    r = subprocess.run(['sox', '-t', 'raw', '-r', str(RATE), '-e', 'signed', '-b', '16',
+                        '-c', '1', '-', '-n', 'stat'], input=samples.tobytes(),
+                       capture_output=True, check=True)
+    text = r.stderr.decode()
+    freq = float(re.search(r'Rough\s+frequency:\s+(\S+)', text).group(1))
+    rms = float(re.search(r'RMS\s+amplitude:\s+(\S+)', text).group(1))
+    return freq, rms
+
+
+def longest_gap_ms(samples, amplitude):
+    """The longest stretch, in ms, in which no sample reaches a fifth of
+    `amplitude` (of 1): a sine's own zero crossings are far shorter."""
+    floor = amplitude * 32767 / 5
+    longest = run = 0
+    for v in samples:
+        if -floor < v < floor:
+            run += 1
+            longest = max(longest, run)
+        else:
+            run = 0
+    return longest * 1000 / RATE
+
+
+def check_tone(s, samples, hz, amplitude, what, max_gap_ms=5):
+    """`samples` are a tone of `hz` at `amplitude` (peak, of 1): frequency
+    within 2%, RMS within 3 dB (the codec is lossy), no gap longer than
+    `max_gap_ms`. Returns (frequency, rms, longest gap in ms)."""
+    if len(samples) < RATE // 2:
+        s.fail('%s: %d samples of sound, not half a second' % (what, len(samples)))
+    # kept with the test's logs, to listen to when it fails
+    name = re.sub(r'[^a-z0-9]+', '-', what.lower()).strip('-') + '.wav'
+    with wave.open(os.path.join(s.outdir, name), 'wb') as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(RATE)
+        w.writeframes(samples.tobytes())
+    freq, rms = sox_stat(samples)
+    gap = longest_gap_ms(samples, amplitude)
+    want_rms = amplitude / 2 ** 0.5
+    if abs(freq - hz) > hz * 0.02:
+        s.fail('%s: %.1f Hz, not %d' % (what, freq, hz))
+    if not want_rms / 1.41 < rms < want_rms * 1.41:
+        s.fail('%s: RMS %.3f, not %.3f' % (what, rms, want_rms))
+    if gap > max_gap_ms:
+        s.fail('%s: a gap of %.1f ms (at most %g)' % (what, gap, max_gap_ms))
+    log('%s: %.1f Hz, RMS %.3f, longest gap %.1f ms' % (what, freq, rms, gap))
+    return freq, rms, gap

@@ -1,0 +1,101 @@
+"""Sound follows the user: the session's sound plays on its console, the
+console's microphone reaches the session.
+
+The session runs its own PipeWire (the compositor starts it); the console
+plays through ALSA, as a bare console with no sound server does, into ALSA's
+file plugin (over the null device), which records what the console played
+and plays a tone file as the console's microphone:
+- a 440 Hz tone played with pw-cat in the session arrives at the console:
+  sox finds its frequency (within 2%) and level (RMS within 3 dB of what was
+  played; Opus is lossy, so not sample-exact), and no gap in it;
+- the console's microphone (a 660 Hz tone) reaches pw-cat --record in the
+  session through "Console microphone", the default source;
+- a second console takes the session over (as a card tap at another desk
+  would): the sound moves with it, the first console hears nothing more.
+"""
+import os
+import subprocess
+
+from slimtest import Session, log, require_programs, run, scaled
+import soundcheck
+
+# one device for both ways (asym); the file plugin records what passes
+# through it either way, so each way has its own
+ASOUNDRC = """pcm.slimconsole {
+	type asym
+	playback.pcm "slimspeaker"
+	capture.pcm "slimmic"
+}
+pcm.slimspeaker {
+	type file
+	slave.pcm "null"
+	file "%(out)s"
+	format "raw"
+}
+pcm.slimmic {
+	type file
+	slave.pcm "null"
+	file "/dev/null"
+	infile "%(mic)s"
+	format "raw"
+}
+"""
+
+
+def console_with_sound(s, name, mic_hz):
+    """A console whose ALSA device records to a file and hears `mic_hz`."""
+    out = os.path.join(s.tmp, name + '-speaker.raw')
+    mic = os.path.join(s.tmp, name + '-mic.raw')
+    subprocess.run(['sox', '-n', '-r', '48000', '-c', '1', '-b', '16', '-e', 'signed', mic,
+                    'synth', '120', 'sine', str(mic_hz), 'vol', '0.5'], check=True)
+    home = os.path.join(s.tmp, name + '-home')
+    os.makedirs(home, exist_ok=True)
+    with open(os.path.join(home, '.asoundrc'), 'w') as f:
+        f.write(ASOUNDRC % {'out': out, 'mic': mic})
+    console = s.start_console(console_id=name, extra_args=['--audio', 'alsa:slimconsole'],
+                              env={'HOME': home})
+    return console, out
+
+
+def test():
+    require_programs('pipewire', 'wireplumber', 'pipewire-pulse', 'dbus-daemon', 'pw-cat',
+                     'pactl', 'sox')
+    with Session('audio_console', audio=True, console=False) as s:
+        soundcheck.wait_defaults(s)
+        console, out = console_with_sound(s, 'desk-a', 660)
+        tone = os.path.join(s.tmp, 'tone.wav')
+        soundcheck.make_tone(tone, 440, 1.0)
+        start = os.path.getsize(out) if os.path.exists(out) else 0
+        r = s.run_client(['pw-cat', '--playback', tone], timeout=scaled(10))
+        if r.returncode != 0:
+            s.fail('pw-cat --playback: %s' % r.stderr.decode()[-300:])
+        heard = soundcheck.wait_sound(out, start, 0.9, scaled(5))
+        if heard is None:
+            s.fail('the console played no tone: %s' % soundcheck.describe(out, start))
+        soundcheck.check_tone(s, heard, 440, 0.5, 'the console\'s speaker')
+
+        # the microphone, the other way
+        recorded = os.path.join(s.tmp, 'mic.wav')
+        # a second and a half of it (pw-cat records until told to stop)
+        r = s.run_client(['timeout', '-s', 'INT', '1.5', 'pw-cat', '--record', '--rate', '48000',
+                          '--channels', '1', '--format', 's16', recorded], timeout=10)
+        samples = soundcheck.read_wav(recorded)
+        soundcheck.check_tone(s, soundcheck.loudest(samples, 0.5), 660, 0.5,
+                              'the session\'s recording of the console\'s microphone')
+
+        # a second console takes the session: the sound goes with it
+        console.quit()
+        console_b, out_b = console_with_sound(s, 'desk-b', 880)
+        start_a = os.path.getsize(out)
+        start_b = os.path.getsize(out_b) if os.path.exists(out_b) else 0
+        r = s.run_client(['pw-cat', '--playback', tone], timeout=scaled(10))
+        heard = soundcheck.wait_sound(out_b, start_b, 0.9, scaled(5))
+        if heard is None:
+            s.fail('the second console played no tone')
+        soundcheck.check_tone(s, heard, 440, 0.5, 'the second console\'s speaker')
+        if os.path.getsize(out) != start_a:
+            s.fail('the first console, gone, still grew its output')
+        log('the sound moved to the second console')
+
+
+run(test)
