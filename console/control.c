@@ -18,6 +18,7 @@ struct slim_control {
 	FILE *out;
 	struct slim_console_core *core;
 	struct slim_link *link;
+	struct console_audio *audio; /* NULL: no sound */
 	uint32_t last_frame;
 	/* --card-reader=stdin: "card" commands are reader 0, told to this */
 	void (*card_sink)(void *data, const struct slim_wire_card *card);
@@ -99,6 +100,11 @@ void slim_control_frame(struct slim_control *ctl, uint32_t frame, uint64_t appli
 {
 	ctl->last_frame = frame;
 	emit(ctl, "frame %u %llu", frame, (unsigned long long)applied_us);
+}
+
+void slim_control_set_audio(struct slim_control *ctl, struct console_audio *audio)
+{
+	ctl->audio = audio;
 }
 
 void slim_control_audio_onset(struct slim_control *ctl, uint64_t heard_us)
@@ -307,6 +313,18 @@ static bool cmd_stats(struct slim_control *ctl, char **argv)
 		st->cscs_src_w, st->cscs_src_h, st->cscs_dst_w, st->cscs_dst_h,
 		(unsigned long long)st->input.sent, (unsigned long long)st->input.retransmits,
 		(unsigned long long)st->input.acked, (unsigned long long)st->input.dropped);
+	if (ctl->audio) {
+		const struct slim_audio_stats *a = console_audio_stats(ctl->audio);
+		emit(ctl, "audio datagrams=%llu packets=%llu lost=%llu recovered=%llu "
+			"concealed=%llu late=%llu dup=%llu bad=%llu skipped=%llu repaired=%llu "
+			"depth_ms=%u jitter_us=%u", (unsigned long long)st->audio,
+			(unsigned long long)a->packets, (unsigned long long)a->lost,
+			(unsigned long long)a->recovered, (unsigned long long)a->concealed,
+			(unsigned long long)a->late, (unsigned long long)a->duplicate,
+			(unsigned long long)a->bad, (unsigned long long)a->skipped,
+			(unsigned long long)a->repaired, a->depth_ms,
+			a->jitter_us);
+	}
 	return true;
 }
 

@@ -12,6 +12,7 @@
  *   screenshot PATH       PNG of the shadow framebuffer; answers "screenshot PATH"
  *   stats                 answers "stats frames=N datagrams=N applied=N bad=N late=N dup=N
  *                         ... input_sent=N input_retransmits=N input_acked=N input_dropped=N"
+ *                         and, with sound, "audio datagrams=N packets=N lost=N ... depth_ms=N"
  *   sync                  answers "sync FRAME", the last presented frame (0: none yet)
  *   card insert HEX       with --card-reader=stdin: a card with this UID (1..32
  *   card remove           bytes) put on reader 0, and taken off again
@@ -41,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "audio.h"
 #include "console-core.h"
 #include "link.h"
 
@@ -58,6 +60,8 @@ void slim_control_enable_cards(struct slim_control *ctl,
 		void (*card)(void *data, const struct slim_wire_card *card), void *data);
 int slim_control_fd(const struct slim_control *ctl);
 void slim_control_audio_onset(struct slim_control *ctl, uint64_t heard_us);
+/* "stats" reports this sound too. */
+void slim_control_set_audio(struct slim_control *ctl, struct console_audio *audio);
 /* Reads and runs commands; false once "quit" was read or stdin closed. */
 bool slim_control_dispatch(struct slim_control *ctl);
 

@@ -235,11 +235,11 @@ static void on_presented(void *data, uint32_t frame, uint64_t applied_us)
 	}
 }
 
-static void on_audio(void *data, const struct slim_cmd *cmd, uint64_t time_us)
+static void on_audio(void *data, const struct slim_cmd *cmd, bool again, uint64_t time_us)
 {
 	struct slim_link *link = data;
 	if (link->listener && link->listener->audio) {
-		link->listener->audio(link->listener_data, cmd, time_us);
+		link->listener->audio(link->listener_data, cmd, again, time_us);
 	}
 }
 

@@ -49,8 +49,8 @@ struct slim_link_listener {
 	void (*refused)(void *data, uint16_t reason, const char *text);
 	/* The core presented a frame. */
 	void (*presented)(void *data, uint32_t frame, uint64_t applied_us);
-	/* An AUDIO command of the association (sent at `time_us`, server clock). */
-	void (*audio)(void *data, const struct slim_cmd *cmd, uint64_t time_us);
+	/* An AUDIO command of the association (slim_console_events.audio). */
+	void (*audio)(void *data, const struct slim_cmd *cmd, bool again, uint64_t time_us);
 };
 
 struct slim_link_config {

@@ -48,6 +48,7 @@ struct console {
 	struct slim_seat *seat; /* --output drm, --input libinput */
 	struct slim_input *input;
 	struct console_audio *audio; /* NULL: no sound device */
+	struct slim_audio_sender mic_sender;
 	uint16_t mtu; /* of a slim datagram, inside the secure transport's record */
 	int signal_fd;
 	bool busy_shown; /* "server busy" is said once per wait */
@@ -110,6 +111,7 @@ static void on_attached(void *data, uint32_t assoc)
 	slim_console_status("attached to %s (association %08x)", server_name(c), assoc);
 	if (c->audio) {
 		console_audio_reset(c->audio);
+		slim_audio_sender_reset(&c->mic_sender);
 	}
 	if (c->control) {
 		slim_control_attached(c->control, assoc);
@@ -202,11 +204,11 @@ static bool open_card_reader(struct console *c)
 	return true;
 }
 
-static void on_audio(void *data, const struct slim_cmd *cmd, uint64_t time_us)
+static void on_audio(void *data, const struct slim_cmd *cmd, bool again, uint64_t time_us)
 {
 	struct console *c = data;
 	if (c->audio) {
-		console_audio_receive(c->audio, cmd, time_us);
+		console_audio_receive(c->audio, cmd, again, time_us);
 	}
 }
 
@@ -221,8 +223,8 @@ static const struct slim_link_listener link_listener = {
 static void on_audio_microphone(void *data, const struct slim_audio_packet *p)
 {
 	struct console *c = data;
-	slim_audio_send(p, true, slim_console_core_assoc(c->core), c->mtu, slim_now_us(),
-		slim_link_send, c->link);
+	slim_audio_send(&c->mic_sender, p, true, slim_console_core_assoc(c->core), c->mtu,
+		slim_now_us(), slim_link_send, c->link);
 }
 
 static void on_audio_report(void *data, const struct slim_wire_audio_report *report)
@@ -797,6 +799,9 @@ int main(int argc, char *argv[])
 	/* no sound device is no reason to stop: the console is silent, and says so */
 	c.audio = console_audio_create(&c.opts.audio, &audio_listener, &c);
 	slim_console_core_set_caps(c.core, console_audio_caps(c.audio));
+	if (c.control) {
+		slim_control_set_audio(c.control, c.audio);
+	}
 	slim_link_start(c.link, c.core, c.id, &link_listener, &c);
 	if (c.manager) {
 		slim_manager_start(c.manager);

@@ -9,6 +9,8 @@
 /* The buffer's slots: 640 ms, more than the deepest it may aim for. */
 #define SLOTS 64
 #define MAX_DEPTH_MS 600
+/* Packets without a loss after which the buffer holds a frame less for loss. */
+#define BURST_MEMORY 1000
 /* Frames guessed in a row, with nothing held, before the stream counts as stopped. */
 #define DRY_FRAMES 10
 
@@ -97,22 +99,59 @@ int slim_audio_encode(struct slim_audio_encoder *enc, const int16_t *pcm, uint8_
 
 /* --- the wire */
 
-size_t slim_audio_send(const struct slim_audio_packet *p, bool upstream, uint32_t assoc,
-		size_t mtu, uint64_t now_us, slim_send_fn send, void *data)
+void slim_audio_sender_reset(struct slim_audio_sender *s)
+{
+	s->n = 0;
+}
+
+static bool put(struct slim_writer *w, bool upstream, uint8_t flags,
+		const struct slim_audio_packet *p, const uint8_t *data, size_t len)
+{
+	struct slim_wire_audio hdr = {
+		.codec = p->codec, .channels = p->channels, .frames = p->frames,
+		.rate = p->rate, .seq = p->seq, .timestamp = p->timestamp,
+	};
+	return slim_put_audio(w, upstream, flags, &hdr, data, len);
+}
+
+/* Keeps `p` (Opus) to send again with the next ones. */
+static void remember(struct slim_audio_sender *s, const struct slim_audio_packet *p)
+{
+	if (p->codec != SLIM_AUDIO_OPUS || p->len > SLIM_AUDIO_MAX_PAYLOAD) {
+		s->n = 0;
+		return;
+	}
+	memmove(&s->past[1], &s->past[0], sizeof(s->past[0]) * (SLIM_AUDIO_REDUNDANCY - 1));
+	memcpy(s->past[0].data, p->data, p->len);
+	s->past[0].p = *p;
+	s->past[0].p.data = s->past[0].data;
+	s->n = s->n < SLIM_AUDIO_REDUNDANCY ? s->n + 1 : SLIM_AUDIO_REDUNDANCY;
+}
+
+size_t slim_audio_send(struct slim_audio_sender *s, const struct slim_audio_packet *p,
+		bool upstream, uint32_t assoc, size_t mtu, uint64_t now_us, slim_send_fn send,
+		void *data)
 {
 	uint8_t buf[sizeof(struct slim_wire_dgram) + sizeof(struct slim_wire_cmd) +
 		sizeof(struct slim_wire_audio) + SLIM_AUDIO_MAX_WIRE_PAYLOAD];
 	struct slim_writer w;
 	slim_writer_init(&w, buf, mtu < sizeof(buf) ? mtu : sizeof(buf), assoc, upstream);
-	struct slim_wire_audio hdr = {
-		.codec = p->codec, .channels = p->channels, .frames = p->frames,
-		.rate = p->rate, .seq = p->seq, .timestamp = p->timestamp,
-	};
-	if (slim_put_audio(&w, upstream, 0, &hdr, p->data, p->len)) {
+	if (put(&w, upstream, 0, p, p->data, p->len)) {
+		/* the same stream's packets before it, newest first, as they fit */
+		for (unsigned i = 0; s && i < s->n && s->past[i].p.codec == p->codec &&
+				s->past[i].p.channels == p->channels &&
+				put(&w, upstream, 0, &s->past[i].p, s->past[i].data, s->past[i].p.len); i++) {
+		}
 		send(data, buf, slim_writer_finish(&w, 0, now_us));
+		if (s) {
+			remember(s, p);
+		}
 		return 1;
 	}
 	/* PCM: two halves, each a whole number of samples */
+	if (s) {
+		s->n = 0;
+	}
 	size_t half = p->len / 2;
 	if (p->codec != SLIM_AUDIO_PCM || p->len % 4 != 0) {
 		return 0;
@@ -120,8 +159,8 @@ size_t slim_audio_send(const struct slim_audio_packet *p, bool upstream, uint32_
 	size_t sent = 0;
 	for (int i = 0; i < 2; i++) {
 		slim_writer_reset(&w);
-		if (slim_put_audio(&w, upstream, i ? SLIM_AUDIO_SECOND_HALF : SLIM_AUDIO_FIRST_HALF,
-				&hdr, p->data + i * half, half)) {
+		if (put(&w, upstream, i ? SLIM_AUDIO_SECOND_HALF : SLIM_AUDIO_FIRST_HALF, p,
+				p->data + i * half, half)) {
 			send(data, buf, slim_writer_finish(&w, 0, now_us));
 			sent++;
 		}
@@ -159,6 +198,12 @@ struct slim_audio_jitter {
 	bool started, filling, have_highest;
 	uint32_t next_seq, highest;
 	unsigned dry; /* frames played with nothing held: guessed */
+	/*
+	 * The longest run of packets lost on the way lately (at most
+	 * SLIM_AUDIO_REDUNDANCY): the buffer holds that many frames more, so
+	 * that the copies the next datagram brings come in time to be played.
+	 */
+	unsigned burst, burst_age;
 	/* RFC 3550 §6.4.1: interarrival jitter, from the last packet's transit */
 	bool have_prev;
 	uint64_t prev_arrival_us;
@@ -240,11 +285,17 @@ void slim_audio_jitter_reset(struct slim_audio_jitter *j)
 	j->started = false;
 	j->have_prev = false;
 	j->dry = 0;
+	j->burst = 0;
+	j->burst_age = 0;
 	opus_decoder_ctl(j->opus, OPUS_RESET_STATE);
 }
 
-/* Beyond this, a transit change is a jump (a sender restarted, a clock stepped), not jitter. */
-#define MAX_TRANSIT_CHANGE_US 1e6
+/*
+ * Beyond this, a transit change is a new start, not jitter: the sender
+ * paused (a sound server stops a sink nobody plays into, and the stream's
+ * timestamps go on where they were), restarted, or its clock stepped.
+ */
+#define MAX_TRANSIT_CHANGE_US 100000.0
 
 static void measure(struct slim_audio_jitter *j, const struct slim_audio_packet *p,
 		uint64_t arrival_us)
@@ -254,25 +305,37 @@ static void measure(struct slim_audio_jitter *j, const struct slim_audio_packet 
 		double sent = (double)(int32_t)(p->timestamp - j->prev_timestamp) * 1e6 /
 			SLIM_AUDIO_RATE;
 		double d = arrived > sent ? arrived - sent : sent - arrived;
-		j->jitter_us += ((d < MAX_TRANSIT_CHANGE_US ? d : MAX_TRANSIT_CHANGE_US) -
-			j->jitter_us) / 16;
+		if (d < MAX_TRANSIT_CHANGE_US) {
+			j->jitter_us += (d - j->jitter_us) / 16;
+		}
 	}
 	j->have_prev = true;
 	j->prev_arrival_us = arrival_us;
 	j->prev_timestamp = p->timestamp;
 	/* three times the jitter, and the frame being played, in whole frames */
 	double frames = (3 * j->jitter_us + 10000) / 10000 + 0.999;
+	if (frames < 1 + j->burst) {
+		frames = 1 + j->burst;
+	}
 	j->target_frames = frames < j->min_frames ? j->min_frames :
 		frames > j->max_frames ? j->max_frames : (unsigned)frames;
 	j->stats.depth_ms = j->target_frames * 10;
 	j->stats.jitter_us = (uint32_t)j->jitter_us;
 }
 
-bool slim_audio_jitter_push(struct slim_audio_jitter *j, const struct slim_audio_packet *p,
-		uint64_t arrival_us)
+/*
+ * `again`: a copy of a packet sent before, carried with a later one. It
+ * fills a hole if there is one and is no news otherwise (neither late nor
+ * a duplicate); its arrival says nothing of the network's jitter.
+ */
+static bool push(struct slim_audio_jitter *j, const struct slim_audio_packet *p,
+		uint64_t arrival_us, bool again)
 {
 	if (!valid(j, p)) {
 		j->stats.bad++;
+		return false;
+	}
+	if (again && (!j->started || (int32_t)(p->seq - j->next_seq) < 0)) {
 		return false;
 	}
 	if (!j->started) {
@@ -281,12 +344,16 @@ bool slim_audio_jitter_push(struct slim_audio_jitter *j, const struct slim_audio
 		j->next_seq = p->seq;
 	}
 	int32_t ahead = (int32_t)(p->seq - j->next_seq);
-	if (ahead < 0) {
+	if (ahead < 0 && !(j->filling && !again)) {
 		j->stats.late++;
 		return false;
 	}
-	if (ahead >= SLOTS) {
-		/* a sender that restarted, or a silence longer than the buffer: start over */
+	if (ahead >= SLOTS || ahead < 0) {
+		/*
+		 * A sender that restarted, a silence longer than the buffer, or a
+		 * stream that stopped (the frames guessed after its last packet
+		 * were no packets of its): start over from this packet.
+		 */
 		clear(j);
 		j->next_seq = p->seq;
 		j->filling = true;
@@ -295,7 +362,7 @@ bool slim_audio_jitter_push(struct slim_audio_jitter *j, const struct slim_audio
 	uint8_t parts = p->part ? p->part : SLIM_AUDIO_FIRST_HALF | SLIM_AUDIO_SECOND_HALF;
 	bool same = s->full && s->seq == p->seq;
 	if (same && ((s->parts & parts) || s->codec != p->codec)) {
-		j->stats.duplicate++;
+		j->stats.duplicate += !again;
 		return false;
 	}
 	if (!same) {
@@ -313,13 +380,41 @@ bool slim_audio_jitter_push(struct slim_audio_jitter *j, const struct slim_audio
 		/* the other half of a packet already counted */
 		return true;
 	}
+	if (!again && j->have_highest) {
+		/* packets that never came before this one: a burst of loss */
+		int32_t gap = (int32_t)(p->seq - j->highest) - 1;
+		if (gap > 0) {
+			unsigned b = gap < SLIM_AUDIO_REDUNDANCY ? (unsigned)gap : SLIM_AUDIO_REDUNDANCY;
+			j->burst = b > j->burst ? b : j->burst;
+			j->burst_age = 0;
+		} else if (j->burst > 0 && ++j->burst_age >= BURST_MEMORY) {
+			j->burst--;
+			j->burst_age = 0;
+		}
+	}
 	if (!j->have_highest || (int32_t)(p->seq - j->highest) > 0) {
 		j->highest = p->seq;
 		j->have_highest = true;
 	}
+	if (again) {
+		j->stats.repaired++;
+		return true;
+	}
 	j->stats.packets++;
 	measure(j, p, arrival_us);
 	return true;
+}
+
+bool slim_audio_jitter_push(struct slim_audio_jitter *j, const struct slim_audio_packet *p,
+		uint64_t arrival_us)
+{
+	return push(j, p, arrival_us, false);
+}
+
+bool slim_audio_jitter_push_again(struct slim_audio_jitter *j,
+		const struct slim_audio_packet *p)
+{
+	return push(j, p, 0, true);
 }
 
 static struct slot *held(struct slim_audio_jitter *j, uint32_t seq)
@@ -364,10 +459,12 @@ void slim_audio_jitter_pull(struct slim_audio_jitter *j, int16_t *pcm)
 	}
 	if (queued == 0) {
 		/*
-		 * Nothing held: the next packet is lost or late. Guessed, as a
-		 * loss (the decoder fades what it guesses), for up to 100 ms;
-		 * longer, the stream has stopped: silence until the buffer holds
-		 * its depth again.
+		 * Nothing held: the next packet is late, lost, or the stream
+		 * stopped. A frame is guessed (the decoder fades what it guesses)
+		 * and the next packet still awaited: the delay grows by a frame,
+		 * which a late packet needs, and a lost one is known lost when a
+		 * later one comes. After 100 ms of this the stream has stopped:
+		 * silence until the buffer holds its depth again.
 		 */
 		if (j->dry >= DRY_FRAMES) {
 			j->filling = true;
@@ -375,9 +472,7 @@ void slim_audio_jitter_pull(struct slim_audio_jitter *j, int16_t *pcm)
 			return;
 		}
 		j->dry++;
-		j->stats.lost++;
 		conceal(j, pcm, true);
-		j->next_seq++;
 		return;
 	}
 	j->dry = 0;

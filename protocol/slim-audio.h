@@ -43,11 +43,33 @@ struct slim_audio_packet {
 };
 
 /*
- * Sends `p` as AUDIO (or MIC, upstream) in datagrams of at most `mtu`
- * bytes, outside the association's sequence (number 0); returns how many.
+ * Opus packets a datagram carries besides its own: a loss is rebuilt
+ * exactly from the next datagram that arrives, up to this many in a row.
+ * (Opus's in-band FEC does nothing for music: it codes that in its CELT
+ * mode, which has none.) At 64 kbit/s a datagram is some 250 bytes.
  */
-size_t slim_audio_send(const struct slim_audio_packet *p, bool upstream, uint32_t assoc,
-		size_t mtu, uint64_t now_us, slim_send_fn send, void *data);
+#define SLIM_AUDIO_REDUNDANCY 2
+
+/* A stream's sender: the packets it sent last, to send again. */
+struct slim_audio_sender {
+	struct {
+		struct slim_audio_packet p;
+		uint8_t data[SLIM_AUDIO_MAX_PAYLOAD];
+	} past[SLIM_AUDIO_REDUNDANCY];
+	unsigned n; /* held, newest first */
+};
+
+/* A new stream (a new association): nothing to send again. */
+void slim_audio_sender_reset(struct slim_audio_sender *s);
+/*
+ * Sends `p` as AUDIO (or MIC, upstream) in a datagram of at most `mtu`
+ * bytes outside the association's sequence (number 0), with as many of the
+ * sender's past packets as fit; a PCM packet too large for one datagram
+ * goes in two halves. Returns the datagrams sent.
+ */
+size_t slim_audio_send(struct slim_audio_sender *s, const struct slim_audio_packet *p,
+		bool upstream, uint32_t assoc, size_t mtu, uint64_t now_us, slim_send_fn send,
+		void *data);
 /* The packet an AUDIO or MIC command carries (pointing into the datagram). */
 void slim_audio_packet_from_cmd(const struct slim_cmd *cmd, struct slim_audio_packet *p);
 
@@ -86,6 +108,7 @@ struct slim_audio_stats {
 	uint64_t recovered;
 	uint64_t concealed;  /* made up by the decoder (or silence, for PCM) */
 	uint64_t skipped;    /* dropped to bring the delay down */
+	uint64_t repaired;   /* holes filled by a copy sent with a later packet */
 	uint32_t depth_ms;   /* what the buffer aims to hold */
 	uint32_t jitter_us;  /* RFC 3550's estimate of arrival jitter */
 };
@@ -104,6 +127,12 @@ void slim_audio_jitter_reset(struct slim_audio_jitter *j);
 /* A packet as it arrived, at `arrival_us` on the receiver's clock; false if dropped. */
 bool slim_audio_jitter_push(struct slim_audio_jitter *j, const struct slim_audio_packet *p,
 		uint64_t arrival_us);
+/*
+ * A copy of an earlier packet that came with a later one (the datagram's
+ * commands after its first): kept only if it fills a hole.
+ */
+bool slim_audio_jitter_push_again(struct slim_audio_jitter *j,
+		const struct slim_audio_packet *p);
 /*
  * The next SLIM_AUDIO_FRAME samples a channel to play: decoded, recovered
  * from the next packet's FEC, or concealed; silence while filling up.

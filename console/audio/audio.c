@@ -201,13 +201,17 @@ uint32_t console_audio_caps(const struct console_audio *audio)
 }
 
 void console_audio_receive(struct console_audio *audio, const struct slim_cmd *cmd,
-		uint64_t time_us)
+		bool again, uint64_t time_us)
 {
 	struct slim_audio_packet p;
 	slim_audio_packet_from_cmd(cmd, &p);
 	uint64_t now = slim_now_us();
 	pthread_mutex_lock(&audio->lock);
-	slim_audio_jitter_push(audio->jitter, &p, now);
+	if (again) {
+		slim_audio_jitter_push_again(audio->jitter, &p);
+	} else {
+		slim_audio_jitter_push(audio->jitter, &p, now);
+	}
 	audio->stats = *slim_audio_jitter_stats(audio->jitter);
 	pthread_mutex_unlock(&audio->lock);
 	if (now - audio->last_report_us >= REPORT_US && audio->listener->report) {

@@ -54,9 +54,12 @@ void console_audio_destroy(struct console_audio *audio);
 
 /* SLIM_CAP_AUDIO, and SLIM_CAP_MIC if the microphone is captured. */
 uint32_t console_audio_caps(const struct console_audio *audio);
-/* An AUDIO command that arrived (sent at `time_us` on the server's clock). */
+/*
+ * An AUDIO command that arrived (sent at `time_us` on the server's clock);
+ * `again`: a copy of an earlier packet, sent with a later one.
+ */
 void console_audio_receive(struct console_audio *audio, const struct slim_cmd *cmd,
-		uint64_t time_us);
+		bool again, uint64_t time_us);
 /* A new association: the session's stream starts over. */
 void console_audio_reset(struct console_audio *audio);
 /* Readable when the microphone has packets to send, or the onset was heard. */

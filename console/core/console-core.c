@@ -519,6 +519,31 @@ static enum slim_error reject(struct slim_console_core *core, enum slim_error er
 	return err;
 }
 
+/* A datagram that began with AUDIO: all of it AUDIO, or none of it is played. */
+static enum slim_error receive_audio(struct slim_console_core *core, struct slim_reader r,
+		const struct slim_dgram *hdr)
+{
+	struct slim_reader check = r;
+	struct slim_cmd cmd;
+	enum slim_error err;
+	while ((err = slim_reader_next(&check, &cmd)) == SLIM_OK && cmd.type) {
+		if (cmd.type != SLIM_CMD_AUDIO) {
+			err = SLIM_ERR_FIELD;
+			break;
+		}
+	}
+	if (err != SLIM_OK) {
+		return reject(core, err, hdr->seq);
+	}
+	core->stats.audio++;
+	for (bool again = false; slim_reader_next(&r, &cmd) == SLIM_OK && cmd.type; again = true) {
+		if (core->events && core->events->audio) {
+			core->events->audio(core->events_data, &cmd, again, hdr->time_us);
+		}
+	}
+	return SLIM_OK;
+}
+
 enum slim_error slim_console_core_receive(struct slim_console_core *core,
 		const uint8_t *buf, size_t len)
 {
@@ -539,21 +564,21 @@ enum slim_error slim_console_core_receive(struct slim_console_core *core,
 	 */
 	struct slim_reader peek = r;
 	struct slim_cmd cmd;
-	bool alone = hdr.count == 1 && slim_reader_next(&peek, &cmd) == SLIM_OK;
-	if (alone && cmd.type == SLIM_CMD_REFUSE) {
+	bool first = hdr.count >= 1 && slim_reader_next(&peek, &cmd) == SLIM_OK;
+	if (first && hdr.count == 1 && cmd.type == SLIM_CMD_REFUSE) {
 		if (core->events && core->events->refused) {
 			core->events->refused(core->events_data, cmd.refuse.reason, cmd.refuse.text,
 				cmd.refuse.len);
 		}
 		return SLIM_OK;
 	}
-	/* Sound is outside the sequence too: a lost packet is concealed, never repaired. */
-	if (alone && cmd.type == SLIM_CMD_AUDIO) {
-		core->stats.audio++;
-		if (core->events && core->events->audio) {
-			core->events->audio(core->events_data, &cmd, hdr.time_us);
-		}
-		return SLIM_OK;
+	/*
+	 * Sound is outside the sequence too: a datagram of AUDIO commands, a
+	 * packet and copies of those before it; a packet lost in every copy is
+	 * concealed, never repaired.
+	 */
+	if (first && cmd.type == SLIM_CMD_AUDIO) {
+		return receive_audio(core, r, &hdr);
 	}
 	switch (slim_seq_window_check(&core->window, hdr.seq)) {
 	case SLIM_SEQ_DUPLICATE:

@@ -41,8 +41,11 @@ struct slim_console_events {
 	void (*refused)(void *data, uint16_t reason, const char *text, size_t len);
 	/* A frame was presented; `applied_us` on the console's clock. */
 	void (*presented)(void *data, uint32_t frame, uint64_t applied_us);
-	/* An AUDIO command of this association (sent at `time_us`, server clock). */
-	void (*audio)(void *data, const struct slim_cmd *cmd, uint64_t time_us);
+	/*
+	 * An AUDIO command of this association (sent at `time_us`, server
+	 * clock); `again`: a copy of an earlier packet, sent with a later one.
+	 */
+	void (*audio)(void *data, const struct slim_cmd *cmd, bool again, uint64_t time_us);
 };
 
 struct slim_console_core *slim_console_core_create(uint32_t width, uint32_t height,

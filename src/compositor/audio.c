@@ -267,10 +267,15 @@ static struct pw_stream *make_stream(struct slim_audio *audio, const char *name,
 	return stream;
 }
 
-void audio_microphone_packet(struct slim_audio *audio, const struct slim_audio_packet *p)
+void audio_microphone_packet(struct slim_audio *audio, const struct slim_audio_packet *p,
+		bool again)
 {
 	lock(&audio->mic_lock);
-	slim_audio_jitter_push(audio->mic, p, slim_now_us());
+	if (again) {
+		slim_audio_jitter_push_again(audio->mic, p);
+	} else {
+		slim_audio_jitter_push(audio->mic, p, slim_now_us());
+	}
 	atomic_flag_clear_explicit(&audio->mic_lock, memory_order_release);
 }
 

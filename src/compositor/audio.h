@@ -26,8 +26,12 @@ struct slim_audio *audio_create(struct wl_event_loop *loop,
 /* NULL is a no-op. */
 void audio_destroy(struct slim_audio *audio);
 
-/* A packet of the console's microphone (a MIC command), into its jitter buffer. */
-void audio_microphone_packet(struct slim_audio *audio, const struct slim_audio_packet *p);
+/*
+ * A packet of the console's microphone (a MIC command), into its jitter
+ * buffer; `again`: a copy of an earlier packet, sent with a later one.
+ */
+void audio_microphone_packet(struct slim_audio *audio, const struct slim_audio_packet *p,
+		bool again);
 /* A new console, or none: the microphone's stream starts over (silence until it speaks). */
 void audio_microphone_reset(struct slim_audio *audio);
 

@@ -78,12 +78,14 @@ struct slim_link {
 	enum slim_audio_codec audio_codec;
 	int audio_bitrate;
 	struct slim_audio_encoder *audio_enc;
+	struct slim_audio_sender audio_sender;
 	uint64_t audio_packets;
 	struct slim_wire_audio_report audio_report;
 
 	/* the attached console's input: numbers, keys held, and their timers */
 	struct slim_input_seq input;
 	bool input_seen;      /* the datagram being handled carried INPUT or HELD */
+	bool mic_seen;        /* ... and MIC: the next MIC is a copy */
 	struct wl_event_source *input_ack_timer, *held_timer;
 	bool input_ack_armed, held_timer_armed;
 
@@ -270,6 +272,7 @@ static void attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t 
 	slim_audio_encoder_destroy(link->audio_enc);
 	link->audio_enc = NULL;
 	memset(&link->audio_report, 0, sizeof(link->audio_report));
+	slim_audio_sender_reset(&link->audio_sender);
 	if (hello->caps & SLIM_CAP_AUDIO) {
 		link->audio_enc = slim_audio_encoder_create(link->audio_codec, 2,
 			link->audio_bitrate, 10);
@@ -300,9 +303,11 @@ static void handle_other(void *data, const struct slim_cmd *cmd)
 		slim_input_seq_held(&link->input, cmd, apply_input, link);
 		link->input_seen = true;
 	} else if (cmd->type == SLIM_CMD_MIC) {
+		/* the datagram's first is the packet, any after it copies of earlier ones */
 		struct slim_audio_packet p;
 		slim_audio_packet_from_cmd(cmd, &p);
-		link->handler->microphone(link->data, &p);
+		link->handler->microphone(link->data, &p, link->mic_seen);
+		link->mic_seen = true;
 	} else if (cmd->type == SLIM_CMD_AUDIO_REPORT) {
 		link->audio_report = cmd->audio_report;
 	} else if (cmd->type == SLIM_CMD_CARD) {
@@ -387,6 +392,7 @@ static void from_console(struct slim_link *link, const uint8_t *buf, size_t len)
 	link->last_heard_us = slim_now_us();
 	link->timeouts = 0;
 	link->input_seen = false;
+	link->mic_seen = false;
 	uint32_t in_flight = slim_encoder_frames_in_flight(link->enc);
 	if (slim_encoder_receive(link->enc, buf, len, handle_other, link) != SLIM_OK) {
 		return;
@@ -750,7 +756,8 @@ void slim_link_send_audio(struct slim_link *link, const int16_t *pcm)
 		log_limited(link, link->console_id, "audio: a frame did not encode");
 		return;
 	}
-	slim_audio_send(&p, false, link->assoc, link->mtu, slim_now_us(), send_to_peer, link);
+	slim_audio_send(&link->audio_sender, &p, false, link->assoc, link->mtu, slim_now_us(),
+		send_to_peer, link);
 	link->audio_packets++;
 }
 

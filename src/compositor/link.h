@@ -42,8 +42,8 @@ struct slim_link_handler {
 	void (*input)(void *data, const struct slim_wire_input *ev);
 	/* The link can take a frame it could not take before, or must repair one. */
 	void (*want_frame)(void *data);
-	/* A packet of the attached console's microphone. */
-	void (*microphone)(void *data, const struct slim_audio_packet *p);
+	/* A packet of the attached console's microphone; `again`: a copy of an earlier one. */
+	void (*microphone)(void *data, const struct slim_audio_packet *p, bool again);
 };
 
 struct slim_link_config {

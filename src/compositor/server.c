@@ -80,11 +80,11 @@ static void handle_link_want_frame(void *data)
 	output_link_ready(data);
 }
 
-static void handle_link_microphone(void *data, const struct slim_audio_packet *p)
+static void handle_link_microphone(void *data, const struct slim_audio_packet *p, bool again)
 {
 	struct slim_server *server = data;
 	if (server->audio) {
-		audio_microphone_packet(server->audio, p);
+		audio_microphone_packet(server->audio, p, again);
 	}
 }
 

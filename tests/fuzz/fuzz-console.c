@@ -31,10 +31,14 @@ static uint32_t before[FUZZ_W * FUZZ_H];
 static struct slim_audio_jitter *speaker;
 static uint64_t speaker_clock;
 
-static void handle_audio(void *data, const struct slim_cmd *cmd, uint64_t time_us)
+static void handle_audio(void *data, const struct slim_cmd *cmd, bool again, uint64_t time_us)
 {
 	struct slim_audio_packet p;
 	slim_audio_packet_from_cmd(cmd, &p);
+	if (again) {
+		slim_audio_jitter_push_again(speaker, &p);
+		return;
+	}
 	slim_audio_jitter_push(speaker, &p, ++speaker_clock * 10000);
 	int16_t pcm[SLIM_AUDIO_FRAME * 2];
 	slim_audio_jitter_pull(speaker, pcm);

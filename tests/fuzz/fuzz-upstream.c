@@ -34,6 +34,7 @@ static const struct slim_fb fb = {
 static volatile uint32_t sink;
 static struct slim_audio_jitter *mic;
 static uint64_t mic_clock;
+static bool mic_seen; /* the input's first MIC is a packet, the rest copies */
 
 static void check_downstream(void *data, const uint8_t *buf, size_t len)
 {
@@ -63,6 +64,11 @@ static void other(void *data, const struct slim_cmd *cmd)
 		/* as the compositor does: into the microphone's jitter buffer */
 		struct slim_audio_packet p;
 		slim_audio_packet_from_cmd(cmd, &p);
+		if (mic_seen) {
+			slim_audio_jitter_push_again(mic, &p);
+			break;
+		}
+		mic_seen = true;
 		slim_audio_jitter_push(mic, &p, ++mic_clock * 10000);
 		int16_t pcm[SLIM_AUDIO_FRAME];
 		slim_audio_jitter_pull(mic, pcm);
@@ -160,6 +166,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	slim_input_seq_release_all(&input, apply, NULL);
 	slim_input_seq_reset(&input, 1);
 	slim_audio_jitter_reset(mic);
+	mic_seen = false;
 	input_seen = false;
 	/* libFuzzer hands over a buffer of exactly `size` bytes: ASan sees overruns. */
 	slim_encoder_receive(enc, data, size, other, NULL);

@@ -416,6 +416,11 @@ class Console(Process):
         line = self.request('stats', 'stats ')
         return {k: int(v) for k, v in (w.split('=', 1) for w in line.split()[1:])}
 
+    def audio_stats(self):
+        """The console's sound figures (a console that plays sound)."""
+        line = self.request('stats', 'audio datagrams=')
+        return {k: int(v) for k, v in (w.split('=', 1) for w in line.split()[1:])}
+
     def sync(self):
         return int(self.request('sync', 'sync ').split()[1])
 

@@ -14,47 +14,10 @@ and plays a tone file as the console's microphone:
   would): the sound moves with it, the first console hears nothing more.
 """
 import os
-import subprocess
 
 from slimtest import Session, log, require_programs, run, scaled
 import soundcheck
-
-# one device for both ways (asym); the file plugin records what passes
-# through it either way, so each way has its own
-ASOUNDRC = """pcm.slimconsole {
-	type asym
-	playback.pcm "slimspeaker"
-	capture.pcm "slimmic"
-}
-pcm.slimspeaker {
-	type file
-	slave.pcm "null"
-	file "%(out)s"
-	format "raw"
-}
-pcm.slimmic {
-	type file
-	slave.pcm "null"
-	file "/dev/null"
-	infile "%(mic)s"
-	format "raw"
-}
-"""
-
-
-def console_with_sound(s, name, mic_hz):
-    """A console whose ALSA device records to a file and hears `mic_hz`."""
-    out = os.path.join(s.tmp, name + '-speaker.raw')
-    mic = os.path.join(s.tmp, name + '-mic.raw')
-    subprocess.run(['sox', '-n', '-r', '48000', '-c', '1', '-b', '16', '-e', 'signed', mic,
-                    'synth', '120', 'sine', str(mic_hz), 'vol', '0.5'], check=True)
-    home = os.path.join(s.tmp, name + '-home')
-    os.makedirs(home, exist_ok=True)
-    with open(os.path.join(home, '.asoundrc'), 'w') as f:
-        f.write(ASOUNDRC % {'out': out, 'mic': mic})
-    console = s.start_console(console_id=name, extra_args=['--audio', 'alsa:slimconsole'],
-                              env={'HOME': home})
-    return console, out
+from soundcheck import console_with_sound
 
 
 def test():
