@@ -313,8 +313,9 @@ struct slim_wire_audio {
 /* AUDIO_REPORT: the console's playback since the stream began, every few seconds while it plays. */
 struct slim_wire_audio_report {
 	uint32_t received;  /* packets taken into the jitter buffer */
-	uint32_t lost;      /* 10 ms frames that never came in time */
-	uint32_t concealed; /* of those, guessed rather than rebuilt */
+	uint32_t repaired;  /* lost on the way, rebuilt from a copy a later datagram carried */
+	uint32_t lost;      /* 10 ms frames that never came in time, in any copy */
+	uint32_t concealed; /* frames guessed: the lost ones, and those a late packet cost */
 	uint16_t depth_ms;  /* what the jitter buffer holds */
 	uint16_t pad;
 	uint32_t jitter_us; /* RFC 3550 interarrival jitter */
@@ -349,6 +350,6 @@ _Static_assert(sizeof(struct slim_wire_ack) == 32, "ACK");
 _Static_assert(sizeof(struct slim_wire_card) == 36, "CARD");
 _Static_assert(sizeof(struct slim_wire_redirect) == 68, "REDIRECT");
 _Static_assert(sizeof(struct slim_wire_audio) == 16, "AUDIO");
-_Static_assert(sizeof(struct slim_wire_audio_report) == 20, "AUDIO_REPORT");
+_Static_assert(sizeof(struct slim_wire_audio_report) == 24, "AUDIO_REPORT");
 
 #endif

@@ -1003,8 +1003,8 @@ static void test_upstream_fields(void **state)
 		{ SLIM_CMD_ACK, 32, 0, 0, 0, 0, SLIM_OK },
 		{ SLIM_CMD_MIC, 16, 0, 0, 0, 0, SLIM_ERR_LENGTH }, /* a header, no sound */
 		{ SLIM_CMD_MIC, 17, 0, 0, 0, 0, SLIM_OK },
-		{ SLIM_CMD_AUDIO_REPORT, 19, 0, 0, 0, 0, SLIM_ERR_LENGTH },
-		{ SLIM_CMD_AUDIO_REPORT, 20, 0, 0, 0, 0, SLIM_OK },
+		{ SLIM_CMD_AUDIO_REPORT, 23, 0, 0, 0, 0, SLIM_ERR_LENGTH },
+		{ SLIM_CMD_AUDIO_REPORT, 24, 0, 0, 0, 0, SLIM_OK },
 		{ SLIM_CMD_AUDIO, 17, 0, 0, 0, 0, SLIM_ERR_DIRECTION },
 		{ 0x8a, 8, 0, 0, 0, 0, SLIM_ERR_UNKNOWN },
 		{ 0xff, 8, 0, 0, 0, 0, SLIM_ERR_UNKNOWN },

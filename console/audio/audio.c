@@ -219,6 +219,7 @@ void console_audio_receive(struct console_audio *audio, const struct slim_cmd *c
 		const struct slim_audio_stats *s = &audio->stats;
 		struct slim_wire_audio_report report = {
 			.received = (uint32_t)s->packets,
+			.repaired = (uint32_t)s->repaired,
 			.lost = (uint32_t)s->lost,
 			.concealed = (uint32_t)s->concealed,
 			.depth_ms = (uint16_t)s->depth_ms,

@@ -293,6 +293,19 @@ void slim_control_active(struct slim_control *ctl)
 	send_line(ctl, "active");
 }
 
+void slim_control_audio(struct slim_control *ctl, const char console_id[SLIM_CONSOLE_ID_LEN],
+		const char *codec, unsigned kbit, unsigned depth_ms, unsigned loss_permille,
+		unsigned lost_permille)
+{
+	if (!ctl) {
+		return;
+	}
+	char hex[2 * SLIM_CONSOLE_ID_LEN + 1];
+	slim_control_console_hex(console_id, hex);
+	send_line(ctl, "audio %s %s %u %u %u %u", hex, codec, kbit, depth_ms, loss_permille,
+		lost_permille);
+}
+
 void slim_control_inhibit(struct slim_control *ctl, bool inhibited)
 {
 	if (!ctl || ctl->inhibited == inhibited) {

@@ -43,5 +43,13 @@ void slim_control_detached(struct slim_control *ctl, const char console_id[SLIM_
 void slim_control_active(struct slim_control *ctl);
 /* Whether a client inhibits idle (a video being watched); said on change. */
 void slim_control_inhibit(struct slim_control *ctl, bool inhibited);
+/*
+ * How sound fares on the console: `audio CONSOLE CODEC KBIT DEPTH_MS
+ * LOSS LOST`, LOSS the packets lost on the way and LOST those lost in
+ * every copy, both per mille of what was sent (session-manager.md §2).
+ */
+void slim_control_audio(struct slim_control *ctl, const char console_id[SLIM_CONSOLE_ID_LEN],
+		const char *codec, unsigned kbit, unsigned depth_ms, unsigned loss_permille,
+		unsigned lost_permille);
 
 #endif

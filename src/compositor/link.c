@@ -310,6 +310,7 @@ static void handle_other(void *data, const struct slim_cmd *cmd)
 		link->mic_seen = true;
 	} else if (cmd->type == SLIM_CMD_AUDIO_REPORT) {
 		link->audio_report = cmd->audio_report;
+		link->handler->audio_report(link->data);
 	} else if (cmd->type == SLIM_CMD_CARD) {
 		/*
 		 * A standalone session acts on no card; the log says a card came,
@@ -761,6 +762,11 @@ void slim_link_send_audio(struct slim_link *link, const int16_t *pcm)
 	link->audio_packets++;
 }
 
+const char *slim_link_console_id(const struct slim_link *link)
+{
+	return link->attached ? link->console_id : NULL;
+}
+
 void slim_link_audio_stats(const struct slim_link *link, struct slim_link_audio_stats *stats)
 {
 	const struct slim_wire_audio_report *r = &link->audio_report;
@@ -771,7 +777,8 @@ void slim_link_audio_stats(const struct slim_link *link, struct slim_link_audio_
 			SLIM_AUDIO_RATE * 2 * 16 : link->audio_bitrate,
 		.packets = link->audio_packets,
 		.depth_ms = r->depth_ms, .jitter_us = r->jitter_us,
-		.received = r->received, .lost = r->lost, .concealed = r->concealed,
+		.received = r->received, .repaired = r->repaired, .lost = r->lost,
+		.concealed = r->concealed,
 	};
 }
 

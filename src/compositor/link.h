@@ -42,6 +42,8 @@ struct slim_link_handler {
 	void (*input)(void *data, const struct slim_wire_input *ev);
 	/* The link can take a frame it could not take before, or must repair one. */
 	void (*want_frame)(void *data);
+	/* The attached console reported how its playback fares (slim_link_audio_stats). */
+	void (*audio_report)(void *data);
 	/* A packet of the attached console's microphone; `again`: a copy of an earlier one. */
 	void (*microphone)(void *data, const struct slim_audio_packet *p, bool again);
 };
@@ -103,9 +105,12 @@ struct slim_link_audio_stats {
 	uint64_t packets;   /* sent */
 	/* from the console's last AUDIO_REPORT (zero before one) */
 	uint32_t depth_ms, jitter_us;
-	uint32_t received, lost, concealed;
+	uint32_t received, repaired, lost, concealed;
 };
 void slim_link_audio_stats(const struct slim_link *link, struct slim_link_audio_stats *stats);
+
+/* The attached console's id (NUL-padded), or NULL. */
+const char *slim_link_console_id(const struct slim_link *link);
 
 /* The attached console's video budget in bits a second, from its HELLO; 0: none said. */
 uint64_t slim_link_video_budget(const struct slim_link *link);

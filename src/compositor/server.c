@@ -80,6 +80,25 @@ static void handle_link_want_frame(void *data)
 	output_link_ready(data);
 }
 
+/* Per mille of `of`, rounded, at most 1000. */
+static unsigned permille(uint64_t n, uint64_t of)
+{
+	return of == 0 ? 0 : n >= of ? 1000 : (unsigned)((n * 1000 + of / 2) / of);
+}
+
+static void handle_link_audio_report(void *data)
+{
+	struct slim_server *server = data;
+	struct slim_link_audio_stats st;
+	slim_link_audio_stats(server->link, &st);
+	/* what was sent: what came, and what was lost on the way */
+	uint64_t sent = (uint64_t)st.received + st.repaired + st.lost;
+	slim_control_audio(server->control, slim_link_console_id(server->link),
+		st.codec == SLIM_AUDIO_PCM ? "pcm" : "opus", (unsigned)(st.bitrate / 1000),
+		st.depth_ms, permille((uint64_t)st.repaired + st.lost, sent),
+		permille(st.lost, sent));
+}
+
 static void handle_link_microphone(void *data, const struct slim_audio_packet *p, bool again)
 {
 	struct slim_server *server = data;
@@ -93,6 +112,7 @@ static const struct slim_link_handler link_handler = {
 	.detached = handle_link_detached,
 	.input = handle_link_input,
 	.want_frame = handle_link_want_frame,
+	.audio_report = handle_link_audio_report,
 	.microphone = handle_link_microphone,
 };
 

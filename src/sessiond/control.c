@@ -34,10 +34,33 @@ static bool parse_console(const char *hex, char out[SLIM_CONSOLE_ID_LEN + 1])
 	return true;
 }
 
+/* `audio CONSOLE CODEC KBIT DEPTH_MS LOSS LOST` (§2), fields after the word. */
+static bool parse_audio(char **f, struct slim_session_audio *audio)
+{
+	unsigned long v[4];
+	if (!parse_console(f[0], audio->console) ||
+			(strcmp(f[1], "opus") != 0 && strcmp(f[1], "pcm") != 0)) {
+		return false;
+	}
+	static const unsigned long max[4] = { 100000, 60000, 1000, 1000 };
+	for (int i = 0; i < 4; i++) {
+		if (!slim_parse_ulong(f[2 + i], max[i], &v[i])) {
+			return false;
+		}
+	}
+	snprintf(audio->codec, sizeof(audio->codec), "%s", f[1]);
+	audio->kbit = (unsigned)v[0];
+	audio->depth_ms = (unsigned)v[1];
+	audio->loss_permille = (unsigned)v[2];
+	audio->lost_permille = (unsigned)v[3];
+	return true;
+}
+
 void slim_control_handle_line(struct slim_session *session, char *line)
 {
-	char *f[4];
-	int n = slim_split(line, f, 4);
+	char *f[7];
+	int n = slim_split(line, f, 7);
+	struct slim_session_audio audio;
 	unsigned long a, b;
 	char console[SLIM_CONSOLE_ID_LEN + 1];
 	if (n == 3 && strcmp(f[0], "hello") == 0 && slim_parse_ulong(f[1], 65535, &a) &&
@@ -60,6 +83,8 @@ void slim_control_handle_line(struct slim_session *session, char *line)
 	} else if (n == 2 && strcmp(f[0], "inhibit") == 0 &&
 			(strcmp(f[1], "0") == 0 || strcmp(f[1], "1") == 0)) {
 		slim_session_control_inhibit(session, f[1][0] == '1');
+	} else if (n == 7 && strcmp(f[0], "audio") == 0 && parse_audio(f + 1, &audio)) {
+		slim_session_control_audio(session, &audio);
 	} else if (n == 1 && strcmp(f[0], "ping") == 0) {
 		slim_control_send(session->control, "pong");
 	} else if (n == 1 && strcmp(f[0], "pong") == 0) {

@@ -55,10 +55,10 @@ bool slim_ctl_parse(const char *line, struct slim_ctl_request *req, const char *
 	int n = slim_split(buf, f, 4);
 	memset(req, 0, sizeof(*req));
 	*error = "unknown request (list, detach SESSION, end SESSION, why CONSOLE, consoles, "
-		"approve CONSOLE [NAME], revoke CONSOLE, key, classes)";
+		"approve CONSOLE [NAME], revoke CONSOLE, key, classes, audio)";
 	static const struct { const char *word; enum slim_ctl_cmd cmd; } plain[] = {
 		{ "list", SLIM_CTL_LIST }, { "consoles", SLIM_CTL_CONSOLES }, { "key", SLIM_CTL_KEY },
-		{ "classes", SLIM_CTL_CLASSES },
+		{ "classes", SLIM_CTL_CLASSES }, { "audio", SLIM_CTL_AUDIO },
 	};
 	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
 		if (strcmp(f[0], plain[i].word) == 0) {
@@ -289,6 +289,24 @@ static void list_classes(struct slim_manager *mgr, slim_ctl_out out, void *data)
 	}
 }
 
+/*
+ * "audio CONSOLE SESSION CODEC KBIT DEPTH_MS LOSS% LOST%" for each console
+ * showing a session whose compositor told how its sound fares there.
+ */
+static void list_audio(struct slim_manager *mgr, slim_ctl_out out, void *data)
+{
+	struct slim_session *s;
+	wl_list_for_each(s, &mgr->sessions, link) {
+		const struct slim_session_audio *a = &s->audio;
+		if (s->greeter || !s->console || strcmp(a->console, s->console->id) != 0) {
+			continue;
+		}
+		outf(out, data, "audio %s %u %s %u %u %u.%u %u.%u", a->console, s->id, a->codec,
+			a->kbit, a->depth_ms, a->loss_permille / 10, a->loss_permille % 10,
+			a->lost_permille / 10, a->lost_permille % 10);
+	}
+}
+
 void slim_ctl_run(struct slim_manager *mgr, const char *line, slim_ctl_out out, void *data)
 {
 	struct slim_ctl_request req;
@@ -356,6 +374,9 @@ void slim_ctl_run(struct slim_manager *mgr, const char *line, slim_ctl_out out, 
 		break;
 	case SLIM_CTL_CLASSES:
 		list_classes(mgr, out, data);
+		break;
+	case SLIM_CTL_AUDIO:
+		list_audio(mgr, out, data);
 		break;
 	case SLIM_CTL_KEY: {
 		static const uint8_t zero[SLIM_SEC_FINGERPRINT_LEN];

@@ -22,6 +22,7 @@ enum slim_ctl_cmd {
 	SLIM_CTL_REVOKE,   /* revoke ID */
 	SLIM_CTL_KEY,      /* the host key's fingerprint */
 	SLIM_CTL_CLASSES,  /* each session's processes by cgroup class, and their CPU */
+	SLIM_CTL_AUDIO,    /* how sound fares on each console showing a session */
 };
 
 struct slim_ctl_request {

@@ -302,6 +302,11 @@ void slim_session_control_active(struct slim_session *s)
 	s->active_us = slim_now_us();
 }
 
+void slim_session_control_audio(struct slim_session *s, const struct slim_session_audio *audio)
+{
+	s->audio = *audio;
+}
+
 void slim_session_control_inhibit(struct slim_session *s, bool inhibited)
 {
 	/* the time shown while inhibited counts as use, up to this moment */

@@ -107,6 +107,12 @@ struct slim_session {
 	 */
 	uint64_t active_us;
 	bool inhibited;    /* its compositor said `inhibit 1` */
+	/* How sound fares on a console, its compositor's latest `audio` line. */
+	struct slim_session_audio {
+		char console[SLIM_CONSOLE_ID_LEN + 1]; /* "": none said */
+		char codec[8];
+		unsigned kbit, depth_ms, loss_permille, lost_permille;
+	} audio;
 	bool ending;       /* SIGTERM sent */
 };
 
@@ -261,6 +267,8 @@ void slim_session_control_detached(struct slim_session *session, const char *con
 void slim_session_control_closed(struct slim_session *session);
 void slim_session_control_active(struct slim_session *session);
 void slim_session_control_inhibit(struct slim_session *session, bool inhibited);
+void slim_session_control_audio(struct slim_session *session,
+		const struct slim_session_audio *audio);
 
 /*
  * How long nobody has used the session: 0 while it is shown with idle

@@ -3,6 +3,7 @@
  *
  *   slimlandctl [--socket PATH] list | detach SESSION | end SESSION | why CONSOLE
  *               | consoles | approve CONSOLE [NAME] | revoke CONSOLE | key | classes
+ *               | audio
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -25,7 +26,11 @@ static void usage(FILE *f)
 		"  key                      the host key consoles pin (for --server-key)\n"
 		"  classes                  each session's processes by cgroup class\n"
 		"                           (compositor, interactive, background, hidden)\n"
-		"                           and the CPU each class used, ms\n");
+		"                           and the CPU each class used, ms\n"
+		"  audio                    per console showing a session: the sound's\n"
+		"                           codec, kbit/s, the console's jitter buffer (ms),\n"
+		"                           the packets lost on the way and those lost in\n"
+		"                           every copy (%%)\n");
 }
 
 int main(int argc, char *argv[])

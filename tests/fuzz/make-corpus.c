@@ -352,7 +352,8 @@ static void upstream_corpus(void)
 		.seq = 7, .timestamp = 3360 };
 	check(slim_put_audio(&w, true, 0, &mic, opus, sizeof(opus)), "MIC");
 	emit(&w, d, "mic", 2);
-	struct slim_wire_audio_report report = { .received = 100, .lost = 3, .concealed = 1,
+	struct slim_wire_audio_report report = { .received = 100, .repaired = 5, .lost = 3,
+		.concealed = 4,
 		.depth_ms = 30, .jitter_us = 1200 };
 	check(slim_put_audio_report(&w, &report), "AUDIO_REPORT");
 	emit(&w, d, "audio-report", 3);

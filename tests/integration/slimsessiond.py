@@ -384,9 +384,9 @@ class ManagerSession(Session):
         return self.wait_ctl(ok, 'console %s on the %s' % (console_id, state), timeout)
 
     # -- consoles
-    def approved_console(self, console_id, size):
+    def approved_console(self, console_id, size, env=None, extra_args=()):
         """A new console, approved by the administrator, settled on its greeter."""
-        console = self.start_managed_console(console_id, size)
+        console = self.start_managed_console(console_id, size, env=env, extra_args=extra_args)
         console.wait_for('manager refused pending', 15)
         self.ctl('approve', console.id)
         console.wait_for('attached', 20)
@@ -403,12 +403,12 @@ class ManagerSession(Session):
         return self.user_session(table)
 
     def start_managed_console(self, console_id, size, card_reader='stdin', env=None, name=None,
-                              host=None):
+                              host=None, extra_args=()):
         """A console of the manager's; host: a slimnet.Host it runs in."""
         endpoint = ['--manager', '%s:%d' % (self.manager_host, self.port),
                     '--card-reader=' + card_reader]
         console = Console(self, None, size, console_id, name or 'console-' + console_id,
-                          endpoint=endpoint, env=env, host=host)
+                          endpoint=endpoint, env=env, host=host, extra_args=extra_args)
         self.consoles.append(console)
         return console
 

@@ -167,8 +167,10 @@ pcm.slimmic {
 """
 
 
-def console_with_sound(s, name, mic_hz):
-    """A console whose ALSA device records to a file and hears `mic_hz`."""
+def sound_device(s, name, mic_hz):
+    """An ALSA device `slimconsole` for a console: it records what is played
+    to a file and hears a tone of `mic_hz`. Returns (the console's
+    environment and arguments, the file)."""
     out = os.path.join(s.tmp, name + '-speaker.raw')
     mic = os.path.join(s.tmp, name + '-mic.raw')
     subprocess.run(['sox', '-n', '-r', '48000', '-c', '1', '-b', '16', '-e', 'signed', mic,
@@ -177,6 +179,15 @@ def console_with_sound(s, name, mic_hz):
     os.makedirs(home, exist_ok=True)
     with open(os.path.join(home, '.asoundrc'), 'w') as f:
         f.write(ASOUNDRC % {'out': out, 'mic': mic})
-    console = s.start_console(console_id=name, extra_args=['--audio', 'alsa:slimconsole'],
-                              env={'HOME': home})
-    return console, out
+    return {'HOME': home}, ['--audio', 'alsa:slimconsole'], out
+
+
+def console_with_sound(s, name, mic_hz):
+    """A console of the session's whose ALSA device records to a file and
+    hears `mic_hz`."""
+    env, args, out = sound_device(s, name, mic_hz)
+    return s.start_console(console_id=name, extra_args=args, env=env), out
+
+
+def file_size(path):
+    return os.path.getsize(path) if os.path.exists(path) else 0

@@ -33,7 +33,7 @@ def test():
             soundcheck.make_tone(tone, 440, 2.0)
             for percent in (5, 10):
                 desk.lose(percent)
-                start = os.path.getsize(out) if os.path.exists(out) else 0
+                start = soundcheck.file_size(out)
                 r = s.run_client(['pw-cat', '--playback', tone], timeout=scaled(10))
                 if r.returncode != 0:
                     s.fail('pw-cat --playback: %s' % r.stderr.decode()[-300:])

@@ -724,6 +724,35 @@ static void collect(void *data, const char *line)
 	strcat(o->text, "\n");
 }
 
+/* `audio` lines: kept for the console shown, listed by `slimlandctl audio`, bad ones refused. */
+static void test_audio_report(void **state)
+{
+	struct fake_compositor *s = alice_with_card();
+	struct slim_console *c1 = slim_manager_console(t.mgr, "c1");
+	struct slim_session *session = c1->shows;
+	struct out o = { 0 };
+	slim_ctl_run(t.mgr, "audio", collect, &o);
+	assert_null(strstr(o.text, "audio c1"));
+	comp_say(s, "audio 6331 opus 64 30 52 3");
+	memset(&o, 0, sizeof(o));
+	slim_ctl_run(t.mgr, "audio", collect, &o);
+	char want[128];
+	snprintf(want, sizeof(want), "audio c1 %u opus 64 30 5.2 0.3\n", session->id);
+	assert_non_null(strstr(o.text, want));
+	/* what the compositor says is checked like every line: nothing changes */
+	comp_say(s, "audio 6331 mp3 64 30 0 0");
+	comp_say(s, "audio 6331 opus 64 30 1001 0");
+	comp_say(s, "audio 6331 opus 64 30 0");
+	comp_say(s, "audio zz opus 64 30 0 0");
+	assert_string_equal(session->audio.codec, "opus");
+	assert_int_equal(session->audio.loss_permille, 52);
+	/* a report of another console than the one shown is not listed */
+	comp_say(s, "audio 6332 pcm 1536 20 0 0");
+	memset(&o, 0, sizeof(o));
+	slim_ctl_run(t.mgr, "audio", collect, &o);
+	assert_null(strstr(o.text, "audio c"));
+}
+
 static void test_console_timeout(void **state)
 {
 	assert_int_equal(t.mgr->config.console_timeout_s, 30);
@@ -1099,6 +1128,7 @@ int main(void)
 			"reauth = always\n"),
 		cmocka_unit_test_prestate_setup_teardown(test_reauth_idle, setup, teardown,
 			"reauth = idle:60\n"),
+		cmocka_unit_test_setup_teardown(test_audio_report, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_control_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_detached_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_console_timeout, setup, teardown),
