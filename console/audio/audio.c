@@ -51,7 +51,8 @@ struct console_audio {
 	struct mic_packet mic[MIC_QUEUE];
 	unsigned mic_head, mic_count;
 	uint64_t mic_dropped;
-	unsigned quiet; /* frames played quiet in a row */
+	unsigned quiet; /* frames played quiet in a row (a device that played nothing: quiet) */
+	uint64_t last_pull_us;
 	uint64_t onset_us; /* an onset not yet told; 0: none */
 };
 
@@ -76,6 +77,11 @@ void console_audio_pull(struct console_audio *audio, int16_t *pcm, uint64_t dela
 {
 	uint64_t now = slim_now_us();
 	pthread_mutex_lock(&audio->lock);
+	if (now - audio->last_pull_us > ONSET_QUIET_FRAMES * 10000) {
+		/* a sound server runs its graph only while something plays: quiet till now */
+		audio->quiet = ONSET_QUIET_FRAMES;
+	}
+	audio->last_pull_us = now;
 	slim_audio_jitter_pull(audio->jitter, pcm);
 	size_t at;
 	bool heard = loud(pcm, SLIM_AUDIO_FRAME * CONSOLE_AUDIO_CHANNELS, &at);
