@@ -35,5 +35,11 @@ extern const struct console_audio_device_impl console_audio_pipewire;
 void console_audio_pull(struct console_audio *audio, int16_t *pcm, uint64_t delay_us);
 /* SLIM_AUDIO_FRAME mono samples the microphone heard. */
 void console_audio_push_mic(struct console_audio *audio, const int16_t *pcm);
+/*
+ * The sound server here is the session's own: no device is to be tried
+ * after this one (ALSA's default goes to the same server, through
+ * pipewire-alsa).
+ */
+void console_audio_no_fallback(struct console_audio *audio);
 
 #endif

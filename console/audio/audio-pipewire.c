@@ -4,6 +4,10 @@
  * microphone, a capture stream from the default source, both of 10 ms
  * quanta. PipeWire's data thread calls them; whatever its quantum, the
  * console's side moves whole 10 ms frames and keeps the remainder.
+ *
+ * A PipeWire that holds slimland's "Console speaker" is a session's own (a
+ * console run beside the session, in its runtime directory): played into,
+ * the session would hear itself again and again. It is refused.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,12 +20,18 @@
 #include "slim-log.h"
 
 #define LATENCY "480/48000"
+/* What the compositor calls its sink (src/compositor/audio.c). */
+#define SESSION_SINK "slimland-console-speaker"
 
 struct console_audio_device {
 	struct console_audio *audio;
 	struct pw_thread_loop *thread;
 	struct pw_context *context;
 	struct pw_core *core;
+	struct pw_registry *registry;
+	struct spa_hook core_listener, registry_listener;
+	int sync_seq;
+	bool synced, session_sink;
 	struct pw_stream *playback, *capture;
 	struct spa_hook playback_listener, capture_listener;
 
@@ -149,10 +159,64 @@ static struct pw_stream *make_stream(struct console_audio_device *dev, const cha
 	return stream;
 }
 
+static void handle_registry_global(void *data, uint32_t id, uint32_t permissions,
+		const char *type, uint32_t version, const struct spa_dict *props)
+{
+	struct console_audio_device *dev = data;
+	const char *name = props ? spa_dict_lookup(props, PW_KEY_NODE_NAME) : NULL;
+	if (strcmp(type, PW_TYPE_INTERFACE_Node) == 0 && name && strcmp(name, SESSION_SINK) == 0) {
+		dev->session_sink = true;
+	}
+}
+
+static const struct pw_registry_events registry_events = {
+	PW_VERSION_REGISTRY_EVENTS,
+	.global = handle_registry_global,
+};
+
+static void handle_core_done(void *data, uint32_t id, int seq)
+{
+	struct console_audio_device *dev = data;
+	if (id == PW_ID_CORE && seq == dev->sync_seq) {
+		dev->synced = true;
+		pw_thread_loop_signal(dev->thread, false);
+	}
+}
+
+static const struct pw_core_events core_events = {
+	PW_VERSION_CORE_EVENTS,
+	.done = handle_core_done,
+};
+
+/* Under the loop's lock: whether the server lists a session's sink (a round trip). */
+static bool is_a_sessions(struct console_audio_device *dev)
+{
+	pw_core_add_listener(dev->core, &dev->core_listener, &core_events, dev);
+	dev->registry = pw_core_get_registry(dev->core, PW_VERSION_REGISTRY, 0);
+	if (!dev->registry) {
+		return false;
+	}
+	pw_registry_add_listener(dev->registry, &dev->registry_listener, &registry_events, dev);
+	dev->sync_seq = pw_core_sync(dev->core, PW_ID_CORE, 0);
+	while (!dev->synced) {
+		if (pw_thread_loop_timed_wait(dev->thread, 2) != 0) {
+			break; /* a server that does not answer: its streams will not work either */
+		}
+	}
+	return dev->session_sink;
+}
+
 static void pipewire_destroy(struct console_audio_device *dev)
 {
 	if (dev->thread) {
 		pw_thread_loop_stop(dev->thread);
+	}
+	if (dev->registry) {
+		spa_hook_remove(&dev->registry_listener);
+		pw_proxy_destroy((struct pw_proxy *)dev->registry);
+	}
+	if (dev->core) {
+		spa_hook_remove(&dev->core_listener);
 	}
 	if (dev->playback) {
 		spa_hook_remove(&dev->playback_listener);
@@ -200,7 +264,8 @@ static struct console_audio_device *pipewire_create(struct console_audio *audio,
 		goto fail;
 	}
 	dev->core = pw_context_connect(dev->context, NULL, 0);
-	if (dev->core) {
+	bool echo = dev->core && is_a_sessions(dev);
+	if (dev->core && !echo) {
 		dev->playback = make_stream(dev, "Session", "Communication", PW_DIRECTION_OUTPUT,
 			CONSOLE_AUDIO_CHANNELS, &dev->playback_listener, &playback_events);
 		if (*microphone) {
@@ -212,6 +277,12 @@ static struct console_audio_device *pipewire_create(struct console_audio *audio,
 	pw_thread_loop_unlock(dev->thread);
 	if (!dev->core) {
 		snprintf(err, err_len, "no PipeWire answers");
+		goto fail;
+	}
+	if (echo) {
+		console_audio_no_fallback(audio);
+		snprintf(err, err_len, "the PipeWire here is a session's own (it has \"Console "
+			"speaker\"): the session would hear itself");
 		goto fail;
 	}
 	if (!dev->playback) {

@@ -40,6 +40,7 @@ struct console_audio {
 	struct console_audio_device *dev;
 	char device[80];
 	bool microphone;
+	bool no_fallback; /* see console_audio_no_fallback */
 	int wake_fd;
 	uint64_t last_report_us;
 
@@ -114,6 +115,11 @@ void console_audio_push_mic(struct console_audio *audio, const int16_t *pcm)
 	wake(audio);
 }
 
+void console_audio_no_fallback(struct console_audio *audio)
+{
+	audio->no_fallback = true;
+}
+
 static bool start_device(struct console_audio *audio, const struct console_audio_device_impl *impl,
 		const char *name, char *err, size_t err_len)
 {
@@ -156,7 +162,8 @@ struct console_audio *console_audio_create(const struct console_audio_config *co
 	switch (config->mode) {
 	case CONSOLE_AUDIO_AUTO:
 		ok = start_device(audio, &console_audio_pipewire, NULL, pw_err, sizeof(pw_err)) ||
-			start_device(audio, &console_audio_alsa, alsa, err, sizeof(err));
+			(!audio->no_fallback &&
+			start_device(audio, &console_audio_alsa, alsa, err, sizeof(err)));
 		break;
 	case CONSOLE_AUDIO_PIPEWIRE:
 		ok = start_device(audio, &console_audio_pipewire, NULL, err, sizeof(err));
@@ -169,7 +176,7 @@ struct console_audio *console_audio_create(const struct console_audio_config *co
 	}
 	if (!ok) {
 		slim_log(SLIM_LOG_ERROR, "audio: no sound device (%s%s%s): the console has no sound",
-			pw_err, pw_err[0] ? "; " : "", err);
+			pw_err, pw_err[0] && err[0] ? "; " : "", err);
 		goto fail;
 	}
 	slim_log(SLIM_LOG_INFO, "audio: the session's sound plays on %s%s", audio->device,

@@ -10,6 +10,8 @@ console's speaker and microphone in it as the defaults:
   (paplay) and an ALSA one (aplay, through pipewire-alsa); the compositor
   hears the sound;
 - recording from the default source (arecord) gives silence, not an error;
+- a console run beside the session, in its runtime directory, refuses to
+  play into the session's own PipeWire (it would echo);
 - PipeWire killed: said once in the log; the pixels carry on (a client
   draws, the console equals grim);
 - the daemons end with the compositor.
@@ -67,6 +69,17 @@ def test():
                 s.fail('the defaults are %r and %r, not the console\'s' % (sink, source))
             time.sleep(0.1)
         log('defaults: %s, %s' % (sink, source))
+
+        # a console run beside the session, in its runtime directory, finds the
+        # session's own PipeWire: playing into it would echo, so it has no sound
+        echo = s.start_console(console_id='beside', wait_attached=False,
+                               extra_args=['--audio', 'auto'])
+        _, line = echo.stderr.wait(lambda l: 'no sound device' in l, 0,
+                                   time.monotonic() + scaled(10))
+        if line is None or 'session would hear itself' not in line:
+            s.fail('a console beside the session: %r' % line)
+        log('a console beside the session: %s' % line.strip())
+        echo.quit()
 
         tone = os.path.join(s.tmp, 'tone.wav')
         subprocess.run(['sox', '-n', '-r', '48000', '-c', '2', '-b', '16', tone,
