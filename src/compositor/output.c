@@ -6,12 +6,12 @@
  * the encoder, which refines the damage against what the console shows.
  *
  * Pacing: wlroots holds a new frame back until the backend says the last
- * one was shown (frame_pending). The headless backend says so on a fixed
- * 60 Hz timer, which would make every keystroke wait for its tick. Here the
- * console's ACKs are the vblank: once a frame is out and the link has room,
- * the next frame event is sent at once, no sooner than MIN_FRAME_US after
- * the last frame, so an input event after a quiet moment is drawn at once
- * and animation runs as fast as the console takes it, up to that rate.
+ * one was shown (frame_pending). The screen (screen.c) has no clock that
+ * would say so: the console's ACKs are the vblank. Once a frame is out and
+ * the link has room, the next frame event is sent at once, no sooner than
+ * MIN_FRAME_US after the last frame, so an input event after a quiet
+ * moment is drawn at once and animation runs as fast as the console takes
+ * it, up to that rate; with nothing changing nothing runs at all.
  *
  * With no console attached nobody sees the frames: they trickle at
  * DETACHED_FRAME_US, enough for clients to carry on and for screenshots,
@@ -59,8 +59,8 @@ static void handle_frame(struct wl_listener *listener, void *data)
 	}
 	/*
 	 * No console: render anyway, so that clients and screenshots carry
-	 * on, but only at a trickle. The headless backend's own timer asks
-	 * for frames at 60 Hz; those that come too soon wait for the pace.
+	 * on, but only at a trickle: frames asked for too soon wait for the
+	 * pace.
 	 */
 	uint64_t wait = frame_wait_us(output);
 	if (!slim_link_encoder(server->link) && wait > 0) {

@@ -19,12 +19,6 @@
 #include <wlr/util/log.h>
 #include "server.h"
 
-static void handle_new_output(struct wl_listener *listener, void *data)
-{
-	struct slim_server *server = wl_container_of(listener, server, new_output);
-	output_create(server, data);
-}
-
 static void handle_request_set_selection(struct wl_listener *listener, void *data)
 {
 	struct slim_server *server = wl_container_of(listener, server, request_set_selection);
@@ -167,7 +161,7 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 	/* server_finish() removes these whether or not start-up got that far. */
 	struct wl_listener *listeners[] = {
 		&server->cursor_commit, &server->cursor_destroy, &server->client_created,
-		&server->new_output, &server->new_xdg_surface, &server->request_cursor,
+		&server->new_xdg_surface, &server->request_cursor,
 		&server->request_set_selection, &server->request_set_primary_selection,
 		&server->new_layer_surface,
 	};
@@ -268,8 +262,6 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 	server->request_cursor.notify = cursor_handle_request;
 	wl_signal_add(&server->seat->events.request_set_cursor, &server->request_cursor);
 
-	server->new_output.notify = handle_new_output;
-	wl_signal_add(&server->backend->events.new_output, &server->new_output);
 	if (!input_init(server) || !cursor_init(server)) {
 		return false;
 	}
@@ -277,7 +269,12 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 		wlr_log(WLR_ERROR, "cannot start the backend");
 		return false;
 	}
-	return wlr_headless_add_output(server->backend, width, height) != NULL;
+	server->screen = screen_create(server->backend, server->display, width, height);
+	if (!server->screen) {
+		return false;
+	}
+	output_create(server, server->screen);
+	return server->output != NULL;
 }
 
 void server_finish(struct slim_server *server)
@@ -290,7 +287,6 @@ void server_finish(struct slim_server *server)
 	audio_destroy(server->audio);
 	slim_audio_daemons_stop(server->audio_daemons);
 	wl_list_remove(&server->client_created.link);
-	wl_list_remove(&server->new_output.link);
 	wl_list_remove(&server->new_xdg_surface.link);
 	wl_list_remove(&server->new_layer_surface.link);
 	wl_list_remove(&server->request_cursor.link);
@@ -320,6 +316,8 @@ void server_finish(struct slim_server *server)
 	if (server->scene) {
 		wlr_scene_node_destroy(&server->scene->node);
 	}
+	/* not the backend's: the display does not take it */
+	screen_destroy(server->screen);
 	wl_display_destroy(server->display);
 	/* the display took the backend with it; these are ours to destroy */
 	if (server->allocator) {

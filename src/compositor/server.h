@@ -43,6 +43,7 @@
 #include <xkbcommon/xkbcommon.h>
 #include "encoder.h"
 #include "audio.h"
+#include "screen.h"
 #include "audio-daemons.h"
 #include "control.h"
 #include "link.h"
@@ -171,6 +172,7 @@ struct slim_server {
 	struct slim_protocol_check *protocol_check;
 	struct slim_audio_daemons *audio_daemons;
 	struct slim_audio *audio;
+	struct wlr_output *screen; /* screen.c: the console's screen */
 	uint32_t width, height;
 
 	/* the pointer, in output coordinates */
@@ -183,7 +185,7 @@ struct slim_server {
 	struct slim_move_hint moves[8];
 	size_t n_moves;
 
-	struct wl_listener new_output, new_xdg_surface, client_created;
+	struct wl_listener new_xdg_surface, client_created;
 	struct wl_listener request_cursor, cursor_commit, cursor_destroy;
 	struct wl_listener request_set_selection, request_set_primary_selection;
 	struct wl_listener keyboard_key, keyboard_modifiers;

@@ -1,0 +1,23 @@
+/*
+ * The console's screen as a wlr_output with no clock of its own
+ * (screen.c, wlroots glue).
+ */
+#ifndef SLIM_SCREEN_H
+#define SLIM_SCREEN_H
+
+#include <stdint.h>
+#include <wayland-server-core.h>
+
+struct wlr_backend;
+struct wlr_output;
+
+/*
+ * An output of `backend` (the headless one: its buffers and allocator)
+ * that renders only when asked: no frame timer. Enabled, width x height.
+ */
+struct wlr_output *screen_create(struct wlr_backend *backend, struct wl_display *display,
+		uint32_t width, uint32_t height);
+/* NULL is a no-op. */
+void screen_destroy(struct wlr_output *output);
+
+#endif
