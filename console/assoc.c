@@ -17,7 +17,12 @@
 /* A handshake that failed (a wrong key, no server) is tried again, slower. */
 #define RETRY_FIRST_MS 1000
 #define RETRY_MAX_MS 8000
-#define PING_MS 1000
+/*
+ * Keepalives as rare as liveness allows: a peer that restarted is found
+ * within 5 s, and a quiet association costs one small datagram every 5 s
+ * (RDP sends about 20 bytes every 5 s).
+ */
+#define PING_MS 5000
 #define BUSY_RETRY_MS 5000
 /* A cleartext hint is unauthenticated: acted on at most this often. */
 #define HINT_MIN_US 2000000ull

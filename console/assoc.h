@@ -8,7 +8,7 @@
  *               datagram of the association says the peer heard us. A
  *               handshake that fails is said (why) and tried again after
  *               1 s, doubling up to 8 s;
- *   ATTACHED:   PING every second, so that a peer that forgot us (it
+ *   ATTACHED:   PING every 5 s, so that a peer that forgot us (it
  *               restarted) says so and we start again;
  *   BUSY:       the peer refused us for now: HELLO every 5 s;
  *   IDLE:       no socket yet (slim_assoc_set_fd gives one).

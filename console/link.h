@@ -4,7 +4,7 @@
  *
  *   CONNECTING: HELLO now, again after 250 ms, doubling up to 4 s, until
  *               a datagram of the association arrives;
- *   ATTACHED:   PING every second, so that a server that forgot us (it
+ *   ATTACHED:   PING every 5 s, so that a server that forgot us (it
  *               restarted) says REFUSE UNKNOWN and we say HELLO again;
  *   BUSY:       another console holds the session: HELLO every 5 s;
  *   IDLE:       (--manager) no endpoint yet: the session manager's first

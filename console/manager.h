@@ -5,7 +5,7 @@
  *
  *   CONNECTING: HELLO now, again after 250 ms, doubling up to 4 s, until
  *               a datagram of the association arrives (its REDIRECT);
- *   ATTACHED:   PING every second; the manager's REFUSE UNKNOWN (it
+ *   ATTACHED:   PING every 5 s; the manager's REFUSE UNKNOWN (it
  *               restarted) means HELLO again, on this association only;
  *   BUSY:       the manager refused us: HELLO every 5 s.
  *
