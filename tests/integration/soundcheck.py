@@ -118,10 +118,22 @@ def longest_gap_ms(samples, amplitude):
     return longest * 1000 / RATE
 
 
-def check_tone(s, samples, hz, amplitude, what, max_gap_ms=5):
+def median_frequency(samples):
+    """sox's rough frequency of each 100 ms of `samples`, the median: one
+    frame guessed or dropped on a loaded machine shifts a window, not the
+    tone."""
+    step = RATE // 10
+    freqs = sorted(sox_stat(samples[i:i + step])[0]
+                   for i in range(0, len(samples) - step + 1, step))
+    return freqs[len(freqs) // 2]
+
+
+def check_tone(s, samples, hz, amplitude, what, max_gap_ms=20):
     """`samples` are a tone of `hz` at `amplitude` (peak, of 1): frequency
-    within 2%, RMS within 3 dB (the codec is lossy), no gap longer than
-    `max_gap_ms`. Returns (frequency, rms, longest gap in ms)."""
+    within 2% (the median of 100 ms windows), RMS within 3 dB (the codec is
+    lossy), no gap longer than `max_gap_ms` (by default the concealment
+    limit, two frames: a loaded machine may have the console guess one).
+    Returns (frequency, rms, longest gap in ms)."""
     if len(samples) < RATE // 2:
         s.fail('%s: %d samples of sound, not half a second' % (what, len(samples)))
     # kept with the test's logs, to listen to when it fails
@@ -131,7 +143,8 @@ def check_tone(s, samples, hz, amplitude, what, max_gap_ms=5):
         w.setsampwidth(2)
         w.setframerate(RATE)
         w.writeframes(samples.tobytes())
-    freq, rms = sox_stat(samples)
+    rms = sox_stat(samples)[1]
+    freq = median_frequency(samples)
     gap = longest_gap_ms(samples, amplitude)
     want_rms = amplitude / 2 ** 0.5
     if abs(freq - hz) > hz * 0.02:
