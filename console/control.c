@@ -20,6 +20,9 @@ struct slim_control {
 	struct slim_link *link;
 	struct console_audio *audio; /* NULL: no sound */
 	uint32_t last_frame;
+	/* `watch X Y`: the pixel whose changes each presented frame reports */
+	bool watching;
+	uint32_t watch_x, watch_y, watch_px;
 	/* --card-reader=stdin: "card" commands are reader 0, told to this */
 	void (*card_sink)(void *data, const struct slim_wire_card *card);
 	void *card_data;
@@ -100,6 +103,15 @@ void slim_control_frame(struct slim_control *ctl, uint32_t frame, uint64_t appli
 {
 	ctl->last_frame = frame;
 	emit(ctl, "frame %u %llu", frame, (unsigned long long)applied_us);
+	const struct slim_fb *fb = slim_console_core_fb(ctl->core);
+	if (ctl->watching && ctl->watch_x < fb->width && ctl->watch_y < fb->height) {
+		uint32_t px = fb->px[(size_t)ctl->watch_y * fb->stride + ctl->watch_x] & 0xffffff;
+		if (px != ctl->watch_px) {
+			ctl->watch_px = px;
+			emit(ctl, "pixel %u %u %06x %llu", ctl->watch_x, ctl->watch_y, px,
+				(unsigned long long)applied_us);
+		}
+	}
 }
 
 void slim_control_set_audio(struct slim_control *ctl, struct console_audio *audio)
@@ -328,6 +340,23 @@ static bool cmd_stats(struct slim_control *ctl, char **argv)
 	return true;
 }
 
+static bool cmd_watch(struct slim_control *ctl, char **argv)
+{
+	long x, y;
+	if (!parse_int(argv[1], 0, SLIM_MAX_DIM - 1, &x) ||
+			!parse_int(argv[2], 0, SLIM_MAX_DIM - 1, &y)) {
+		return false;
+	}
+	const struct slim_fb *fb = slim_console_core_fb(ctl->core);
+	ctl->watching = true;
+	ctl->watch_x = (uint32_t)x;
+	ctl->watch_y = (uint32_t)y;
+	/* what shows there now: only what changes from here on is told */
+	ctl->watch_px = x < fb->width && y < fb->height ?
+		fb->px[(size_t)y * fb->stride + (size_t)x] & 0xffffff : 0;
+	return true;
+}
+
 static bool cmd_sync(struct slim_control *ctl, char **argv)
 {
 	emit(ctl, "sync %u", ctl->last_frame);
@@ -370,6 +399,7 @@ static const struct command commands[] = {
 	{ "axis", 1, "axis VALUE", cmd_axis },
 	{ "resize", 2, "resize WIDTH HEIGHT", cmd_resize },
 	{ "screenshot", -1, "screenshot PATH", cmd_screenshot },
+	{ "watch", 2, "watch X Y", cmd_watch },
 	{ "stats", 0, "stats", cmd_stats },
 	{ "sync", 0, "sync", cmd_sync },
 	{ "card", -1, "card insert HEX | card remove", cmd_card },

@@ -14,6 +14,10 @@
  *                         ... input_sent=N input_retransmits=N input_acked=N input_dropped=N"
  *                         and, with sound, "audio datagrams=N packets=N lost=N ... depth_ms=N"
  *   sync                  answers "sync FRAME", the last presented frame (0: none yet)
+ *   watch X Y             from now on, each presented frame that changed the colour of
+ *                         the pixel at (X, Y) also says "pixel X Y RRGGBB APPLIED_US"
+ *                         (hex, after its "frame" line, same time): when a video's
+ *                         flash was shown, without a screenshot a frame (bench-audio)
  *   card insert HEX       with --card-reader=stdin: a card with this UID (1..32
  *   card remove           bytes) put on reader 0, and taken off again
  *   quit                  (the end of stdin quits too: no console outlives its driver)
@@ -22,7 +26,8 @@
  *   connecting HOST:PORT [(WHY)] (WHY: what ended the last attempt, e.g. a
  *   handshake that failed), attached ASSOC, frame ID APPLIED_US,
  *   refused busy TEXT, refused unknown, audio onset HEARD_US (sound began
- *   after a silence, heard then), error TEXT (a bad command, or input
+ *   after a silence, heard then), pixel X Y RRGGBB APPLIED_US (after
+ *   "watch"), error TEXT (a bad command, or input
  *   while not attached or with too much unacknowledged, which is dropped).
  *   ASSOC is decimal; TEXT is the
  *   server's, with control characters shown as '?'.
