@@ -12,12 +12,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pipewire/pipewire.h>
-#include <spa/param/audio/format-utils.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "audio-internal.h"
 #include "slim-log.h"
+#include "slim-pipewire.h"
 
 #define LATENCY "480/48000"
 /* What the compositor calls its sink (src/compositor/audio.c). */
@@ -132,31 +132,8 @@ static struct pw_stream *make_stream(struct console_audio_device *dev, const cha
 		PW_KEY_NODE_LATENCY, LATENCY,
 		PW_KEY_APP_NAME, "slimland-console",
 		NULL);
-	struct pw_stream *stream = props ? pw_stream_new(dev->core, name, props) : NULL;
-	if (!stream) {
-		return NULL;
-	}
-	pw_stream_add_listener(stream, listener, events, dev);
-	uint8_t buf[512];
-	struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buf, sizeof(buf));
-	struct spa_audio_info_raw info = SPA_AUDIO_INFO_RAW_INIT(.format = SPA_AUDIO_FORMAT_S16,
-		.channels = channels, .rate = SLIM_AUDIO_RATE);
-	if (channels == 2) {
-		info.position[0] = SPA_AUDIO_CHANNEL_FL;
-		info.position[1] = SPA_AUDIO_CHANNEL_FR;
-	} else {
-		info.position[0] = SPA_AUDIO_CHANNEL_MONO;
-	}
-	const struct spa_pod *params[] = {
-		spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &info),
-	};
-	if (pw_stream_connect(stream, direction, PW_ID_ANY, PW_STREAM_FLAG_AUTOCONNECT |
-			PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_RT_PROCESS, params, 1) < 0) {
-		spa_hook_remove(listener);
-		pw_stream_destroy(stream);
-		return NULL;
-	}
-	return stream;
+	return slim_pw_stream_create(dev->core, name, props, direction, channels,
+		PW_STREAM_FLAG_AUTOCONNECT, listener, events, dev);
 }
 
 static void handle_registry_global(void *data, uint32_t id, uint32_t permissions,

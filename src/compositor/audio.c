@@ -21,7 +21,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pipewire/pipewire.h>
-#include <spa/param/audio/format-utils.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +28,8 @@
 #include <unistd.h>
 #include "audio.h"
 #include "slim-log.h"
+#include "slim-pipewire.h"
 
-#define RATE 48000
 #define CHANNELS 2
 /* Above every device's, so that the console is where sound goes by default. */
 #define PRIORITY "3000"
@@ -240,31 +239,8 @@ static struct pw_stream *make_stream(struct slim_audio *audio, const char *name,
 		"priority.session", PRIORITY,
 		"priority.driver", PRIORITY,
 		NULL);
-	struct pw_stream *stream = props ? pw_stream_new(audio->core, name, props) : NULL;
-	if (!stream) {
-		return NULL;
-	}
-	pw_stream_add_listener(stream, listener, events, audio);
-	uint8_t buf[512];
-	struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buf, sizeof(buf));
-	struct spa_audio_info_raw info = SPA_AUDIO_INFO_RAW_INIT(.format = SPA_AUDIO_FORMAT_S16,
-		.channels = channels, .rate = RATE);
-	if (channels == 2) {
-		info.position[0] = SPA_AUDIO_CHANNEL_FL;
-		info.position[1] = SPA_AUDIO_CHANNEL_FR;
-	} else {
-		info.position[0] = SPA_AUDIO_CHANNEL_MONO;
-	}
-	const struct spa_pod *params[] = {
-		spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &info),
-	};
-	if (pw_stream_connect(stream, direction, PW_ID_ANY,
-			PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_RT_PROCESS, params, 1) < 0) {
-		spa_hook_remove(listener);
-		pw_stream_destroy(stream);
-		return NULL;
-	}
-	return stream;
+	return slim_pw_stream_create(audio->core, name, props, direction, channels, 0, listener,
+		events, audio);
 }
 
 void audio_microphone_packet(struct slim_audio *audio, const struct slim_audio_packet *p,

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
-#include <spa/param/audio/format-utils.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "audio-rig.h"
 #include "session.h"
 #include "slim-codec.h"
+#include "slim-pipewire.h"
 
 static uint64_t now_us(void)
 {
@@ -275,26 +275,9 @@ static struct pw_stream *make_stream(struct pw_side *pw, const char *target,
 		PW_KEY_MEDIA_CATEGORY, dir == PW_DIRECTION_OUTPUT ? "Playback" : "Capture",
 		PW_KEY_MEDIA_ROLE, "Music", PW_KEY_NODE_LATENCY, "480/48000",
 		PW_KEY_TARGET_OBJECT, target, NULL);
-	struct pw_stream *stream = pw_stream_new(pw->core,
-		dir == PW_DIRECTION_OUTPUT ? "bench-audio clicks" : "bench-audio ear", props);
-	if (!stream) {
-		return NULL;
-	}
-	pw_stream_add_listener(stream, listener, events, pw);
-	uint8_t buf[512];
-	struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buf, sizeof(buf));
-	struct spa_audio_info_raw info = SPA_AUDIO_INFO_RAW_INIT(.format = SPA_AUDIO_FORMAT_S16,
-		.channels = channels, .rate = RATE);
-	const struct spa_pod *params[] = {
-		spa_format_audio_raw_build(&b, SPA_PARAM_EnumFormat, &info),
-	};
-	/* RT_PROCESS: called on the data thread, so the times are the graph's, not a hop later */
-	if (pw_stream_connect(stream, dir, PW_ID_ANY, PW_STREAM_FLAG_AUTOCONNECT |
-			PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_RT_PROCESS, params, 1) < 0) {
-		pw_stream_destroy(stream);
-		return NULL;
-	}
-	return stream;
+	return slim_pw_stream_create(pw->core,
+		dir == PW_DIRECTION_OUTPUT ? "bench-audio clicks" : "bench-audio ear", props, dir,
+		channels, PW_STREAM_FLAG_AUTOCONNECT, listener, events, pw);
 }
 
 void pw_side_stop(struct pw_side *pw)

@@ -446,60 +446,6 @@ static struct lat delays_lat(struct delays *dl)
 	return l;
 }
 
-/*
- * CPU time of every thread of `pid`, in microseconds: schedstat's
- * nanoseconds where the kernel keeps them (its sound threads at a few
- * milliseconds a second are below /proc/PID/stat's ticks), else stat's
- * utime + stime.
- */
-static uint64_t cpu_us(pid_t pid)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	DIR *dir = opendir(path);
-	uint64_t ns = 0;
-	bool all = dir != NULL;
-	struct dirent *e;
-	while (dir && (e = readdir(dir))) {
-		if (e->d_name[0] == '.') {
-			continue;
-		}
-		char file[sizeof(path) + sizeof(e->d_name) + 16];
-		snprintf(file, sizeof(file), "%s/%s/schedstat", path, e->d_name);
-		FILE *f = fopen(file, "re");
-		unsigned long long v;
-		if (f && fscanf(f, "%llu", &v) == 1) {
-			ns += v;
-		} else {
-			all = false;
-		}
-		if (f) {
-			fclose(f);
-		}
-	}
-	if (dir) {
-		closedir(dir);
-	}
-	if (all) {
-		return ns / 1000;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "re");
-	char buf[1024];
-	size_t len = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	if (f) {
-		fclose(f);
-	}
-	buf[len] = '\0';
-	const char *p = strrchr(buf, ')');
-	unsigned long utime = 0, stime = 0;
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-			&utime, &stime) != 2) {
-		return 0;
-	}
-	return (uint64_t)(utime + stime) * 1000000 / (uint64_t)sysconf(_SC_CLK_TCK);
-}
-
 struct cpu {
 	bool ran;
 	double compositor, console; /* % of a core */
@@ -508,13 +454,13 @@ struct cpu {
 /* Both processes' CPU over `ms`, the console's events read meanwhile. */
 static struct cpu cpu_over(pid_t compositor, struct console *c, int ms)
 {
-	uint64_t a0 = cpu_us(compositor), b0 = cpu_us(c->pid), t0 = now_us();
+	uint64_t a0 = bench_process_cpu_us(compositor), b0 = bench_process_cpu_us(c->pid), t0 = now_us();
 	console_pump(c, ms, NULL, NULL, 0);
 	double us = (double)(now_us() - t0);
 	return (struct cpu){
 		.ran = true,
-		.compositor = (double)(cpu_us(compositor) - a0) / us * 100,
-		.console = (double)(cpu_us(c->pid) - b0) / us * 100,
+		.compositor = (double)(bench_process_cpu_us(compositor) - a0) / us * 100,
+		.console = (double)(bench_process_cpu_us(c->pid) - b0) / us * 100,
 	};
 }
 

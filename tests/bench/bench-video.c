@@ -69,26 +69,6 @@ struct result {
 	double refresh_ms; /* the client stopped -> the console exact */
 };
 
-static uint64_t proc_cpu_us(pid_t pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		return 0;
-	}
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	const char *p = strrchr(buf, ')');
-	unsigned long utime = 0, stime = 0;
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-			&utime, &stime) != 2) {
-		return 0;
-	}
-	return (uint64_t)(utime + stime) * 1000000 / (uint64_t)sysconf(_SC_CLK_TCK);
-}
-
 static uint64_t self_cpu_us(void)
 {
 	struct rusage ru;
@@ -256,7 +236,7 @@ static bool run_case(const struct vcase *c, bool cscs, int measure_ms, struct re
 		bench_session_wait_frame(&s, 200);
 	}
 	uint64_t t0 = bench_now_us(), bytes0 = s.bytes_received;
-	uint64_t srv0 = proc_cpu_us(s.compositor), con0 = self_cpu_us();
+	uint64_t srv0 = bench_process_cpu_us(s.compositor), con0 = self_cpu_us();
 	uint32_t frames0 = s.presented;
 	size_t n_lat = 0, cap = 4096;
 	uint64_t *lat = calloc(cap, sizeof(*lat));
@@ -277,7 +257,7 @@ static bool run_case(const struct vcase *c, bool cscs, int measure_ms, struct re
 	}
 	r->fps = (s.presented - frames0) / secs;
 	r->mbit = (double)(s.bytes_received - bytes0) * 8 / secs / 1e6;
-	r->server_pct = (double)(proc_cpu_us(s.compositor) - srv0) / 1e4 / secs;
+	r->server_pct = (double)(bench_process_cpu_us(s.compositor) - srv0) / 1e4 / secs;
 	r->console_pct = (double)(self_cpu_us() - con0) / 1e4 / secs;
 	double expected = c->fps * secs, got = s.presented - frames0;
 	r->dropped = got < expected ? (expected - got) / secs : 0;

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -442,4 +443,58 @@ void bench_session_button(struct bench_session *s, uint32_t button, bool down)
 		{ .kind = SLIM_INPUT_FRAME },
 	};
 	bench_session_input(s, ev, 2);
+}
+
+/*
+ * CPU time of every thread of `pid`, in microseconds: schedstat's
+ * nanoseconds where the kernel keeps them (its sound threads at a few
+ * milliseconds a second are below /proc/PID/stat's ticks), else stat's
+ * utime + stime.
+ */
+uint64_t bench_process_cpu_us(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *dir = opendir(path);
+	uint64_t ns = 0;
+	bool all = dir != NULL;
+	struct dirent *e;
+	while (dir && (e = readdir(dir))) {
+		if (e->d_name[0] == '.') {
+			continue;
+		}
+		char file[sizeof(path) + sizeof(e->d_name) + 16];
+		snprintf(file, sizeof(file), "%s/%s/schedstat", path, e->d_name);
+		FILE *f = fopen(file, "re");
+		unsigned long long v;
+		if (f && fscanf(f, "%llu", &v) == 1) {
+			ns += v;
+		} else {
+			all = false;
+		}
+		if (f) {
+			fclose(f);
+		}
+	}
+	if (dir) {
+		closedir(dir);
+	}
+	if (all) {
+		return ns / 1000;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	char buf[1024];
+	size_t len = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f) {
+		fclose(f);
+	}
+	buf[len] = '\0';
+	const char *p = strrchr(buf, ')');
+	unsigned long utime = 0, stime = 0;
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+			&utime, &stime) != 2) {
+		return 0;
+	}
+	return (uint64_t)(utime + stime) * 1000000 / (uint64_t)sysconf(_SC_CLK_TCK);
 }

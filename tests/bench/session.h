@@ -83,6 +83,8 @@ void bench_session_pointer(struct bench_session *s, double x, double y);
 void bench_session_button(struct bench_session *s, uint32_t button, bool down);
 
 uint64_t bench_now_us(void);
+/* CPU time a process (all its threads) has used, in microseconds. */
+uint64_t bench_process_cpu_us(pid_t pid);
 int bench_cmp_u64(const void *a, const void *b);
 
 #endif

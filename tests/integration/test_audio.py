@@ -22,9 +22,8 @@ import time
 import wave
 
 from slimtest import KEY_A, Session, TestFailure, log, require_programs, run, scaled
-
-SPEAKER = 'slimland-console-speaker'
-MICROPHONE = 'slimland-console-microphone'
+import soundcheck
+from soundcheck import MICROPHONE, SPEAKER
 
 
 def children(pid):
@@ -57,18 +56,8 @@ def test():
                                         'wireplumber']:
             s.fail('the compositor\'s children are %s' % sorted(daemons.values()))
 
-        # WirePlumber chooses the defaults once it has seen the nodes: no event
-        # says so to a client, so ask until it answers or the deadline passes
-        deadline = time.monotonic() + scaled(10)
-        while True:
-            sink = s.run_client(['pactl', 'get-default-sink']).stdout.decode().strip()
-            source = s.run_client(['pactl', 'get-default-source']).stdout.decode().strip()
-            if (sink, source) == (SPEAKER, MICROPHONE):
-                break
-            if time.monotonic() > deadline:
-                s.fail('the defaults are %r and %r, not the console\'s' % (sink, source))
-            time.sleep(0.1)
-        log('defaults: %s, %s' % (sink, source))
+        soundcheck.wait_defaults(s)
+        log('defaults: %s, %s' % (SPEAKER, MICROPHONE))
 
         # a console run beside the session, in its runtime directory, finds the
         # session's own PipeWire: playing into it would echo, so it has no sound
