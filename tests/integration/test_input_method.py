@@ -63,11 +63,15 @@ def check_popup(s, im):
                % (left + x, top + y))
     # past the cursor's cell (foot may tell a 1-pixel bar and draw a block; a
     # cell is narrower than tall, two for a wide character), the line is blank
+    # once foot has drawn what it was told (the popup may show in a frame
+    # before foot's own redraw)
     after = (left + x + h, top + y, left + x + h + 100, top + y + h)
-    if len(img.crop(after).getcolors(100 * h)) != 1:
-        path = os.path.join(s.outdir, 'composed.png')
-        img.save(path)
-        s.fail('something is composed at the text cursor, inside %s (%s)' % (after, path))
+
+    def blank_after(img):
+        return len(img.crop(after).getcolors(100 * h)) == 1
+    if not blank_after(img):
+        s.wait_screen(blank_after, 'nothing composed at the text cursor, inside %s' % (after,),
+                      timeout=5)
     popup.stop()
     s.wait_screen(lambda img: box_of(img, POPUP_RGB) is None, 'the candidate window gone')
 
