@@ -6,8 +6,14 @@
  * the compositor and the client should cost next to nothing; attached,
  * the console's ACKs pace them, up to 120 frames a second.
  *
+ * Then the client stopped (SIGSTOP), the console still attached: nothing
+ * changes, and the compositor should not wake at all (its screen has no
+ * frame clock: src/compositor/screen.c); this console sends no keepalives,
+ * so every wake-up counted there is the compositor's own.
+ *
  * CPU time is read from /proc for the compositor and the client over the
- * same wall-clock window.
+ * same wall-clock window; wake-ups are the compositor's main thread's
+ * voluntary context switches.
  *
  *   bench-detached [--json] [--quick]
  */
@@ -23,28 +29,28 @@
 struct phase {
 	double fps; /* frames the console presented a second; 0 when detached */
 	double compositor_ms, client_ms; /* CPU milliseconds a second */
+	double wakeups; /* the compositor's main thread, a second */
 };
 
-/* utime + stime of `pid` in milliseconds, or -1 */
 static double cpu_ms(pid_t pid)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		return -1;
+	return (double)bench_process_cpu_us(pid) / 1000.0;
+}
+
+/* Voluntary context switches of a process's main thread: its wake-ups. */
+static double wakeups(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)pid);
+	FILE *f = fopen(path, "re");
+	unsigned long long n = 0;
+	while (f && fgets(line, sizeof(line), f) &&
+			sscanf(line, "voluntary_ctxt_switches: %llu", &n) != 1) {
 	}
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* past the command name, which may hold blanks: field 3 on */
-	const char *p = strrchr(buf, ')');
-	unsigned long long utime, stime;
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			&utime, &stime) != 2) {
-		return -1;
+	if (f) {
+		fclose(f);
 	}
-	return (double)(utime + stime) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+	return (double)n;
 }
 
 static void sleep_ms(int ms)
@@ -59,7 +65,7 @@ static void sleep_ms(int ms)
  */
 static struct phase measure(struct bench_session *s, pid_t client, int ms, bool attached)
 {
-	double c0 = cpu_ms(s->compositor), k0 = cpu_ms(client);
+	double c0 = cpu_ms(s->compositor), k0 = cpu_ms(client), w0 = wakeups(s->compositor);
 	uint32_t f0 = s->presented;
 	uint64_t t0 = bench_now_us(), end = t0 + (uint64_t)ms * 1000;
 	if (attached) {
@@ -74,6 +80,7 @@ static struct phase measure(struct bench_session *s, pid_t client, int ms, bool 
 		.fps = attached ? (s->presented - f0) / secs : 0,
 		.compositor_ms = (cpu_ms(s->compositor) - c0) / secs,
 		.client_ms = (cpu_ms(client) - k0) / secs,
+		.wakeups = (wakeups(s->compositor) - w0) / secs,
 	};
 }
 
@@ -95,15 +102,19 @@ int main(int argc, char *argv[])
 	/* a moment for the client to map its window and start animating */
 	sleep_ms(500);
 	struct phase detached = measure(&s, client, ms, false);
-	struct phase attached = { 0 };
+	struct phase attached = { 0 }, idle = { 0 };
 	bool ok = bench_session_attach(&s);
 	if (ok) {
 		attached = measure(&s, client, ms, true);
+		kill(client, SIGSTOP);
+		bench_session_settle(&s, 300, 3000);
+		idle = measure(&s, client, ms, true);
+		kill(client, SIGCONT);
 	}
 	kill(client, SIGTERM);
 	waitpid(client, NULL, 0);
 	bench_session_stop(&s);
-	if (!ok || detached.client_ms < 0) {
+	if (!ok) {
 		fprintf(stderr, "the session or weston-simple-shm did not run\n");
 		return 1;
 	}
@@ -111,17 +122,23 @@ int main(int argc, char *argv[])
 		printf("{\"attached_fps\": %.1f, \"attached_compositor_cpu_ms_per_s\": %.1f, "
 			"\"attached_client_cpu_ms_per_s\": %.1f, "
 			"\"detached_compositor_cpu_ms_per_s\": %.1f, "
-			"\"detached_client_cpu_ms_per_s\": %.1f}\n", attached.fps,
+			"\"detached_client_cpu_ms_per_s\": %.1f, "
+			"\"idle_compositor_cpu_ms_per_s\": %.3f, "
+			"\"idle_compositor_wakeups_per_s\": %.1f}\n", attached.fps,
 			attached.compositor_ms, attached.client_ms, detached.compositor_ms,
-			detached.client_ms);
+			detached.client_ms, idle.compositor_ms, idle.wakeups);
 		return 0;
 	}
 	printf("weston-simple-shm animating, 1280x720, %d s each\n\n", ms / 1000);
-	printf("%-10s %12s %22s %18s\n", "console", "frames/s", "compositor CPU ms/s",
-		"client CPU ms/s");
-	printf("%-10s %12.1f %22.1f %18.1f\n", "attached", attached.fps, attached.compositor_ms,
-		attached.client_ms);
-	printf("%-10s %12s %22.1f %18.1f\n", "detached", "-", detached.compositor_ms,
-		detached.client_ms);
+	printf("%-24s %10s %20s %16s %16s\n", "console", "frames/s", "compositor CPU ms/s",
+		"wake-ups/s", "client CPU ms/s");
+	printf("%-24s %10.1f %20.1f %16.1f %16.1f\n", "attached", attached.fps,
+		attached.compositor_ms, attached.wakeups, attached.client_ms);
+	printf("%-24s %10s %20.1f %16.1f %16.1f\n", "detached", "-", detached.compositor_ms,
+		detached.wakeups, detached.client_ms);
+	printf("%-24s %10.1f %20.3f %16.1f %16s\n", "attached, client stopped", idle.fps,
+		idle.compositor_ms, idle.wakeups, "-");
+	printf("\ntarget with nothing changing: at most 1 ms of CPU a second, no wake-ups: %s\n",
+		idle.compositor_ms <= 1.0 && idle.wakeups < 1 ? "met" : "missed");
 	return 0;
 }
