@@ -11,6 +11,8 @@
 #define MAX_DEPTH_MS 600
 /* Packets without a loss after which the buffer holds a frame less for loss. */
 #define BURST_MEMORY 1000
+/* Frames the buffer holds at most for lateness it saw (on top of its minimum). */
+#define MAX_LATE_FRAMES 4
 /* Frames guessed in a row, with nothing held, before the stream counts as stopped. */
 #define DRY_FRAMES 10
 
@@ -209,6 +211,13 @@ struct slim_audio_jitter {
 	 * that the copies the next datagram brings come in time to be played.
 	 */
 	unsigned burst, burst_age;
+	/*
+	 * Likewise the longest run of frames guessed lately because the next
+	 * packet was late (a sender or a receiver that was not scheduled in
+	 * time, which the network's jitter does not show): held more, when the
+	 * stream next starts.
+	 */
+	unsigned late, late_run;
 	/* RFC 3550 §6.4.1: interarrival jitter, from the last packet's transit */
 	bool have_prev;
 	uint64_t prev_arrival_us;
@@ -292,6 +301,7 @@ void slim_audio_jitter_reset(struct slim_audio_jitter *j)
 	j->dry = 0;
 	j->burst = 0;
 	j->burst_age = 0;
+	j->late = j->late_run = 0;
 	opus_decoder_ctl(j->opus, OPUS_RESET_STATE);
 }
 
@@ -319,8 +329,9 @@ static void measure(struct slim_audio_jitter *j, const struct slim_audio_packet 
 	j->prev_timestamp = p->timestamp;
 	/* three times the jitter, and the frame being played, in whole frames */
 	double frames = (3 * j->jitter_us + 10000) / 10000 + 0.999;
-	if (frames < 1 + j->burst) {
-		frames = 1 + j->burst;
+	unsigned extra = j->burst > j->late ? j->burst : j->late;
+	if (frames < 1 + extra) {
+		frames = 1 + extra;
 	}
 	j->target_frames = frames < j->min_frames ? j->min_frames :
 		frames > j->max_frames ? j->max_frames : (unsigned)frames;
@@ -385,6 +396,13 @@ static bool push(struct slim_audio_jitter *j, const struct slim_audio_packet *p,
 		/* the other half of a packet already counted */
 		return true;
 	}
+	if (!again && j->late_run > 0) {
+		/* the stream went on: the frames guessed meanwhile waited for a late packet */
+		unsigned l = j->late_run < MAX_LATE_FRAMES ? j->late_run : MAX_LATE_FRAMES;
+		j->late = l > j->late ? l : j->late;
+		j->late_run = 0;
+		j->burst_age = 0;
+	}
 	if (!again && j->have_highest) {
 		/* packets that never came before this one: a burst of loss */
 		int32_t gap = (int32_t)(p->seq - j->highest) - 1;
@@ -392,8 +410,9 @@ static bool push(struct slim_audio_jitter *j, const struct slim_audio_packet *p,
 			unsigned b = gap < SLIM_AUDIO_REDUNDANCY ? (unsigned)gap : SLIM_AUDIO_REDUNDANCY;
 			j->burst = b > j->burst ? b : j->burst;
 			j->burst_age = 0;
-		} else if (j->burst > 0 && ++j->burst_age >= BURST_MEMORY) {
-			j->burst--;
+		} else if ((j->burst > 0 || j->late > 0) && ++j->burst_age >= BURST_MEMORY) {
+			j->burst -= j->burst > 0;
+			j->late -= j->late > 0;
 			j->burst_age = 0;
 		}
 	}
@@ -473,10 +492,13 @@ void slim_audio_jitter_pull(struct slim_audio_jitter *j, int16_t *pcm)
 		 */
 		if (j->dry >= DRY_FRAMES) {
 			j->filling = true;
+			j->late_run = 0;
 			memset(pcm, 0, PCM_BYTES(j->channels));
 			return;
 		}
 		j->dry++;
+		/* lateness if a packet comes after all (push tells), not a stream that stopped */
+		j->late_run++;
 		conceal(j, pcm, true);
 		return;
 	}

@@ -560,6 +560,64 @@ static void test_redundancy(void **state)
 	slim_audio_jitter_destroy(j);
 }
 
+/*
+ * Packets that come late (a sender not scheduled in time: the network's
+ * jitter does not show it) make the buffer deeper; a stream that simply
+ * stops does not.
+ */
+static void test_late_deepens(void **state)
+{
+	struct slim_audio_encoder *enc = slim_audio_encoder_create(SLIM_AUDIO_PCM, 1, 0, 0);
+	struct slim_audio_jitter *j = slim_audio_jitter_create(1, 20, 200);
+	int16_t in[SLIM_AUDIO_FRAME], out[SLIM_AUDIO_FRAME];
+	uint8_t payload[SLIM_AUDIO_MAX_WIRE_PAYLOAD];
+	struct slim_audio_packet p[40];
+	uint8_t data[40][SLIM_AUDIO_FRAME * 2];
+	for (int f = 0; f < 40; f++) {
+		tone(in, 1, f);
+		slim_audio_encode(enc, in, payload, sizeof(payload), &p[f]);
+		memcpy(data[f], payload, p[f].len);
+		p[f].data = data[f];
+	}
+	uint64_t t = 0;
+	for (int f = 0; f < 10; f++, t += 10000) {
+		slim_audio_jitter_push(j, &p[f], t);
+		slim_audio_jitter_pull(j, out);
+	}
+	assert_int_equal(slim_audio_jitter_stats(j)->depth_ms, 20);
+	/*
+	 * three frames with nothing new (the first plays what is held, two
+	 * are guessed), then the three late packets at once: two frames more
+	 */
+	for (int i = 0; i < 3; i++) {
+		slim_audio_jitter_pull(j, out);
+	}
+	for (int f = 10; f < 13; f++) {
+		slim_audio_jitter_push(j, &p[f], t + 30000);
+	}
+	assert_int_equal(slim_audio_jitter_stats(j)->lost, 0);
+	assert_int_equal(slim_audio_jitter_stats(j)->depth_ms, 30);
+	slim_audio_jitter_destroy(j);
+
+	/* a stream that stops after its last packet: no lateness */
+	j = slim_audio_jitter_create(1, 20, 200);
+	t = 0;
+	for (int f = 0; f < 20; f++, t += 10000) {
+		slim_audio_jitter_push(j, &p[f], t);
+		slim_audio_jitter_pull(j, out);
+	}
+	for (int i = 0; i < 30; i++) {
+		slim_audio_jitter_pull(j, out);
+	}
+	for (int f = 20; f < 40; f++, t += 10000) {
+		slim_audio_jitter_push(j, &p[f], t + 300000);
+		slim_audio_jitter_pull(j, out);
+	}
+	assert_int_equal(slim_audio_jitter_stats(j)->depth_ms, 20);
+	slim_audio_jitter_destroy(j);
+	slim_audio_encoder_destroy(enc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -574,6 +632,7 @@ int main(void)
 		cmocka_unit_test(test_wire_halves),
 		cmocka_unit_test(test_backlog_dropped_at_once),
 		cmocka_unit_test(test_redundancy),
+		cmocka_unit_test(test_late_deepens),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
