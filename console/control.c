@@ -119,9 +119,9 @@ void slim_control_set_audio(struct slim_control *ctl, struct console_audio *audi
 	ctl->audio = audio;
 }
 
-void slim_control_audio_onset(struct slim_control *ctl, uint64_t heard_us)
+void slim_control_audio_heard(struct slim_control *ctl, bool sound, uint64_t heard_us)
 {
-	emit(ctl, "audio onset %llu", (unsigned long long)heard_us);
+	emit(ctl, "audio %s %llu", sound ? "onset" : "quiet", (unsigned long long)heard_us);
 }
 
 void slim_control_refused(struct slim_control *ctl, uint16_t reason, const char *text)

@@ -26,7 +26,8 @@
  *   connecting HOST:PORT [(WHY)] (WHY: what ended the last attempt, e.g. a
  *   handshake that failed), attached ASSOC, frame ID APPLIED_US,
  *   refused busy TEXT, refused unknown, audio onset HEARD_US (sound began
- *   after a silence, heard then), pixel X Y RRGGBB APPLIED_US (after
+ *   after a silence, heard then), audio quiet HEARD_US (it ended: 100 ms of
+ *   quiet heard), pixel X Y RRGGBB APPLIED_US (after
  *   "watch"), error TEXT (a bad command, or input
  *   while not attached or with too much unacknowledged, which is dropped).
  *   ASSOC is decimal; TEXT is the
@@ -64,7 +65,8 @@ void slim_control_destroy(struct slim_control *ctl);
 void slim_control_enable_cards(struct slim_control *ctl,
 		void (*card)(void *data, const struct slim_wire_card *card), void *data);
 int slim_control_fd(const struct slim_control *ctl);
-void slim_control_audio_onset(struct slim_control *ctl, uint64_t heard_us);
+/* "audio onset US": sound began; "audio quiet US": it ended (100 ms of quiet heard). */
+void slim_control_audio_heard(struct slim_control *ctl, bool sound, uint64_t heard_us);
 /* "stats" reports this sound too. */
 void slim_control_set_audio(struct slim_control *ctl, struct console_audio *audio);
 /* Reads and runs commands; false once "quit" was read or stdin closed. */

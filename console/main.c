@@ -233,18 +233,18 @@ static void on_audio_report(void *data, const struct slim_wire_audio_report *rep
 	slim_console_core_send_audio_report(c->core, report);
 }
 
-static void on_audio_onset(void *data, uint64_t heard_us)
+static void on_audio_heard(void *data, bool sound, uint64_t heard_us)
 {
 	struct console *c = data;
 	if (c->control) {
-		slim_control_audio_onset(c->control, heard_us);
+		slim_control_audio_heard(c->control, sound, heard_us);
 	}
 }
 
 static const struct console_audio_listener audio_listener = {
 	.microphone = on_audio_microphone,
 	.report = on_audio_report,
-	.onset = on_audio_onset,
+	.heard = on_audio_heard,
 };
 
 /* --manager: until its first REDIRECT there is no server to show. */

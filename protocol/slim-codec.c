@@ -667,6 +667,14 @@ enum slim_error slim_reader_next(struct slim_reader *r, struct slim_cmd *cmd)
 	return SLIM_OK;
 }
 
+uint8_t slim_reader_peek_type(const struct slim_reader *r)
+{
+	if (r->left == 0 || (size_t)(r->end - r->p) < sizeof(struct slim_wire_cmd)) {
+		return 0;
+	}
+	return r->p[0]; /* slim_wire_cmd.type */
+}
+
 void slim_input_get(const struct slim_cmd *cmd, size_t i, struct slim_wire_input *ev)
 {
 	memcpy(ev, cmd->input.events + i * sizeof(*ev), sizeof(*ev));

@@ -193,6 +193,9 @@ enum slim_error slim_reader_init(struct slim_reader *r, struct slim_dgram *hdr,
  */
 enum slim_error slim_reader_next(struct slim_reader *r, struct slim_cmd *cmd);
 
+/* The next command's type, undecoded and unchecked (0: none left): cheap to look at. */
+uint8_t slim_reader_peek_type(const struct slim_reader *r);
+
 void slim_input_get(const struct slim_cmd *cmd, size_t i, struct slim_wire_input *ev);
 uint16_t slim_held_get(const struct slim_cmd *cmd, size_t i);
 void slim_nack_get(const struct slim_cmd *cmd, size_t i, struct slim_wire_seq_range *range);

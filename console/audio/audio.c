@@ -55,6 +55,8 @@ struct console_audio {
 	unsigned quiet; /* frames played quiet in a row (a device that played nothing: quiet) */
 	uint64_t last_pull_us;
 	uint64_t onset_us; /* an onset not yet told; 0: none */
+	uint64_t quiet_us; /* the end of a sound, not yet told; 0: none */
+	bool sounding;     /* an onset was told and no end yet */
 };
 
 static void wake(struct console_audio *audio)
@@ -90,8 +92,15 @@ void console_audio_pull(struct console_audio *audio, int16_t *pcm, uint64_t dela
 	if (tell) {
 		audio->onset_us = now + delay_us +
 			(uint64_t)(at / CONSOLE_AUDIO_CHANNELS) * 1000000 / SLIM_AUDIO_RATE;
+		audio->sounding = true;
 	}
 	audio->quiet = heard ? 0 : audio->quiet + 1;
+	if (audio->sounding && audio->quiet == ONSET_QUIET_FRAMES) {
+		/* as long a quiet as an onset needs: the sound is over, all of it played */
+		audio->quiet_us = now + delay_us;
+		audio->sounding = false;
+		tell = true;
+	}
 	pthread_mutex_unlock(&audio->lock);
 	if (tell) {
 		wake(audio);
@@ -260,7 +269,7 @@ void console_audio_dispatch(struct console_audio *audio, bool send_mic)
 	(void)!read(audio->wake_fd, &n, sizeof(n));
 	for (;;) {
 		struct mic_packet m;
-		uint64_t onset = 0;
+		uint64_t onset = 0, quiet = 0;
 		pthread_mutex_lock(&audio->lock);
 		bool have = audio->mic_count > 0;
 		if (have) {
@@ -269,10 +278,14 @@ void console_audio_dispatch(struct console_audio *audio, bool send_mic)
 			audio->mic_count--;
 		}
 		onset = audio->onset_us;
-		audio->onset_us = 0;
+		quiet = audio->quiet_us;
+		audio->onset_us = audio->quiet_us = 0;
 		pthread_mutex_unlock(&audio->lock);
-		if (onset && audio->listener->onset) {
-			audio->listener->onset(audio->data, onset);
+		if (onset && audio->listener->heard) {
+			audio->listener->heard(audio->data, true, onset);
+		}
+		if (quiet && audio->listener->heard) {
+			audio->listener->heard(audio->data, false, quiet);
 		}
 		if (!have) {
 			break;
@@ -282,11 +295,6 @@ void console_audio_dispatch(struct console_audio *audio, bool send_mic)
 			audio->listener->microphone(audio->data, &m.p);
 		}
 	}
-}
-
-const char *console_audio_device(const struct console_audio *audio)
-{
-	return audio->device;
 }
 
 const struct slim_audio_stats *console_audio_stats(const struct console_audio *audio)

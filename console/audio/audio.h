@@ -36,12 +36,13 @@ struct console_audio_listener {
 	/* The playback's figures, every few seconds while sound arrives. */
 	void (*report)(void *data, const struct slim_wire_audio_report *report);
 	/*
-	 * Sound began after a silence: its first loud sample is heard at
-	 * `heard_us` on the console's clock (handed to the device, plus what
-	 * the device holds before it). bench-audio measures mouth to ear and
-	 * the A/V offset with it.
+	 * `sound`: sound began after a silence, its first loud sample heard
+	 * at `heard_us` on the console's clock (handed to the device, plus
+	 * what the device holds before it); bench-audio measures mouth to ear
+	 * and the A/V offset with it. Else: the sound ended, its last sample
+	 * heard and 100 ms of quiet after it, at `heard_us`.
 	 */
-	void (*onset)(void *data, uint64_t heard_us);
+	void (*heard)(void *data, bool sound, uint64_t heard_us);
 };
 
 struct console_audio;
@@ -62,12 +63,10 @@ void console_audio_receive(struct console_audio *audio, const struct slim_cmd *c
 		bool again, uint64_t time_us);
 /* A new association: the session's stream starts over. */
 void console_audio_reset(struct console_audio *audio);
-/* Readable when the microphone has packets to send, or the onset was heard. */
+/* Readable when the microphone has packets to send, or a sound began or ended. */
 int console_audio_fd(const struct console_audio *audio);
 /* Hands what is ready to the listener; `send_mic` false: the microphone's go nowhere. */
 void console_audio_dispatch(struct console_audio *audio, bool send_mic);
-/* Which device plays: "pipewire" or "alsa:NAME". */
-const char *console_audio_device(const struct console_audio *audio);
 const struct slim_audio_stats *console_audio_stats(const struct console_audio *audio);
 
 #endif

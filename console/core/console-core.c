@@ -562,9 +562,12 @@ enum slim_error slim_console_core_receive(struct slim_console_core *core,
 	 * A refusal may come from a server that restarted and numbers from 1
 	 * again: it is outside the sequence and changes no pixel.
 	 */
+	/* only these two are decoded ahead: the pixels' datagrams are not decoded twice */
+	uint8_t type = slim_reader_peek_type(&r);
 	struct slim_reader peek = r;
 	struct slim_cmd cmd;
-	bool first = hdr.count >= 1 && slim_reader_next(&peek, &cmd) == SLIM_OK;
+	bool first = (type == SLIM_CMD_REFUSE || type == SLIM_CMD_AUDIO) &&
+		slim_reader_next(&peek, &cmd) == SLIM_OK;
 	if (first && hdr.count == 1 && cmd.type == SLIM_CMD_REFUSE) {
 		if (core->events && core->events->refused) {
 			core->events->refused(core->events_data, cmd.refuse.reason, cmd.refuse.text,

@@ -79,7 +79,6 @@ struct slim_link {
 	int audio_bitrate;
 	struct slim_audio_encoder *audio_enc;
 	struct slim_audio_sender audio_sender;
-	uint64_t audio_packets;
 	struct slim_wire_audio_report audio_report;
 
 	/* the attached console's input: numbers, keys held, and their timers */
@@ -759,7 +758,6 @@ void slim_link_send_audio(struct slim_link *link, const int16_t *pcm)
 	}
 	slim_audio_send(&link->audio_sender, &p, false, link->assoc, link->mtu, slim_now_us(),
 		send_to_peer, link);
-	link->audio_packets++;
 }
 
 const char *slim_link_console_id(const struct slim_link *link)
@@ -771,14 +769,11 @@ void slim_link_audio_stats(const struct slim_link *link, struct slim_link_audio_
 {
 	const struct slim_wire_audio_report *r = &link->audio_report;
 	*stats = (struct slim_link_audio_stats){
-		.playing = link->attached && link->audio_enc,
 		.codec = link->audio_codec,
 		.bitrate = link->audio_codec == SLIM_AUDIO_PCM ?
 			SLIM_AUDIO_RATE * 2 * 16 : link->audio_bitrate,
-		.packets = link->audio_packets,
-		.depth_ms = r->depth_ms, .jitter_us = r->jitter_us,
+		.depth_ms = r->depth_ms,
 		.received = r->received, .repaired = r->repaired, .lost = r->lost,
-		.concealed = r->concealed,
 	};
 }
 

@@ -99,13 +99,11 @@ void slim_link_send_audio(struct slim_link *link, const int16_t *pcm);
 
 /* What the attached console is sent and reports of its sound. */
 struct slim_link_audio_stats {
-	bool playing;       /* the console plays sound */
 	enum slim_audio_codec codec;
 	int bitrate;        /* bit/s; PCM: what it takes */
-	uint64_t packets;   /* sent */
 	/* from the console's last AUDIO_REPORT (zero before one) */
-	uint32_t depth_ms, jitter_us;
-	uint32_t received, repaired, lost, concealed;
+	uint32_t depth_ms;
+	uint32_t received, repaired, lost;
 };
 void slim_link_audio_stats(const struct slim_link *link, struct slim_link_audio_stats *stats);
 
