@@ -14,6 +14,8 @@ static const char *const error_names[SLIM_ERR_COUNT] = {
 	[SLIM_ERR_RECT] = "rectangle off screen",
 	[SLIM_ERR_FIELD] = "field out of range",
 	[SLIM_ERR_LZ4] = "corrupt compressed data",
+	[SLIM_ERR_PALETTE] = "bad palette indices",
+	[SLIM_ERR_ZSTD] = "corrupt compressed datagram",
 };
 
 const char *slim_error_str(enum slim_error err)
@@ -358,6 +360,92 @@ static enum slim_error decode_set(const struct slim_reader *r, struct slim_cmd *
 	return SLIM_OK;
 }
 
+/* Packed indices: with a table whose size is not a power of two, an index can point past it. */
+static bool packed_indices_valid(const struct slim_palette *pal)
+{
+	unsigned bits = slim_palette_bits(pal->colors);
+	if (pal->colors == 1u << bits) {
+		return true;
+	}
+	size_t stride = ((size_t)pal->r.w * bits + 7) / 8;
+	for (uint32_t y = 0; y < pal->r.h; y++) {
+		const uint8_t *row = pal->data + y * stride;
+		for (uint32_t x = 0; x < pal->r.w; x++) {
+			size_t bit = (size_t)x * bits;
+			unsigned v = (row[bit / 8] >> (8 - bits - bit % 8)) & ((1u << bits) - 1);
+			if (v >= pal->colors) {
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+/* Runs: every index within the table, the rectangle covered exactly, no byte left over. */
+static bool runs_valid(const struct slim_palette *pal)
+{
+	uint64_t left = (uint64_t)pal->r.w * pal->r.h;
+	const uint8_t *p = pal->data, *end = pal->data + pal->len;
+	while (p < end) {
+		uint8_t v = *p++;
+		if ((v & 0x7f) >= pal->colors) {
+			return false;
+		}
+		uint64_t run = 1;
+		if (v & 0x80) {
+			uint8_t b;
+			do {
+				if (p == end) {
+					return false;
+				}
+				b = *p++;
+				run += b;
+			} while (b == 255 && run <= left);
+		}
+		if (run > left) {
+			return false;
+		}
+		left -= run;
+	}
+	return left == 0;
+}
+
+static enum slim_error decode_palette(const struct slim_reader *r, struct slim_cmd *cmd,
+		const uint8_t *body, size_t len)
+{
+	struct slim_wire_palette w;
+	if (len < sizeof(w)) {
+		return SLIM_ERR_LENGTH;
+	}
+	memcpy(&w, body, sizeof(w));
+	struct slim_palette *pal = &cmd->palette;
+	pal->r = rect_from_wire(w.r);
+	if ((cmd->flags & ~SLIM_PALETTE_RLE) || w.colors == 0 || w.colors > SLIM_PALETTE_MAX) {
+		return SLIM_ERR_FIELD;
+	}
+	if (!rect_within(pal->r, r->width, r->height)) {
+		return SLIM_ERR_RECT;
+	}
+	if ((size_t)pal->r.w * pal->r.h > SLIM_MAX_PIECE_PIXELS) {
+		return SLIM_ERR_FIELD;
+	}
+	size_t table = (size_t)w.colors * 3;
+	if (len - sizeof(w) < table) {
+		return SLIM_ERR_LENGTH;
+	}
+	pal->colors = w.colors;
+	pal->table = body + sizeof(w);
+	pal->data = body + sizeof(w) + table;
+	pal->len = len - sizeof(w) - table;
+	if (cmd->flags & SLIM_PALETTE_RLE) {
+		return runs_valid(pal) ? SLIM_OK : SLIM_ERR_PALETTE;
+	}
+	if (pal->len != slim_palette_packed_len(pal->r.w, pal->r.h, pal->colors)) {
+		return SLIM_ERR_LENGTH;
+	}
+	return packed_indices_valid(pal) ? SLIM_OK : SLIM_ERR_PALETTE;
+}
+
 static enum slim_error decode_cscs(const struct slim_reader *r, struct slim_cmd *cmd,
 		const uint8_t *body, size_t len)
 {
@@ -469,6 +557,8 @@ static enum slim_error decode_downstream(const struct slim_reader *r,
 	}
 	case SLIM_CMD_CSCS:
 		return decode_cscs(r, cmd, body, len);
+	case SLIM_CMD_PALETTE:
+		return decode_palette(r, cmd, body, len);
 	case SLIM_CMD_CURSOR_IMAGE: {
 		struct slim_wire_cursor_image *h = &cmd->cursor_image.hdr;
 		if (len < sizeof(*h)) {

@@ -26,6 +26,8 @@ enum slim_error {
 	SLIM_ERR_RECT,         /* empty, or outside the screen */
 	SLIM_ERR_FIELD,        /* a field out of its range */
 	SLIM_ERR_LZ4,          /* compressed data that does not expand to the size it claims */
+	SLIM_ERR_PALETTE,      /* an index past the table, or runs that miss the rectangle */
+	SLIM_ERR_ZSTD,         /* a compressed datagram that is not one frame of its size */
 	SLIM_ERR_COUNT,
 };
 
@@ -100,6 +102,27 @@ struct slim_cscs {
 	size_t y_stride, c_stride; /* bytes a row of each plane */
 };
 
+/* A decoded PALETTE: checked, so that applying it needs no checks. */
+struct slim_palette {
+	struct slim_rect r;
+	uint8_t colors;       /* entries in the table */
+	const uint8_t *table; /* colors x (B, G, R) */
+	const uint8_t *data; /* the indices, packed or in runs (flags) */
+	size_t len;
+};
+
+/* Bits a packed index takes with a table of `colors` entries. */
+static inline unsigned slim_palette_bits(unsigned colors)
+{
+	return colors <= 2 ? 1 : colors <= 4 ? 2 : colors <= 16 ? 4 : 8;
+}
+
+/* Bytes the packed indices of a w x h PALETTE take. */
+static inline size_t slim_palette_packed_len(uint16_t w, uint16_t h, unsigned colors)
+{
+	return ((size_t)w * slim_palette_bits(colors) + 7) / 8 * h;
+}
+
 struct slim_cmd {
 	uint8_t type;
 	uint8_t flags;
@@ -123,6 +146,7 @@ struct slim_cmd {
 			uint16_t dx, dy;
 		} copy;
 		struct slim_cscs cscs;
+		struct slim_palette palette;
 		struct {
 			struct slim_wire_cursor_image hdr;
 			const uint8_t *pixels;

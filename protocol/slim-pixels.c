@@ -83,6 +83,57 @@ void slim_fb_bitmap(const struct slim_fb *fb, struct slim_rect r, uint32_t fg,
 	}
 }
 
+void slim_fb_palette(const struct slim_fb *fb, const struct slim_palette *pal, uint8_t flags)
+{
+	uint32_t colors[SLIM_PALETTE_MAX];
+	for (unsigned i = 0; i < pal->colors; i++) {
+		const uint8_t *c = pal->table + 3 * i;
+		colors[i] = SLIM_OPAQUE | c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16;
+	}
+	struct slim_rect r = pal->r;
+	if (!(flags & SLIM_PALETTE_RLE)) {
+		unsigned bits = slim_palette_bits(pal->colors), mask = (1u << bits) - 1;
+		size_t stride = ((size_t)r.w * bits + 7) / 8;
+		for (uint32_t y = 0; y < r.h; y++) {
+			const uint8_t *in = pal->data + y * stride;
+			uint32_t *row = slim_fb_row(fb, r.x, r.y + y);
+			for (uint32_t x = 0; x < r.w; x++) {
+				size_t bit = (size_t)x * bits;
+				row[x] = colors[(in[bit / 8] >> (8 - bits - bit % 8)) & mask];
+			}
+		}
+		return;
+	}
+	/* runs cross rows: x and y walk the rectangle in raster order */
+	const uint8_t *p = pal->data, *end = pal->data + pal->len;
+	uint32_t x = 0, y = 0;
+	while (p < end) {
+		uint8_t v = *p++;
+		uint32_t color = colors[v & 0x7f];
+		size_t run = 1;
+		if (v & 0x80) {
+			uint8_t b;
+			do {
+				b = *p++;
+				run += b;
+			} while (b == 255);
+		}
+		while (run > 0) {
+			uint32_t *row = slim_fb_row(fb, r.x, r.y + y);
+			uint32_t n = r.w - x < run ? r.w - x : (uint32_t)run;
+			for (uint32_t i = 0; i < n; i++) {
+				row[x + i] = color;
+			}
+			run -= n;
+			x += n;
+			if (x == r.w) {
+				x = 0;
+				y++;
+			}
+		}
+	}
+}
+
 /*
  * CSCS: YUV 4:2:0 to RGB with bilinear scaling, in integer arithmetic so
  * that every implementation produces the same pixels (slim-protocol.md,

@@ -39,6 +39,8 @@ void slim_fb_set(const struct slim_fb *fb, struct slim_rect r, const uint8_t *da
 		uint8_t flags);
 void slim_fb_bitmap(const struct slim_fb *fb, struct slim_rect r, uint32_t fg,
 		uint32_t bg, const uint8_t *bits);
+/* `pal` as slim_reader_next checked it; `flags` says packed or runs. */
+void slim_fb_palette(const struct slim_fb *fb, const struct slim_palette *pal, uint8_t flags);
 
 /* Working memory for slim_fb_cscs, allocated once for the largest piece. */
 struct slim_cscs_scratch;

@@ -39,7 +39,11 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "slim needs a little-e
 /* Datagram header flags. */
 enum slim_dgram_flags {
 	SLIM_DGRAM_UPSTREAM = 1 << 0, /* console -> server */
+	SLIM_DGRAM_ZSTD = 1 << 1,     /* the commands are one zstd frame (slim-zstd.h) */
 };
+
+/* What the commands of a SLIM_DGRAM_ZSTD datagram may expand to, at most. */
+#define SLIM_MAX_ZSTD_EXPANDED SLIM_MAX_MTU
 
 enum slim_cmd_type {
 	/* downstream: server -> console */
@@ -55,6 +59,7 @@ enum slim_cmd_type {
 	SLIM_CMD_REDIRECT = 0x0a,
 	SLIM_CMD_INPUT_ACK = 0x0b,
 	SLIM_CMD_AUDIO = 0x0c,   /* the session's sound, outside the sequence */
+	SLIM_CMD_PALETTE = 0x0d, /* up to 127 colours: a table and indices, packed or in runs */
 	/* upstream: console -> server */
 	SLIM_CMD_HELLO = 0x81,
 	SLIM_CMD_INPUT = 0x82,
@@ -70,6 +75,11 @@ enum slim_cmd_type {
 /* SET flags */
 #define SLIM_SET_LZ4 (1 << 0)      /* payload is one LZ4 block */
 #define SLIM_SET_RGB888 (1 << 1)   /* 3 bytes a pixel (B, G, R); else XRGB8888 */
+
+/* PALETTE flags */
+#define SLIM_PALETTE_RLE (1 << 0) /* indices in runs; else packed, rows on byte boundaries */
+/* Most colours one PALETTE has: an index and a run flag share a byte. */
+#define SLIM_PALETTE_MAX 127
 
 /* CSCS flags: sample depth of the Y, U and V planes */
 #define SLIM_CSCS_DEPTH_MASK 0x3
@@ -103,6 +113,8 @@ enum slim_caps {
 	SLIM_CAP_VIDEO_BUDGET = 1 << 4,
 	SLIM_CAP_AUDIO = 1 << 5, /* plays AUDIO */
 	SLIM_CAP_MIC = 1 << 6,   /* sends MIC */
+	SLIM_CAP_PALETTE = 1 << 7, /* applies PALETTE */
+	SLIM_CAP_ZSTD = 1 << 8,    /* expands SLIM_DGRAM_ZSTD datagrams */
 };
 
 #define SLIM_CONSOLE_ID_LEN 32
@@ -163,6 +175,22 @@ struct slim_wire_bitmap {
 	struct slim_wire_rect r;
 	uint32_t fg, bg;
 	/* then h rows of (w + 7) / 8 bytes, most significant bit leftmost, 1 = fg */
+} SLIM_PACKED;
+
+/*
+ * PALETTE: a table of `colors` (1 to SLIM_PALETTE_MAX) entries of 3 bytes
+ * (B, G, R), then an index a pixel, in raster order:
+ * packed (1, 2, 4 or 8 bits an index as the table has up to 2, 4, 16 or
+ * 127 colours; most significant bits leftmost; each row starts on a byte),
+ * or with SLIM_PALETTE_RLE in runs: a byte whose low 7 bits are the index;
+ * when its top bit is set, the run is longer than one pixel and its length
+ * minus one follows as bytes of 255 ended by one below 255. Runs cross
+ * rows; they cover the rectangle exactly.
+ */
+struct slim_wire_palette {
+	struct slim_wire_rect r;
+	uint8_t colors;
+	uint8_t pad;
 } SLIM_PACKED;
 
 struct slim_wire_copy {
@@ -338,6 +366,7 @@ _Static_assert(sizeof(struct slim_wire_cmd) == 4, "command header");
 _Static_assert(sizeof(struct slim_wire_fill) == 12, "FILL");
 _Static_assert(sizeof(struct slim_wire_bitmap) == 16, "BITMAP");
 _Static_assert(sizeof(struct slim_wire_copy) == 12, "COPY");
+_Static_assert(sizeof(struct slim_wire_palette) == 10, "PALETTE");
 _Static_assert(sizeof(struct slim_wire_cscs) == 28, "CSCS");
 _Static_assert(sizeof(struct slim_wire_cursor_image) == 16, "CURSOR_IMAGE");
 _Static_assert(sizeof(struct slim_wire_frame_end) == 24, "FRAME_END");

@@ -5,10 +5,12 @@
  * is sent back.
  */
 #include <lz4.h>
+#include <zstd.h>
 #include <stdlib.h>
 #include <string.h>
 #include "console-core.h"
 #include "slim-log.h"
+#include "slim-zstd.h"
 #include "test-util.h"
 
 #define CW 160
@@ -248,6 +250,10 @@ static size_t build_full(struct fixture *f, struct dgram *d)
 		rng, NULL));
 	assert_non_null(test_put_bitmap(&d->w, (struct slim_rect){ 50, 50, 13, 5 }, 1, 2, rng));
 	assert_true(slim_put_copy(&d->w, (struct slim_rect){ 0, 0, 16, 16 }, 8, 4));
+	assert_non_null(test_put_palette(&d->w, (struct slim_rect){ 90, 10, 21, 7 }, 16, false,
+		rng));
+	assert_non_null(test_put_palette(&d->w, (struct slim_rect){ 100, 60, 40, 30 }, 5, true,
+		rng));
 	assert_non_null(test_put_cscs(&d->w, &full_cscs8, SLIM_CSCS_DEPTH8, rng));
 	assert_non_null(test_put_cscs(&d->w, &full_cscs4, SLIM_CSCS_DEPTH4, rng));
 	struct slim_wire_cursor_image ci = { .serial = 8, .w = 16, .h = 16, .hot_x = 15,
@@ -256,7 +262,7 @@ static size_t build_full(struct fixture *f, struct dgram *d)
 	assert_true(slim_put_cursor_pos(&d->w, -3, 200, true));
 	assert_true(slim_put_frame_end(&d->w, &(struct slim_wire_frame_end){ .frame = 2 }));
 	dgram_end(f, d);
-	assert_int_equal(d->n, 12);
+	assert_int_equal(d->n, 14);
 	return d->n;
 }
 
@@ -284,6 +290,12 @@ static enum slim_error lying_error(const struct dgram *d, size_t k, uint16_t len
 	if (lz4 && len + delta >= (int)sizeof(struct slim_wire_set) + 1) {
 		/* the length of compressed data is its own: LZ4 finds it wrong */
 		return SLIM_ERR_LZ4;
+	}
+	bool runs = cmd_type(d, k) == SLIM_CMD_PALETTE && (d->buf[d->off[k] + 1] & SLIM_PALETTE_RLE);
+	uint8_t colors = d->buf[d->off[k] + sizeof(struct slim_wire_cmd) + 8];
+	if (runs && len + delta >= (int)sizeof(struct slim_wire_palette) + 3 * colors) {
+		/* so is that of runs: they no longer cover the rectangle */
+		return SLIM_ERR_PALETTE;
 	}
 	return SLIM_ERR_LENGTH;
 }
@@ -400,7 +412,7 @@ static void test_unknown_types(void **state)
 	struct dgram *d = dgram_new();
 	build_full(f, d);
 	for (unsigned t = 0; t < 256; t++) {
-		if (t >= SLIM_CMD_FILL && t <= SLIM_CMD_AUDIO) {
+		if (t >= SLIM_CMD_FILL && t <= SLIM_CMD_PALETTE) {
 			continue;
 		}
 		/* in the middle of the datagram */
@@ -628,6 +640,163 @@ static void test_lz4(void **state)
 		sizeof(struct slim_wire_set));
 	dgram_end(f, d);
 	expect_reject(f, d->buf, d->len, SLIM_ERR_LENGTH);
+	dgram_free(d);
+}
+
+/* A PALETTE of `colors` with the given index bytes, packed or in runs. */
+static void put_palette(struct dgram *d, struct slim_rect r, unsigned colors, uint8_t flags,
+		const uint8_t *data, size_t len)
+{
+	struct slim_wire_palette p = { .r = { r.x, r.y, r.w, r.h }, .colors = (uint8_t)colors };
+	uint8_t *body = slim_writer_add(&d->w, SLIM_CMD_PALETTE, flags,
+		sizeof(p) + 3 * (size_t)colors + len);
+	assert_non_null(body);
+	memcpy(body, &p, sizeof(p));
+	for (unsigned i = 0; i < colors; i++) {
+		body[sizeof(p) + 3 * i] = (uint8_t)(i * 2 + 1); /* colour i is 0x0000(2i+1) */
+		body[sizeof(p) + 3 * i + 1] = 0;
+		body[sizeof(p) + 3 * i + 2] = 0;
+	}
+	memcpy(body + sizeof(p) + 3 * (size_t)colors, data, len);
+}
+
+static void test_palette(void **state)
+{
+	struct fixture *f = *state;
+	struct dgram *d = dgram_new();
+	struct slim_rect r = { 3, 4, 5, 2 }; /* 10 pixels */
+	static const struct {
+		unsigned colors;
+		uint8_t flags;
+		uint8_t data[8];
+		size_t len;
+		enum slim_error err;
+	} cases[] = {
+		/* 3 colours: 2 bits an index, 5 pixels a row in 2 bytes */
+		{ 3, 0, { 0x24, 0x80, 0x90, 0x00 }, 4, SLIM_OK },
+		{ 3, 0, { 0x24, 0xc0, 0x90, 0x00 }, 4, SLIM_ERR_PALETTE }, /* index 3 of 3 */
+		{ 3, 0, { 0x24, 0x80, 0x90 }, 3, SLIM_ERR_LENGTH },
+		{ 4, 0, { 0xff, 0xc0, 0xff, 0xc0 }, 4, SLIM_OK },
+		/* runs: 1 of index 0, 9 of index 2 */
+		{ 3, SLIM_PALETTE_RLE, { 0x00, 0x82, 0x08 }, 3, SLIM_OK },
+		{ 3, SLIM_PALETTE_RLE, { 0x00, 0x82, 0x07 }, 3, SLIM_ERR_PALETTE }, /* a pixel short */
+		{ 3, SLIM_PALETTE_RLE, { 0x00, 0x82, 0x09 }, 3, SLIM_ERR_PALETTE }, /* one too many */
+		{ 3, SLIM_PALETTE_RLE, { 0x00, 0x83, 0x08 }, 3, SLIM_ERR_PALETTE }, /* index 3 of 3 */
+		{ 3, SLIM_PALETTE_RLE, { 0x00, 0x82 }, 2, SLIM_ERR_PALETTE },       /* no length */
+		{ 3, SLIM_PALETTE_RLE, { 0x82, 0xff, 0xff }, 3, SLIM_ERR_PALETTE }, /* past the end */
+		{ 3, SLIM_PALETTE_RLE, { 0x00, 0x82, 0x08, 0x00 }, 4, SLIM_ERR_PALETTE }, /* a byte over */
+		{ 3, SLIM_PALETTE_RLE, { 0 }, 0, SLIM_ERR_PALETTE },
+		{ 3, 0x02, { 0x24, 0x80, 0x90, 0x00 }, 4, SLIM_ERR_FIELD },
+		{ 0, 0, { 0 }, 0, SLIM_ERR_FIELD },
+		{ 128, SLIM_PALETTE_RLE, { 0x89, 0x08 }, 2, SLIM_ERR_FIELD },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		dgram_begin(d);
+		/* the command before it is fine, and applied only if it is */
+		assert_true(slim_put_fill(&d->w, (struct slim_rect){ 0, 0, 2, 2 }, 0x00abcdef));
+		put_palette(d, r, cases[i].colors, cases[i].flags, cases[i].data, cases[i].len);
+		dgram_end(f, d);
+		if (cases[i].err != SLIM_OK) {
+			expect_reject(f, d->buf, d->len, cases[i].err);
+			continue;
+		}
+		expect_accept(f, d->buf, d->len);
+		/* what each case paints, worked out by hand */
+		static const uint8_t packed3[10] = { 0, 2, 1, 0, 2, 2, 1, 0, 0, 0 };
+		static const uint8_t runs[10] = { 0, 2, 2, 2, 2, 2, 2, 2, 2, 2 };
+		const struct slim_fb *fb = slim_console_core_fb(f->core);
+		for (uint32_t k = 0; k < 10; k++) {
+			uint8_t want = cases[i].flags ? runs[k] : cases[i].colors == 4 ? 3 : packed3[k];
+			uint32_t px = *slim_fb_row(fb, r.x + k % 5, r.y + k / 5);
+			assert_int_equal(px, SLIM_OPAQUE | (uint32_t)(want * 2 + 1));
+		}
+	}
+	/* a table cut short */
+	uint8_t cut[sizeof(struct slim_wire_palette) + 11] = { 0 };
+	memcpy(cut, &(struct slim_wire_palette){ .r = { 0, 0, 1, 1 }, .colors = 4 },
+		sizeof(struct slim_wire_palette));
+	dgram_begin(d);
+	add_raw(&d->w, SLIM_CMD_PALETTE, 0, cut, sizeof(cut));
+	dgram_end(f, d);
+	expect_reject(f, d->buf, d->len, SLIM_ERR_LENGTH);
+	dgram_free(d);
+}
+
+/* Compresses d's commands with `level`, the content size said or not. */
+static size_t zstd_dgram(const struct dgram *d, uint8_t *out, size_t cap, bool size_flag)
+{
+	size_t hdr = sizeof(struct slim_wire_dgram);
+	ZSTD_CCtx *c = ZSTD_createCCtx();
+	assert_non_null(c);
+	ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, size_flag);
+	size_t n;
+	if (size_flag) {
+		n = ZSTD_compress2(c, out + hdr, cap - hdr, d->buf + hdr, d->len - hdr);
+	} else {
+		/* streamed: the frame does not say how big it is */
+		ZSTD_outBuffer o = { out + hdr, cap - hdr, 0 };
+		ZSTD_inBuffer in = { d->buf + hdr, d->len - hdr, 0 };
+		assert_int_equal(ZSTD_compressStream2(c, &o, &in, ZSTD_e_end), 0);
+		n = o.pos;
+	}
+	assert_false(ZSTD_isError(n));
+	ZSTD_freeCCtx(c);
+	memcpy(out, d->buf, hdr);
+	out[5] |= SLIM_DGRAM_ZSTD; /* slim_wire_dgram.flags */
+	return hdr + n;
+}
+
+static void test_zstd(void **state)
+{
+	struct fixture *f = *state;
+	struct dgram *d = dgram_new();
+	uint8_t *z = malloc(DGRAM_CAP);
+	assert_non_null(z);
+
+	/* the full datagram, compressed: the same pixels as sent raw */
+	build_full(f, d);
+	struct slim_zstd *sz = slim_zstd_create();
+	assert_non_null(sz);
+	size_t n = slim_zstd_deflate(sz, d->buf, d->len, z, DGRAM_CAP);
+	assert_true(n > 0 && n < d->len);
+	expect_accept(f, z, n);
+
+	/* cut anywhere, a byte more, or not saying its size */
+	for (size_t len = sizeof(struct slim_wire_dgram); len < n; len++) {
+		build_full(f, d);
+		slim_zstd_deflate(sz, d->buf, d->len, z, DGRAM_CAP);
+		expect_reject(f, z, len, SLIM_ERR_ZSTD);
+	}
+	build_full(f, d);
+	n = slim_zstd_deflate(sz, d->buf, d->len, z, DGRAM_CAP);
+	z[n] = 0;
+	expect_reject(f, z, n + 1, SLIM_ERR_ZSTD);
+	n = zstd_dgram(d, z, DGRAM_CAP, false);
+	expect_reject(f, z, n, SLIM_ERR_ZSTD);
+
+	/* not zstd at all */
+	memcpy(z, d->buf, d->len);
+	z[5] |= SLIM_DGRAM_ZSTD;
+	expect_reject(f, z, d->len, SLIM_ERR_ZSTD);
+
+	/* more than a datagram may expand to: refused from the frame's header */
+	dgram_begin(d);
+	for (size_t k = 0; k < 16; k++) {
+		add_raw(&d->w, SLIM_CMD_FILL, 0, NULL, 4096 + 8);
+	}
+	dgram_end(f, d);
+	assert_true(d->len > SLIM_ZSTD_MAX_DGRAM);
+	n = zstd_dgram(d, z, DGRAM_CAP, true);
+	expect_reject(f, z, n, SLIM_ERR_ZSTD);
+
+	/* expanded, its commands are checked as any others */
+	dgram_begin(d);
+	assert_true(slim_put_fill(&d->w, (struct slim_rect){ CW, 0, 1, 1 }, 0));
+	dgram_end(f, d);
+	n = zstd_dgram(d, z, DGRAM_CAP, true);
+	expect_reject(f, z, n, SLIM_ERR_RECT);
+	slim_zstd_destroy(sz);
+	free(z);
 	dgram_free(d);
 }
 
@@ -1369,6 +1538,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_trailing_and_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lz4, setup, teardown),
 		cmocka_unit_test(test_lz4_too_much),
+		cmocka_unit_test_setup_teardown(test_palette, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zstd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cscs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upstream_fields, setup, teardown),

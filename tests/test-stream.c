@@ -366,15 +366,22 @@ static void run(uint32_t w, uint32_t h, uint64_t salt, struct link link,
 	assert_true(st->commands[SLIM_STAT_FILL] > 0);
 	assert_true(st->commands[SLIM_STAT_BITMAP] > 0);
 	assert_true(st->commands[SLIM_STAT_SET] + st->commands[SLIM_STAT_SET_LZ4] > 0);
+	if (cfg->palette) {
+		assert_true(st->commands[SLIM_STAT_PALETTE] > 0);
+	}
+	if (cfg->zstd) {
+		assert_true(st->compressed > 0);
+	}
 	if (clean) {
 		/* Under loss, a move whose source awaits repair is rightly sent as pixels. */
 		assert_true(st->commands[SLIM_STAT_COPY] > 0);
 	}
 	if (getenv("SLIM_TEST_VERBOSE")) {
-		print_message("link %u/%u/%u/%u: %lu datagrams, %lu recovered, %lu repaints, "
-			"%lu late, %lu dup; %zu keys, %lu input retransmissions\n", link.loss,
-			link.dup, link.reorder, link.up_loss,
-			(unsigned long)st->datagrams, (unsigned long)st->recovered_seqs,
+		print_message("link %u/%u/%u/%u: %lu datagrams (%lu zstd, %lu split), %lu recovered, "
+			"%lu repaints, %lu late, %lu dup; %zu keys, %lu input retransmissions\n",
+			link.loss, link.dup, link.reorder, link.up_loss, (unsigned long)st->datagrams,
+			(unsigned long)st->compressed, (unsigned long)st->split,
+			(unsigned long)st->recovered_seqs,
 			(unsigned long)st->repaints,
 			(unsigned long)slim_console_core_stats(s->console)->late,
 			(unsigned long)slim_console_core_stats(s->console)->duplicates, s->n_typed,
@@ -393,6 +400,14 @@ static const struct slim_encoder_config configs[] = {
 	{ .assoc = 8, .lz4 = false, .rgb888 = false, .detect_scroll = true },
 	{ .assoc = 9, .lz4 = true, .rgb888 = false, .detect_scroll = false, .mtu = 576 },
 	{ .assoc = 10, .lz4 = false, .rgb888 = true, .detect_scroll = true, .mtu = 9000 },
+	/* what today's console says it takes: PALETTE, datagrams through zstd */
+	{ .assoc = 11, .lz4 = true, .rgb888 = true, .palette = true, .zstd = true,
+		.detect_scroll = true },
+	{ .assoc = 12, .lz4 = true, .rgb888 = false, .palette = true, .detect_scroll = true,
+		.mtu = 576 },
+	/* the smallest datagrams: compressed ones that overflow are split most often */
+	{ .assoc = 13, .lz4 = true, .rgb888 = true, .palette = true, .zstd = true,
+		.detect_scroll = true, .mtu = SLIM_MIN_MTU },
 };
 
 static void test_lossless(void **state)

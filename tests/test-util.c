@@ -213,6 +213,54 @@ uint8_t *test_put_bitmap(struct slim_writer *w, struct slim_rect r, uint32_t fg,
 	return body;
 }
 
+uint8_t *test_put_palette(struct slim_writer *w, struct slim_rect r, unsigned colors,
+		bool rle, struct test_rng *rng)
+{
+	size_t n = (size_t)r.w * r.h;
+	uint8_t *data = malloc(2 * n + 16);
+	assert_non_null(data);
+	size_t len = 0;
+	if (rle) {
+		for (size_t i = 0; i < n;) {
+			size_t run = test_rand_range(rng, 1, 300);
+			run = run < n - i ? run : n - i;
+			uint8_t v = (uint8_t)test_rand_below(rng, colors);
+			i += run;
+			if (run == 1) {
+				data[len++] = v;
+				continue;
+			}
+			data[len++] = v | 0x80;
+			for (run--; run >= 255; run -= 255) {
+				data[len++] = 255;
+			}
+			data[len++] = (uint8_t)run;
+		}
+	} else {
+		unsigned bits = slim_palette_bits(colors);
+		size_t stride = ((size_t)r.w * bits + 7) / 8;
+		len = stride * r.h;
+		memset(data, 0, len);
+		for (uint32_t y = 0; y < r.h; y++) {
+			for (uint32_t x = 0; x < r.w; x++) {
+				size_t bit = (size_t)x * bits;
+				data[y * stride + bit / 8] |= (uint8_t)(test_rand_below(rng, colors)
+					<< (8 - bits - bit % 8));
+			}
+		}
+	}
+	struct slim_wire_palette p = { .r = { r.x, r.y, r.w, r.h }, .colors = (uint8_t)colors };
+	uint8_t *body = slim_writer_add(w, SLIM_CMD_PALETTE, rle ? SLIM_PALETTE_RLE : 0,
+		sizeof(p) + 3 * (size_t)colors + len);
+	if (body) {
+		memcpy(body, &p, sizeof(p));
+		test_rand_bytes(rng, body + sizeof(p), 3 * (size_t)colors);
+		memcpy(body + sizeof(p) + 3 * (size_t)colors, data, len);
+	}
+	free(data);
+	return body;
+}
+
 uint8_t *test_put_cscs(struct slim_writer *w, const struct slim_wire_cscs *c,
 		uint8_t depth, struct test_rng *rng)
 {

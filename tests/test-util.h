@@ -55,6 +55,12 @@ void test_fb_assert_equal(const struct slim_fb *a, const struct slim_fb *b);
  */
 uint8_t *test_put_set(struct slim_writer *w, struct slim_rect r, uint8_t flags,
 		struct test_rng *rng, uint8_t *raw);
+/*
+ * A PALETTE of `colors` random entries and random valid indices, packed or
+ * (rle) in runs of 1 to 300 pixels. Returns the body, NULL if it does not fit.
+ */
+uint8_t *test_put_palette(struct slim_writer *w, struct slim_rect r, unsigned colors,
+		bool rle, struct test_rng *rng);
 uint8_t *test_put_bitmap(struct slim_writer *w, struct slim_rect r, uint32_t fg,
 		uint32_t bg, struct test_rng *rng);
 uint8_t *test_put_cscs(struct slim_writer *w, const struct slim_wire_cscs *c,

@@ -5,6 +5,7 @@
 #include "input-queue.h"
 #include "seq-window.h"
 #include "slim-log.h"
+#include "slim-zstd.h"
 
 #define LZ4_SCRATCH SLIM_MAX_DGRAM_EXPANDED
 /* Damage rectangles kept per frame before they collapse to their bounds. */
@@ -39,6 +40,8 @@ struct slim_console_core {
 	struct slim_cmd *cmds;
 	size_t max_cmds;
 	uint8_t *lz4;
+	struct slim_zstd *zstd;
+	uint8_t *inflated; /* a SLIM_DGRAM_ZSTD datagram, expanded */
 	struct slim_cscs_scratch *cscs;
 	uint8_t *up_buf;
 
@@ -83,9 +86,12 @@ struct slim_console_core *slim_console_core_create(uint32_t width, uint32_t heig
 	core->max_cmds = SLIM_MAX_MTU / sizeof(struct slim_wire_cmd);
 	core->cmds = calloc(core->max_cmds, sizeof(*core->cmds));
 	core->lz4 = malloc(LZ4_SCRATCH);
+	core->zstd = slim_zstd_create();
+	core->inflated = malloc(SLIM_ZSTD_MAX_DGRAM);
 	core->cscs = slim_cscs_scratch_create();
 	core->up_buf = malloc(mtu);
-	if (!core->cmds || !core->lz4 || !core->cscs || !core->up_buf ||
+	if (!core->cmds || !core->lz4 || !core->zstd || !core->inflated || !core->cscs ||
+			!core->up_buf ||
 			!alloc_fb(core, width, height) ||
 			(backend && !backend->impl->init(backend, width, height))) {
 		slim_console_core_destroy(core);
@@ -102,6 +108,8 @@ void slim_console_core_destroy(struct slim_console_core *core)
 	free(core->fb.px);
 	free(core->cmds);
 	free(core->lz4);
+	slim_zstd_destroy(core->zstd);
+	free(core->inflated);
 	slim_cscs_scratch_destroy(core->cscs);
 	free(core->up_buf);
 	free(core);
@@ -166,7 +174,7 @@ void slim_console_core_fill_hello(const struct slim_console_core *core,
 		.height = (uint16_t)core->fb.height,
 		.mtu = core->mtu,
 		.caps = SLIM_CAP_LZ4 | SLIM_CAP_RGB888 | SLIM_CAP_CSCS | SLIM_CAP_CURSOR |
-			core->extra_caps,
+			SLIM_CAP_PALETTE | SLIM_CAP_ZSTD | core->extra_caps,
 	};
 	/* NUL-padded, not necessarily terminated: a key's id takes all 32 bytes */
 	size_t n = strlen(console_id);
@@ -422,6 +430,10 @@ static void apply(struct slim_console_core *core, const struct slim_cmd *cmd,
 		slim_fb_bitmap(fb, cmd->bitmap.r, cmd->bitmap.fg, cmd->bitmap.bg, cmd->bitmap.bits);
 		add_damage(core, cmd->type, cmd->bitmap.r);
 		break;
+	case SLIM_CMD_PALETTE:
+		slim_fb_palette(fb, &cmd->palette, cmd->flags);
+		add_damage(core, cmd->type, cmd->palette.r);
+		break;
 	case SLIM_CMD_COPY:
 		slim_fb_copy(fb, cmd->copy.src, cmd->copy.dx, cmd->copy.dy);
 		add_damage(core, cmd->type, (struct slim_rect){ cmd->copy.dx, cmd->copy.dy,
@@ -557,6 +569,18 @@ enum slim_error slim_console_core_receive(struct slim_console_core *core,
 	}
 	if (hdr.assoc != core->assoc || core->assoc == 0) {
 		return reject(core, SLIM_ERR_ASSOC, hdr.seq);
+	}
+	if (hdr.flags & SLIM_DGRAM_ZSTD) {
+		size_t n;
+		err = slim_zstd_inflate(core->zstd, buf, len, core->inflated, &n);
+		if (err == SLIM_OK) {
+			err = slim_reader_init(&r, &hdr, core->inflated, n, false,
+				(uint16_t)core->fb.width, (uint16_t)core->fb.height);
+		}
+		if (err != SLIM_OK) {
+			/* Not marked as applied: the next ACK reports it lost and it is repainted. */
+			return reject(core, err, hdr.seq);
+		}
 	}
 	/*
 	 * A refusal may come from a server that restarted and numbers from 1

@@ -241,6 +241,8 @@ static void attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t 
 		.lz4 = hello->caps & SLIM_CAP_LZ4,
 		.rgb888 = hello->caps & SLIM_CAP_RGB888,
 		.cscs = hello->caps & SLIM_CAP_CSCS,
+		.palette = hello->caps & SLIM_CAP_PALETTE,
+		.zstd = hello->caps & SLIM_CAP_ZSTD,
 		.detect_scroll = true,
 	};
 	struct slim_encoder *enc = slim_encoder_create(hello->width, hello->height, &cfg,

@@ -3,7 +3,8 @@
  * is shrunk to the bounds of what really differs from the console's model
  * (clients over-report damage), and what is left is sent as the cheapest
  * command that reproduces it exactly: one colour -> FILL, two -> BITMAP,
- * more -> SET, LZ4-compressed when that is smaller.
+ * up to 127 -> PALETTE (palette.c) when that is smaller than SET, else SET,
+ * LZ4-compressed when that is smaller.
  */
 #include <string.h>
 #include "encoder-internal.h"
@@ -197,6 +198,22 @@ static void send_pixels(struct slim_encoder *enc, const struct slim_fb *fb, stru
 	}
 }
 
+/*
+ * What a SET of the tile would cost at best: a PALETTE of more than 16
+ * colours (8 bits an index) can lose to LZ4 on smooth content.
+ */
+size_t set_cost(struct slim_encoder *enc, const struct slim_fb *fb, struct slim_rect t)
+{
+	size_t raw = (size_t)t.w * t.h * (enc->cfg.rgb888 ? 3 : 4);
+	if (!enc->cfg.lz4) {
+		return raw;
+	}
+	pack_pixels(fb, t, enc->cfg.rgb888, enc->pack);
+	int n = LZ4_compress_default((const char *)enc->pack, (char *)enc->lz4, (int)raw,
+		(int)sizeof(enc->lz4));
+	return n > 0 && (size_t)n < raw ? (size_t)n : raw;
+}
+
 static void send_tile(struct slim_encoder *enc, const struct slim_fb *fb, struct slim_rect t)
 {
 	uint32_t bg = pixel_rgb(*slim_fb_row(fb, t.x, t.y));
@@ -207,6 +224,9 @@ static void send_tile(struct slim_encoder *enc, const struct slim_fb *fb, struct
 	uint32_t fg = 0;
 	if (two_colours(fb, t, bg, &fg, enc->bits)) {
 		emit_bitmap(&enc->packer, t, fg | SLIM_OPAQUE, bg | SLIM_OPAQUE, enc->bits);
+		return;
+	}
+	if (enc->cfg.palette && send_palette(enc, fb, t)) {
 		return;
 	}
 	send_pixels(enc, fb, t);

@@ -3,7 +3,9 @@
  *
  *   scroll.c     vertical scrolls found by hashing rows -> COPY
  *   classify.c   damage refined against the model tile by tile, each
- *                changed area sent as FILL, BITMAP or SET
+ *                changed area sent as FILL, BITMAP, PALETTE or SET
+ *   palette.c    tiles of up to 127 colours: a table and indices, packed
+ *                or in runs, whichever is smaller
  *   cscs-split.c YUV images cut into self-contained CSCS pieces
  *   packer.c     commands batched into datagrams; each command is also
  *                applied to the model, and its area noted for recovery
@@ -15,6 +17,7 @@
 #include <lz4.h>
 #include "encoder.h"
 #include "slim-log.h"
+#include "slim-zstd.h"
 
 /*
  * Damage is examined in tiles of this size: wide tiles compare fast, and
@@ -23,6 +26,8 @@
 #define TILE_W 64
 #define TILE_H 16
 #define TILE_PIXELS (TILE_W * TILE_H)
+/* Slots of palette.c's colour lookup: a power of two, well above SLIM_PALETTE_MAX. */
+#define PALETTE_HASH 512
 
 /* recovery.c */
 
@@ -77,8 +82,13 @@ uint32_t recovery_ack(struct slim_recovery *rec, uint32_t highest);
 /* packer.c */
 
 struct slim_packer {
-	struct slim_writer w;
-	uint8_t *buf;
+	struct slim_writer w; /* its mtu: how much raw the datagram is filled with */
+	uint8_t *buf;         /* cap bytes */
+	uint16_t mtu;         /* of a datagram on the wire */
+	size_t cap, budget;   /* raw bytes a compressed datagram may hold; is filled to */
+	struct slim_zstd *zstd; /* NULL: datagrams go as written */
+	uint8_t *zbuf;        /* a datagram compressed, mtu bytes */
+	bool incompressible;  /* this datagram carries LZ4 or CSCS: it goes raw */
 	uint32_t seq; /* of the datagram being filled, once it has a command */
 	uint32_t next_seq;
 	uint64_t commands; /* written so far */
@@ -93,7 +103,7 @@ struct slim_packer {
 	struct slim_cscs_scratch *cscs;
 };
 
-bool packer_init(struct slim_packer *p, uint16_t mtu, uint32_t assoc);
+bool packer_init(struct slim_packer *p, uint16_t mtu, uint32_t assoc, bool zstd);
 void packer_finish(struct slim_packer *p);
 /* Largest body a single command can have in an empty datagram. */
 size_t packer_max_body(const struct slim_packer *p);
@@ -108,6 +118,8 @@ void emit_bitmap(struct slim_packer *p, struct slim_rect r, uint32_t fg, uint32_
  * `raw`: r.w * r.h packed pixels in the format `flags` names; `data`: what
  * is sent, the same or its LZ4 block. One piece: it must fit a datagram.
  */
+/* `body`: a whole PALETTE body (header, table, indices). */
+void emit_palette(struct slim_packer *p, uint8_t flags, const uint8_t *body, size_t len);
 void emit_set(struct slim_packer *p, struct slim_rect r, uint8_t flags,
 		const uint8_t *raw, const uint8_t *data, size_t len);
 /* Reserves a CSCS piece of `payload` bytes; the caller fills the planes, then commits. */
@@ -145,6 +157,16 @@ struct slim_encoder {
 	uint8_t pack[TILE_PIXELS * 4];
 	uint8_t lz4[LZ4_COMPRESSBOUND(TILE_PIXELS * 4)];
 	uint8_t bits[TILE_PIXELS / 8];
+	/* palette.c scratch: a tile's colours, its indices, and them coded */
+	struct palette_slot {
+		uint32_t color;
+		uint16_t gen;
+		uint8_t index;
+	} pal_hash[PALETTE_HASH];
+	uint16_t pal_gen;
+	uint32_t pal[SLIM_PALETTE_MAX];
+	uint8_t pal_index[TILE_PIXELS];
+	uint8_t pal_body[sizeof(struct slim_wire_palette) + 3 * SLIM_PALETTE_MAX + 2 * TILE_PIXELS];
 	bool fill_pending;
 	struct slim_rect fill_rect;
 	uint32_t fill_color;
@@ -176,6 +198,11 @@ static inline uint32_t pixel_rgb(uint32_t p)
 void encode_rect(struct slim_encoder *enc, const struct slim_fb *fb, struct slim_rect r,
 		bool forced);
 void flush_fill(struct slim_encoder *enc);
+/* The bytes of the smallest SET of `t` (raw or LZ4), as one piece. */
+size_t set_cost(struct slim_encoder *enc, const struct slim_fb *fb, struct slim_rect t);
+
+/* palette.c: sends `t` as a PALETTE when that is smaller than a SET. */
+bool send_palette(struct slim_encoder *enc, const struct slim_fb *fb, struct slim_rect t);
 
 /* scroll.c */
 bool scroll_init(struct slim_encoder *enc);

@@ -29,10 +29,12 @@ struct slim_encoder *slim_encoder_create(uint32_t width, uint32_t height,
 	}
 	enc->cfg = *config;
 	enc->cfg.mtu = mtu;
+	/* zstd on raw pixels takes more off than LZ4 does, and LZ4's output it cannot shrink */
+	enc->cfg.lz4 = config->lz4 && !config->zstd;
 	enc->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
 	pixman_region32_init(&enc->work);
 	bool ok = recovery_init(&enc->rec, width, height) &&
-		packer_init(&enc->packer, mtu, config->assoc) &&
+		packer_init(&enc->packer, mtu, config->assoc, config->zstd) &&
 		scroll_init(enc) && alloc_model(enc, width, height);
 	if (!ok) {
 		slim_encoder_destroy(enc);

@@ -26,6 +26,8 @@ struct slim_encoder_config {
 	bool lz4;          /* console can expand LZ4 */
 	bool rgb888;       /* SET pixels as 3 bytes */
 	bool cscs;         /* console applies CSCS: without it, YUV images are ignored */
+	bool palette;      /* console applies PALETTE */
+	bool zstd;         /* console expands SLIM_DGRAM_ZSTD datagrams */
 	bool detect_scroll;
 };
 
@@ -78,12 +80,15 @@ enum slim_stat_kind {
 	SLIM_STAT_BITMAP,
 	SLIM_STAT_COPY,
 	SLIM_STAT_CSCS,
+	SLIM_STAT_PALETTE,
 	SLIM_STAT_OTHER,
 	SLIM_STAT_KINDS,
 };
 
 struct slim_encoder_stats {
 	uint64_t frames, datagrams, bytes;
+	uint64_t compressed;     /* datagrams that went through zstd */
+	uint64_t split;          /* filled past what fit compressed: the rest moved on */
 	uint64_t commands[SLIM_STAT_KINDS];
 	uint64_t cmd_bytes[SLIM_STAT_KINDS];
 	uint64_t cmd_pixels[SLIM_STAT_KINDS];

@@ -8,15 +8,34 @@
 #include <string.h>
 #include "encoder-internal.h"
 
-bool packer_init(struct slim_packer *p, uint16_t mtu, uint32_t assoc)
+/*
+ * With zstd, a datagram is filled with more commands than it can carry
+ * raw: as many as the last datagrams' ratio says will fit once compressed
+ * (kept a little short), within these bounds.
+ */
+#define BUDGET_MAX_MTUS 8
+#define BUDGET_START_MTUS 3
+
+bool packer_init(struct slim_packer *p, uint16_t mtu, uint32_t assoc, bool zstd)
 {
-	p->buf = malloc(mtu);
+	size_t cap = mtu;
+	if (zstd) {
+		cap = (size_t)mtu * BUDGET_MAX_MTUS;
+		cap = cap < SLIM_ZSTD_MAX_DGRAM ? cap : SLIM_ZSTD_MAX_DGRAM;
+		p->zstd = slim_zstd_create();
+		p->zbuf = malloc(mtu);
+	}
+	p->buf = malloc(cap);
 	p->cscs = slim_cscs_scratch_create();
-	if (!p->buf || !p->cscs) {
+	if (!p->buf || !p->cscs || (zstd && (!p->zstd || !p->zbuf))) {
 		packer_finish(p);
 		return false;
 	}
-	slim_writer_init(&p->w, p->buf, mtu, assoc, false);
+	p->mtu = mtu;
+	p->cap = cap;
+	p->budget = zstd ? (size_t)mtu * BUDGET_START_MTUS : mtu;
+	p->budget = p->budget < cap ? p->budget : cap;
+	slim_writer_init(&p->w, p->buf, p->budget, assoc, false);
 	p->next_seq = 1;
 	return true;
 }
@@ -25,13 +44,17 @@ void packer_finish(struct slim_packer *p)
 {
 	free(p->buf);
 	p->buf = NULL;
+	free(p->zbuf);
+	p->zbuf = NULL;
+	slim_zstd_destroy(p->zstd);
+	p->zstd = NULL;
 	slim_cscs_scratch_destroy(p->cscs);
 	p->cscs = NULL;
 }
 
 size_t packer_max_body(const struct slim_packer *p)
 {
-	return p->w.mtu - sizeof(struct slim_wire_dgram) - sizeof(struct slim_wire_cmd);
+	return p->mtu - sizeof(struct slim_wire_dgram) - sizeof(struct slim_wire_cmd);
 }
 
 /* What INPUT_ACK takes in a datagram, header included. */
@@ -40,6 +63,7 @@ size_t packer_max_body(const struct slim_packer *p)
 size_t packer_room(const struct slim_packer *p)
 {
 	size_t room = slim_writer_room(&p->w);
+	room = room < packer_max_body(p) ? room : packer_max_body(p);
 	/* a pending INPUT_ACK will go first in a datagram started now */
 	if (p->w.count == 0 && p->input_ack_pending) {
 		room = room > INPUT_ACK_BYTES ? room - INPUT_ACK_BYTES : 0;
@@ -47,16 +71,148 @@ size_t packer_room(const struct slim_packer *p)
 	return room;
 }
 
-void packer_flush(struct slim_packer *p)
+static void send_dgram(struct slim_packer *p, const uint8_t *buf, size_t len)
 {
-	if (p->w.count == 0) {
-		return;
-	}
-	size_t len = slim_writer_finish(&p->w, p->seq, slim_now_us());
-	p->send(p->send_data, p->buf, len);
+	p->send(p->send_data, buf, len);
 	p->stats->datagrams++;
 	p->stats->bytes += len;
+}
+
+static void begin_dgram(struct slim_packer *p)
+{
+	p->seq = p->next_seq++;
+	if (p->next_seq == 0) {
+		p->next_seq = 1; /* 0 means "nothing yet" to the console */
+	}
+	recovery_begin_dgram(p->rec, p->seq);
+}
+
+static void empty(struct slim_packer *p)
+{
 	slim_writer_reset(&p->w);
+	p->w.mtu = p->budget;
+	p->incompressible = false;
+}
+
+/* The next datagram is filled to what this one's ratio says fits, a tenth short. */
+static void learn_ratio(struct slim_packer *p, size_t raw, size_t sent)
+{
+	size_t hdr = sizeof(struct slim_wire_dgram);
+	size_t fits = hdr + (p->mtu - hdr) * (raw - hdr) / (sent - hdr) * 9 / 10;
+	fits = fits > p->mtu ? fits : p->mtu;
+	fits = fits < p->cap ? fits : p->cap;
+	p->budget = (3 * p->budget + fits) / 4;
+}
+
+/* Notes what a command moved to datagram p->seq paints, as its emit_* did. */
+static void renote(struct slim_packer *p, uint8_t type, const uint8_t *body)
+{
+	struct slim_wire_rect r;
+	struct slim_wire_copy c;
+	struct slim_wire_cscs cs;
+	switch (type) {
+	case SLIM_CMD_FILL:
+	case SLIM_CMD_SET:
+	case SLIM_CMD_BITMAP:
+	case SLIM_CMD_PALETTE:
+		memcpy(&r, body, sizeof(r)); /* each body starts with its rectangle */
+		recovery_note(p->rec, p->seq, (struct slim_rect){ r.x, r.y, r.w, r.h });
+		break;
+	case SLIM_CMD_COPY:
+		memcpy(&c, body, sizeof(c));
+		struct slim_rect src = { c.src.x, c.src.y, c.src.w, c.src.h };
+		recovery_note(p->rec, p->seq, (struct slim_rect){ c.dx, c.dy, src.w, src.h });
+		recovery_note_copy(p->rec, p->seq, src, c.dx, c.dy);
+		break;
+	case SLIM_CMD_CSCS:
+		memcpy(&cs, body, sizeof(cs));
+		recovery_note(p->rec, p->seq,
+			(struct slim_rect){ cs.pdst.x, cs.pdst.y, cs.pdst.w, cs.pdst.h });
+		break;
+	case SLIM_CMD_CURSOR_IMAGE:
+	case SLIM_CMD_CURSOR_POS:
+		p->rec->records[p->seq % REC_RING].cursor = true;
+		break;
+	}
+}
+
+/*
+ * Sends the first commands of a datagram that does not fit even
+ * compressed, and moves the rest to a new datagram. They are in the model
+ * already; what they paint is noted again under the new number (the old
+ * one keeps its notes too: if it is lost, a little more is repainted).
+ */
+static void send_part(struct slim_packer *p, size_t len)
+{
+	size_t hdr = sizeof(struct slim_wire_dgram);
+	size_t target = (len - hdr) * 3 / 4;
+	for (;;) {
+		/* the longest run of whole commands within target bytes, at least one */
+		size_t end = hdr;
+		uint16_t k = 0;
+		while (k < p->w.count) {
+			struct slim_wire_cmd c;
+			memcpy(&c, p->buf + end, sizeof(c));
+			size_t next = end + sizeof(c) + c.len;
+			if (k > 0 && next - hdr > target) {
+				break;
+			}
+			end = next;
+			k++;
+		}
+		struct slim_writer part = p->w;
+		part.len = end;
+		part.count = k;
+		slim_writer_finish(&part, p->seq, slim_now_us());
+		size_t z = slim_zstd_deflate(p->zstd, p->buf, end, p->zbuf, p->mtu);
+		if (z) {
+			send_dgram(p, p->zbuf, z);
+			p->stats->compressed++;
+		} else if (end <= p->mtu) {
+			send_dgram(p, p->buf, end); /* one command always fits raw */
+		} else {
+			target = (end - hdr) * 3 / 4;
+			continue;
+		}
+		p->stats->split++;
+		memmove(p->buf + hdr, p->buf + end, len - end);
+		p->w.len = hdr + len - end;
+		p->w.count = (uint16_t)(p->w.count - k);
+		p->budget = (p->budget * 3 / 4 > p->mtu) ? p->budget * 3 / 4 : p->mtu;
+		begin_dgram(p);
+		for (size_t off = hdr; off < p->w.len;) {
+			struct slim_wire_cmd c;
+			memcpy(&c, p->buf + off, sizeof(c));
+			renote(p, c.type, p->buf + off + sizeof(c));
+			off += sizeof(c) + c.len;
+		}
+		return;
+	}
+}
+
+void packer_flush(struct slim_packer *p)
+{
+	while (p->w.count > 0) {
+		size_t len = slim_writer_finish(&p->w, p->seq, slim_now_us());
+		if (p->zstd && !p->incompressible) {
+			size_t z = slim_zstd_deflate(p->zstd, p->buf, len, p->zbuf, p->mtu);
+			if (z) {
+				if (len > p->mtu) {
+					learn_ratio(p, len, z);
+				}
+				send_dgram(p, p->zbuf, z);
+				p->stats->compressed++;
+				empty(p);
+				continue;
+			}
+		}
+		if (len <= p->mtu) {
+			send_dgram(p, p->buf, len);
+			empty(p);
+			continue;
+		}
+		send_part(p, len);
+	}
 }
 
 static void count(struct slim_packer *p, enum slim_stat_kind kind, size_t body,
@@ -72,11 +228,7 @@ static uint8_t *add(struct slim_packer *p, uint8_t type, uint8_t flags, size_t l
 {
 	uint8_t *body = slim_writer_add(&p->w, type, flags, len);
 	if (body && p->w.count == 1) {
-		p->seq = p->next_seq++;
-		if (p->next_seq == 0) {
-			p->next_seq = 1; /* 0 means "nothing yet" to the console */
-		}
-		recovery_begin_dgram(p->rec, p->seq);
+		begin_dgram(p);
 	}
 	return body;
 }
@@ -102,6 +254,17 @@ static void put_input_ack(struct slim_packer *p)
 /* Reserves a command, starting a new datagram when this one is full. */
 static uint8_t *reserve(struct slim_packer *p, uint8_t type, uint8_t flags, size_t len)
 {
+	/*
+	 * LZ4 and YUV samples gain little from zstd for what it costs: a
+	 * datagram that carries them goes raw, no longer than the MTU.
+	 */
+	if (p->zstd && (type == SLIM_CMD_CSCS || (type == SLIM_CMD_SET && (flags & SLIM_SET_LZ4)))) {
+		if (p->w.len + sizeof(struct slim_wire_cmd) + len > p->mtu) {
+			packer_flush(p);
+		}
+		p->w.mtu = p->mtu;
+		p->incompressible = true;
+	}
 	if (p->w.count == 0 && p->input_ack_pending) {
 		put_input_ack(p);
 	}
@@ -155,6 +318,23 @@ void emit_bitmap(struct slim_packer *p, struct slim_rect r, uint32_t fg, uint32_
 	slim_fb_bitmap(p->model, r, fg, bg, bits);
 	recovery_note(p->rec, p->seq, r);
 	count(p, SLIM_STAT_BITMAP, sizeof(b) + n, (uint64_t)r.w * r.h);
+}
+
+void emit_palette(struct slim_packer *p, uint8_t flags, const uint8_t *body, size_t len)
+{
+	uint8_t *out = reserve(p, SLIM_CMD_PALETTE, flags, len);
+	memcpy(out, body, len);
+	struct slim_wire_palette w;
+	memcpy(&w, body, sizeof(w));
+	size_t table = (size_t)w.colors * 3;
+	struct slim_palette pal = {
+		.r = { w.r.x, w.r.y, w.r.w, w.r.h }, .colors = w.colors,
+		.table = out + sizeof(w), .data = out + sizeof(w) + table,
+		.len = len - sizeof(w) - table,
+	};
+	slim_fb_palette(p->model, &pal, flags);
+	recovery_note(p->rec, p->seq, pal.r);
+	count(p, SLIM_STAT_PALETTE, len, (uint64_t)pal.r.w * pal.r.h);
 }
 
 void emit_set(struct slim_packer *p, struct slim_rect r, uint8_t flags,

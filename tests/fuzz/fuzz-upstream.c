@@ -143,6 +143,8 @@ static void setup(void)
 		.assoc = FUZZ_ASSOC,
 		.lz4 = true,
 		.rgb888 = true,
+		.palette = true,
+		.zstd = true,
 		.detect_scroll = true,
 	};
 	enc = slim_encoder_create(FUZZ_W, FUZZ_H, &config, check_downstream, NULL);

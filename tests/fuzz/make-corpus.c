@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "slim-codec.h"
+#include "slim-zstd.h"
 
 /* Keep in sync with fuzz-console.c and fuzz-upstream.c. */
 #define FUZZ_ASSOC 0x1234
@@ -124,6 +125,47 @@ static void put_set(struct slim_writer *w, struct slim_rect r, uint8_t flags)
 		memcpy(body + sizeof(s), raw, raw_len);
 	}
 	free(raw);
+}
+
+/* A PALETTE of `colors` grey levels: a glyph's edges, packed or in runs. */
+static void put_palette(struct slim_writer *w, struct slim_rect r, unsigned colors, bool rle)
+{
+	size_t n = (size_t)r.w * r.h;
+	uint8_t data[2 * 64 * 48];
+	size_t len = 0;
+	unsigned bits = slim_palette_bits(colors);
+	size_t stride = ((size_t)r.w * bits + 7) / 8;
+	if (!rle) {
+		len = stride * r.h;
+		memset(data, 0, len);
+	}
+	for (size_t i = 0; i < n;) {
+		/* runs of 1 to 40 pixels of one level */
+		size_t run = 1 + rng() % 40;
+		run = run < n - i ? run : n - i;
+		uint8_t v = (uint8_t)(rng() % colors);
+		if (rle) {
+			data[len++] = run == 1 ? v : (uint8_t)(v | 0x80);
+			if (run > 1) {
+				data[len++] = (uint8_t)(run - 1);
+			}
+		} else {
+			for (size_t k = i; k < i + run; k++) {
+				size_t x = k % r.w, y = k / r.w, bit = x * bits;
+				data[y * stride + bit / 8] |= (uint8_t)(v << (8 - bits - bit % 8));
+			}
+		}
+		i += run;
+	}
+	struct slim_wire_palette p = { .r = { r.x, r.y, r.w, r.h }, .colors = (uint8_t)colors };
+	uint8_t *body = slim_writer_add(w, SLIM_CMD_PALETTE, rle ? SLIM_PALETTE_RLE : 0,
+		sizeof(p) + 3 * (size_t)colors + len);
+	check(body != NULL, "PALETTE");
+	memcpy(body, &p, sizeof(p));
+	for (unsigned i = 0; i < colors; i++) {
+		memset(body + sizeof(p) + 3 * i, (int)(i * 255 / colors), 3);
+	}
+	memcpy(body + sizeof(p) + 3 * (size_t)colors, data, len);
 }
 
 static void put_bitmap(struct slim_writer *w, struct slim_rect r, uint32_t fg, uint32_t bg)
@@ -469,6 +511,39 @@ static void upstream_corpus(void)
 	emit(&w, d, "empty", 13);
 }
 
+/* PALETTE and zstd datagrams: last, so that the seeds before them stay as they were. */
+static void coding_corpus(void)
+{
+	const char *d = "console";
+	struct slim_writer w;
+	slim_writer_init(&w, buf, MTU, FUZZ_ASSOC, false);
+
+	put_palette(&w, rect(0, 0, 21, 9), 3, false);
+	put_palette(&w, rect(21, 0, 16, 16), 16, false);
+	put_palette(&w, rect(0, 16, 64, 16), 100, false);
+	emit(&w, d, "palette-packed", 1);
+
+	put_palette(&w, rect(5, 5, 50, 30), 7, true);
+	put_palette(&w, rect(0, 40, 64, 8), 127, true);
+	emit(&w, d, "palette-runs", 1);
+
+	/* what zstd takes in: a datagram's commands, expanded back on the console */
+	check(slim_put_fill(&w, rect(0, 0, 64, 8), 0x00336699), "FILL");
+	put_palette(&w, rect(0, 8, 32, 16), 5, true);
+	put_set(&w, rect(32, 8, 8, 8), SLIM_SET_RGB888);
+	put_bitmap(&w, rect(40, 8, 9, 16), 0x00000000, 0x00ffffff);
+	put_frame_end(&w, 1, 1);
+	size_t raw = finish(&w, 1, false);
+	struct slim_zstd *z = slim_zstd_create();
+	static uint8_t packed[MTU];
+	size_t n = z ? slim_zstd_deflate(z, w.buf, raw, packed, sizeof(packed)) : 0;
+	check(n > 0, "zstd datagram");
+	write_file(d, "zstd", packed, n);
+	slim_zstd_destroy(z);
+	slim_writer_reset(&w);
+
+}
+
 int main(int argc, char *argv[])
 {
 	if (argc != 2) {
@@ -484,5 +559,6 @@ int main(int argc, char *argv[])
 	make_dir(path);
 	console_corpus();
 	upstream_corpus();
+	coding_corpus();
 	return 0;
 }
