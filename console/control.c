@@ -304,8 +304,9 @@ static bool cmd_stats(struct slim_control *ctl, char **argv)
 {
 	const struct slim_console_stats *st = slim_console_core_stats(ctl->core);
 	emit(ctl, "stats frames=%llu datagrams=%llu applied=%llu bad=%llu late=%llu dup=%llu "
-		"bytes=%llu fill=%llu set=%llu bitmap=%llu copy=%llu cscs=%llu palette=%llu "
+		"bytes=%llu fill=%llu set=%llu bitmap=%llu copy=%llu cscs=%llu palette=%llu cached=%llu "
 		"fill_px=%llu set_px=%llu bitmap_px=%llu copy_px=%llu cscs_px=%llu palette_px=%llu "
+		"cached_px=%llu "
 		"cscs_src_w=%u cscs_src_h=%u cscs_dst_w=%u cscs_dst_h=%u "
 		"input_sent=%llu input_retransmits=%llu input_acked=%llu input_dropped=%llu",
 		(unsigned long long)st->frames, (unsigned long long)st->datagrams,
@@ -318,12 +319,14 @@ static bool cmd_stats(struct slim_control *ctl, char **argv)
 		(unsigned long long)st->commands[SLIM_CMD_COPY],
 		(unsigned long long)st->commands[SLIM_CMD_CSCS],
 		(unsigned long long)st->commands[SLIM_CMD_PALETTE],
+		(unsigned long long)st->commands[SLIM_CMD_CACHE_DRAW],
 		(unsigned long long)st->pixels[SLIM_CMD_FILL],
 		(unsigned long long)st->pixels[SLIM_CMD_SET],
 		(unsigned long long)st->pixels[SLIM_CMD_BITMAP],
 		(unsigned long long)st->pixels[SLIM_CMD_COPY],
 		(unsigned long long)st->pixels[SLIM_CMD_CSCS],
 		(unsigned long long)st->pixels[SLIM_CMD_PALETTE],
+		(unsigned long long)st->pixels[SLIM_CMD_CACHE_DRAW],
 		st->cscs_src_w, st->cscs_src_h, st->cscs_dst_w, st->cscs_dst_h,
 		(unsigned long long)st->input.sent, (unsigned long long)st->input.retransmits,
 		(unsigned long long)st->input.acked, (unsigned long long)st->input.dropped);

@@ -16,6 +16,7 @@ static const char *const error_names[SLIM_ERR_COUNT] = {
 	[SLIM_ERR_LZ4] = "corrupt compressed data",
 	[SLIM_ERR_PALETTE] = "bad palette indices",
 	[SLIM_ERR_ZSTD] = "corrupt compressed datagram",
+	[SLIM_ERR_CACHE] = "cache slot missing",
 };
 
 const char *slim_error_str(enum slim_error err)
@@ -559,6 +560,21 @@ static enum slim_error decode_downstream(const struct slim_reader *r,
 		return decode_cscs(r, cmd, body, len);
 	case SLIM_CMD_PALETTE:
 		return decode_palette(r, cmd, body, len);
+	case SLIM_CMD_CACHE_STORE:
+	case SLIM_CMD_CACHE_DRAW: {
+		struct slim_wire_cache c;
+		if (len != sizeof(c)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&c, body, sizeof(c));
+		cmd->cache.slot = c.slot;
+		cmd->cache.r = rect_from_wire(c.r);
+		if (!rect_within(cmd->cache.r, r->width, r->height)) {
+			return SLIM_ERR_RECT;
+		}
+		return c.slot < SLIM_CACHE_SLOTS &&
+			(size_t)c.r.w * c.r.h <= SLIM_CACHE_SLOT_PIXELS ? SLIM_OK : SLIM_ERR_FIELD;
+	}
 	case SLIM_CMD_CURSOR_IMAGE: {
 		struct slim_wire_cursor_image *h = &cmd->cursor_image.hdr;
 		if (len < sizeof(*h)) {

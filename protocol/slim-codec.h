@@ -28,6 +28,7 @@ enum slim_error {
 	SLIM_ERR_LZ4,          /* compressed data that does not expand to the size it claims */
 	SLIM_ERR_PALETTE,      /* an index past the table, or runs that miss the rectangle */
 	SLIM_ERR_ZSTD,         /* a compressed datagram that is not one frame of its size */
+	SLIM_ERR_CACHE,        /* a CACHE_DRAW of a slot that does not hold that size */
 	SLIM_ERR_COUNT,
 };
 
@@ -147,6 +148,10 @@ struct slim_cmd {
 		} copy;
 		struct slim_cscs cscs;
 		struct slim_palette palette;
+		struct {
+			uint16_t slot;
+			struct slim_rect r;
+		} cache; /* CACHE_STORE and CACHE_DRAW */
 		struct {
 			struct slim_wire_cursor_image hdr;
 			const uint8_t *pixels;

@@ -60,6 +60,8 @@ enum slim_cmd_type {
 	SLIM_CMD_INPUT_ACK = 0x0b,
 	SLIM_CMD_AUDIO = 0x0c,   /* the session's sound, outside the sequence */
 	SLIM_CMD_PALETTE = 0x0d, /* up to 127 colours: a table and indices, packed or in runs */
+	SLIM_CMD_CACHE_STORE = 0x0e, /* keep what a rectangle shows in a cache slot */
+	SLIM_CMD_CACHE_DRAW = 0x0f,  /* paint a slot's pixels */
 	/* upstream: console -> server */
 	SLIM_CMD_HELLO = 0x81,
 	SLIM_CMD_INPUT = 0x82,
@@ -80,6 +82,14 @@ enum slim_cmd_type {
 #define SLIM_PALETTE_RLE (1 << 0) /* indices in runs; else packed, rows on byte boundaries */
 /* Most colours one PALETTE has: an index and a run flag share a byte. */
 #define SLIM_PALETTE_MAX 127
+
+/*
+ * The console's cache: slots of up to SLIM_CACHE_SLOT_PIXELS pixels (a 64x16
+ * tile), 16 MiB in all. The server chooses the slots; the console keeps
+ * what it is told to until the association ends.
+ */
+#define SLIM_CACHE_SLOTS 4096
+#define SLIM_CACHE_SLOT_PIXELS 1024
 
 /* CSCS flags: sample depth of the Y, U and V planes */
 #define SLIM_CSCS_DEPTH_MASK 0x3
@@ -115,6 +125,7 @@ enum slim_caps {
 	SLIM_CAP_MIC = 1 << 6,   /* sends MIC */
 	SLIM_CAP_PALETTE = 1 << 7, /* applies PALETTE */
 	SLIM_CAP_ZSTD = 1 << 8,    /* expands SLIM_DGRAM_ZSTD datagrams */
+	SLIM_CAP_CACHE = 1 << 9,   /* keeps SLIM_CACHE_SLOTS slots: CACHE_STORE, CACHE_DRAW */
 };
 
 #define SLIM_CONSOLE_ID_LEN 32
@@ -191,6 +202,17 @@ struct slim_wire_palette {
 	struct slim_wire_rect r;
 	uint8_t colors;
 	uint8_t pad;
+} SLIM_PACKED;
+
+/*
+ * CACHE_STORE: the pixels `r` shows now (after the commands before it) go
+ * into `slot`, w x h of them. CACHE_DRAW: `r` (of the slot's size) shows
+ * the slot's pixels.
+ */
+struct slim_wire_cache {
+	uint16_t slot;
+	uint16_t pad;
+	struct slim_wire_rect r;
 } SLIM_PACKED;
 
 struct slim_wire_copy {
@@ -367,6 +389,7 @@ _Static_assert(sizeof(struct slim_wire_fill) == 12, "FILL");
 _Static_assert(sizeof(struct slim_wire_bitmap) == 16, "BITMAP");
 _Static_assert(sizeof(struct slim_wire_copy) == 12, "COPY");
 _Static_assert(sizeof(struct slim_wire_palette) == 10, "PALETTE");
+_Static_assert(sizeof(struct slim_wire_cache) == 12, "CACHE_STORE, CACHE_DRAW");
 _Static_assert(sizeof(struct slim_wire_cscs) == 28, "CSCS");
 _Static_assert(sizeof(struct slim_wire_cursor_image) == 16, "CURSOR_IMAGE");
 _Static_assert(sizeof(struct slim_wire_frame_end) == 24, "FRAME_END");

@@ -67,6 +67,20 @@ size_t slim_zstd_deflate(struct slim_zstd *z, const uint8_t *in, size_t len,
 	return hdr + n;
 }
 
+enum slim_error slim_zstd_reader_init(struct slim_zstd *z, uint8_t *scratch,
+		struct slim_reader *r, struct slim_dgram *hdr, const uint8_t *buf, size_t len,
+		bool upstream, uint16_t width, uint16_t height)
+{
+	enum slim_error err = slim_reader_init(r, hdr, buf, len, upstream, width, height);
+	if (err != SLIM_OK || !(hdr->flags & SLIM_DGRAM_ZSTD)) {
+		return err;
+	}
+	size_t n;
+	err = slim_zstd_inflate(z, buf, len, scratch, &n);
+	return err != SLIM_OK ? err :
+		slim_reader_init(r, hdr, scratch, n, upstream, width, height);
+}
+
 enum slim_error slim_zstd_inflate(struct slim_zstd *z, const uint8_t *in, size_t len,
 		uint8_t *out, size_t *out_len)
 {

@@ -35,4 +35,13 @@ enum slim_error slim_zstd_inflate(struct slim_zstd *z, const uint8_t *in, size_t
 
 #define SLIM_ZSTD_MAX_DGRAM (sizeof(struct slim_wire_dgram) + SLIM_MAX_ZSTD_EXPANDED)
 
+/*
+ * slim_reader_init for a datagram that may be compressed: one with
+ * SLIM_DGRAM_ZSTD is expanded into `scratch` (SLIM_ZSTD_MAX_DGRAM bytes),
+ * where the reader then reads.
+ */
+enum slim_error slim_zstd_reader_init(struct slim_zstd *z, uint8_t *scratch,
+		struct slim_reader *r, struct slim_dgram *hdr, const uint8_t *buf, size_t len,
+		bool upstream, uint16_t width, uint16_t height);
+
 #endif

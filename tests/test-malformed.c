@@ -254,6 +254,11 @@ static size_t build_full(struct fixture *f, struct dgram *d)
 		rng));
 	assert_non_null(test_put_palette(&d->w, (struct slim_rect){ 100, 60, 40, 30 }, 5, true,
 		rng));
+	/* kept, and drawn elsewhere from the cache in the same datagram */
+	add_raw(&d->w, SLIM_CMD_CACHE_STORE, 0, &(struct slim_wire_cache){ .slot = 4095,
+		.r = { 100, 60, 32, 30 } }, sizeof(struct slim_wire_cache));
+	add_raw(&d->w, SLIM_CMD_CACHE_DRAW, 0, &(struct slim_wire_cache){ .slot = 4095,
+		.r = { 0, 80, 32, 30 } }, sizeof(struct slim_wire_cache));
 	assert_non_null(test_put_cscs(&d->w, &full_cscs8, SLIM_CSCS_DEPTH8, rng));
 	assert_non_null(test_put_cscs(&d->w, &full_cscs4, SLIM_CSCS_DEPTH4, rng));
 	struct slim_wire_cursor_image ci = { .serial = 8, .w = 16, .h = 16, .hot_x = 15,
@@ -262,7 +267,7 @@ static size_t build_full(struct fixture *f, struct dgram *d)
 	assert_true(slim_put_cursor_pos(&d->w, -3, 200, true));
 	assert_true(slim_put_frame_end(&d->w, &(struct slim_wire_frame_end){ .frame = 2 }));
 	dgram_end(f, d);
-	assert_int_equal(d->n, 14);
+	assert_int_equal(d->n, 16);
 	return d->n;
 }
 
@@ -412,7 +417,7 @@ static void test_unknown_types(void **state)
 	struct dgram *d = dgram_new();
 	build_full(f, d);
 	for (unsigned t = 0; t < 256; t++) {
-		if (t >= SLIM_CMD_FILL && t <= SLIM_CMD_PALETTE) {
+		if (t >= SLIM_CMD_FILL && t <= SLIM_CMD_CACHE_DRAW) {
 			continue;
 		}
 		/* in the middle of the datagram */
@@ -719,6 +724,84 @@ static void test_palette(void **state)
 	add_raw(&d->w, SLIM_CMD_PALETTE, 0, cut, sizeof(cut));
 	dgram_end(f, d);
 	expect_reject(f, d->buf, d->len, SLIM_ERR_LENGTH);
+	dgram_free(d);
+}
+
+static void put_cache(struct dgram *d, uint8_t type, uint16_t slot, struct slim_rect r)
+{
+	add_raw(&d->w, type, 0, &(struct slim_wire_cache){ .slot = slot,
+		.r = { r.x, r.y, r.w, r.h } }, sizeof(struct slim_wire_cache));
+}
+
+static void test_cache(void **state)
+{
+	struct fixture *f = *state;
+	struct dgram *d = dgram_new();
+	struct slim_rect a = { 10, 10, 32, 16 }, b = { 60, 40, 32, 16 };
+
+	/* nothing kept yet: drawing any slot is a miss */
+	dgram_begin(d);
+	put_cache(d, SLIM_CMD_CACHE_DRAW, 7, a);
+	dgram_end(f, d);
+	expect_reject(f, d->buf, d->len, SLIM_ERR_CACHE);
+
+	/* kept, then drawn in a later datagram: the same pixels */
+	dgram_begin(d);
+	assert_non_null(test_put_palette(&d->w, a, 9, true, &f->rng));
+	put_cache(d, SLIM_CMD_CACHE_STORE, 7, a);
+	dgram_end(f, d);
+	expect_accept(f, d->buf, d->len);
+	dgram_begin(d);
+	put_cache(d, SLIM_CMD_CACHE_DRAW, 7, b);
+	dgram_end(f, d);
+	expect_accept(f, d->buf, d->len);
+	const struct slim_fb *fb = slim_console_core_fb(f->core);
+	for (uint32_t y = 0; y < a.h; y++) {
+		assert_memory_equal(slim_fb_row(fb, b.x, b.y + y), slim_fb_row(fb, a.x, a.y + y),
+			(size_t)a.w * 4);
+	}
+
+	static const struct {
+		uint8_t type;
+		uint16_t slot;
+		struct slim_rect r;
+		enum slim_error err;
+	} cases[] = {
+		{ SLIM_CMD_CACHE_DRAW, 7, { 0, 0, 16, 32 }, SLIM_ERR_CACHE }, /* its pixels, not its size */
+		{ SLIM_CMD_CACHE_DRAW, 7, { 0, 0, 32, 15 }, SLIM_ERR_CACHE },
+		{ SLIM_CMD_CACHE_DRAW, 8, { 0, 0, 32, 16 }, SLIM_ERR_CACHE }, /* never kept */
+		{ SLIM_CMD_CACHE_DRAW, SLIM_CACHE_SLOTS, { 0, 0, 32, 16 }, SLIM_ERR_FIELD },
+		{ SLIM_CMD_CACHE_STORE, SLIM_CACHE_SLOTS, { 0, 0, 32, 16 }, SLIM_ERR_FIELD },
+		{ SLIM_CMD_CACHE_STORE, 1, { 0, 0, 33, 32 }, SLIM_ERR_FIELD }, /* more than a slot */
+		{ SLIM_CMD_CACHE_STORE, 1, { CW - 8, 0, 16, 16 }, SLIM_ERR_RECT },
+		{ SLIM_CMD_CACHE_DRAW, 7, { CW - 16, 0, 32, 16 }, SLIM_ERR_RECT },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		dgram_begin(d);
+		assert_true(slim_put_fill(&d->w, (struct slim_rect){ 0, 0, 2, 2 }, 0x00abcdef));
+		put_cache(d, cases[i].type, cases[i].slot, cases[i].r);
+		dgram_end(f, d);
+		expect_reject(f, d->buf, d->len, cases[i].err);
+	}
+	/* a store in a datagram that was rejected kept nothing */
+	dgram_begin(d);
+	put_cache(d, SLIM_CMD_CACHE_STORE, 9, a);
+	assert_true(slim_put_fill(&d->w, (struct slim_rect){ CW, 0, 1, 1 }, 0));
+	dgram_end(f, d);
+	expect_reject(f, d->buf, d->len, SLIM_ERR_RECT);
+	dgram_begin(d);
+	put_cache(d, SLIM_CMD_CACHE_DRAW, 9, a);
+	dgram_end(f, d);
+	expect_reject(f, d->buf, d->len, SLIM_ERR_CACHE);
+
+	/* a new association starts with nothing kept */
+	slim_console_core_hello(f->core, "test", ASSOC);
+	test_sink_clear(f->sink);
+	f->seq = 1;
+	dgram_begin(d);
+	put_cache(d, SLIM_CMD_CACHE_DRAW, 7, b);
+	dgram_end(f, d);
+	expect_reject(f, d->buf, d->len, SLIM_ERR_CACHE);
 	dgram_free(d);
 }
 
@@ -1540,6 +1623,7 @@ int main(void)
 		cmocka_unit_test(test_lz4_too_much),
 		cmocka_unit_test_setup_teardown(test_palette, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zstd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cscs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upstream_fields, setup, teardown),

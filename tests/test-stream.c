@@ -67,6 +67,8 @@ struct stream {
 	pixman_region32_t damage;
 	struct slim_move_hint moves[4];
 	size_t n_moves;
+	/* tiles that come back (glyphs, icons, an animation's frames): what a cache is for */
+	struct slim_fb sprites;
 
 	/* typing: what the console sent, what the server applied */
 	struct test_rng krng;
@@ -179,6 +181,13 @@ static void stream_init(struct stream *s, uint32_t w, uint32_t h, uint64_t salt,
 	s->enc = slim_encoder_create(w, h, cfg, queue_push, &s->down);
 	assert_non_null(s->enc);
 	pixman_region32_init(&s->damage);
+	/* four 64x16 sprites side by side, text on their own backgrounds */
+	s->sprites = test_fb_create(4 * 64, 16, &s->rng);
+	for (uint16_t i = 0; i < 4; i++) {
+		struct slim_rect r = { (uint16_t)(i * 64), 0, 64, 16 };
+		slim_fb_fill(&s->sprites, r, 0x00202020u * (i + 1));
+		content_text_lines(&s->sprites, r, 0x00202020u * (i + 1), &s->crng);
+	}
 	/* its own generator: the pictures stay those of the seed */
 	test_rng_init(&s->krng, salt + 0x4b455953);
 	slim_input_seq_reset(&s->input, 1);
@@ -191,6 +200,7 @@ static void stream_finish(struct stream *s)
 	queue_clear(&s->down);
 	queue_clear(&s->up);
 	test_fb_destroy(&s->fb);
+	test_fb_destroy(&s->sprites);
 	pixman_region32_fini(&s->damage);
 }
 
@@ -257,7 +267,7 @@ static void mutate(struct stream *s)
 {
 	uint32_t ops = test_rand_range(&s->rng, 1, 4);
 	for (uint32_t i = 0; i < ops; i++) {
-		switch (test_rand_below(&s->rng, 6)) {
+		switch (test_rand_below(&s->rng, 9)) {
 		case 0:
 		case 1: {
 			struct slim_rect r = random_rect(s, 200, 150);
@@ -272,6 +282,23 @@ static void mutate(struct stream *s)
 		case 3:
 			op_scroll(s);
 			break;
+		case 6:
+		case 7:
+		case 8: {
+			/* A sprite shown again, on the tile grid where it fits. */
+			uint32_t k = test_rand_below(&s->rng, 4);
+			if (s->fb.width < 64 || s->fb.height < 16) {
+				break;
+			}
+			struct slim_rect r = { (uint16_t)(test_rand_below(&s->rng, s->fb.width / 64) * 64),
+				(uint16_t)(test_rand_below(&s->rng, s->fb.height / 16) * 16), 64, 16 };
+			for (uint32_t y = 0; y < 16; y++) {
+				memcpy(slim_fb_row(&s->fb, r.x, r.y + y), slim_fb_row(&s->sprites, k * 64, y),
+					64 * 4);
+			}
+			damage(s, r);
+			break;
+		}
 		case 4: {
 			/* Over-reported damage: nothing changed. */
 			damage(s, random_rect(s, s->fb.width, s->fb.height));
@@ -372,15 +399,22 @@ static void run(uint32_t w, uint32_t h, uint64_t salt, struct link link,
 	if (cfg->zstd) {
 		assert_true(st->compressed > 0);
 	}
+	if (cfg->cache && frames >= 25) {
+		assert_true(st->cache_stores > 0);
+		assert_true(st->commands[SLIM_STAT_CACHE_DRAW] > 0);
+	}
 	if (clean) {
 		/* Under loss, a move whose source awaits repair is rightly sent as pixels. */
 		assert_true(st->commands[SLIM_STAT_COPY] > 0);
 	}
 	if (getenv("SLIM_TEST_VERBOSE")) {
-		print_message("link %u/%u/%u/%u: %lu datagrams (%lu zstd, %lu split), %lu recovered, "
+		print_message("link %u/%u/%u/%u: %lu datagrams (%lu zstd, %lu split), %lu kept, "
+			"%lu drawn from the cache, %lu recovered, "
 			"%lu repaints, %lu late, %lu dup; %zu keys, %lu input retransmissions\n",
 			link.loss, link.dup, link.reorder, link.up_loss, (unsigned long)st->datagrams,
 			(unsigned long)st->compressed, (unsigned long)st->split,
+			(unsigned long)st->cache_stores,
+			(unsigned long)st->commands[SLIM_STAT_CACHE_DRAW],
 			(unsigned long)st->recovered_seqs,
 			(unsigned long)st->repaints,
 			(unsigned long)slim_console_core_stats(s->console)->late,
@@ -400,14 +434,14 @@ static const struct slim_encoder_config configs[] = {
 	{ .assoc = 8, .lz4 = false, .rgb888 = false, .detect_scroll = true },
 	{ .assoc = 9, .lz4 = true, .rgb888 = false, .detect_scroll = false, .mtu = 576 },
 	{ .assoc = 10, .lz4 = false, .rgb888 = true, .detect_scroll = true, .mtu = 9000 },
-	/* what today's console says it takes: PALETTE, datagrams through zstd */
+	/* what today's console says it takes: PALETTE, datagrams through zstd, a cache */
 	{ .assoc = 11, .lz4 = true, .rgb888 = true, .palette = true, .zstd = true,
-		.detect_scroll = true },
-	{ .assoc = 12, .lz4 = true, .rgb888 = false, .palette = true, .detect_scroll = true,
-		.mtu = 576 },
+		.cache = true, .detect_scroll = true },
+	{ .assoc = 12, .lz4 = true, .rgb888 = false, .palette = true, .cache = true,
+		.detect_scroll = true, .mtu = 576 },
 	/* the smallest datagrams: compressed ones that overflow are split most often */
 	{ .assoc = 13, .lz4 = true, .rgb888 = true, .palette = true, .zstd = true,
-		.detect_scroll = true, .mtu = SLIM_MIN_MTU },
+		.cache = true, .detect_scroll = true, .mtu = SLIM_MIN_MTU },
 };
 
 static void test_lossless(void **state)

@@ -42,6 +42,17 @@ struct slim_console_core {
 	uint8_t *lz4;
 	struct slim_zstd *zstd;
 	uint8_t *inflated; /* a SLIM_DGRAM_ZSTD datagram, expanded */
+	/*
+	 * The cache: slot i is SLIM_CACHE_SLOT_PIXELS pixels from cache + i *
+	 * SLIM_CACHE_SLOT_PIXELS, cache_w[i] x cache_h[i] of them used (0: empty).
+	 * Allocated at the first CACHE_STORE. While a datagram is checked,
+	 * the sizes its own stores will give are in pending_*, valid where
+	 * pending_gen[i] is this datagram's gen.
+	 */
+	uint32_t *cache;
+	uint16_t cache_w[SLIM_CACHE_SLOTS], cache_h[SLIM_CACHE_SLOTS];
+	uint16_t pending_w[SLIM_CACHE_SLOTS], pending_h[SLIM_CACHE_SLOTS];
+	uint32_t pending_gen[SLIM_CACHE_SLOTS], gen;
 	struct slim_cscs_scratch *cscs;
 	uint8_t *up_buf;
 
@@ -110,6 +121,7 @@ void slim_console_core_destroy(struct slim_console_core *core)
 	free(core->lz4);
 	slim_zstd_destroy(core->zstd);
 	free(core->inflated);
+	free(core->cache);
 	slim_cscs_scratch_destroy(core->cscs);
 	free(core->up_buf);
 	free(core);
@@ -174,7 +186,7 @@ void slim_console_core_fill_hello(const struct slim_console_core *core,
 		.height = (uint16_t)core->fb.height,
 		.mtu = core->mtu,
 		.caps = SLIM_CAP_LZ4 | SLIM_CAP_RGB888 | SLIM_CAP_CSCS | SLIM_CAP_CURSOR |
-			SLIM_CAP_PALETTE | SLIM_CAP_ZSTD | core->extra_caps,
+			SLIM_CAP_PALETTE | SLIM_CAP_ZSTD | SLIM_CAP_CACHE | core->extra_caps,
 	};
 	/* NUL-padded, not necessarily terminated: a key's id takes all 32 bytes */
 	size_t n = strlen(console_id);
@@ -223,6 +235,9 @@ void slim_console_core_hello(struct slim_console_core *core, const char *console
 	core->frame_received_us = 0;
 	core->cursor = (struct slim_console_cursor){ 0 };
 	core->cursor_serial = 0;
+	/* a new association starts with an empty cache: the server knows nothing of it */
+	memset(core->cache_w, 0, sizeof(core->cache_w));
+	memset(core->cache_h, 0, sizeof(core->cache_h));
 	slim_seq_window_reset(&core->window);
 	send_hello(core, console_id);
 }
@@ -413,6 +428,49 @@ static void apply_cursor_image(struct slim_console_core *core, const struct slim
 		(size_t)h->w * h->rows * 4);
 }
 
+static void apply_cache(struct slim_console_core *core, const struct slim_cmd *cmd)
+{
+	struct slim_rect r = cmd->cache.r;
+	uint32_t *slot = core->cache + (size_t)cmd->cache.slot * SLIM_CACHE_SLOT_PIXELS;
+	bool store = cmd->type == SLIM_CMD_CACHE_STORE;
+	for (uint32_t y = 0; y < r.h; y++) {
+		uint32_t *row = slim_fb_row(&core->fb, r.x, r.y + y);
+		uint32_t *kept = slot + (size_t)y * r.w;
+		memcpy(store ? kept : row, store ? row : kept, (size_t)r.w * 4);
+	}
+	if (store) {
+		core->cache_w[cmd->cache.slot] = r.w;
+		core->cache_h[cmd->cache.slot] = r.h;
+	} else {
+		add_damage(core, cmd->type, r);
+	}
+}
+
+/*
+ * Checks a cache command against the slots as the datagram's earlier
+ * commands leave them, allocating the cache at the first store.
+ */
+static enum slim_error check_cache(struct slim_console_core *core, const struct slim_cmd *cmd)
+{
+	uint16_t slot = cmd->cache.slot;
+	if (cmd->type == SLIM_CMD_CACHE_STORE) {
+		if (!core->cache) {
+			core->cache = malloc((size_t)SLIM_CACHE_SLOTS * SLIM_CACHE_SLOT_PIXELS * 4);
+			if (!core->cache) {
+				return SLIM_ERR_CACHE;
+			}
+		}
+		core->pending_w[slot] = cmd->cache.r.w;
+		core->pending_h[slot] = cmd->cache.r.h;
+		core->pending_gen[slot] = core->gen;
+		return SLIM_OK;
+	}
+	bool pending = core->pending_gen[slot] == core->gen;
+	uint16_t w = pending ? core->pending_w[slot] : core->cache_w[slot];
+	uint16_t h = pending ? core->pending_h[slot] : core->cache_h[slot];
+	return w == cmd->cache.r.w && h == cmd->cache.r.h ? SLIM_OK : SLIM_ERR_CACHE;
+}
+
 static void apply(struct slim_console_core *core, const struct slim_cmd *cmd,
 		uint64_t time_us)
 {
@@ -433,6 +491,10 @@ static void apply(struct slim_console_core *core, const struct slim_cmd *cmd,
 	case SLIM_CMD_PALETTE:
 		slim_fb_palette(fb, &cmd->palette, cmd->flags);
 		add_damage(core, cmd->type, cmd->palette.r);
+		break;
+	case SLIM_CMD_CACHE_STORE:
+	case SLIM_CMD_CACHE_DRAW:
+		apply_cache(core, cmd);
 		break;
 	case SLIM_CMD_COPY:
 		slim_fb_copy(fb, cmd->copy.src, cmd->copy.dx, cmd->copy.dy);
@@ -484,6 +546,10 @@ static enum slim_error decode_all(struct slim_console_core *core, struct slim_re
 		size_t *n_cmds)
 {
 	size_t n = 0, lz4_used = 0;
+	if (++core->gen == 0) {
+		memset(core->pending_gen, 0, sizeof(core->pending_gen));
+		core->gen = 1;
+	}
 	for (;;) {
 		if (n == core->max_cmds) {
 			/* more commands than a datagram of SLIM_MAX_MTU bytes can hold */
@@ -496,6 +562,12 @@ static enum slim_error decode_all(struct slim_console_core *core, struct slim_re
 		}
 		if (cmd->type == 0) {
 			break;
+		}
+		if (cmd->type == SLIM_CMD_CACHE_STORE || cmd->type == SLIM_CMD_CACHE_DRAW) {
+			err = check_cache(core, cmd);
+			if (err != SLIM_OK) {
+				return err;
+			}
 		}
 		if (cmd->type == SLIM_CMD_SET && (cmd->flags & SLIM_SET_LZ4)) {
 			size_t raw = slim_set_raw_len(cmd->set.r, cmd->flags);
@@ -570,17 +642,11 @@ enum slim_error slim_console_core_receive(struct slim_console_core *core,
 	if (hdr.assoc != core->assoc || core->assoc == 0) {
 		return reject(core, SLIM_ERR_ASSOC, hdr.seq);
 	}
-	if (hdr.flags & SLIM_DGRAM_ZSTD) {
-		size_t n;
-		err = slim_zstd_inflate(core->zstd, buf, len, core->inflated, &n);
-		if (err == SLIM_OK) {
-			err = slim_reader_init(&r, &hdr, core->inflated, n, false,
-				(uint16_t)core->fb.width, (uint16_t)core->fb.height);
-		}
-		if (err != SLIM_OK) {
-			/* Not marked as applied: the next ACK reports it lost and it is repainted. */
-			return reject(core, err, hdr.seq);
-		}
+	err = slim_zstd_reader_init(core->zstd, core->inflated, &r, &hdr, buf, len, false,
+		(uint16_t)core->fb.width, (uint16_t)core->fb.height);
+	if (err != SLIM_OK) {
+		/* Not marked as applied: the next ACK reports it lost and it is repainted. */
+		return reject(core, err, hdr.seq);
 	}
 	/*
 	 * A refusal may come from a server that restarted and numbers from 1

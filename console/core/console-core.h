@@ -26,8 +26,8 @@ struct slim_console_stats {
 	uint64_t bytes;       /* of the datagrams applied */
 	uint64_t audio;       /* AUDIO datagrams handed on (outside the sequence) */
 	/* applied display commands by type (SLIM_CMD_FILL ... SLIM_CMD_CSCS) and their pixels */
-	uint64_t commands[SLIM_CMD_PALETTE + 1];
-	uint64_t pixels[SLIM_CMD_PALETTE + 1];
+	uint64_t commands[SLIM_CMD_CACHE_DRAW + 1];
+	uint64_t pixels[SLIM_CMD_CACHE_DRAW + 1];
 	/* the last CSCS image: its samples and the rectangle it was scaled to */
 	uint16_t cscs_src_w, cscs_src_h, cscs_dst_w, cscs_dst_h;
 	struct slim_input_stats input; /* input events sent, sent again, acknowledged, dropped */

@@ -214,13 +214,10 @@ size_t set_cost(struct slim_encoder *enc, const struct slim_fb *fb, struct slim_
 	return n > 0 && (size_t)n < raw ? (size_t)n : raw;
 }
 
-static void send_tile(struct slim_encoder *enc, const struct slim_fb *fb, struct slim_rect t)
+/* A tile of more than one colour, as the cheapest command that paints it exactly. */
+static void send_tile_pixels(struct slim_encoder *enc, const struct slim_fb *fb,
+		struct slim_rect t, uint32_t bg)
 {
-	uint32_t bg = pixel_rgb(*slim_fb_row(fb, t.x, t.y));
-	if (uniform(fb, t, bg)) {
-		queue_fill(enc, t, bg);
-		return;
-	}
 	uint32_t fg = 0;
 	if (two_colours(fb, t, bg, &fg, enc->bits)) {
 		emit_bitmap(&enc->packer, t, fg | SLIM_OPAQUE, bg | SLIM_OPAQUE, enc->bits);
@@ -230,6 +227,56 @@ static void send_tile(struct slim_encoder *enc, const struct slim_fb *fb, struct
 		return;
 	}
 	send_pixels(enc, fb, t);
+}
+
+/* Smaller tiles cost hardly more sent than drawn from the cache. */
+#define CACHE_MIN_PIXELS 64
+
+/*
+ * After a tile went out as one command: keeps it in the console's cache
+ * (when it was sent before), in the same datagram, so that the store
+ * copies exactly what that command painted.
+ */
+static void keep_tile(struct slim_encoder *enc, struct slim_rect t, const uint8_t *hash)
+{
+	struct slim_packer *p = &enc->packer;
+	size_t store = sizeof(struct slim_wire_cmd) + sizeof(struct slim_wire_cache);
+	/* the two must fit one datagram raw, as packer.c's split keeps them */
+	if (p->last_cmd + store > packer_max_body(p) + sizeof(struct slim_wire_cmd) ||
+			packer_room(p) < sizeof(struct slim_wire_cache)) {
+		return;
+	}
+	int slot = cache_store(enc->cache, hash, t, p->seq);
+	if (slot >= 0) {
+		emit_cache_store(p, (uint16_t)slot, t);
+	}
+}
+
+/* forced: t is being repaired, so the cache is not trusted for it */
+static void send_tile(struct slim_encoder *enc, const struct slim_fb *fb, struct slim_rect t,
+		bool forced)
+{
+	uint32_t bg = pixel_rgb(*slim_fb_row(fb, t.x, t.y));
+	if (uniform(fb, t, bg)) {
+		queue_fill(enc, t, bg);
+		return;
+	}
+	uint8_t hash[CACHE_HASH_BYTES];
+	bool keep = false;
+	size_t pixels = (size_t)t.w * t.h;
+	if (enc->cache && pixels >= CACHE_MIN_PIXELS && pixels <= SLIM_CACHE_SLOT_PIXELS) {
+		int slot = cache_lookup(enc->cache, fb, t, hash);
+		if (slot >= 0 && !forced) {
+			emit_cache_draw(&enc->packer, (uint16_t)slot, t, fb);
+			return;
+		}
+		keep = slot == CACHE_MISS && cache_admit(enc->cache, hash);
+	}
+	uint64_t commands = enc->packer.commands;
+	send_tile_pixels(enc, fb, t, bg);
+	if (keep && enc->packer.commands == commands + 1) {
+		keep_tile(enc, t, hash);
+	}
 }
 
 void encode_rect(struct slim_encoder *enc, const struct slim_fb *fb, struct slim_rect r,
@@ -246,7 +293,7 @@ void encode_rect(struct slim_encoder *enc, const struct slim_fb *fb, struct slim
 				continue;
 			}
 			enc->stats.changed_pixels += (uint64_t)t.w * t.h;
-			send_tile(enc, fb, t);
+			send_tile(enc, fb, t, forced);
 		}
 	}
 	flush_fill(enc);

@@ -6,6 +6,7 @@
  *                changed area sent as FILL, BITMAP, PALETTE or SET
  *   palette.c    tiles of up to 127 colours: a table and indices, packed
  *                or in runs, whichever is smaller
+ *   cache.c      which tiles the console keeps, and which it has for sure
  *   cscs-split.c YUV images cut into self-contained CSCS pieces
  *   packer.c     commands batched into datagrams; each command is also
  *                applied to the model, and its area noted for recovery
@@ -28,6 +29,35 @@
 #define TILE_PIXELS (TILE_W * TILE_H)
 /* Slots of palette.c's colour lookup: a power of two, well above SLIM_PALETTE_MAX. */
 #define PALETTE_HASH 512
+
+/* cache.c */
+
+#define CACHE_HASH_BYTES 16
+/* cache_lookup: not kept, or kept by a datagram not yet confirmed */
+#define CACHE_MISS (-1)
+#define CACHE_STORING (-2)
+
+struct encoder_cache;
+struct encoder_cache *cache_create(void);
+void cache_destroy(struct encoder_cache *c);
+/* A new console: it has nothing. */
+void cache_reset(struct encoder_cache *c);
+/* The slot the console has `r` of fb in, or CACHE_MISS or CACHE_STORING; `hash` is r's. */
+int cache_lookup(struct encoder_cache *c, const struct slim_fb *fb, struct slim_rect r,
+		uint8_t *hash);
+/* Whether a tile is worth keeping: the second time it is sent. */
+bool cache_admit(struct encoder_cache *c, const uint8_t *hash);
+/* A slot for the tile, stored by datagram `seq`; -1 when none can be had now. */
+int cache_store(struct encoder_cache *c, const uint8_t *hash, struct slim_rect r, uint32_t seq);
+/* The store into `slot` moved from datagram `from` to `to` (packer.c's split). */
+void cache_moved(struct encoder_cache *c, uint16_t slot, uint32_t from, uint32_t to);
+/*
+ * Datagrams from `first` on were lost: stores since then that kept pixels
+ * of `wrong` (NULL: of anywhere) may have kept the console's stale ones.
+ */
+void cache_lost(struct encoder_cache *c, uint32_t first, const pixman_region32_t *wrong);
+/* Every datagram up to `confirmed` has arrived or been reported lost. */
+void cache_confirm(struct encoder_cache *c, uint32_t confirmed);
 
 /* recovery.c */
 
@@ -64,6 +94,7 @@ struct slim_recovery {
 	uint32_t last_sent;
 	uint32_t width, height;
 	pixman_region32_t repair; /* lost areas waiting to be repainted */
+	struct encoder_cache *cache; /* told of losses and confirmations; may be NULL */
 	bool repaint_all;
 	bool cursor_lost;
 };
@@ -90,6 +121,7 @@ struct slim_packer {
 	uint8_t *zbuf;        /* a datagram compressed, mtu bytes */
 	bool incompressible;  /* this datagram carries LZ4 or CSCS: it goes raw */
 	uint32_t seq; /* of the datagram being filled, once it has a command */
+	size_t last_cmd; /* bytes of the last command reserved, header included */
 	uint32_t next_seq;
 	uint64_t commands; /* written so far */
 	/* an INPUT_ACK for the next datagram begun */
@@ -120,6 +152,13 @@ void emit_bitmap(struct slim_packer *p, struct slim_rect r, uint32_t fg, uint32_
  */
 /* `body`: a whole PALETTE body (header, table, indices). */
 void emit_palette(struct slim_packer *p, uint8_t flags, const uint8_t *body, size_t len);
+/*
+ * CACHE_DRAW of `slot`, which holds r of fb; CACHE_STORE of r into `slot`
+ * (right after the command that painted r, in the same datagram).
+ */
+void emit_cache_draw(struct slim_packer *p, uint16_t slot, struct slim_rect r,
+		const struct slim_fb *fb);
+void emit_cache_store(struct slim_packer *p, uint16_t slot, struct slim_rect r);
 void emit_set(struct slim_packer *p, struct slim_rect r, uint8_t flags,
 		const uint8_t *raw, const uint8_t *data, size_t len);
 /* Reserves a CSCS piece of `payload` bytes; the caller fills the planes, then commits. */
@@ -150,6 +189,7 @@ struct slim_encoder {
 	struct slim_fb model;
 	struct slim_packer packer;
 	struct slim_recovery rec;
+	struct encoder_cache *cache; /* NULL: the console has none */
 	struct slim_encoder_stats stats;
 	pixman_region32_t work;
 

@@ -35,7 +35,9 @@ struct slim_encoder *slim_encoder_create(uint32_t width, uint32_t height,
 	pixman_region32_init(&enc->work);
 	bool ok = recovery_init(&enc->rec, width, height) &&
 		packer_init(&enc->packer, mtu, config->assoc, config->zstd) &&
-		scroll_init(enc) && alloc_model(enc, width, height);
+		scroll_init(enc) && alloc_model(enc, width, height) &&
+		(!config->cache || (enc->cache = cache_create()));
+	enc->rec.cache = enc->cache;
 	if (!ok) {
 		slim_encoder_destroy(enc);
 		return NULL;
@@ -55,6 +57,7 @@ void slim_encoder_destroy(struct slim_encoder *enc)
 		return;
 	}
 	recovery_finish(&enc->rec);
+	cache_destroy(enc->cache);
 	packer_finish(&enc->packer);
 	scroll_finish(enc);
 	pixman_region32_fini(&enc->work);
@@ -85,6 +88,10 @@ size_t slim_encoder_flush_input_ack(struct slim_encoder *enc)
 void slim_encoder_repaint(struct slim_encoder *enc)
 {
 	enc->rec.repaint_all = true;
+	/* what the console shows is in doubt: so is what it kept since the last sure point */
+	if (enc->cache) {
+		cache_lost(enc->cache, enc->rec.confirmed + 1, NULL);
+	}
 }
 
 bool slim_encoder_needs_frame(const struct slim_encoder *enc)

@@ -28,6 +28,7 @@ struct slim_encoder_config {
 	bool cscs;         /* console applies CSCS: without it, YUV images are ignored */
 	bool palette;      /* console applies PALETTE */
 	bool zstd;         /* console expands SLIM_DGRAM_ZSTD datagrams */
+	bool cache;        /* console keeps SLIM_CACHE_SLOTS slots */
 	bool detect_scroll;
 };
 
@@ -81,6 +82,7 @@ enum slim_stat_kind {
 	SLIM_STAT_COPY,
 	SLIM_STAT_CSCS,
 	SLIM_STAT_PALETTE,
+	SLIM_STAT_CACHE_DRAW,
 	SLIM_STAT_OTHER,
 	SLIM_STAT_KINDS,
 };
@@ -89,6 +91,7 @@ struct slim_encoder_stats {
 	uint64_t frames, datagrams, bytes;
 	uint64_t compressed;     /* datagrams that went through zstd */
 	uint64_t split;          /* filled past what fit compressed: the rest moved on */
+	uint64_t cache_stores;   /* tiles the console was told to keep */
 	uint64_t commands[SLIM_STAT_KINDS];
 	uint64_t cmd_bytes[SLIM_STAT_KINDS];
 	uint64_t cmd_pixels[SLIM_STAT_KINDS];

@@ -104,8 +104,8 @@ static void learn_ratio(struct slim_packer *p, size_t raw, size_t sent)
 	p->budget = (3 * p->budget + fits) / 4;
 }
 
-/* Notes what a command moved to datagram p->seq paints, as its emit_* did. */
-static void renote(struct slim_packer *p, uint8_t type, const uint8_t *body)
+/* Notes what a command moved from datagram `from` to p->seq paints, as its emit_* did. */
+static void renote(struct slim_packer *p, uint32_t from, uint8_t type, const uint8_t *body)
 {
 	struct slim_wire_rect r;
 	struct slim_wire_copy c;
@@ -133,6 +133,12 @@ static void renote(struct slim_packer *p, uint8_t type, const uint8_t *body)
 	case SLIM_CMD_CURSOR_POS:
 		p->rec->records[p->seq % REC_RING].cursor = true;
 		break;
+	case SLIM_CMD_CACHE_STORE: {
+		struct slim_wire_cache k;
+		memcpy(&k, body, sizeof(k));
+		cache_moved(p->rec->cache, k.slot, from, p->seq);
+		break;
+	}
 	}
 }
 
@@ -148,7 +154,7 @@ static void send_part(struct slim_packer *p, size_t len)
 	size_t target = (len - hdr) * 3 / 4;
 	for (;;) {
 		/* the longest run of whole commands within target bytes, at least one */
-		size_t end = hdr;
+		size_t end = hdr, before = hdr;
 		uint16_t k = 0;
 		while (k < p->w.count) {
 			struct slim_wire_cmd c;
@@ -157,8 +163,23 @@ static void send_part(struct slim_packer *p, size_t len)
 			if (k > 0 && next - hdr > target) {
 				break;
 			}
+			before = end;
 			end = next;
 			k++;
+		}
+		/*
+		 * A CACHE_STORE keeps what the command before it painted: the two
+		 * stay in one datagram (emit_cache_store's caller made sure they
+		 * fit one raw).
+		 */
+		if (k < p->w.count && p->buf[end] == SLIM_CMD_CACHE_STORE) {
+			if (k > 1) {
+				end = before;
+				k--;
+			} else {
+				end += sizeof(struct slim_wire_cmd) + sizeof(struct slim_wire_cache);
+				k++;
+			}
 		}
 		struct slim_writer part = p->w;
 		part.len = end;
@@ -179,11 +200,12 @@ static void send_part(struct slim_packer *p, size_t len)
 		p->w.len = hdr + len - end;
 		p->w.count = (uint16_t)(p->w.count - k);
 		p->budget = (p->budget * 3 / 4 > p->mtu) ? p->budget * 3 / 4 : p->mtu;
+		uint32_t from = p->seq;
 		begin_dgram(p);
 		for (size_t off = hdr; off < p->w.len;) {
 			struct slim_wire_cmd c;
 			memcpy(&c, p->buf + off, sizeof(c));
-			renote(p, c.type, p->buf + off + sizeof(c));
+			renote(p, from, c.type, p->buf + off + sizeof(c));
 			off += sizeof(c) + c.len;
 		}
 		return;
@@ -278,6 +300,7 @@ static uint8_t *reserve(struct slim_packer *p, uint8_t type, uint8_t flags, size
 		abort(); /* callers size every command to fit an empty datagram */
 	}
 	p->commands++;
+	p->last_cmd = sizeof(struct slim_wire_cmd) + len;
 	return body;
 }
 
@@ -335,6 +358,30 @@ void emit_palette(struct slim_packer *p, uint8_t flags, const uint8_t *body, siz
 	slim_fb_palette(p->model, &pal, flags);
 	recovery_note(p->rec, p->seq, pal.r);
 	count(p, SLIM_STAT_PALETTE, len, (uint64_t)pal.r.w * pal.r.h);
+}
+
+void emit_cache_draw(struct slim_packer *p, uint16_t slot, struct slim_rect r,
+		const struct slim_fb *fb)
+{
+	struct slim_wire_cache c = { .slot = slot, .r = wire_rect(r) };
+	uint8_t *body = reserve(p, SLIM_CMD_CACHE_DRAW, 0, sizeof(c));
+	memcpy(body, &c, sizeof(c));
+	/* the slot holds these very pixels: their hashes are equal */
+	for (uint32_t y = 0; y < r.h; y++) {
+		memcpy(slim_fb_row(p->model, r.x, r.y + y), slim_fb_row(fb, r.x, r.y + y),
+			(size_t)r.w * 4);
+	}
+	recovery_note(p->rec, p->seq, r);
+	count(p, SLIM_STAT_CACHE_DRAW, sizeof(c), (uint64_t)r.w * r.h);
+}
+
+void emit_cache_store(struct slim_packer *p, uint16_t slot, struct slim_rect r)
+{
+	struct slim_wire_cache c = { .slot = slot, .r = wire_rect(r) };
+	uint8_t *body = reserve(p, SLIM_CMD_CACHE_STORE, 0, sizeof(c));
+	memcpy(body, &c, sizeof(c));
+	p->stats->cache_stores++;
+	count(p, SLIM_STAT_OTHER, sizeof(c), 0);
 }
 
 void emit_set(struct slim_packer *p, struct slim_rect r, uint8_t flags,

@@ -47,6 +47,9 @@ void recovery_reset(struct slim_recovery *rec, uint32_t width, uint32_t height)
 	pixman_region32_clear(&rec->repair);
 	rec->repaint_all = true;
 	rec->cursor_lost = true;
+	if (rec->cache) {
+		cache_reset(rec->cache); /* a console that said HELLO has an empty cache */
+	}
 }
 
 void recovery_begin_dgram(struct slim_recovery *rec, uint32_t seq)
@@ -133,6 +136,9 @@ uint32_t recovery_lost(struct slim_recovery *rec, uint32_t first, uint32_t last)
 	}
 	if ((uint32_t)(last - first) >= REC_RING) {
 		rec->repaint_all = true;
+		if (rec->cache) {
+			cache_lost(rec->cache, first, NULL);
+		}
 		return last - first + 1;
 	}
 	uint32_t found = 0, oldest = 0;
@@ -158,6 +164,10 @@ uint32_t recovery_lost(struct slim_recovery *rec, uint32_t first, uint32_t last)
 	}
 	if (found > 0 && !taint_copies(rec, oldest)) {
 		rec->repaint_all = true;
+	}
+	/* what the lost datagrams painted, and copied on since, is wrong on the console */
+	if (rec->cache) {
+		cache_lost(rec->cache, first, rec->repaint_all ? NULL : &rec->repair);
 	}
 	return found;
 }
@@ -187,5 +197,8 @@ uint32_t recovery_ack(struct slim_recovery *rec, uint32_t highest)
 		}
 	}
 	rec->confirmed = highest;
+	if (rec->cache) {
+		cache_confirm(rec->cache, highest);
+	}
 	return lost;
 }

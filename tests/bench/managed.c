@@ -12,6 +12,7 @@
 #include "manager.h"
 #include "slim-hex.h"
 #include "slim-log.h"
+#include "slim-zstd.h"
 
 #define HELLO_FIRST_MS 250
 #define HELLO_MAX_MS 4000
@@ -259,8 +260,13 @@ static void note_datagram(struct bench_console *c, const uint8_t *buf, size_t le
 	struct slim_reader r;
 	struct slim_dgram hdr;
 	struct slim_cmd cmd;
-	if (slim_reader_init(&r, &hdr, buf, len, false, (uint16_t)c->width,
-			(uint16_t)c->height) != SLIM_OK || hdr.assoc != c->assoc) {
+	/* compressed datagrams are read as the console reads them */
+	static struct slim_zstd *z;
+	static uint8_t expanded[SLIM_ZSTD_MAX_DGRAM];
+	if ((!z && !(z = slim_zstd_create())) ||
+			slim_zstd_reader_init(z, expanded, &r, &hdr, buf, len, false,
+				(uint16_t)c->width, (uint16_t)c->height) != SLIM_OK ||
+			hdr.assoc != c->assoc) {
 		return;
 	}
 	if (!c->attached) {
@@ -280,6 +286,12 @@ static void note_datagram(struct bench_console *c, const uint8_t *buf, size_t le
 			break;
 		case SLIM_CMD_BITMAP:
 			add_rect(c, &cmd.bitmap.r);
+			break;
+		case SLIM_CMD_PALETTE:
+			add_rect(c, &cmd.palette.r);
+			break;
+		case SLIM_CMD_CACHE_DRAW:
+			add_rect(c, &cmd.cache.r);
 			break;
 		case SLIM_CMD_CSCS:
 			add_rect(c, &cmd.cscs.pdst);

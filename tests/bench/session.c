@@ -18,6 +18,7 @@
 #include "session.h"
 #include "slim-hex.h"
 #include "slim-log.h"
+#include "slim-zstd.h"
 
 #define BENCH_CONSOLE_ID "bench"
 
@@ -363,8 +364,12 @@ static void note_datagram(struct bench_session *s, const uint8_t *buf, size_t le
 	struct slim_reader r;
 	struct slim_dgram hdr;
 	struct slim_cmd cmd;
-	if (slim_reader_init(&r, &hdr, buf, len, false, (uint16_t)s->width,
-			(uint16_t)s->height) != SLIM_OK) {
+	/* compressed datagrams are read as the console reads them */
+	static struct slim_zstd *z;
+	static uint8_t expanded[SLIM_ZSTD_MAX_DGRAM];
+	if ((!z && !(z = slim_zstd_create())) ||
+			slim_zstd_reader_init(z, expanded, &r, &hdr, buf, len, false,
+				(uint16_t)s->width, (uint16_t)s->height) != SLIM_OK) {
 		return;
 	}
 	bool pixels = false;

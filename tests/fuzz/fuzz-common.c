@@ -16,20 +16,14 @@ static void check(const uint8_t *buf, size_t len, bool upstream, uint16_t width,
 	struct slim_reader r;
 	struct slim_dgram hdr;
 	struct slim_cmd cmd;
-	enum slim_error err = slim_reader_init(&r, &hdr, buf, len, upstream, width, height);
-	if (err == SLIM_OK && ((!any_assoc && hdr.assoc != FUZZ_ASSOC) || len > SLIM_DEFAULT_MTU)) {
-		err = SLIM_ERR_FIELD;
-	}
 	/* a compressed datagram is checked as the console reads it: expanded */
 	static struct slim_zstd *z;
 	static uint8_t expanded[SLIM_ZSTD_MAX_DGRAM];
-	if (err == SLIM_OK && (hdr.flags & SLIM_DGRAM_ZSTD)) {
-		z = z ? z : slim_zstd_create();
-		size_t n = 0;
-		err = z ? slim_zstd_inflate(z, buf, len, expanded, &n) : SLIM_ERR_ZSTD;
-		if (err == SLIM_OK) {
-			err = slim_reader_init(&r, &hdr, expanded, n, upstream, width, height);
-		}
+	z = z ? z : slim_zstd_create();
+	enum slim_error err = z ? slim_zstd_reader_init(z, expanded, &r, &hdr, buf, len,
+		upstream, width, height) : SLIM_ERR_ZSTD;
+	if (err == SLIM_OK && ((!any_assoc && hdr.assoc != FUZZ_ASSOC) || len > SLIM_DEFAULT_MTU)) {
+		err = SLIM_ERR_FIELD;
 	}
 	while (err == SLIM_OK) {
 		err = slim_reader_next(&r, &cmd);

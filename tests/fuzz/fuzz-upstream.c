@@ -145,6 +145,7 @@ static void setup(void)
 		.rgb888 = true,
 		.palette = true,
 		.zstd = true,
+		.cache = true,
 		.detect_scroll = true,
 	};
 	enc = slim_encoder_create(FUZZ_W, FUZZ_H, &config, check_downstream, NULL);

@@ -542,6 +542,24 @@ static void coding_corpus(void)
 	slim_zstd_destroy(z);
 	slim_writer_reset(&w);
 
+	/* a tile kept in the cache and drawn twice, one of them in a later datagram */
+	put_palette(&w, rect(0, 0, 32, 16), 6, true);
+	struct slim_wire_cache keep = { .slot = 3, .r = { 0, 0, 32, 16 } };
+	memcpy(slim_writer_add(&w, SLIM_CMD_CACHE_STORE, 0, sizeof(keep)), &keep, sizeof(keep));
+	struct slim_wire_cache draw = { .slot = 3, .r = { 32, 0, 32, 16 } };
+	memcpy(slim_writer_add(&w, SLIM_CMD_CACHE_DRAW, 0, sizeof(draw)), &draw, sizeof(draw));
+	size_t first = finish(&w, 1, false);
+	static uint8_t two[2 * MTU];
+	memcpy(two, w.buf, first);
+	slim_writer_reset(&w);
+	draw.r = (struct slim_wire_rect){ 16, 30, 32, 16 };
+	memcpy(slim_writer_add(&w, SLIM_CMD_CACHE_DRAW, 0, sizeof(draw)), &draw, sizeof(draw));
+	put_frame_end(&w, 1, 1);
+	size_t second = finish(&w, 2, false);
+	memcpy(two + first, w.buf, second);
+	write_file(d, "cache", two, first + second);
+	slim_writer_reset(&w);
+
 }
 
 int main(int argc, char *argv[])
