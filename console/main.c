@@ -767,6 +767,8 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	slim_console_core_set_video_budget(c.core, c.opts.video_budget);
+	/* a frame's ACK rides on the keystroke's release that usually follows */
+	slim_console_core_set_ack_delay(c.core, true);
 	if (c.opts.manager && !create_manager(&c, err, sizeof(err))) {
 		slim_console_status("%s", err);
 		ret = EXIT_USAGE;

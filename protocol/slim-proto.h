@@ -126,7 +126,15 @@ enum slim_caps {
 	SLIM_CAP_PALETTE = 1 << 7, /* applies PALETTE */
 	SLIM_CAP_ZSTD = 1 << 8,    /* expands SLIM_DGRAM_ZSTD datagrams */
 	SLIM_CAP_CACHE = 1 << 9,   /* keeps SLIM_CACHE_SLOTS slots: CACHE_STORE, CACHE_DRAW */
+	SLIM_CAP_ACK_DELAY = 1 << 10, /* may hold an ACK up to SLIM_ACK_DELAY_MS */
 };
+
+/*
+ * How long a console with SLIM_CAP_ACK_DELAY may hold the ACK of a frame
+ * without losses, for the next upstream datagram (a keystroke's release,
+ * usually) to carry it. Its server waits that much longer for ACKs.
+ */
+#define SLIM_ACK_DELAY_MS 100
 
 #define SLIM_CONSOLE_ID_LEN 32
 

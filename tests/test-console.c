@@ -265,6 +265,90 @@ static void test_hello(void **state)
 	console_close(&c);
 }
 
+/* A frame's ACK held for the next datagram sent: input carries it, a second frame or a loss sends it at once. */
+static void test_ack_delay(void **state)
+{
+	struct console c;
+	console_open(&c, 64, 48, SLIM_DEFAULT_MTU, NULL);
+	slim_console_core_set_ack_delay(c.core, true);
+	slim_console_core_hello(c.core, "frames", ASSOC);
+	struct slim_reader r;
+	struct slim_cmd cmd;
+	open_upstream(&c, 0, &r, ASSOC, 1);
+	next_cmd(&r, &cmd, SLIM_CMD_HELLO);
+	assert_true(cmd.hello.caps & SLIM_CAP_ACK_DELAY);
+	test_sink_clear(c.sink);
+
+	struct slim_wire_frame_end fe = { .frame = 1, .report_from = 1 };
+	begin(&c);
+	assert_true(slim_put_fill(&c.w, (struct slim_rect){ 0, 0, 10, 10 }, 0x00ff0000));
+	assert_true(slim_put_frame_end(&c.w, &fe));
+	uint64_t sent_us = slim_now_us();
+	assert_int_equal(send_dgram(&c, 1, sent_us), SLIM_OK);
+	assert_int_equal(c.sink->n, 0); /* held */
+	int ms = slim_console_core_timeout_ms(c.core, slim_now_us());
+	assert_true(ms > 0 && ms <= SLIM_ACK_DELAY_MS);
+
+	/* a key goes with it */
+	struct slim_wire_input key = { .kind = SLIM_INPUT_KEY, .code = 30, .value = 1 };
+	assert_true(slim_console_core_send_input(c.core, &key, 1));
+	assert_int_equal(c.sink->n, 1);
+	open_upstream(&c, 0, &r, ASSOC, 3);
+	next_cmd(&r, &cmd, SLIM_CMD_INPUT);
+	next_cmd(&r, &cmd, SLIM_CMD_HELD);
+	next_cmd(&r, &cmd, SLIM_CMD_ACK);
+	assert_int_equal(cmd.ack.frame, 1);
+	/* the time it was held is not part of the round trip */
+	assert_true(cmd.ack.echo_us >= sent_us && cmd.ack.echo_us <= slim_now_us());
+	expect_end(&r);
+	test_sink_clear(c.sink);
+
+	/* held, then a second frame: one ACK for both, at once */
+	fe.frame = 2;
+	begin(&c);
+	assert_true(slim_put_input_ack(&c.w, 2)); /* the key arrived: nothing to send again */
+	assert_true(slim_put_frame_end(&c.w, &fe));
+	assert_int_equal(send_dgram(&c, 2, 1), SLIM_OK);
+	assert_int_equal(c.sink->n, 0);
+	fe.frame = 3;
+	begin(&c);
+	assert_true(slim_put_frame_end(&c.w, &fe));
+	assert_int_equal(send_dgram(&c, 3, 1), SLIM_OK);
+	assert_int_equal(c.sink->n, 1);
+	open_upstream(&c, 0, &r, ASSOC, 1);
+	next_cmd(&r, &cmd, SLIM_CMD_ACK);
+	assert_int_equal(cmd.ack.frame, 3);
+	test_sink_clear(c.sink);
+
+	/* a loss to report: NACK and ACK at once */
+	fe.frame = 4;
+	begin(&c);
+	assert_true(slim_put_frame_end(&c.w, &fe));
+	assert_int_equal(send_dgram(&c, 5, 1), SLIM_OK);
+	assert_int_equal(c.sink->n, 2); /* the gap's NACK, then NACK and ACK */
+	open_upstream(&c, 1, &r, ASSOC, 2);
+	next_cmd(&r, &cmd, SLIM_CMD_NACK);
+	next_cmd(&r, &cmd, SLIM_CMD_ACK);
+	assert_int_equal(cmd.ack.frame, 4);
+	test_sink_clear(c.sink);
+
+	/* nothing to carry it: it goes alone when the delay is up */
+	fe.frame = 5;
+	fe.report_from = 6;
+	begin(&c);
+	assert_true(slim_put_frame_end(&c.w, &fe));
+	assert_int_equal(send_dgram(&c, 6, 1), SLIM_OK);
+	uint64_t now = slim_now_us();
+	slim_console_core_tick(c.core, now);
+	assert_int_equal(c.sink->n, 0);
+	slim_console_core_tick(c.core, now + SLIM_ACK_DELAY_MS * 1000ull);
+	assert_int_equal(c.sink->n, 1);
+	open_upstream(&c, 0, &r, ASSOC, 1);
+	next_cmd(&r, &cmd, SLIM_CMD_ACK);
+	assert_int_equal(cmd.ack.frame, 5);
+	console_close(&c);
+}
+
 static void test_frame_end_ack(void **state)
 {
 	struct test_rng rng;
@@ -1276,6 +1360,7 @@ int main(void)
 		cmocka_unit_test(test_create_bounds),
 		cmocka_unit_test(test_hello),
 		cmocka_unit_test(test_frame_end_ack),
+		cmocka_unit_test(test_ack_delay),
 		cmocka_unit_test(test_damage),
 		cmocka_unit_test(test_against_model),
 		cmocka_unit_test(test_loss),

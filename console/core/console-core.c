@@ -49,6 +49,10 @@ struct slim_console_core {
 	 * the sizes its own stores will give are in pending_*, valid where
 	 * pending_gen[i] is this datagram's gen.
 	 */
+	/* an ACK held for the next upstream datagram, since held_us */
+	bool ack_delay, ack_held;
+	struct slim_wire_ack held_ack;
+	uint64_t held_us;
 	uint32_t *cache;
 	uint16_t cache_w[SLIM_CACHE_SLOTS], cache_h[SLIM_CACHE_SLOTS];
 	uint16_t pending_w[SLIM_CACHE_SLOTS], pending_h[SLIM_CACHE_SLOTS];
@@ -145,10 +149,16 @@ const struct slim_console_cursor *slim_console_core_cursor(const struct slim_con
 /* Upstream datagrams are small and sent at once. */
 static void send_upstream(struct slim_console_core *core, struct slim_writer *w)
 {
+	uint64_t now = slim_now_us();
+	if (core->ack_held) {
+		/* the server's clock went on while we held it: its round trip leaves that out */
+		struct slim_wire_ack ack = core->held_ack;
+		ack.echo_us += now - core->held_us;
+		core->ack_held = !slim_put_ack(w, &ack);
+	}
 	if (++core->up_seq == 0) {
 		core->up_seq = 1;
 	}
-	uint64_t now = slim_now_us();
 	/* any datagram tells the server we are alive: the held keys' keepalive waits */
 	slim_input_queue_note_send(&core->input, now);
 	size_t len = slim_writer_finish(w, core->up_seq, now);
@@ -186,7 +196,8 @@ void slim_console_core_fill_hello(const struct slim_console_core *core,
 		.height = (uint16_t)core->fb.height,
 		.mtu = core->mtu,
 		.caps = SLIM_CAP_LZ4 | SLIM_CAP_RGB888 | SLIM_CAP_CSCS | SLIM_CAP_CURSOR |
-			SLIM_CAP_PALETTE | SLIM_CAP_ZSTD | SLIM_CAP_CACHE | core->extra_caps,
+			SLIM_CAP_PALETTE | SLIM_CAP_ZSTD | SLIM_CAP_CACHE | core->extra_caps |
+			(core->ack_delay ? SLIM_CAP_ACK_DELAY : 0),
 	};
 	/* NUL-padded, not necessarily terminated: a key's id takes all 32 bytes */
 	size_t n = strlen(console_id);
@@ -211,6 +222,7 @@ static void send_hello(struct slim_console_core *core, const char *console_id)
 	struct slim_writer w;
 	begin_upstream(core, &w);
 	slim_put_hello_ext(&w, &hello, core->video_mbit, core->has_token ? core->token : NULL);
+	core->ack_held = false; /* a HELLO starts everything again: no ACK goes with it */
 	send_upstream(core, &w);
 }
 
@@ -289,6 +301,16 @@ void slim_console_core_track_input(struct slim_console_core *core,
 	slim_input_queue_track(&core->input, events, n);
 }
 
+void slim_console_core_set_ack_delay(struct slim_console_core *core, bool on)
+{
+	core->ack_delay = on;
+}
+
+static uint64_t held_ack_due(const struct slim_console_core *core)
+{
+	return core->held_us + SLIM_ACK_DELAY_MS * 1000ull;
+}
+
 void slim_console_core_tick(struct slim_console_core *core, uint64_t now_us)
 {
 	if (core->assoc == 0) {
@@ -296,14 +318,24 @@ void slim_console_core_tick(struct slim_console_core *core, uint64_t now_us)
 	}
 	struct slim_writer w;
 	begin_upstream(core, &w);
-	if (slim_input_queue_tick(&core->input, &w, now_us)) {
+	if (slim_input_queue_tick(&core->input, &w, now_us) ||
+			(core->ack_held && now_us >= held_ack_due(core))) {
 		send_upstream(core, &w);
 	}
 }
 
 int slim_console_core_timeout_ms(const struct slim_console_core *core, uint64_t now_us)
 {
-	return core->assoc == 0 ? -1 : slim_input_queue_timeout_ms(&core->input, now_us);
+	if (core->assoc == 0) {
+		return -1;
+	}
+	int ms = slim_input_queue_timeout_ms(&core->input, now_us);
+	if (core->ack_held) {
+		uint64_t due = held_ack_due(core);
+		int ack_ms = due <= now_us ? 0 : (int)((due - now_us + 999) / 1000);
+		ms = ms < 0 || ack_ms < ms ? ack_ms : ms;
+	}
+	return ms;
 }
 
 bool slim_console_core_send_card(struct slim_console_core *core,
@@ -407,6 +439,18 @@ static void ack_frame(struct slim_console_core *core, const struct slim_wire_fra
 		.applied_us = slim_now_us(),
 		.echo_us = echo_us,
 	};
+	/*
+	 * Nothing lost and nothing held yet: the ACK waits for the next
+	 * datagram we send. A second frame (the server may be waiting to send
+	 * a third) or a loss sends at once, the newest ACK covering both.
+	 */
+	if (core->ack_delay && w.count == 0 && !core->ack_held) {
+		core->held_ack = ack;
+		core->held_us = ack.applied_us;
+		core->ack_held = true;
+		return;
+	}
+	core->ack_held = false;
 	slim_put_ack(&w, &ack);
 	send_upstream(core, &w);
 }

@@ -100,6 +100,12 @@ void slim_console_core_track_input(struct slim_console_core *core,
  * retransmission timeout, the held keys' keepalive. Only while attached.
  */
 void slim_console_core_tick(struct slim_console_core *core, uint64_t now_us);
+/*
+ * Hold the ACK of a frame without losses up to SLIM_ACK_DELAY_MS for the
+ * next upstream datagram to carry (and say SLIM_CAP_ACK_DELAY in HELLO).
+ * A second frame, or a loss to report, sends at once.
+ */
+void slim_console_core_set_ack_delay(struct slim_console_core *core, bool on);
 /* Milliseconds until slim_console_core_tick has work; -1: none. */
 int slim_console_core_timeout_ms(const struct slim_console_core *core, uint64_t now_us);
 /* A card put on or taken off a reader (console/card.h finds them). */

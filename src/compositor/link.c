@@ -73,6 +73,7 @@ struct slim_link {
 	struct slim_encoder *enc;
 	uint32_t video_mbit; /* the console's video budget (HELLO); 0: none said */
 	uint16_t mtu;        /* the attached console's, for what goes outside the encoder */
+	bool ack_delay;      /* it may hold an ACK SLIM_ACK_DELAY_MS (HELLO) */
 
 	/* sound: coded for the attached console if it plays it */
 	enum slim_audio_codec audio_codec;
@@ -270,6 +271,7 @@ static void attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t 
 	link->assoc = assoc;
 	link->video_mbit = cmd->video_mbit;
 	link->mtu = cfg.mtu;
+	link->ack_delay = hello->caps & SLIM_CAP_ACK_DELAY;
 	/* a stream of its own for each association: the console's buffer starts over */
 	slim_audio_encoder_destroy(link->audio_enc);
 	link->audio_enc = NULL;
@@ -563,7 +565,9 @@ static int ack_timeout_ms(const struct slim_link *link)
 {
 	uint64_t rtt_ms = slim_encoder_stats(link->enc)->rtt_us / 1000;
 	uint64_t ms = 4 * rtt_ms + 20;
-	return (int)(ms > 250 ? 250 : ms);
+	ms = ms > 250 ? 250 : ms;
+	/* a console that holds its ACKs for the next datagram it sends said so */
+	return (int)(ms + (link->ack_delay ? SLIM_ACK_DELAY_MS : 0));
 }
 
 static int open_socket(const char *listen, enum slim_sec_mode mode)
