@@ -17,6 +17,7 @@ static const char *const error_names[SLIM_ERR_COUNT] = {
 	[SLIM_ERR_PALETTE] = "bad palette indices",
 	[SLIM_ERR_ZSTD] = "corrupt compressed datagram",
 	[SLIM_ERR_CACHE] = "cache slot missing",
+	[SLIM_ERR_HISTORY] = "dictionary datagrams missing",
 };
 
 const char *slim_error_str(enum slim_error err)

@@ -29,6 +29,7 @@ enum slim_error {
 	SLIM_ERR_PALETTE,      /* an index past the table, or runs that miss the rectangle */
 	SLIM_ERR_ZSTD,         /* a compressed datagram that is not one frame of its size */
 	SLIM_ERR_CACHE,        /* a CACHE_DRAW of a slot that does not hold that size */
+	SLIM_ERR_HISTORY,      /* a dictionary of datagrams the console does not have */
 	SLIM_ERR_COUNT,
 };
 

@@ -40,7 +40,22 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "slim needs a little-e
 enum slim_dgram_flags {
 	SLIM_DGRAM_UPSTREAM = 1 << 0, /* console -> server */
 	SLIM_DGRAM_ZSTD = 1 << 1,     /* the commands are one zstd frame (slim-zstd.h) */
+	/* with ZSTD: a struct slim_wire_history comes first, the frame's dictionary */
+	SLIM_DGRAM_HISTORY = 1 << 2,
 };
+
+/*
+ * The datagrams first..last whose commands, end to end, are the zstd
+ * dictionary of a SLIM_DGRAM_HISTORY datagram (slim-history.h).
+ */
+struct slim_wire_history {
+	uint32_t first, last;
+} __attribute__((packed));
+
+/* What each side keeps of the datagrams' commands, and a dictionary at most. */
+#define SLIM_HISTORY_BYTES (4u << 20)
+#define SLIM_HISTORY_DGRAMS 4096
+#define SLIM_HISTORY_DICT_MAX (64u << 10)
 
 /* What the commands of a SLIM_DGRAM_ZSTD datagram may expand to, at most. */
 #define SLIM_MAX_ZSTD_EXPANDED SLIM_MAX_MTU
@@ -127,6 +142,7 @@ enum slim_caps {
 	SLIM_CAP_ZSTD = 1 << 8,    /* expands SLIM_DGRAM_ZSTD datagrams */
 	SLIM_CAP_CACHE = 1 << 9,   /* keeps SLIM_CACHE_SLOTS slots: CACHE_STORE, CACHE_DRAW */
 	SLIM_CAP_ACK_DELAY = 1 << 10, /* may hold an ACK up to SLIM_ACK_DELAY_MS */
+	SLIM_CAP_HISTORY = 1 << 11,   /* keeps SLIM_HISTORY_BYTES: SLIM_DGRAM_HISTORY */
 };
 
 /*

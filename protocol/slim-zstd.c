@@ -4,6 +4,13 @@
  * leave, at 20-40 us for a datagram's worth of commands. The frame has
  * its content size and no checksum or dictionary id: DTLS already
  * protects it.
+ *
+ * With a dictionary (SLIM_DGRAM_HISTORY), the server compresses with a
+ * CDict made once for each run of datagrams it names (a frame's datagrams
+ * share one), and the console decompresses with those datagrams' commands
+ * as a prefix, which costs nothing to set up. The dictionary starts with a
+ * command header, never with zstd's dictionary magic, so both sides take it
+ * as raw content.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +22,9 @@
 struct slim_zstd {
 	ZSTD_CCtx *cctx;
 	ZSTD_DCtx *dctx;
+	/* the server's dictionary: datagrams first..last; NULL: none */
+	ZSTD_CDict *cdict;
+	uint32_t first, last;
 };
 
 struct slim_zstd *slim_zstd_create(void)
@@ -30,8 +40,8 @@ struct slim_zstd *slim_zstd_create(void)
 				SLIM_ZSTD_LEVEL)) ||
 			ZSTD_isError(ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_checksumFlag, 0)) ||
 			ZSTD_isError(ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_dictIDFlag, 0)) ||
-			/* a window no larger than what a datagram may expand to */
-			ZSTD_isError(ZSTD_DCtx_setParameter(z->dctx, ZSTD_d_windowLogMax, 17))) {
+			/* a window no larger than a dictionary and a datagram need */
+			ZSTD_isError(ZSTD_DCtx_setParameter(z->dctx, ZSTD_d_windowLogMax, 21))) {
 		slim_zstd_destroy(z);
 		return NULL;
 	}
@@ -45,51 +55,97 @@ void slim_zstd_destroy(struct slim_zstd *z)
 	}
 	ZSTD_freeCCtx(z->cctx);
 	ZSTD_freeDCtx(z->dctx);
+	ZSTD_freeCDict(z->cdict);
 	free(z);
+}
+
+bool slim_zstd_use_history(struct slim_zstd *z, struct slim_history *h, uint32_t first,
+		uint32_t last)
+{
+	if (z->cdict && z->first == first && z->last == last) {
+		return true;
+	}
+	ZSTD_freeCDict(z->cdict);
+	z->cdict = NULL;
+	size_t len;
+	const uint8_t *dict = last ? slim_history_dict(h, first, last, &len) : NULL;
+	if (!dict) {
+		return false;
+	}
+	z->cdict = ZSTD_createCDict(dict, len, SLIM_ZSTD_LEVEL);
+	z->first = first;
+	z->last = last;
+	return z->cdict != NULL;
 }
 
 size_t slim_zstd_deflate(struct slim_zstd *z, const uint8_t *in, size_t len,
 		uint8_t *out, size_t cap)
 {
 	size_t hdr = sizeof(struct slim_wire_dgram);
-	if (len <= hdr || cap <= hdr) {
+	size_t ref = z->cdict ? sizeof(struct slim_wire_history) : 0;
+	if (len <= hdr || cap <= hdr + ref) {
 		return 0;
 	}
-	size_t n = ZSTD_compress2(z->cctx, out + hdr, cap - hdr, in + hdr, len - hdr);
-	if (ZSTD_isError(n) || hdr + n >= len) {
+	/* a frame that did not fit leaves the session mid-way: start it again */
+	if (ZSTD_isError(ZSTD_CCtx_reset(z->cctx, ZSTD_reset_session_only)) ||
+			ZSTD_isError(ZSTD_CCtx_refCDict(z->cctx, z->cdict))) {
 		return 0;
 	}
-	memcpy(out, in, hdr);
+	size_t n = ZSTD_compress2(z->cctx, out + hdr + ref, cap - hdr - ref, in + hdr, len - hdr);
+	if (ZSTD_isError(n) || hdr + ref + n >= len) {
+		return 0;
+	}
 	struct slim_wire_dgram d;
-	memcpy(&d, out, sizeof(d));
-	d.flags |= SLIM_DGRAM_ZSTD;
+	memcpy(&d, in, sizeof(d));
+	d.flags |= SLIM_DGRAM_ZSTD | (z->cdict ? SLIM_DGRAM_HISTORY : 0);
 	memcpy(out, &d, sizeof(d));
-	return hdr + n;
+	if (z->cdict) {
+		struct slim_wire_history w = { .first = z->first, .last = z->last };
+		memcpy(out + hdr, &w, sizeof(w));
+	}
+	return hdr + ref + n;
 }
 
 enum slim_error slim_zstd_reader_init(struct slim_zstd *z, uint8_t *scratch,
-		struct slim_reader *r, struct slim_dgram *hdr, const uint8_t *buf, size_t len,
-		bool upstream, uint16_t width, uint16_t height)
+		struct slim_history *h, struct slim_reader *r, struct slim_dgram *hdr,
+		const uint8_t *buf, size_t len, bool upstream, uint16_t width, uint16_t height)
 {
 	enum slim_error err = slim_reader_init(r, hdr, buf, len, upstream, width, height);
 	if (err != SLIM_OK || !(hdr->flags & SLIM_DGRAM_ZSTD)) {
 		return err;
 	}
 	size_t n;
-	err = slim_zstd_inflate(z, buf, len, scratch, &n);
+	err = slim_zstd_inflate(z, h, buf, len, scratch, &n);
 	return err != SLIM_OK ? err :
 		slim_reader_init(r, hdr, scratch, n, upstream, width, height);
 }
 
-enum slim_error slim_zstd_inflate(struct slim_zstd *z, const uint8_t *in, size_t len,
-		uint8_t *out, size_t *out_len)
+enum slim_error slim_zstd_inflate(struct slim_zstd *z, struct slim_history *h,
+		const uint8_t *in, size_t len, uint8_t *out, size_t *out_len)
 {
 	size_t hdr = sizeof(struct slim_wire_dgram);
+	struct slim_wire_dgram d;
 	if (len <= hdr) {
 		return SLIM_ERR_ZSTD;
 	}
+	memcpy(&d, in, sizeof(d));
 	const uint8_t *src = in + hdr;
 	size_t src_len = len - hdr;
+	const uint8_t *dict = NULL;
+	size_t dict_len = 0;
+	if (d.flags & SLIM_DGRAM_HISTORY) {
+		struct slim_wire_history w;
+		if (src_len <= sizeof(w)) {
+			return SLIM_ERR_ZSTD;
+		}
+		memcpy(&w, src, sizeof(w));
+		src += sizeof(w);
+		src_len -= sizeof(w);
+		dict = h ? slim_history_dict(h, w.first, w.last, &dict_len) : NULL;
+		if (!dict) {
+			return SLIM_ERR_HISTORY;
+		}
+	}
 	/* one frame, all of it, that says its size; the size is checked before any work */
 	unsigned long long size = ZSTD_getFrameContentSize(src, src_len);
 	if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR ||
@@ -97,13 +153,14 @@ enum slim_error slim_zstd_inflate(struct slim_zstd *z, const uint8_t *in, size_t
 			ZSTD_findFrameCompressedSize(src, src_len) != src_len) {
 		return SLIM_ERR_ZSTD;
 	}
+	if (ZSTD_isError(ZSTD_DCtx_refPrefix(z->dctx, dict, dict_len))) {
+		return SLIM_ERR_ZSTD;
+	}
 	size_t n = ZSTD_decompressDCtx(z->dctx, out + hdr, SLIM_MAX_ZSTD_EXPANDED, src, src_len);
 	if (ZSTD_isError(n) || n != size) {
 		return SLIM_ERR_ZSTD;
 	}
-	struct slim_wire_dgram d;
-	memcpy(&d, in, sizeof(d));
-	d.flags &= (uint8_t)~SLIM_DGRAM_ZSTD;
+	d.flags &= (uint8_t)~(SLIM_DGRAM_ZSTD | SLIM_DGRAM_HISTORY);
 	memcpy(out, &d, sizeof(d));
 	*out_len = hdr + n;
 	return SLIM_OK;

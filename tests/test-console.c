@@ -224,7 +224,7 @@ static void test_hello(void **state)
 	assert_int_equal(cmd.hello.mtu, 1200);
 	assert_int_equal(cmd.hello.caps,
 		SLIM_CAP_LZ4 | SLIM_CAP_RGB888 | SLIM_CAP_CSCS | SLIM_CAP_CURSOR |
-		SLIM_CAP_PALETTE | SLIM_CAP_ZSTD | SLIM_CAP_CACHE);
+		SLIM_CAP_PALETTE | SLIM_CAP_ZSTD | SLIM_CAP_CACHE | SLIM_CAP_HISTORY);
 	char id[SLIM_CONSOLE_ID_LEN] = "desk-7";
 	assert_memory_equal(cmd.hello.console_id, id, SLIM_CONSOLE_ID_LEN);
 	expect_end(&r);

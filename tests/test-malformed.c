@@ -6,6 +6,7 @@
  */
 #include <lz4.h>
 #include <zstd.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "console-core.h"
@@ -802,6 +803,67 @@ static void test_cache(void **state)
 	put_cache(d, SLIM_CMD_CACHE_DRAW, 7, b);
 	dgram_end(f, d);
 	expect_reject(f, d->buf, d->len, SLIM_ERR_CACHE);
+	dgram_free(d);
+}
+
+/* Compressed with earlier datagrams as the dictionary: only those the console applied. */
+static void test_history(void **state)
+{
+	struct fixture *f = *state;
+	struct dgram *d = dgram_new();
+	uint8_t *z = malloc(DGRAM_CAP);
+	struct slim_zstd *sz = slim_zstd_create();
+	struct slim_history *sent = slim_history_create();
+	assert_non_null(z);
+	assert_non_null(sz);
+	assert_non_null(sent);
+	size_t hdr = sizeof(struct slim_wire_dgram);
+
+	/* a datagram applied, and one the console never got */
+	uint32_t applied = f->seq;
+	build_full(f, d);
+	slim_history_add(sent, applied, d->buf + hdr, d->len - hdr);
+	expect_accept(f, d->buf, d->len);
+	uint32_t lost = f->seq++;
+	slim_history_add(sent, lost, d->buf + hdr, d->len - hdr);
+
+	/* the same commands again, the applied one as the dictionary: a few bytes */
+	memcpy(d->buf + offsetof(struct slim_wire_dgram, seq), &f->seq, sizeof(f->seq));
+	assert_true(slim_zstd_use_history(sz, sent, applied, applied));
+	size_t n = slim_zstd_deflate(sz, d->buf, d->len, z, DGRAM_CAP);
+	assert_true(n > 0 && n < d->len / 4);
+	assert_true(z[5] & SLIM_DGRAM_HISTORY);
+	expect_accept(f, z, n);
+
+	/* naming one it does not have, or a run that cannot be */
+	static const struct {
+		int first, last; /* from `applied` */
+	} bad[] = { { 1, 1 }, { 0, 1 }, { -100, 0 }, { 0, SLIM_HISTORY_DGRAMS } };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		build_full(f, d);
+		assert_true(slim_zstd_use_history(sz, sent, applied, applied));
+		n = slim_zstd_deflate(sz, d->buf, d->len, z, DGRAM_CAP);
+		struct slim_wire_history w = { applied + (uint32_t)bad[i].first,
+			applied + (uint32_t)bad[i].last };
+		memcpy(z + hdr, &w, sizeof(w));
+		expect_reject(f, z, n, SLIM_ERR_HISTORY);
+	}
+	/* no room for what it names */
+	build_full(f, d);
+	n = slim_zstd_deflate(sz, d->buf, d->len, z, DGRAM_CAP);
+	expect_reject(f, z, hdr + 4, SLIM_ERR_ZSTD);
+
+	/* a new association has kept nothing */
+	slim_console_core_hello(f->core, "test", ASSOC);
+	test_sink_clear(f->sink);
+	f->seq = applied + 10;
+	build_full(f, d);
+	n = slim_zstd_deflate(sz, d->buf, d->len, z, DGRAM_CAP);
+	expect_reject(f, z, n, SLIM_ERR_HISTORY);
+
+	slim_history_destroy(sent);
+	slim_zstd_destroy(sz);
+	free(z);
 	dgram_free(d);
 }
 
@@ -1624,6 +1686,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_palette, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zstd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_history, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cscs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upstream_fields, setup, teardown),

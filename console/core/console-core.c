@@ -42,6 +42,7 @@ struct slim_console_core {
 	uint8_t *lz4;
 	struct slim_zstd *zstd;
 	uint8_t *inflated; /* a SLIM_DGRAM_ZSTD datagram, expanded */
+	struct slim_history *history; /* the commands of the datagrams applied last */
 	/*
 	 * The cache: slot i is SLIM_CACHE_SLOT_PIXELS pixels from cache + i *
 	 * SLIM_CACHE_SLOT_PIXELS, cache_w[i] x cache_h[i] of them used (0: empty).
@@ -102,10 +103,12 @@ struct slim_console_core *slim_console_core_create(uint32_t width, uint32_t heig
 	core->cmds = calloc(core->max_cmds, sizeof(*core->cmds));
 	core->lz4 = malloc(LZ4_SCRATCH);
 	core->zstd = slim_zstd_create();
+	core->history = slim_history_create();
 	core->inflated = malloc(SLIM_ZSTD_MAX_DGRAM);
 	core->cscs = slim_cscs_scratch_create();
 	core->up_buf = malloc(mtu);
-	if (!core->cmds || !core->lz4 || !core->zstd || !core->inflated || !core->cscs ||
+	if (!core->cmds || !core->lz4 || !core->zstd || !core->history || !core->inflated ||
+			!core->cscs ||
 			!core->up_buf ||
 			!alloc_fb(core, width, height) ||
 			(backend && !backend->impl->init(backend, width, height))) {
@@ -124,6 +127,7 @@ void slim_console_core_destroy(struct slim_console_core *core)
 	free(core->cmds);
 	free(core->lz4);
 	slim_zstd_destroy(core->zstd);
+	slim_history_destroy(core->history);
 	free(core->inflated);
 	free(core->cache);
 	slim_cscs_scratch_destroy(core->cscs);
@@ -134,6 +138,11 @@ void slim_console_core_destroy(struct slim_console_core *core)
 const struct slim_fb *slim_console_core_fb(const struct slim_console_core *core)
 {
 	return &core->fb;
+}
+
+struct slim_history *slim_console_core_history(struct slim_console_core *core)
+{
+	return core->history;
 }
 
 const struct slim_console_stats *slim_console_core_stats(const struct slim_console_core *core)
@@ -196,7 +205,8 @@ void slim_console_core_fill_hello(const struct slim_console_core *core,
 		.height = (uint16_t)core->fb.height,
 		.mtu = core->mtu,
 		.caps = SLIM_CAP_LZ4 | SLIM_CAP_RGB888 | SLIM_CAP_CSCS | SLIM_CAP_CURSOR |
-			SLIM_CAP_PALETTE | SLIM_CAP_ZSTD | SLIM_CAP_CACHE | core->extra_caps |
+			SLIM_CAP_PALETTE | SLIM_CAP_ZSTD | SLIM_CAP_CACHE | SLIM_CAP_HISTORY |
+			core->extra_caps |
 			(core->ack_delay ? SLIM_CAP_ACK_DELAY : 0),
 	};
 	/* NUL-padded, not necessarily terminated: a key's id takes all 32 bytes */
@@ -250,6 +260,7 @@ void slim_console_core_hello(struct slim_console_core *core, const char *console
 	/* a new association starts with an empty cache: the server knows nothing of it */
 	memset(core->cache_w, 0, sizeof(core->cache_w));
 	memset(core->cache_h, 0, sizeof(core->cache_h));
+	slim_history_reset(core->history);
 	slim_seq_window_reset(&core->window);
 	send_hello(core, console_id);
 }
@@ -686,18 +697,15 @@ enum slim_error slim_console_core_receive(struct slim_console_core *core,
 	if (hdr.assoc != core->assoc || core->assoc == 0) {
 		return reject(core, SLIM_ERR_ASSOC, hdr.seq);
 	}
-	err = slim_zstd_reader_init(core->zstd, core->inflated, &r, &hdr, buf, len, false,
-		(uint16_t)core->fb.width, (uint16_t)core->fb.height);
-	if (err != SLIM_OK) {
-		/* Not marked as applied: the next ACK reports it lost and it is repainted. */
-		return reject(core, err, hdr.seq);
-	}
 	/*
 	 * A refusal may come from a server that restarted and numbers from 1
 	 * again: it is outside the sequence and changes no pixel.
 	 */
-	/* only these two are decoded ahead: the pixels' datagrams are not decoded twice */
-	uint8_t type = slim_reader_peek_type(&r);
+	/*
+	 * only these two are decoded ahead: the pixels' datagrams are not
+	 * decoded twice, and are never compressed
+	 */
+	uint8_t type = (hdr.flags & SLIM_DGRAM_ZSTD) ? 0 : slim_reader_peek_type(&r);
 	struct slim_reader peek = r;
 	struct slim_cmd cmd;
 	bool first = (type == SLIM_CMD_REFUSE || type == SLIM_CMD_AUDIO) &&
@@ -727,6 +735,15 @@ enum slim_error slim_console_core_receive(struct slim_console_core *core,
 	case SLIM_SEQ_NEW:
 		break;
 	}
+	err = slim_zstd_reader_init(core->zstd, core->inflated, core->history, &r, &hdr, buf, len,
+		false, (uint16_t)core->fb.width, (uint16_t)core->fb.height);
+	if (err != SLIM_OK) {
+		/* Not marked as applied: the next ACK reports it lost and it is repainted. */
+		return reject(core, err, hdr.seq);
+	}
+	/* what it says, kept for later datagrams to name as their dictionary */
+	const uint8_t *cmds = r.p;
+	size_t cmds_len = (size_t)(r.end - r.p);
 	size_t n;
 	err = decode_all(core, &r, &n);
 	if (err != SLIM_OK) {
@@ -746,6 +763,7 @@ enum slim_error slim_console_core_receive(struct slim_console_core *core,
 	for (size_t i = 0; i < n; i++) {
 		apply(core, &core->cmds[i], hdr.time_us);
 	}
+	slim_history_add(core->history, hdr.seq, cmds, cmds_len);
 	core->stats.applied++;
 	core->stats.bytes += len;
 	/* an acknowledgement may have made room for events that did not fit before */

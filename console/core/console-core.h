@@ -13,6 +13,7 @@
 #include "backend.h"
 #include "input-queue.h"
 #include "slim-codec.h"
+#include "slim-history.h"
 #include "slim-pixels.h"
 
 struct slim_console_stats {
@@ -100,6 +101,8 @@ void slim_console_core_track_input(struct slim_console_core *core,
  * retransmission timeout, the held keys' keepalive. Only while attached.
  */
 void slim_console_core_tick(struct slim_console_core *core, uint64_t now_us);
+/* What a compressed datagram may name as its dictionary: to read one before the core does. */
+struct slim_history *slim_console_core_history(struct slim_console_core *core);
 /*
  * Hold the ACK of a frame without losses up to SLIM_ACK_DELAY_MS for the
  * next upstream datagram to carry (and say SLIM_CAP_ACK_DELAY in HELLO).

@@ -245,6 +245,7 @@ static void attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t 
 		.palette = hello->caps & SLIM_CAP_PALETTE,
 		.zstd = hello->caps & SLIM_CAP_ZSTD,
 		.cache = hello->caps & SLIM_CAP_CACHE,
+		.history = hello->caps & SLIM_CAP_HISTORY,
 		.detect_scroll = true,
 	};
 	struct slim_encoder *enc = slim_encoder_create(hello->width, hello->height, &cfg,

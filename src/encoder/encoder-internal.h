@@ -118,6 +118,11 @@ struct slim_packer {
 	uint16_t mtu;         /* of a datagram on the wire */
 	size_t cap, budget;   /* raw bytes a compressed datagram may hold; is filled to */
 	struct slim_zstd *zstd; /* NULL: datagrams go as written */
+	struct slim_history *history; /* with zstd: what was sent, for dictionaries; or NULL */
+	uint32_t history_confirmed; /* rec->confirmed when the dictionary was chosen */
+	uint32_t history_first;     /* its first datagram; 0: none */
+	/* datagrams up to this one may be confirmed without having arrived */
+	uint32_t history_floor;
 	uint8_t *zbuf;        /* a datagram compressed, mtu bytes */
 	bool incompressible;  /* this datagram carries LZ4 or CSCS: it goes raw */
 	uint32_t seq; /* of the datagram being filled, once it has a command */
@@ -135,7 +140,15 @@ struct slim_packer {
 	struct slim_cscs_scratch *cscs;
 };
 
-bool packer_init(struct slim_packer *p, uint16_t mtu, uint32_t assoc, bool zstd);
+bool packer_init(struct slim_packer *p, uint16_t mtu, uint32_t assoc, bool zstd,
+		bool history);
+/* A new console: it has no datagrams to name as a dictionary. */
+void packer_reset(struct slim_packer *p);
+/*
+ * What the console has is in doubt (a NACK that could not list every
+ * loss): no datagram sent so far is named as a dictionary.
+ */
+void packer_distrust_history(struct slim_packer *p);
 void packer_finish(struct slim_packer *p);
 /* Largest body a single command can have in an empty datagram. */
 size_t packer_max_body(const struct slim_packer *p);

@@ -34,7 +34,8 @@ struct slim_encoder *slim_encoder_create(uint32_t width, uint32_t height,
 	enc->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
 	pixman_region32_init(&enc->work);
 	bool ok = recovery_init(&enc->rec, width, height) &&
-		packer_init(&enc->packer, mtu, config->assoc, config->zstd) &&
+		packer_init(&enc->packer, mtu, config->assoc, config->zstd,
+			config->history) &&
 		scroll_init(enc) && alloc_model(enc, width, height) &&
 		(!config->cache || (enc->cache = cache_create()));
 	enc->rec.cache = enc->cache;
@@ -72,6 +73,7 @@ bool slim_encoder_resize(struct slim_encoder *enc, uint32_t width, uint32_t heig
 		return false;
 	}
 	recovery_reset(&enc->rec, width, height);
+	packer_reset(&enc->packer);
 	return true;
 }
 
@@ -88,10 +90,14 @@ size_t slim_encoder_flush_input_ack(struct slim_encoder *enc)
 void slim_encoder_repaint(struct slim_encoder *enc)
 {
 	enc->rec.repaint_all = true;
-	/* what the console shows is in doubt: so is what it kept since the last sure point */
+	/*
+	 * what the console shows is in doubt, and so is what it kept since
+	 * the last sure point: an ACK after this may confirm what it lost
+	 */
 	if (enc->cache) {
 		cache_lost(enc->cache, enc->rec.confirmed + 1, NULL);
 	}
+	packer_distrust_history(&enc->packer);
 }
 
 bool slim_encoder_needs_frame(const struct slim_encoder *enc)

@@ -29,6 +29,7 @@ struct slim_encoder_config {
 	bool palette;      /* console applies PALETTE */
 	bool zstd;         /* console expands SLIM_DGRAM_ZSTD datagrams */
 	bool cache;        /* console keeps SLIM_CACHE_SLOTS slots */
+	bool history;      /* with zstd: console keeps what it applied, for dictionaries */
 	bool detect_scroll;
 };
 
@@ -90,6 +91,7 @@ enum slim_stat_kind {
 struct slim_encoder_stats {
 	uint64_t frames, datagrams, bytes;
 	uint64_t compressed;     /* datagrams that went through zstd */
+	uint64_t with_history;   /* of them, those with earlier datagrams as the dictionary */
 	uint64_t split;          /* filled past what fit compressed: the rest moved on */
 	uint64_t cache_stores;   /* tiles the console was told to keep */
 	uint64_t commands[SLIM_STAT_KINDS];

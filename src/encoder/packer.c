@@ -16,7 +16,8 @@
 #define BUDGET_MAX_MTUS 8
 #define BUDGET_START_MTUS 3
 
-bool packer_init(struct slim_packer *p, uint16_t mtu, uint32_t assoc, bool zstd)
+bool packer_init(struct slim_packer *p, uint16_t mtu, uint32_t assoc, bool zstd,
+		bool history)
 {
 	size_t cap = mtu;
 	if (zstd) {
@@ -24,10 +25,12 @@ bool packer_init(struct slim_packer *p, uint16_t mtu, uint32_t assoc, bool zstd)
 		cap = cap < SLIM_ZSTD_MAX_DGRAM ? cap : SLIM_ZSTD_MAX_DGRAM;
 		p->zstd = slim_zstd_create();
 		p->zbuf = malloc(mtu);
+		p->history = history ? slim_history_create() : NULL;
 	}
 	p->buf = malloc(cap);
 	p->cscs = slim_cscs_scratch_create();
-	if (!p->buf || !p->cscs || (zstd && (!p->zstd || !p->zbuf))) {
+	if (!p->buf || !p->cscs || (zstd && (!p->zstd || !p->zbuf)) ||
+			(zstd && history && !p->history)) {
 		packer_finish(p);
 		return false;
 	}
@@ -48,8 +51,24 @@ void packer_finish(struct slim_packer *p)
 	p->zbuf = NULL;
 	slim_zstd_destroy(p->zstd);
 	p->zstd = NULL;
+	slim_history_destroy(p->history);
+	p->history = NULL;
 	slim_cscs_scratch_destroy(p->cscs);
 	p->cscs = NULL;
+}
+
+void packer_reset(struct slim_packer *p)
+{
+	if (p->history) {
+		slim_history_reset(p->history);
+		slim_zstd_use_history(p->zstd, p->history, 0, 0);
+	}
+}
+
+void packer_distrust_history(struct slim_packer *p)
+{
+	p->history_floor = p->rec->last_sent;
+	p->history_confirmed = 0; /* choose again */
 }
 
 size_t packer_max_body(const struct slim_packer *p)
@@ -69,6 +88,55 @@ size_t packer_room(const struct slim_packer *p)
 		room = room > INPUT_ACK_BYTES ? room - INPUT_ACK_BYTES : 0;
 	}
 	return room;
+}
+
+/*
+ * The dictionary of the datagrams compressed next: the newest run of
+ * datagrams the console confirmed, which both sides still keep (the
+ * console kept all it applied that the server still keeps), at most
+ * SLIM_HISTORY_DICT_MAX bytes. Chosen again only when a confirmation came.
+ */
+#define HISTORY_LOOKBACK 256
+
+static void choose_history(struct slim_packer *p)
+{
+	const struct slim_recovery *rec = p->rec;
+	if (!p->history || (rec->confirmed == p->history_confirmed &&
+			(p->history_first == 0 || slim_history_has(p->history, p->history_first)))) {
+		return;
+	}
+	p->history_confirmed = rec->confirmed;
+	uint32_t first = 0, last = 0;
+	size_t total = 0;
+	uint32_t s = rec->confirmed;
+	for (int k = 0; k < HISTORY_LOOKBACK && s != 0 && (int32_t)(s - p->history_floor) > 0;
+			k++, s--) {
+		const struct seq_record *r = &rec->records[s % REC_RING];
+		size_t len = slim_history_len(p->history, s);
+		if (r->seq != s || r->state != REC_CONFIRMED || len == 0) {
+			if (last) {
+				break;
+			}
+			continue;
+		}
+		if (total + len > SLIM_HISTORY_DICT_MAX) {
+			break;
+		}
+		last = last ? last : s;
+		first = s;
+		total += len;
+	}
+	/* what the ring has written over since goes unnamed (the console may have too) */
+	p->history_first = slim_zstd_use_history(p->zstd, p->history, first, last) ? first : 0;
+}
+
+/* A datagram's commands, as the console will keep them if it applies it. */
+static void remember(struct slim_packer *p, uint32_t seq, size_t raw_len)
+{
+	if (p->history) {
+		slim_history_add(p->history, seq, p->buf + sizeof(struct slim_wire_dgram),
+			raw_len - sizeof(struct slim_wire_dgram));
+	}
 }
 
 static void send_dgram(struct slim_packer *p, const uint8_t *buf, size_t len)
@@ -186,14 +254,17 @@ static void send_part(struct slim_packer *p, size_t len)
 		part.count = k;
 		slim_writer_finish(&part, p->seq, slim_now_us());
 		size_t z = slim_zstd_deflate(p->zstd, p->buf, end, p->zbuf, p->mtu);
+		if (z == 0 && end > p->mtu) {
+			target = (end - hdr) * 3 / 4;
+			continue;
+		}
+		remember(p, p->seq, end);
 		if (z) {
 			send_dgram(p, p->zbuf, z);
 			p->stats->compressed++;
-		} else if (end <= p->mtu) {
-			send_dgram(p, p->buf, end); /* one command always fits raw */
+			p->stats->with_history += p->history_first != 0;
 		} else {
-			target = (end - hdr) * 3 / 4;
-			continue;
+			send_dgram(p, p->buf, end); /* one command always fits raw */
 		}
 		p->stats->split++;
 		memmove(p->buf + hdr, p->buf + end, len - end);
@@ -216,24 +287,28 @@ void packer_flush(struct slim_packer *p)
 {
 	while (p->w.count > 0) {
 		size_t len = slim_writer_finish(&p->w, p->seq, slim_now_us());
+		size_t z = 0;
 		if (p->zstd && !p->incompressible) {
-			size_t z = slim_zstd_deflate(p->zstd, p->buf, len, p->zbuf, p->mtu);
-			if (z) {
-				if (len > p->mtu) {
-					learn_ratio(p, len, z);
-				}
-				send_dgram(p, p->zbuf, z);
-				p->stats->compressed++;
-				empty(p);
-				continue;
-			}
+			choose_history(p);
+			z = slim_zstd_deflate(p->zstd, p->buf, len, p->zbuf, p->mtu);
 		}
-		if (len <= p->mtu) {
-			send_dgram(p, p->buf, len);
-			empty(p);
+		if (z == 0 && len > p->mtu) {
+			send_part(p, len);
 			continue;
 		}
-		send_part(p, len);
+		/* the console keeps what it expands to */
+		remember(p, p->seq, len);
+		if (z) {
+			if (len > p->mtu) {
+				learn_ratio(p, len, z);
+			}
+			send_dgram(p, p->zbuf, z);
+			p->stats->compressed++;
+			p->stats->with_history += p->history_first != 0;
+		} else {
+			send_dgram(p, p->buf, len);
+		}
+		empty(p);
 	}
 }
 

@@ -264,7 +264,8 @@ static void note_datagram(struct bench_console *c, const uint8_t *buf, size_t le
 	static struct slim_zstd *z;
 	static uint8_t expanded[SLIM_ZSTD_MAX_DGRAM];
 	if ((!z && !(z = slim_zstd_create())) ||
-			slim_zstd_reader_init(z, expanded, &r, &hdr, buf, len, false,
+			slim_zstd_reader_init(z, expanded, slim_console_core_history(c->core), &r, &hdr,
+				buf, len, false,
 				(uint16_t)c->width, (uint16_t)c->height) != SLIM_OK ||
 			hdr.assoc != c->assoc) {
 		return;

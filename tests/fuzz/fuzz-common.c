@@ -16,12 +16,20 @@ static void check(const uint8_t *buf, size_t len, bool upstream, uint16_t width,
 	struct slim_reader r;
 	struct slim_dgram hdr;
 	struct slim_cmd cmd;
-	/* a compressed datagram is checked as the console reads it: expanded */
+	/*
+	 * a compressed datagram is checked as the console reads it: expanded,
+	 * with what it names of those before it, which this keeps as a console does
+	 */
 	static struct slim_zstd *z;
+	static struct slim_history *h;
 	static uint8_t expanded[SLIM_ZSTD_MAX_DGRAM];
 	z = z ? z : slim_zstd_create();
-	enum slim_error err = z ? slim_zstd_reader_init(z, expanded, &r, &hdr, buf, len,
+	h = h ? h : slim_history_create();
+	enum slim_error err = z && h ? slim_zstd_reader_init(z, expanded, h, &r, &hdr, buf, len,
 		upstream, width, height) : SLIM_ERR_ZSTD;
+	if (err == SLIM_OK && !upstream && hdr.seq != 0) {
+		slim_history_add(h, hdr.seq, r.p, (size_t)(r.end - r.p));
+	}
 	if (err == SLIM_OK && ((!any_assoc && hdr.assoc != FUZZ_ASSOC) || len > SLIM_DEFAULT_MTU)) {
 		err = SLIM_ERR_FIELD;
 	}

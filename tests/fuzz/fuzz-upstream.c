@@ -146,6 +146,7 @@ static void setup(void)
 		.palette = true,
 		.zstd = true,
 		.cache = true,
+		.history = true,
 		.detect_scroll = true,
 	};
 	enc = slim_encoder_create(FUZZ_W, FUZZ_H, &config, check_downstream, NULL);

@@ -560,6 +560,27 @@ static void coding_corpus(void)
 	write_file(d, "cache", two, first + second);
 	slim_writer_reset(&w);
 
+	/* a datagram, then one compressed with the first as its dictionary */
+	put_palette(&w, rect(0, 0, 64, 16), 9, true);
+	first = finish(&w, 1, false);
+	memcpy(two, w.buf, first);
+	struct slim_history *h = slim_history_create();
+	z = slim_zstd_create();
+	check(h && z, "history");
+	slim_history_add(h, 1, w.buf + sizeof(struct slim_wire_dgram),
+		first - sizeof(struct slim_wire_dgram));
+	check(slim_zstd_use_history(z, h, 1, 1), "dictionary");
+	slim_writer_reset(&w);
+	put_palette(&w, rect(0, 16, 64, 16), 9, true);
+	put_frame_end(&w, 1, 1);
+	size_t again = finish(&w, 2, false);
+	second = slim_zstd_deflate(z, w.buf, again, two + first, sizeof(two) - first);
+	check(second > 0, "history datagram");
+	write_file(d, "history", two, first + second);
+	slim_zstd_destroy(z);
+	slim_history_destroy(h);
+	slim_writer_reset(&w);
+
 }
 
 int main(int argc, char *argv[])
