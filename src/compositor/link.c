@@ -74,6 +74,11 @@ struct slim_link {
 	uint32_t video_mbit; /* the console's video budget (HELLO); 0: none said */
 	uint16_t mtu;        /* the attached console's, for what goes outside the encoder */
 	bool ack_delay;      /* it may hold an ACK SLIM_ACK_DELAY_MS (HELLO) */
+	/*
+	 * A datagram from the console is being handled: the pointer it moved
+	 * goes out after it, with the INPUT_ACK, in one datagram.
+	 */
+	bool receiving, cursor_moved;
 
 	/* sound: coded for the attached console if it plays it */
 	enum slim_audio_codec audio_codec;
@@ -400,11 +405,18 @@ static void from_console(struct slim_link *link, const uint8_t *buf, size_t len)
 	link->input_seen = false;
 	link->mic_seen = false;
 	uint32_t in_flight = slim_encoder_frames_in_flight(link->enc);
-	if (slim_encoder_receive(link->enc, buf, len, handle_other, link) != SLIM_OK) {
+	link->receiving = true;
+	enum slim_error err = slim_encoder_receive(link->enc, buf, len, handle_other, link);
+	link->receiving = false;
+	if (err != SLIM_OK) {
 		return;
 	}
 	if (link->input_seen) {
 		acknowledge_input(link);
+	}
+	if (link->cursor_moved) {
+		link->cursor_moved = false;
+		slim_encoder_flush_cursor(link->enc);
 	}
 	if (slim_encoder_needs_frame(link->enc) ||
 			(in_flight >= LINK_MAX_IN_FLIGHT &&
@@ -741,7 +753,11 @@ void slim_link_cursor_pos(struct slim_link *link, int32_t x, int32_t y, bool vis
 {
 	if (link->attached) {
 		slim_encoder_cursor_pos(link->enc, x, y, visible);
-		slim_encoder_flush_cursor(link->enc);
+		if (link->receiving) {
+			link->cursor_moved = true; /* from_console sends it */
+		} else {
+			slim_encoder_flush_cursor(link->enc);
+		}
 	}
 }
 

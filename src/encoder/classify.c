@@ -106,13 +106,23 @@ void flush_fill(struct slim_encoder *enc)
 	}
 }
 
-/* FILLs of neighbouring tiles in a row with one colour become one command. */
+/*
+ * FILLs of neighbouring tiles with one colour become one command: side by
+ * side in a row, or one under the other (the strip a moved window
+ * uncovers, tile row after tile row; the tiles between are disjoint from
+ * it, so the FILL may go after them).
+ */
 static void queue_fill(struct slim_encoder *enc, struct slim_rect r, uint32_t color)
 {
 	struct slim_rect *f = &enc->fill_rect;
 	if (enc->fill_pending && enc->fill_color == color && f->y == r.y && f->h == r.h &&
 			f->x + f->w == r.x) {
 		f->w = (uint16_t)(f->w + r.w);
+		return;
+	}
+	if (enc->fill_pending && enc->fill_color == color && f->x == r.x && f->w == r.w &&
+			f->y + f->h == r.y) {
+		f->h = (uint16_t)(f->h + r.h);
 		return;
 	}
 	flush_fill(enc);
