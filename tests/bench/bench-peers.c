@@ -159,6 +159,14 @@ static bool app_start(struct peers_bench *b, char *const argv[], bool ready, boo
 	if (out >= 0) {
 		close(out);
 	}
+	/*
+	 * a client that says nothing: its first frame, however slow (foot
+	 * under waypipe, under sanitizers), before the screen may settle
+	 */
+	for (uint64_t end = bench_now_us() + 20000000; ok && !ready &&
+			b->s.presented == before && bench_now_us() < end;) {
+		bench_session_wait_frame(&b->s, 100);
+	}
 	if (animated) {
 		peers_pump(b, 500);
 	} else {

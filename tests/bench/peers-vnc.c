@@ -109,6 +109,7 @@ struct bench_vnc *bench_vnc_connect(uint16_t port, const char *encoding, char *e
 	v->client->GotFrameBufferUpdate = got_rect;
 	v->client->FinishedFrameBufferUpdate = finished_update;
 	v->client->appData.encodingsString = encoding;
+	free(v->client->serverHost); /* rfbGetClient's empty string */
 	v->client->serverHost = strdup("127.0.0.1");
 	v->client->serverPort = port;
 	/* rfbInitClient frees the client when it fails */
