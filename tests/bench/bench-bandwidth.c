@@ -55,34 +55,6 @@ static void finish(struct workload *w, struct bench_session *s, struct counters 
 	w->ran = true;
 }
 
-/* Keys for lowercase prose on a us layout. */
-static uint32_t keycode(char c)
-{
-	static const char *const rows[] = { "qwertyuiop", "asdfghjkl", "zxcvbnm" };
-	static const uint32_t first[] = { KEY_Q, KEY_A, KEY_Z };
-	for (int r = 0; r < 3; r++) {
-		const char *p = strchr(rows[r], c);
-		if (p) {
-			return first[r] + (uint32_t)(p - rows[r]);
-		}
-	}
-	if (c >= '1' && c <= '9') {
-		return KEY_1 + (uint32_t)(c - '1');
-	}
-	switch (c) {
-	case '0':
-		return KEY_0;
-	case ' ':
-		return KEY_SPACE;
-	case '\n':
-		return KEY_ENTER;
-	case '-':
-		return KEY_MINUS;
-	default:
-		return KEY_DOT;
-	}
-}
-
 /* One key, then whatever the screen does until the next is due. */
 static void press(struct bench_session *s, uint32_t code, uint64_t *events)
 {
@@ -97,7 +69,7 @@ static void press(struct bench_session *s, uint32_t code, uint64_t *events)
 static void type(struct bench_session *s, const char *text, uint64_t *events)
 {
 	for (const char *c = text; *c; c++) {
-		press(s, keycode(*c), events);
+		press(s, bench_keycode(*c), events);
 	}
 }
 

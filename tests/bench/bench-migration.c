@@ -246,22 +246,6 @@ static bool setup_users(void)
 	return uids[0] != (uid_t)-1 && uids[1] != (uid_t)-1;
 }
 
-static uint16_t free_udp_port(void)
-{
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	uint16_t port = 0;
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-			getsockname(fd, (struct sockaddr *)&a, &len) == 0) {
-		port = ntohs(a.sin_port);
-	}
-	if (fd >= 0) {
-		close(fd);
-	}
-	return port;
-}
-
 static bool start_sessiond(uint16_t port, enum slim_sec_mode mode)
 {
 	char conf[128], rundir[128], log[128];
@@ -441,7 +425,7 @@ static bool measure(enum slim_sec_mode mode, size_t migrations, bool takeover,
 		struct result *res)
 {
 	*res = (struct result){ .mode = mode };
-	uint16_t port = free_udp_port();
+	uint16_t port = bench_free_port(SOCK_DGRAM);
 	if (port == 0 || !start_sessiond(port, mode)) {
 		fprintf(stderr, "bench-migration: slimland-sessiond did not start (%s)\n",
 			slim_sec_mode_name(mode));

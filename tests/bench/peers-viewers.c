@@ -131,23 +131,6 @@ uint64_t peers_waypipe_cpu_us(pid_t server)
 	return us;
 }
 
-/* A free TCP port on loopback (the kernel picks it; it stays free long enough). */
-static uint16_t free_tcp_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	uint16_t port = 0;
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-			getsockname(fd, (struct sockaddr *)&a, &len) == 0) {
-		port = ntohs(a.sin_port);
-	}
-	if (fd >= 0) {
-		close(fd);
-	}
-	return port;
-}
-
 static bool port_open(uint16_t port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -163,7 +146,7 @@ static bool port_open(uint16_t port)
 static bool wayvnc_start(struct peers_bench *b, enum viewer_id i)
 {
 	struct peers_viewer *v = &b->v[i];
-	uint16_t port = free_tcp_port();
+	uint16_t port = bench_free_port(SOCK_STREAM);
 	char port_arg[8];
 	snprintf(port_arg, sizeof(port_arg), "%u", port);
 	char *argv[] = { "wayvnc", "127.0.0.1", port_arg, NULL };

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/input-event-codes.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -21,6 +22,49 @@
 #include "slim-zstd.h"
 
 #define BENCH_CONSOLE_ID "bench"
+
+uint32_t bench_keycode(char c)
+{
+	static const char *const rows[] = { "qwertyuiop", "asdfghjkl", "zxcvbnm" };
+	static const uint32_t first[] = { KEY_Q, KEY_A, KEY_Z };
+	for (int r = 0; r < 3; r++) {
+		const char *p = strchr(rows[r], c);
+		if (p) {
+			return first[r] + (uint32_t)(p - rows[r]);
+		}
+	}
+	if (c >= '1' && c <= '9') {
+		return KEY_1 + (uint32_t)(c - '1');
+	}
+	switch (c) {
+	case '0':
+		return KEY_0;
+	case ' ':
+		return KEY_SPACE;
+	case '\n':
+		return KEY_ENTER;
+	case '-':
+		return KEY_MINUS;
+	default:
+		return KEY_DOT;
+	}
+}
+
+uint16_t bench_free_port(int type)
+{
+	int fd = socket(AF_INET, type, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	uint16_t port = 0;
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+			getsockname(fd, (struct sockaddr *)&a, &len) == 0) {
+		port = ntohs(a.sin_port);
+	}
+	if (fd >= 0) {
+		close(fd);
+	}
+	return port;
+}
 
 uint64_t bench_now_us(void)
 {

@@ -82,6 +82,11 @@ void bench_session_key(struct bench_session *s, uint32_t code, bool down);
 void bench_session_pointer(struct bench_session *s, double x, double y);
 void bench_session_button(struct bench_session *s, uint32_t button, bool down);
 
+/* The key of a character of lowercase prose on a us layout (others: KEY_DOT). */
+uint32_t bench_keycode(char c);
+/* A free loopback port of this type (SOCK_DGRAM, SOCK_STREAM): the kernel picks it. */
+uint16_t bench_free_port(int type);
+
 uint64_t bench_now_us(void);
 /* CPU time a process (all its threads) has used, in microseconds. */
 uint64_t bench_process_cpu_us(pid_t pid);
