@@ -103,20 +103,6 @@ static void presented(void *data, uint32_t frame, uint64_t applied_us)
 
 static const struct slim_console_events events = { .presented = presented };
 
-/* A free UDP port on loopback (the kernel picks it; it stays free long enough). */
-static uint16_t free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
-			getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-		return 0;
-	}
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
 bool bench_read_line(int fd, char *line, size_t size, int timeout_ms)
 {
 	size_t n = 0;
@@ -155,10 +141,18 @@ static bool wait_for_socket(struct bench_session *s, int err_fd)
 }
 
 static const char *const *compositor_args;
+static const char *const *compositor_prefix;
+static const char *listen_host = "127.0.0.1";
 
 void bench_session_compositor_args(const char *const *args)
 {
 	compositor_args = args;
+}
+
+void bench_session_network(const char *const *prefix, const char *host)
+{
+	compositor_prefix = prefix;
+	listen_host = host ? host : "127.0.0.1";
 }
 
 const char *bench_link_name(enum bench_link link)
@@ -176,14 +170,14 @@ bool bench_session_start_detached(struct bench_session *s, const char *slimland,
 	s->width = width;
 	s->height = height;
 	snprintf(s->runtime_dir, sizeof(s->runtime_dir), "/tmp/slim-bench-XXXXXX");
-	uint16_t port = free_port();
+	uint16_t port = bench_free_port(SOCK_DGRAM);
 	s->port = port;
 	if (!mkdtemp(s->runtime_dir) || port == 0) {
 		return false;
 	}
 	setenv("XDG_RUNTIME_DIR", s->runtime_dir, true);
 	char listen[64];
-	snprintf(listen, sizeof(listen), "127.0.0.1:%u", port);
+	snprintf(listen, sizeof(listen), "%s:%u", listen_host, port);
 
 	int err[2];
 	if (pipe2(err, O_CLOEXEC) != 0) {
@@ -192,14 +186,21 @@ bool bench_session_start_detached(struct bench_session *s, const char *slimland,
 	s->compositor = fork();
 	if (s->compositor == 0) {
 		dup2(err[1], STDERR_FILENO);
-		const char *argv[16] = { slimland, "--listen", listen, "--transport",
+		const char *argv[24] = { 0 };
+		size_t n = 0;
+		for (size_t i = 0; compositor_prefix && compositor_prefix[i] && n < 8; i++) {
+			argv[n++] = compositor_prefix[i];
+		}
+		const char *own[] = { slimland, "--listen", listen, "--transport",
 			link == BENCH_LINK_CLEAR ? "clear" : "dtls" };
-		size_t n = 5;
+		for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+			argv[n++] = own[i];
+		}
 		if (link == BENCH_LINK_ATTACH) {
 			argv[n++] = "--managed";
 		}
 		bool audio = false;
-		for (size_t i = 0; compositor_args && compositor_args[i] && n + 2 < 16; i++) {
+		for (size_t i = 0; compositor_args && compositor_args[i] && n + 2 < 24; i++) {
 			audio = audio || strncmp(compositor_args[i], "--audio", 7) == 0;
 			argv[n++] = compositor_args[i];
 		}
@@ -207,7 +208,7 @@ bool bench_session_start_detached(struct bench_session *s, const char *slimland,
 			/* no sound server for benchmarks that do not listen (bench-audio does) */
 			argv[n++] = "--no-audio";
 		}
-		execv(slimland, (char *const *)argv);
+		execvp(argv[0], (char *const *)argv);
 		_exit(127);
 	}
 	close(err[1]);
@@ -306,8 +307,8 @@ static bool secure(struct bench_session *s, uint8_t token[SLIM_ATTACH_TOKEN_LEN]
 bool bench_session_attach(struct bench_session *s)
 {
 	s->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(s->port),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(s->port) };
+	inet_pton(AF_INET, listen_host, &to.sin_addr);
 	int size = 8 << 20;
 	setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
 	if (s->fd < 0 || connect(s->fd, (struct sockaddr *)&to, sizeof(to)) != 0) {

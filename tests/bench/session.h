@@ -59,6 +59,12 @@ struct bench_session {
 
 /* Arguments the next compositors started get besides their own (NULL-terminated). */
 void bench_session_compositor_args(const char *const *args);
+/*
+ * Where the next compositors run: argv put before slimland's (NULL: none;
+ * e.g. `ip netns exec NAME`), and the IPv4 address they listen on and the
+ * console goes to (NULL: 127.0.0.1).
+ */
+void bench_session_network(const char *const *prefix, const char *host);
 /* Starts slimland (path `slimland`) and attaches as a console of width x height. */
 bool bench_session_start(struct bench_session *s, const char *slimland, uint32_t width,
 		uint32_t height, enum bench_link link);
