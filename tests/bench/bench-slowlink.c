@@ -12,6 +12,9 @@
  *              /usr/share/common-licenses (new text each time)
  *   dragging   slim-echo's window moved 10 px a step with Alt and the button
  *   menus      gtk3-demo's menus walked from the keyboard
+ *   typing_video  typing in foot while mpv plays a 640x360 video beside it:
+ *              timed to the frame in which foot's first line changed, as
+ *              the video's frames never let the screen settle
  *
  * Added delay = p50 at a rate - p50 unshaped, the same run. Root only
  * (namespaces, tc); each workload's client is started once and every rate
@@ -30,13 +33,15 @@
 #include "session.h"
 
 #define RATES 6
-#define WORKLOADS 4
+#define WORKLOADS 5
 #define MAX_EVENTS 64
 #define QUIET_MS 120
 
 /* 0: unshaped */
 static const unsigned rates_mbit[RATES] = { 0, 100, 10, 5, 2, 1 };
-static const char *const workload_names[WORKLOADS] = { "typing", "scrolling", "dragging", "menus" };
+static const char *const workload_names[WORKLOADS] = {
+	"typing", "scrolling", "dragging", "menus", "typing_video",
+};
 
 struct cell {
 	size_t n, missed;
@@ -148,6 +153,45 @@ static void menus_input(struct bench_session *s, size_t i)
 }
 
 /* `events` inputs, each timed to the last frame it caused. */
+/* FNV-1a of what the console shows of foot's first lines (its window is at 32, 32). */
+static uint64_t echo_area(struct bench_session *s)
+{
+	const struct slim_fb *fb = slim_console_core_fb(s->core);
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (uint32_t y = 32; y < 96; y++) {
+		const uint32_t *row = slim_fb_row(fb, 32, y);
+		for (uint32_t x = 0; x < 200; x++) {
+			h = (h ^ row[x]) * 0x100000001b3ull;
+		}
+	}
+	return h;
+}
+
+/* Each key timed to the frame that changed foot's first lines. */
+static struct cell measure_echo(struct bench_session *s, input_fn input, size_t events)
+{
+	uint64_t t[MAX_EVENTS];
+	struct cell c = { 0 };
+	for (size_t i = 0; i < events; i++) {
+		uint64_t h = echo_area(s), t0 = bench_now_us();
+		input(s, i);
+		bool seen = false;
+		while (!seen && bench_now_us() - t0 < 5000000 && bench_session_wait_frame(s, 5000)) {
+			seen = echo_area(s) != h;
+		}
+		if (!seen) {
+			c.missed++;
+			continue;
+		}
+		t[c.n++] = s->last.applied_us - t0;
+		bench_session_settle(s, 20, 50); /* what the video sends meanwhile */
+	}
+	qsort(t, c.n, sizeof(t[0]), bench_cmp_u64);
+	c.p50_us = c.n ? t[c.n / 2] : 0;
+	c.p99_us = c.n ? t[(size_t)(0.99 * (double)(c.n - 1))] : 0;
+	return c;
+}
+
 static struct cell measure(struct bench_session *s, input_fn input, size_t events)
 {
 	uint64_t t[MAX_EVENTS];
@@ -169,18 +213,20 @@ static struct cell measure(struct bench_session *s, input_fn input, size_t event
 	return c;
 }
 
-/* One workload's client, every rate against it. */
+/* One workload's client (argv NULL: those running already), every rate against it. */
 static bool workload(struct bench_session *s, int w, char *const argv[], bool ready,
 		input_fn input, size_t events, bool quick)
 {
 	int out = -1;
-	pid_t client = bench_session_client(s, argv, ready ? &out : NULL);
+	pid_t client = argv ? bench_session_client(s, argv, ready ? &out : NULL) : 0;
 	char line[64];
-	bool ok = client > 0 && (!ready || bench_read_line(out, line, sizeof(line), 10000));
+	bool ok = client >= 0 && (!ready || bench_read_line(out, line, sizeof(line), 10000));
 	if (out >= 0) {
 		close(out);
 	}
-	bench_session_settle(s, 500, 10000);
+	if (argv) {
+		bench_session_settle(s, 500, 10000);
+	}
 	if (ok && w == 2) {
 		bench_session_pointer(s, drag_x, drag_y);
 		bench_session_key(s, KEY_LEFTALT, true);
@@ -192,7 +238,7 @@ static bool workload(struct bench_session *s, int w, char *const argv[], bool re
 		}
 		ok = shape(rates_mbit[r]);
 		bench_session_settle(s, QUIET_MS, 2000);
-		cells[w][r] = measure(s, input, events);
+		cells[w][r] = w == 4 ? measure_echo(s, input, events) : measure(s, input, events);
 		ok = ok && cells[w][r].n > 0;
 	}
 	shape(0);
@@ -303,6 +349,23 @@ int main(int argc, char *argv[])
 	ok = ok && workload(&s, 1, scrolling, false, scrolling_input, quick ? 10 : 15, quick);
 	ok = ok && workload(&s, 2, dragging, true, dragging_input, events, quick);
 	ok = ok && workload(&s, 3, menus, false, menus_input, quick ? 11 : 22, quick);
+	/* the video beside foot (it starts second, so it goes beside, not over) */
+	char *video[] = { "mpv", "--vo=wlshm", "--no-audio", "--hwdec=no", "--loop=inf",
+		"--really-quiet", "--no-input-default-bindings", "--geometry=+600+300",
+		"av://lavfi:testsrc2=size=640x360:rate=25", NULL };
+	pid_t term = ok ? bench_session_client(&s, typing, NULL) : -1;
+	bench_session_settle(&s, 500, 10000);
+	pid_t mpv = term > 0 ? bench_session_client(&s, video, NULL) : -1;
+	for (uint64_t end = bench_now_us() + 2000000; mpv > 0 && bench_now_us() < end;) {
+		bench_session_wait_frame(&s, 200);
+	}
+	ok = ok && mpv > 0 && workload(&s, 4, NULL, false, typing_input, events, quick);
+	for (pid_t *p = (pid_t[]){ mpv, term }, *e = p + 2; p < e; p++) {
+		if (*p > 0) {
+			kill(*p, SIGTERM);
+			waitpid(*p, NULL, 0);
+		}
+	}
 	bench_session_stop(&s);
 	report(json, quick);
 	return ok ? 0 : 1;
