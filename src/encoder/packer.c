@@ -201,10 +201,15 @@ static void renote(struct slim_packer *p, uint32_t from, uint8_t type, const uin
 	case SLIM_CMD_CURSOR_POS:
 		p->rec->records[p->seq % REC_RING].cursor = true;
 		break;
-	case SLIM_CMD_CACHE_STORE: {
+	case SLIM_CMD_CACHE_STORE:
+	case SLIM_CMD_CACHE_DRAW: {
 		struct slim_wire_cache k;
 		memcpy(&k, body, sizeof(k));
-		cache_moved(p->rec->cache, k.slot, from, p->seq);
+		if (type == SLIM_CMD_CACHE_DRAW) {
+			recovery_note(p->rec, p->seq, (struct slim_rect){ k.r.x, k.r.y, k.r.w, k.r.h });
+		} else {
+			cache_moved(p->rec->cache, k.slot, from, p->seq);
+		}
 		break;
 	}
 	}
