@@ -68,6 +68,8 @@ enum bench_cmd {
 	CMD_COPY,
 	CMD_CSCS8,
 	CMD_CSCS4,
+	CMD_PALETTE,
+	CMD_CACHE_DRAW,
 	CMD_COUNT,
 };
 
@@ -543,6 +545,49 @@ static bool put_cscs4(struct bench *b, struct slim_writer *w, uint32_t side)
 	return put_cscs(b, w, side, SLIM_CSCS_DEPTH4);
 }
 
+/* Anti-aliased text's kind of tile: 8 colours in runs of 1 to 12 pixels. */
+static bool put_palette(struct bench *b, struct slim_writer *w, uint32_t side)
+{
+	struct slim_rect r = place(b, side, side);
+	size_t n = (size_t)side * side;
+	uint8_t runs[2 * 256 * 256];
+	size_t len = 0;
+	for (size_t i = 0; i < n;) {
+		size_t run = 1 + rng_next(&b->rng) % 12;
+		run = run < n - i ? run : n - i;
+		uint8_t v = (uint8_t)(rng_next(&b->rng) % 8);
+		runs[len++] = run == 1 ? v : (uint8_t)(v | 0x80);
+		if (run > 1) {
+			runs[len++] = (uint8_t)(run - 1);
+		}
+		i += run;
+	}
+	struct slim_wire_palette p = { .r = wire_rect(r), .colors = 8 };
+	uint8_t *body = slim_writer_add(w, SLIM_CMD_PALETTE, SLIM_PALETTE_RLE,
+		sizeof(p) + 3 * 8 + len);
+	if (!body) {
+		return false;
+	}
+	memcpy(body, &p, sizeof(p));
+	for (int i = 0; i < 8; i++) {
+		memset(body + sizeof(p) + 3 * i, i * 32, 3);
+	}
+	memcpy(body + sizeof(p) + 3 * 8, runs, len);
+	return true;
+}
+
+/* A tile the console keeps: slot `side`, stored by bench_command first. */
+static bool put_cache_draw(struct bench *b, struct slim_writer *w, uint32_t side)
+{
+	struct slim_wire_cache c = { .slot = (uint16_t)side,
+		.r = wire_rect(place(b, side, side)) };
+	uint8_t *body = slim_writer_add(w, SLIM_CMD_CACHE_DRAW, 0, sizeof(c));
+	if (body) {
+		memcpy(body, &c, sizeof(c));
+	}
+	return body != NULL;
+}
+
 static const struct cmd_spec specs[CMD_COUNT] = {
 	[CMD_FILL] = {
 		"fill", "FILL", put_fill,
@@ -583,6 +628,16 @@ static const struct cmd_spec specs[CMD_COUNT] = {
 		"cscs4_2x", "CSCS depth 4 (6 bpp), 2x", put_cscs4,
 		{ 2, 4, 8, 16, 32, 64, 128, 256 },
 		24000, 150, "5 bpp", 3, true,
+	},
+	[CMD_PALETTE] = {
+		"palette_runs", "PALETTE (8 colours, runs)", put_palette,
+		{ 1, 2, 4, 8, 16, 32, 64, 128, 256 },
+		0, 0, "no palette", 1, false,
+	},
+	[CMD_CACHE_DRAW] = {
+		"cache_draw", "CACHE_DRAW", put_cache_draw,
+		{ 1, 2, 4, 8, 16, 32 },
+		0, 0, "no cache", 1, false,
 	},
 };
 
@@ -694,6 +749,16 @@ static void bench_command(struct bench *b, enum bench_cmd which, struct results 
 	struct cmd_result *out = &res->cmd[which];
 	for (size_t i = 0; i < MAX_SIZES && spec->sides[i] != 0; i++) {
 		uint32_t side = spec->sides[i], k;
+		if (which == CMD_CACHE_DRAW) {
+			/* the slot this size draws, kept by a datagram of its own */
+			struct slim_writer w;
+			slim_writer_init(&w, b->buf, DGRAM_MAX, BENCH_ASSOC, false);
+			struct slim_wire_cache c = { .slot = (uint16_t)side,
+				.r = wire_rect(place(b, side, side)) };
+			memcpy(slim_writer_add(&w, SLIM_CMD_CACHE_STORE, 0, sizeof(c)), &c, sizeof(c));
+			size_t store = slim_writer_finish(&w, 0, 0);
+			run(b, b->buf, store, 1);
+		}
 		size_t len = build(b, spec, side, &k);
 		double ns = (measure(b, b->buf, len) - res->datagram_ns) / k;
 		uint64_t pixels = (uint64_t)side * side * (spec->per_output_pixel ? 4 : 1);
