@@ -70,9 +70,6 @@ void slim_history_add(struct slim_history *h, uint32_t seq, const uint8_t *cmds,
 	memcpy(h->ring + at, cmds, first);
 	memcpy(h->ring, cmds + first, len - first);
 	h->written += len;
-	if (h->dict_last != 0) {
-		h->dict_last = 0; /* it may have been written over */
-	}
 }
 
 static const struct history_entry *kept(const struct slim_history *h, uint32_t seq)
@@ -98,12 +95,25 @@ size_t slim_history_len(const struct slim_history *h, uint32_t seq)
 const uint8_t *slim_history_dict(struct slim_history *h, uint32_t first, uint32_t last,
 		size_t *len)
 {
-	if (h->dict_last != 0 && h->dict_first == first && h->dict_last == last) {
-		*len = h->dict_len;
-		return h->dict;
-	}
 	if ((uint32_t)(last - first) >= SLIM_HISTORY_DGRAMS) {
 		return NULL;
+	}
+	/*
+	 * The copy made for the same run last time is still the dictionary
+	 * while every datagram of the run is kept: checking that is cheaper
+	 * than copying again for each datagram that names it.
+	 */
+	if (h->dict_last != 0 && h->dict_first == first && h->dict_last == last) {
+		for (uint32_t s = first;; s++) {
+			if (!kept(h, s)) {
+				h->dict_last = 0;
+				return NULL;
+			}
+			if (s == last) {
+				*len = h->dict_len;
+				return h->dict;
+			}
+		}
 	}
 	size_t n = 0;
 	for (uint32_t s = first;; s++) {
