@@ -51,9 +51,13 @@ static void queue_clear(struct queue *q)
 	q->n = 0;
 }
 
-/* What the link does to datagrams, in percent. */
+/*
+ * What the link does to datagrams, in percent. `drop`: the chance that the
+ * tail of what a frame sent never leaves (the pacer dropped it for a newer
+ * frame, and told the encoder).
+ */
 struct link {
-	uint32_t loss, dup, reorder, up_loss;
+	uint32_t loss, dup, reorder, up_loss, drop;
 };
 
 struct stream {
@@ -63,6 +67,7 @@ struct stream {
 	struct slim_encoder *enc;
 	struct slim_console_core *console;
 	struct queue down, up;
+	bool frame_ended; /* the last datagram down carries a FRAME_END */
 	struct link link;
 	pixman_region32_t damage;
 	struct slim_move_hint moves[4];
@@ -99,9 +104,34 @@ static void handle_other(void *data, const struct slim_cmd *cmd)
 	}
 }
 
+/* The last datagrams queued are dropped before they leave, and the encoder told. */
+static void drop_tail(struct stream *s)
+{
+	struct queue *q = &s->down;
+	if (q->n == 0 || test_rand_below(&s->rng, 100) >= s->link.drop) {
+		return;
+	}
+	size_t keep = test_rand_below(&s->rng, (uint32_t)q->n);
+	struct slim_wire_dgram first, last;
+	memcpy(&first, q->p[keep].buf, sizeof(first));
+	memcpy(&last, q->p[q->n - 1].buf, sizeof(last));
+	assert_int_equal(last.seq - first.seq, q->n - 1 - keep); /* in order, none missing */
+	slim_encoder_dropped(s->enc, first.seq, last.seq);
+	if (s->frame_ended) {
+		/* its FRAME_END never left: the encoder waits for no ACK of it */
+		assert_int_equal(slim_encoder_frames_in_flight(s->enc), 0);
+	}
+	for (size_t i = keep; i < q->n; i++) {
+		free(q->p[i].buf);
+	}
+	q->n = keep;
+}
+
 static void deliver(struct stream *s)
 {
 	struct queue *q = &s->down;
+	drop_tail(s);
+	s->frame_ended = false;
 	/* Reorder: swap neighbours before delivery. */
 	for (size_t i = 0; i + 1 < q->n; i++) {
 		if (test_rand_below(&s->rng, 100) < s->link.reorder) {
@@ -321,6 +351,7 @@ static size_t frame(struct stream *s)
 		.fb = &s->fb, .damage = &s->damage, .moves = s->moves, .n_moves = s->n_moves,
 	};
 	size_t sent = slim_encoder_frame(s->enc, &f);
+	s->frame_ended = sent > 0;
 	pixman_region32_clear(&s->damage);
 	s->n_moves = 0;
 	if (sent == 0) {
@@ -362,7 +393,8 @@ static void assert_converges(struct stream *s)
 static void run(uint32_t w, uint32_t h, uint64_t salt, struct link link,
 		const struct slim_encoder_config *cfg, int frames)
 {
-	bool clean = link.loss == 0 && link.dup == 0 && link.reorder == 0 && link.up_loss == 0;
+	bool clean = link.loss == 0 && link.dup == 0 && link.reorder == 0 && link.up_loss == 0 &&
+		link.drop == 0;
 	struct stream *s = calloc(1, sizeof(*s));
 	assert_non_null(s);
 	stream_init(s, w, h, salt, cfg);
@@ -429,7 +461,7 @@ static void run(uint32_t w, uint32_t h, uint64_t salt, struct link link,
 			(unsigned long)slim_console_core_stats(s->console)->duplicates, s->n_typed,
 			(unsigned long)slim_console_core_stats(s->console)->input.retransmits);
 	}
-	if (link.loss > 0) {
+	if (link.loss > 0 || link.drop > 0) {
 		assert_true(st->recovered_seqs > 0);
 		assert_true(slim_console_core_stats(s->console)->applied < st->datagrams);
 	}
@@ -457,6 +489,16 @@ static void test_lossless(void **state)
 	for (size_t c = 0; c < sizeof(configs) / sizeof(configs[0]); c++) {
 		run(320, 240, 100 + c, (struct link){ 0 }, &configs[c], 40);
 		run(333, 211, 200 + c, (struct link){ 0 }, &configs[c], 25);
+	}
+}
+
+/* What the pacer drops for newer pixels is repainted like what the network lost. */
+static void test_paced_drops(void **state)
+{
+	for (size_t c = 0; c < sizeof(configs) / sizeof(configs[0]); c++) {
+		run(320, 240, 600 + c, (struct link){ .drop = 40 }, &configs[c], 30);
+		run(320, 240, 700 + c, (struct link){ .drop = 30, .loss = 5, .reorder = 5 },
+			&configs[c], 30);
 	}
 }
 
@@ -657,6 +699,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lossless),
 		cmocka_unit_test(test_loss),
+		cmocka_unit_test(test_paced_drops),
 		cmocka_unit_test(test_dup_reorder),
 		cmocka_unit_test(test_scroll_is_copy),
 		cmocka_unit_test(test_refinement),

@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include "input-seq.h"
 #include "link.h"
+#include "pacer.h"
+#include "share.h"
 #include "slim-hex.h"
 #include "slim-log.h"
 
@@ -28,6 +30,13 @@
 #define LINK_INPUT_ACK_MS 5
 /* A console that holds keys and is silent this long is taken to have let go. */
 #define LINK_HELD_SILENCE_MS 1000
+/*
+ * Input this recent still waits for its answer: the next frame with exact
+ * pixels goes ahead of whatever droppable waits to be paced out.
+ */
+#define LINK_ANSWER_US 500000
+/* What the link's streams may take of its estimated rate (the rest absorbs error). */
+#define LINK_SHARE_OF_RATE 0.85
 
 /* A compositor serves one console and briefly its successor: few connections. */
 #define LINK_MAX_CONNS 8
@@ -94,23 +103,94 @@ struct slim_link {
 	struct wl_event_source *input_ack_timer, *held_timer;
 	bool input_ack_armed, held_timer_armed;
 
+	/* what goes out waits for the link's pace (pacer.h) */
+	struct slim_pacer *pacer;
+	struct wl_event_source *pace_timer;
+	bool droppable;        /* the frame being encoded gives way to newer pixels */
+	bool answer_pending;   /* input came that no frame has answered yet */
+	uint64_t input_us;
+	/* the desktop's exact pixels, bit/s over the last second: its claim on the link */
+	uint64_t exact_bps, exact_bytes, exact_since_us;
+
 	uint64_t bytes_sent;
 	uint8_t buf[SLIM_MAX_MTU];
 	struct slim_ratelimit log_limit;
 };
 
-uint64_t slim_link_video_budget(const struct slim_link *link)
+/*
+ * SLIM §7 on the console's link: the desktop's exact pixels, the sound and
+ * the video ask for what they would send; each small claim is granted, the
+ * video takes what is left. The console's own limit (HELLO) caps it.
+ */
+uint64_t slim_link_video_budget(const struct slim_link *link, uint64_t demand_bps)
 {
-	return link->attached ? (uint64_t)link->video_mbit * 1000000 : 0;
+	if (!link->attached) {
+		return 0;
+	}
+	uint64_t budget = (uint64_t)link->video_mbit * 1000000;
+	const struct slim_pacer_stats *ps = slim_pacer_stats(link->pacer);
+	/* no bottleneck seen yet: what the link delivered at most will do */
+	uint64_t rate = ps->rate_bps ? ps->rate_bps : ps->max_sample_bps;
+	if (rate == 0) {
+		return budget; /* nothing known yet */
+	}
+	uint64_t demand[3] = {
+		link->exact_bps,
+		link->audio_enc ? (uint64_t)link->audio_bitrate : 0,
+		demand_bps,
+	};
+	uint64_t grant[3];
+	slim_share((uint64_t)((double)rate * LINK_SHARE_OF_RATE), demand, grant, 3);
+	grant[2] = grant[2] ? grant[2] : 1; /* 0 would mean no limit */
+	return budget && budget < grant[2] ? budget : grant[2];
 }
 
-static void send_to_peer(void *data, const uint8_t *buf, size_t len)
+/* The pacer's way out: the attached console's connection. */
+static void send_paced(void *data, const uint8_t *buf, size_t len)
 {
 	struct slim_link *link = data;
 	/* A lost datagram (a full socket buffer, no connection): recovery repaints it. */
 	if (link->conn) {
 		slim_sec_conn_send(link->conn, buf, len);
 	}
+}
+
+/* Sends what the pace allows; true when nothing waits any more. */
+static bool run_pacer(struct slim_link *link)
+{
+	int64_t us = slim_pacer_run(link->pacer, slim_now_us());
+	/* a wl timer counts milliseconds; 0 disarms it */
+	wl_event_source_timer_update(link->pace_timer, us < 0 ? 0 : (int)((us + 999) / 1000));
+	return us < 0;
+}
+
+static void send_to_peer(void *data, const uint8_t *buf, size_t len)
+{
+	struct slim_link *link = data;
+	slim_pacer_send(link->pacer, buf, len, link->droppable, slim_now_us());
+	run_pacer(link);
+}
+
+static int handle_pace_timer(void *data)
+{
+	struct slim_link *link = data;
+	if (run_pacer(link) && link->attached) {
+		link->handler->want_frame(link->data); /* what was held back has gone */
+	}
+	return 0;
+}
+
+static void report_dropped(void *data, uint32_t first, uint32_t last)
+{
+	struct slim_link *link = data;
+	slim_encoder_dropped(link->enc, first, last);
+}
+
+/* What waits and a newer frame supersedes is not sent: its area is repainted. */
+static void drop_backlog(struct slim_link *link)
+{
+	slim_pacer_drop(link->pacer, report_dropped, link);
+	run_pacer(link);
 }
 
 /* The secure layer's way out: every byte this session sends goes here. */
@@ -173,7 +253,9 @@ static void detach(struct slim_link *link, const char *why)
 	link->enc = NULL;
 	slim_audio_encoder_destroy(link->audio_enc);
 	link->audio_enc = NULL;
+	slim_pacer_reset(link->pacer);
 	wl_event_source_timer_update(link->ack_timer, 0);
+	wl_event_source_timer_update(link->pace_timer, 0);
 	link->handler->detached(link->data, link->console_id);
 }
 
@@ -275,6 +357,12 @@ static void attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t 
 	}
 	link->conn = conn;
 	link->assoc = assoc;
+	/* a new association: its link is learnt again, and nothing of the old one waits */
+	slim_pacer_reset(link->pacer);
+	wl_event_source_timer_update(link->pace_timer, 0);
+	link->answer_pending = false;
+	link->exact_bps = link->exact_bytes = 0;
+	link->exact_since_us = now;
 	link->video_mbit = cmd->video_mbit;
 	link->mtu = cfg.mtu;
 	link->ack_delay = hello->caps & SLIM_CAP_ACK_DELAY;
@@ -305,10 +393,23 @@ static void attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t 
 static void handle_other(void *data, const struct slim_cmd *cmd)
 {
 	struct slim_link *link = data;
-	if (cmd->type == SLIM_CMD_INPUT) {
+	if (cmd->type == SLIM_CMD_ACK) {
+		/* the encoder has taken it; the pacer learns the link from it */
+		uint64_t now = slim_now_us();
+		uint64_t rtt = cmd->ack.echo_us && cmd->ack.echo_us <= now ? now - cmd->ack.echo_us : 0;
+		slim_pacer_acked(link->pacer, cmd->ack.highest_seq, rtt, now);
+	} else if (cmd->type == SLIM_CMD_NACK) {
+		for (size_t i = 0; i < cmd->nack.count; i++) {
+			struct slim_wire_seq_range r;
+			slim_nack_get(cmd, i, &r);
+			slim_pacer_lost(link->pacer, r.first, r.last);
+		}
+	} else if (cmd->type == SLIM_CMD_INPUT) {
 		/* each event once, in order, at once: the keystroke path waits for nothing */
 		slim_input_seq_input(&link->input, cmd, apply_input, link);
 		link->input_seen = true;
+		link->answer_pending = true;
+		link->input_us = slim_now_us();
 	} else if (cmd->type == SLIM_CMD_HELD) {
 		slim_input_seq_held(&link->input, cmd, apply_input, link);
 		link->input_seen = true;
@@ -418,7 +519,9 @@ static void from_console(struct slim_link *link, const uint8_t *buf, size_t len)
 		link->cursor_moved = false;
 		slim_encoder_flush_cursor(link->enc);
 	}
-	if (slim_encoder_needs_frame(link->enc) ||
+	/* input's answer does not wait for what it drops (slim_link_ready) */
+	bool held = link->input_seen && slim_pacer_stats(link->pacer)->backlog_datagrams > 0;
+	if (slim_encoder_needs_frame(link->enc) || held ||
 			(in_flight >= LINK_MAX_IN_FLIGHT &&
 			slim_encoder_frames_in_flight(link->enc) < LINK_MAX_IN_FLIGHT)) {
 		link->handler->want_frame(link->data);
@@ -569,6 +672,8 @@ static int handle_ack_timeout(void *data)
 		detach(link, "no answer");
 		return 0;
 	}
+	/* what never left is dropped rather than counted lost and sent anyway */
+	drop_backlog(link);
 	slim_encoder_timeout(link->enc);
 	link->handler->want_frame(link->data);
 	return 0;
@@ -579,6 +684,11 @@ static int ack_timeout_ms(const struct slim_link *link)
 	uint64_t rtt_ms = slim_encoder_stats(link->enc)->rtt_us / 1000;
 	uint64_t ms = 4 * rtt_ms + 20;
 	ms = ms > 250 ? 250 : ms;
+	/* and the time what waits for the pace takes to leave */
+	const struct slim_pacer_stats *ps = slim_pacer_stats(link->pacer);
+	if (ps->pacing_bps) {
+		ms += ps->backlog_bytes * 8000 / ps->pacing_bps;
+	}
 	/* a console that holds its ACKs for the next datagram it sends said so */
 	return (int)(ms + (link->ack_delay ? SLIM_ACK_DELAY_MS : 0));
 }
@@ -650,6 +760,11 @@ struct slim_link *slim_link_create(struct wl_event_loop *loop, const struct slim
 	link->audio_bitrate = config->audio_bitrate ? config->audio_bitrate : 64000;
 	memcpy(link->pairing_key, config->pairing_key, sizeof(link->pairing_key));
 	link->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
+	link->pacer = slim_pacer_create(send_paced, link);
+	if (!link->pacer) {
+		slim_link_destroy(link);
+		return NULL;
+	}
 	struct slim_sec_server_config sec_config = {
 		.mode = config->mode,
 		.psk_lookup = psk_lookup,
@@ -676,8 +791,9 @@ struct slim_link *slim_link_create(struct wl_event_loop *loop, const struct slim
 	link->sec_timer = wl_event_loop_add_timer(loop, handle_sec_timer, link);
 	link->input_ack_timer = wl_event_loop_add_timer(loop, handle_input_ack_timeout, link);
 	link->held_timer = wl_event_loop_add_timer(loop, handle_held_timeout, link);
+	link->pace_timer = wl_event_loop_add_timer(loop, handle_pace_timer, link);
 	if (!link->readable || !link->ack_timer || !link->sec_timer || !link->input_ack_timer ||
-			!link->held_timer) {
+			!link->held_timer || !link->pace_timer) {
 		slim_link_destroy(link);
 		return NULL;
 	}
@@ -707,7 +823,11 @@ void slim_link_destroy(struct slim_link *link)
 	if (link->held_timer) {
 		wl_event_source_remove(link->held_timer);
 	}
+	if (link->pace_timer) {
+		wl_event_source_remove(link->pace_timer);
+	}
 	slim_encoder_destroy(link->enc);
+	slim_pacer_destroy(link->pacer);
 	slim_audio_encoder_destroy(link->audio_enc);
 	slim_sec_server_destroy(link->sec);
 	if (link->fd >= 0) {
@@ -724,18 +844,67 @@ struct slim_encoder *slim_link_encoder(struct slim_link *link)
 	return link->attached ? link->enc : NULL;
 }
 
-bool slim_link_ready(const struct slim_link *link)
+bool slim_link_answer_pending(const struct slim_link *link)
 {
-	return link->attached && slim_encoder_frames_in_flight(link->enc) < LINK_MAX_IN_FLIGHT;
+	return link->attached && link->answer_pending &&
+		slim_now_us() - link->input_us < LINK_ANSWER_US;
 }
 
-size_t slim_link_send_frame(struct slim_link *link, const struct slim_frame *frame)
+/*
+ * Room for a frame: few unacknowledged, and nothing waiting for the pace
+ * (a frame that would wait behind its predecessor is better drawn later,
+ * from newer pixels). An answer to input does not wait for what it will
+ * drop anyway.
+ */
+bool slim_link_ready(const struct slim_link *link)
+{
+	if (!link->attached) {
+		return false;
+	}
+	const struct slim_pacer_stats *ps = slim_pacer_stats(link->pacer);
+	uint32_t in_flight = slim_encoder_frames_in_flight(link->enc);
+	if (slim_link_answer_pending(link)) {
+		uint32_t dropping = ps->backlog_droppable_frames;
+		return in_flight < LINK_MAX_IN_FLIGHT + dropping;
+	}
+	return in_flight < LINK_MAX_IN_FLIGHT && ps->backlog_datagrams == 0;
+}
+
+/* The desktop's exact pixels, measured a second at a time. */
+static void count_exact(struct slim_link *link, uint64_t bytes)
+{
+	uint64_t now = slim_now_us();
+	link->exact_bytes += bytes;
+	if (now - link->exact_since_us >= 1000000) {
+		link->exact_bps = link->exact_bytes * 8000000 / (now - link->exact_since_us);
+		link->exact_bytes = 0;
+		link->exact_since_us = now;
+	}
+}
+
+size_t slim_link_send_frame(struct slim_link *link, const struct slim_frame *frame,
+		bool answer)
 {
 	if (!link->attached) {
 		return 0;
 	}
+	if (answer || slim_link_answer_pending(link)) {
+		/*
+		 * Interactive updates always go first; and while input waits
+		 * for its answer, a frame replaces what of the last still waits,
+		 * so that the answer finds at most one frame ahead of it.
+		 */
+		drop_backlog(link);
+	}
+	const struct slim_encoder_stats *st = slim_encoder_stats(link->enc);
+	uint64_t exact = st->bytes - st->cmd_bytes[SLIM_STAT_CSCS];
+	link->droppable = !answer;
 	size_t sent = slim_encoder_frame(link->enc, frame);
+	link->droppable = false;
+	count_exact(link, st->bytes - st->cmd_bytes[SLIM_STAT_CSCS] - exact);
 	if (sent > 0) {
+		slim_pacer_frame_end(link->pacer);
+		link->answer_pending = link->answer_pending && !answer;
 		wl_event_source_timer_update(link->ack_timer, ack_timeout_ms(link));
 	}
 	return sent;

@@ -4,7 +4,9 @@
  * A console says HELLO and becomes this session's console; the link then
  * owns the encoder for it, paces frames by its ACKs (at most
  * LINK_MAX_IN_FLIGHT frames unacknowledged: while the console is behind,
- * damage keeps piling up in the scene and the newest pixels win), repairs
+ * damage keeps piling up in the scene and the newest pixels win), sends
+ * their datagrams no faster than the console's link drains them (pacer.h;
+ * an answer to input goes first), repairs
  * losses, and hands the console's input to the compositor: each event once
  * and in order, acknowledged with INPUT_ACK, and whatever the console held
  * released when it goes away or falls silent (input-seq.h). A second console
@@ -81,8 +83,16 @@ void slim_link_detach(struct slim_link *link, const char *why);
 struct slim_encoder *slim_link_encoder(struct slim_link *link);
 /* Whether a frame may be sent now (a console is attached and not too far behind). */
 bool slim_link_ready(const struct slim_link *link);
-/* Encodes and sends a frame; returns datagrams sent. */
-size_t slim_link_send_frame(struct slim_link *link, const struct slim_frame *frame);
+/* Input came from the console that no frame has answered yet (and not long ago). */
+bool slim_link_answer_pending(const struct slim_link *link);
+/*
+ * Encodes and sends a frame; returns datagrams sent. `answer`: it answers
+ * input (exact pixels that changed since): it goes ahead of every
+ * droppable datagram still waiting, which it drops, and is never dropped
+ * itself. Other frames give way to newer pixels while they wait.
+ */
+size_t slim_link_send_frame(struct slim_link *link, const struct slim_frame *frame,
+		bool answer);
 /* Cursor changes go out at once: the console moves the pointer without a frame. */
 void slim_link_cursor_image(struct slim_link *link, const uint32_t *argb, uint32_t w,
 		uint32_t h, uint32_t hot_x, uint32_t hot_y);
@@ -110,8 +120,13 @@ void slim_link_audio_stats(const struct slim_link *link, struct slim_link_audio_
 /* The attached console's id (NUL-padded), or NULL. */
 const char *slim_link_console_id(const struct slim_link *link);
 
-/* The attached console's video budget in bits a second, from its HELLO; 0: none said. */
-uint64_t slim_link_video_budget(const struct slim_link *link);
+/*
+ * The bits a second video may take on the attached console's link, asking
+ * for demand_bps: the console's own limit (HELLO) and a share of the rate
+ * its link was measured at (SLIM §7, beside the desktop's pixels and the
+ * sound). 0: no limit known.
+ */
+uint64_t slim_link_video_budget(const struct slim_link *link, uint64_t demand_bps);
 
 /* Bytes sent downstream since the link was created (tests and benchmarks). */
 uint64_t slim_link_bytes_sent(const struct slim_link *link);

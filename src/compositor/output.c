@@ -34,12 +34,20 @@
 
 /* 120 Hz at most: a console that acknowledges instantly sets no pace of its own. */
 #define MIN_FRAME_US 8333
+/*
+ * While input waits for its answer, a frame that was not it (a video's
+ * picture, say) holds the answer back no longer than this.
+ */
+#define ANSWER_FRAME_US 1000
 /* 4 Hz with no console attached */
 #define DETACHED_FRAME_US 250000
 
 static uint64_t frame_interval_us(struct slim_server *server)
 {
-	return slim_link_encoder(server->link) ? MIN_FRAME_US : DETACHED_FRAME_US;
+	if (!slim_link_encoder(server->link)) {
+		return DETACHED_FRAME_US;
+	}
+	return slim_link_answer_pending(server->link) ? ANSWER_FRAME_US : MIN_FRAME_US;
 }
 
 /* Microseconds until the output may render again: 0 if it may now. */
@@ -131,9 +139,9 @@ static void handle_commit(struct wl_listener *listener, void *data)
 		return;
 	}
 	output->last_commit_us = slim_now_us();
-	wl_event_source_timer_update(output->pace_timer,
-		(int)(frame_interval_us(server) / 1000 + 1));
 	if (!slim_link_encoder(server->link)) {
+		wl_event_source_timer_update(output->pace_timer,
+			(int)(frame_interval_us(server) / 1000 + 1));
 		/* Nobody to send to; an attaching console gets everything anyway. */
 		pixman_region32_clear(&output->damage);
 		server->n_moves = 0;
@@ -156,14 +164,18 @@ static void handle_commit(struct wl_listener *listener, void *data)
 			.fb = &fb, .damage = &output->damage,
 			.moves = server->moves, .n_moves = server->n_moves,
 		};
-		video_frame(server->video, &fb, &output->damage, &frame);
-		slim_link_send_frame(server->link, &frame);
+		bool answer = video_frame(server->video, &fb, &output->damage, &frame,
+			slim_link_answer_pending(server->link));
+		slim_link_send_frame(server->link, &frame, answer);
 	} else {
 		wlr_log(WLR_ERROR, "rendered buffer has format 0x%08x, not XRGB8888", format);
 	}
 	wlr_buffer_end_data_ptr_access(event->buffer);
 	pixman_region32_clear(&output->damage);
 	server->n_moves = 0;
+	/* after the frame went: whether input still waits for its answer is known now */
+	wl_event_source_timer_update(output->pace_timer,
+		(int)(frame_interval_us(server) / 1000 + 1));
 }
 
 static void handle_destroy(struct wl_listener *listener, void *data)

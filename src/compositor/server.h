@@ -217,9 +217,12 @@ void video_destroy(struct slim_video *video);
 /*
  * The frame's video, as YUV images into frame->yuv, taken from the rendered
  * pixels `fb`; what stopped being video is added to `damage` to be repainted.
+ * `answer_pending`: input waits for its answer. Returns whether this frame
+ * is that answer (exact pixels outside the video changed); the video's
+ * picture then waits for the next frame (frame->defer).
  */
-void video_frame(struct slim_video *video, const struct slim_fb *fb,
-		pixman_region32_t *damage, struct slim_frame *frame);
+bool video_frame(struct slim_video *video, const struct slim_fb *fb,
+		pixman_region32_t *damage, struct slim_frame *frame, bool answer_pending);
 struct slim_video_surface *video_surface_of(struct slim_video *video,
 		struct wlr_surface *surface);
 /* The content type the surface's next commit applies. */

@@ -59,6 +59,7 @@ struct slim_video {
 	struct wl_list surfaces;
 	struct wl_event_source *expiry;
 	pixman_region32_t lossy;
+	pixman_region32_t pictured; /* frame->defer: where the next pictures repaint */
 	struct placed *placed;
 	size_t n_placed, placed_cap;
 	struct slim_yuv_image images[VIDEO_MAX_IMAGES];
@@ -224,6 +225,7 @@ struct slim_video *video_create(struct slim_server *server, struct wlr_composito
 	video->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
 	wl_list_init(&video->surfaces);
 	pixman_region32_init(&video->lossy);
+	pixman_region32_init(&video->pictured);
 	video->new_surface.notify = handle_new_surface;
 	wl_signal_add(&compositor->events.new_surface, &video->new_surface);
 	return video;
@@ -241,6 +243,7 @@ void video_destroy(struct slim_video *video)
 	wl_list_remove(&video->new_surface.link);
 	wl_event_source_remove(video->expiry);
 	pixman_region32_fini(&video->lossy);
+	pixman_region32_fini(&video->pictured);
 	for (size_t i = 0; i < VIDEO_MAX_IMAGES; i++) {
 		slim_yuv_planes_finish(&video->planes[i]);
 	}
@@ -311,9 +314,13 @@ static bool looks_like_video(struct slim_video_surface *vs, const struct slim_fb
 	return video;
 }
 
-/* Finds where the active video surfaces are seen; gathers those that drew. */
+/*
+ * Finds where the active video surfaces are seen; gathers those that drew.
+ * `pictured`: where they are seen and their pictures go as CSCS (all of a
+ * surface's parts fit in the frame's images).
+ */
 static size_t gather(struct slim_video *video, const struct slim_fb *fb,
-		pixman_region32_t *active, struct candidate *out)
+		pixman_region32_t *active, pixman_region32_t *pictured, struct candidate *out)
 {
 	size_t n = 0;
 	struct slim_video_surface *vs;
@@ -338,6 +345,9 @@ static size_t gather(struct slim_video *video, const struct slim_fb *fb,
 			bool whole = nb == 1 && b[0].x1 == all->x1 && b[0].y1 == all->y1 &&
 				b[0].x2 == all->x2 && b[0].y2 == all->y2;
 			uint32_t fps = slim_video_detect_fps(&vs->detect);
+			if (!vs->fresh || n + (size_t)nb <= VIDEO_MAX_IMAGES) {
+				pixman_region32_union(pictured, pictured, &vis);
+			}
 			for (int k = 0; vs->fresh && k < nb && n < VIDEO_MAX_IMAGES; k++) {
 				struct slim_rect r = { (uint16_t)b[k].x1, (uint16_t)b[k].y1,
 					(uint16_t)(b[k].x2 - b[k].x1), (uint16_t)(b[k].y2 - b[k].y1) };
@@ -384,32 +394,61 @@ static bool client_planes(const struct candidate *c, uint64_t share, struct slim
 	return true;
 }
 
-void video_frame(struct slim_video *video, const struct slim_fb *fb,
-		pixman_region32_t *damage, struct slim_frame *frame)
+/* Exact pixels outside the video changed: the frame answers the input. */
+static bool answers(const pixman_region32_t *damage, const pixman_region32_t *pictured)
+{
+	pixman_region32_t outside;
+	pixman_region32_init(&outside);
+	pixman_region32_subtract(&outside, (pixman_region32_t *)damage,
+		(pixman_region32_t *)pictured);
+	bool any = pixman_region32_not_empty(&outside);
+	pixman_region32_fini(&outside);
+	return any;
+}
+
+bool video_frame(struct slim_video *video, const struct slim_fb *fb,
+		pixman_region32_t *damage, struct slim_frame *frame, bool answer_pending)
 {
 	frame->yuv = video->images;
 	frame->n_yuv = 0;
+	frame->defer = NULL;
 	struct slim_video_surface *vs;
 	bool any = false;
 	wl_list_for_each(vs, &video->surfaces, link) {
 		any |= vs->detect.active;
 	}
 	if (!any && !pixman_region32_not_empty(&video->lossy)) {
-		return;
+		return answer_pending && pixman_region32_not_empty(damage);
 	}
 	video->n_placed = 0;
 	wlr_scene_node_for_each_surface(&video->server->scene->node, place_surface, video);
 	pixman_region32_t active;
 	pixman_region32_init(&active);
+	pixman_region32_clear(&video->pictured);
 	struct candidate cand[VIDEO_MAX_IMAGES];
-	size_t n = gather(video, fb, &active, cand);
+	size_t n = gather(video, fb, &active, &video->pictured, cand);
+	/*
+	 * Where pictures go, the next picture repaints what changed or was
+	 * lost: nothing there is sent as exact pixels meanwhile.
+	 */
+	frame->defer = &video->pictured;
+	/*
+	 * An answer to input goes alone, ahead of the video (SLIM §7: the
+	 * interactive stream first): the video's picture waits for the next
+	 * frame.
+	 */
+	bool answer = answer_pending && answers(damage, &video->pictured);
+	if (answer) {
+		n = 0;
+	}
 	uint64_t demand = 0;
 	for (size_t i = 0; i < n; i++) {
 		demand += cand[i].demand;
 	}
-	/* the console may ask for less, for a link slower than ours */
-	uint64_t budget = video->budget_bps, console = slim_link_video_budget(video->server->link);
-	budget = console && console < budget ? console : budget;
+	/* the console's link, measured, and what else it carries may leave less */
+	uint64_t budget = video->budget_bps;
+	uint64_t link = slim_link_video_budget(video->server->link, slim_yuv_bps(demand));
+	budget = link && link < budget ? link : budget;
 	for (size_t i = 0; i < n; i++) {
 		struct candidate *c = &cand[i];
 		const struct wlr_surface_state *st = &c->vs->surface->current;
@@ -438,7 +477,7 @@ void video_frame(struct slim_video *video, const struct slim_fb *fb,
 		}
 	}
 	wl_list_for_each(vs, &video->surfaces, link) {
-		vs->fresh = false;
+		vs->fresh = vs->fresh && answer; /* a deferred picture is still to come */
 	}
 	/* What was lossy and is no longer video is repainted exactly now. */
 	pixman_region32_t refresh;
@@ -450,6 +489,9 @@ void video_frame(struct slim_video *video, const struct slim_fb *fb,
 		const struct slim_rect *d = &video->images[i].dst;
 		pixman_region32_union_rect(&video->lossy, &video->lossy, d->x, d->y, d->w, d->h);
 	}
+	/* what waits for a picture is not exact on the console either */
+	pixman_region32_union(&video->lossy, &video->lossy, &video->pictured);
 	pixman_region32_fini(&refresh);
 	pixman_region32_fini(&active);
+	return answer;
 }

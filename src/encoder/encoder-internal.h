@@ -233,6 +233,7 @@ struct slim_encoder {
 	int32_t *votes;
 
 	uint32_t frame;
+	uint32_t frame_end_seq; /* the datagram that carried the last FRAME_END */
 	struct slim_ratelimit log_limit;
 
 	/* cursor.c */

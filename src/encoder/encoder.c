@@ -190,15 +190,23 @@ size_t slim_encoder_frame(struct slim_encoder *enc, const struct slim_frame *fra
 	for (size_t i = 0; i < frame->n_moves; i++) {
 		encode_move(enc, &frame->moves[i]);
 	}
-	for (size_t i = 0; enc->cfg.cscs && i < frame->n_yuv; i++) {
-		const struct slim_yuv_image *img = &frame->yuv[i];
-		encode_yuv(enc, img);
-		/* The model holds what the console made of the YUV: leave it be. */
+	size_t n_yuv = enc->cfg.cscs ? frame->n_yuv : 0;
+	for (size_t i = 0; i < n_yuv; i++) {
+		/* The model will hold what the console makes of the YUV: leave it be. */
+		const struct slim_rect *d = &frame->yuv[i].dst;
 		pixman_region32_t dst;
-		pixman_region32_init_rect(&dst, img->dst.x, img->dst.y, img->dst.w, img->dst.h);
+		pixman_region32_init_rect(&dst, d->x, d->y, d->w, d->h);
 		pixman_region32_subtract(work, work, &dst);
 		pixman_region32_subtract(repair, repair, &dst);
 		pixman_region32_fini(&dst);
+	}
+	/* a video's next picture repaints its place: nothing there now */
+	pixman_region32_t deferred;
+	pixman_region32_init(&deferred);
+	if (frame->defer && enc->cfg.cscs) {
+		pixman_region32_subtract(work, work, (pixman_region32_t *)frame->defer);
+		pixman_region32_intersect(&deferred, repair, (pixman_region32_t *)frame->defer);
+		pixman_region32_subtract(repair, repair, &deferred);
 	}
 	pixman_region32_subtract(work, work, repair);
 	int n;
@@ -212,8 +220,16 @@ size_t slim_encoder_frame(struct slim_encoder *enc, const struct slim_frame *fra
 	}
 	/* Lost areas first, sent as they are: the console's copy is wrong there. */
 	encode_region(enc, fb, repair, true);
-	pixman_region32_clear(repair);
+	pixman_region32_copy(repair, &deferred);
+	pixman_region32_fini(&deferred);
 	encode_region(enc, fb, work, false);
+	/*
+	 * The pictures last: exact pixels (a keystroke's echo) go ahead of
+	 * bulk, and a pacer that drops what waits drops the video first.
+	 */
+	for (size_t i = 0; i < n_yuv; i++) {
+		encode_yuv(enc, &frame->yuv[i]);
+	}
 
 	if (enc->packer.commands == commands) {
 		return 0; /* nothing differs: an idle session sends nothing */
@@ -226,6 +242,7 @@ size_t slim_encoder_frame(struct slim_encoder *enc, const struct slim_frame *fra
 	};
 	emit_frame_end(&enc->packer, &fe);
 	packer_flush(&enc->packer);
+	enc->frame_end_seq = enc->rec.last_sent;
 	enc->stats.frames++;
 	enc->stats.last_frame = enc->frame;
 	return (size_t)(enc->stats.datagrams - datagrams);
@@ -257,6 +274,15 @@ void slim_encoder_handle_nack(struct slim_encoder *enc, const struct slim_cmd *n
 		struct slim_wire_seq_range r;
 		slim_nack_get(nack, i, &r);
 		enc->stats.recovered_seqs += recovery_lost(&enc->rec, r.first, r.last);
+	}
+}
+
+void slim_encoder_dropped(struct slim_encoder *enc, uint32_t first, uint32_t last)
+{
+	enc->stats.recovered_seqs += recovery_lost(&enc->rec, first, last);
+	if ((int32_t)(enc->frame_end_seq - first) >= 0 && (int32_t)(last - enc->frame_end_seq) >= 0) {
+		/* the console will never see that frame end, nor acknowledge it */
+		enc->stats.acked_frame = enc->stats.last_frame;
 	}
 }
 
@@ -297,7 +323,8 @@ enum slim_error slim_encoder_receive(struct slim_encoder *enc, const uint8_t *bu
 			slim_encoder_handle_ack(enc, &cmd.ack);
 		} else if (cmd.type == SLIM_CMD_NACK) {
 			slim_encoder_handle_nack(enc, &cmd);
-		} else if (other) {
+		}
+		if (other) {
 			other(data, &cmd);
 		}
 	}

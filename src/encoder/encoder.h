@@ -61,6 +61,8 @@ struct slim_yuv_planes {
 bool slim_yuv_from_fb(struct slim_yuv_image *img, struct slim_yuv_planes *planes,
 		const struct slim_fb *fb, struct slim_rect box, uint16_t w, uint16_t h);
 void slim_yuv_planes_finish(struct slim_yuv_planes *planes);
+/* Bits a second a video of samples_per_s source samples costs on the wire. */
+uint64_t slim_yuv_bps(uint64_t samples_per_s);
 /* The source size that keeps a box_w x box_h video at `fps` within bits_per_s. */
 void slim_yuv_fit(uint64_t bits_per_s, uint32_t fps, uint32_t box_w, uint32_t box_h,
 		uint16_t *w, uint16_t *h);
@@ -72,6 +74,12 @@ struct slim_frame {
 	size_t n_moves;
 	const struct slim_yuv_image *yuv;
 	size_t n_yuv;
+	/*
+	 * Where a video's pictures go (CSCS): what changed or was lost there
+	 * waits for the next picture, which repaints it, rather than going
+	 * as exact pixels now. Ignored by a console without CSCS. May be NULL.
+	 */
+	const pixman_region32_t *defer;
 	uint64_t damage_us; /* when the first damage of this frame arrived; 0: now */
 };
 
@@ -154,6 +162,13 @@ void slim_encoder_handle_ack(struct slim_encoder *enc, const struct slim_wire_ac
 void slim_encoder_handle_nack(struct slim_encoder *enc, const struct slim_cmd *nack);
 
 /*
+ * Datagrams first..last were never sent (the pacer dropped them for newer
+ * pixels): their areas are repainted like lost ones, and a frame whose end
+ * was among them is no longer waited for.
+ */
+void slim_encoder_dropped(struct slim_encoder *enc, uint32_t first, uint32_t last);
+
+/*
  * No ACK came in time (the caller's timer): everything not yet confirmed is
  * treated as lost and repainted by the next frame. This is what repairs the
  * loss of a frame's last datagram, which no later datagram reveals.
@@ -169,7 +184,8 @@ const struct slim_fb *slim_encoder_model(const struct slim_encoder *enc);
 
 /*
  * Decodes one upstream datagram and handles its ACK and NACK commands;
- * other commands (HELLO, INPUT) are passed to `other` in order. A bad
+ * every command is then passed to `other` in order (ACK and NACK after the
+ * encoder handled them, for the caller's pacing). A bad
  * datagram is dropped whole, counted, and logged at a limited rate.
  */
 enum slim_error slim_encoder_receive(struct slim_encoder *enc, const uint8_t *buf,

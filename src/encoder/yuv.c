@@ -176,6 +176,11 @@ bool slim_yuv_from_fb(struct slim_yuv_image *img, struct slim_yuv_planes *planes
 	return true;
 }
 
+uint64_t slim_yuv_bps(uint64_t samples_per_s)
+{
+	return (uint64_t)((double)samples_per_s * BITS_PER_SAMPLE);
+}
+
 void slim_yuv_fit(uint64_t bits_per_s, uint32_t fps, uint32_t box_w, uint32_t box_h,
 		uint16_t *w, uint16_t *h)
 {
