@@ -392,7 +392,8 @@ static void test_frame_end_ack(void **state)
 	next_cmd(&r, &cmd, SLIM_CMD_ACK);
 	assert_int_equal(cmd.ack.frame, 5);
 	assert_int_equal(cmd.ack.highest_seq, 2);
-	assert_true(cmd.ack.echo_us == 222);
+	/* the datagram's time, plus what decoding and presenting took here */
+	assert_true(cmd.ack.echo_us >= 222 && cmd.ack.echo_us - 222 < 1000000);
 	assert_true(cmd.ack.received_us > 0);
 	assert_true(cmd.ack.received_us <= cmd.ack.applied_us);
 	expect_end(&r);
@@ -673,7 +674,7 @@ static void test_loss(void **state)
 	next_cmd(&r, &cmd, SLIM_CMD_ACK);
 	assert_int_equal(cmd.ack.frame, 1);
 	assert_int_equal(cmd.ack.highest_seq, 5);
-	assert_true(cmd.ack.echo_us == 555);
+	assert_true(cmd.ack.echo_us >= 555 && cmd.ack.echo_us - 555 < 1000000);
 	expect_end(&r);
 
 	/* 3 turns up late: dropped, counted, not applied, nothing sent */

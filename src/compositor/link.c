@@ -8,20 +8,14 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include "input-seq.h"
-#include "link.h"
-#include "pacer.h"
-#include "share.h"
+#include "link-internal.h"
 #include "slim-hex.h"
-#include "slim-log.h"
 
 /* A console we have not heard from for this long may be replaced by another. */
 #define LINK_SILENCE_US (10 * 1000000ull)
 /* Unanswered frame timeouts after which an attached console is taken for gone. */
 #define LINK_MAX_TIMEOUTS 8
 #define LINK_MTU SLIM_DEFAULT_MTU
-/* Tokens the session manager may have handed out and not yet seen used. */
-#define LINK_MAX_EXPECTED 8
 /*
  * An INPUT_ACK waits this long for a frame or cursor datagram to take it
  * along (a keystroke's frame usually goes sooner), then goes alone. Well
@@ -30,168 +24,12 @@
 #define LINK_INPUT_ACK_MS 5
 /* A console that holds keys and is silent this long is taken to have let go. */
 #define LINK_HELD_SILENCE_MS 1000
-/*
- * Input this recent still waits for its answer: the next frame with exact
- * pixels goes ahead of whatever droppable waits to be paced out.
- */
-#define LINK_ANSWER_US 500000
-/* What the link's streams may take of its estimated rate (the rest absorbs error). */
-#define LINK_SHARE_OF_RATE 0.85
 
 /* A compositor serves one console and briefly its successor: few connections. */
 #define LINK_MAX_CONNS 8
 #define LINK_MAX_HALF_OPEN 8
 /* A connection that never said a good HELLO is dropped after this long. */
 #define LINK_CONN_IDLE_MS 30000
-
-/* --managed: a one-time token, the console the manager gave it to, and its key. */
-struct slim_expected {
-	bool valid;
-	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
-	char console_id[SLIM_CONSOLE_ID_LEN];
-	uint8_t key[SLIM_SEC_KEY_LEN];
-};
-
-struct slim_link {
-	int fd;
-	struct wl_event_source *readable, *ack_timer, *sec_timer;
-	const struct slim_link_handler *handler;
-	void *data;
-	struct slim_sec_server *sec;
-	uint8_t pairing_key[SLIM_SEC_KEY_LEN];
-
-	bool managed;
-	struct slim_expected expected[LINK_MAX_EXPECTED];
-	size_t next_expected; /* the slot the next token takes when all are full */
-
-	bool attached;
-	/*
-	 * --managed: the token the attached console came with. It renews the
-	 * console's association (a new one after its screen changed size), and
-	 * no other console's.
-	 */
-	bool has_token;
-	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
-	uint8_t key[SLIM_SEC_KEY_LEN];
-	/* the attached console's connection; NULL while it makes a new one */
-	struct slim_sec_conn *conn;
-	uint32_t assoc;
-	char console_id[SLIM_CONSOLE_ID_LEN + 1];
-	uint64_t last_heard_us;
-	uint32_t timeouts;
-	struct slim_encoder *enc;
-	uint32_t video_mbit; /* the console's video budget (HELLO); 0: none said */
-	uint16_t mtu;        /* the attached console's, for what goes outside the encoder */
-	bool ack_delay;      /* it may hold an ACK SLIM_ACK_DELAY_MS (HELLO) */
-	/*
-	 * A datagram from the console is being handled: the pointer it moved
-	 * goes out after it, with the INPUT_ACK, in one datagram.
-	 */
-	bool receiving, cursor_moved;
-
-	/* sound: coded for the attached console if it plays it */
-	enum slim_audio_codec audio_codec;
-	int audio_bitrate;
-	struct slim_audio_encoder *audio_enc;
-	struct slim_audio_sender audio_sender;
-	struct slim_wire_audio_report audio_report;
-
-	/* the attached console's input: numbers, keys held, and their timers */
-	struct slim_input_seq input;
-	bool input_seen;      /* the datagram being handled carried INPUT or HELD */
-	bool mic_seen;        /* ... and MIC: the next MIC is a copy */
-	struct wl_event_source *input_ack_timer, *held_timer;
-	bool input_ack_armed, held_timer_armed;
-
-	/* what goes out waits for the link's pace (pacer.h) */
-	struct slim_pacer *pacer;
-	struct wl_event_source *pace_timer;
-	bool droppable;        /* the frame being encoded gives way to newer pixels */
-	bool answer_pending;   /* input came that no frame has answered yet */
-	uint64_t input_us;
-	/* the desktop's exact pixels, bit/s over the last second: its claim on the link */
-	uint64_t exact_bps, exact_bytes, exact_since_us;
-
-	uint64_t bytes_sent;
-	uint8_t buf[SLIM_MAX_MTU];
-	struct slim_ratelimit log_limit;
-};
-
-/*
- * SLIM §7 on the console's link: the desktop's exact pixels, the sound and
- * the video ask for what they would send; each small claim is granted, the
- * video takes what is left. The console's own limit (HELLO) caps it.
- */
-uint64_t slim_link_video_budget(const struct slim_link *link, uint64_t demand_bps)
-{
-	if (!link->attached) {
-		return 0;
-	}
-	uint64_t budget = (uint64_t)link->video_mbit * 1000000;
-	const struct slim_pacer_stats *ps = slim_pacer_stats(link->pacer);
-	/* no bottleneck seen yet: what the link delivered at most will do */
-	uint64_t rate = ps->rate_bps ? ps->rate_bps : ps->max_sample_bps;
-	if (rate == 0) {
-		return budget; /* nothing known yet */
-	}
-	uint64_t demand[3] = {
-		link->exact_bps,
-		link->audio_enc ? (uint64_t)link->audio_bitrate : 0,
-		demand_bps,
-	};
-	uint64_t grant[3];
-	slim_share((uint64_t)((double)rate * LINK_SHARE_OF_RATE), demand, grant, 3);
-	grant[2] = grant[2] ? grant[2] : 1; /* 0 would mean no limit */
-	return budget && budget < grant[2] ? budget : grant[2];
-}
-
-/* The pacer's way out: the attached console's connection. */
-static void send_paced(void *data, const uint8_t *buf, size_t len)
-{
-	struct slim_link *link = data;
-	/* A lost datagram (a full socket buffer, no connection): recovery repaints it. */
-	if (link->conn) {
-		slim_sec_conn_send(link->conn, buf, len);
-	}
-}
-
-/* Sends what the pace allows; true when nothing waits any more. */
-static bool run_pacer(struct slim_link *link)
-{
-	int64_t us = slim_pacer_run(link->pacer, slim_now_us());
-	/* a wl timer counts milliseconds; 0 disarms it */
-	wl_event_source_timer_update(link->pace_timer, us < 0 ? 0 : (int)((us + 999) / 1000));
-	return us < 0;
-}
-
-static void send_to_peer(void *data, const uint8_t *buf, size_t len)
-{
-	struct slim_link *link = data;
-	slim_pacer_send(link->pacer, buf, len, link->droppable, slim_now_us());
-	run_pacer(link);
-}
-
-static int handle_pace_timer(void *data)
-{
-	struct slim_link *link = data;
-	if (run_pacer(link) && link->attached) {
-		link->handler->want_frame(link->data); /* what was held back has gone */
-	}
-	return 0;
-}
-
-static void report_dropped(void *data, uint32_t first, uint32_t last)
-{
-	struct slim_link *link = data;
-	slim_encoder_dropped(link->enc, first, last);
-}
-
-/* What waits and a newer frame supersedes is not sent: its area is repainted. */
-static void drop_backlog(struct slim_link *link)
-{
-	slim_pacer_drop(link->pacer, report_dropped, link);
-	run_pacer(link);
-}
 
 /* The secure layer's way out: every byte this session sends goes here. */
 static void send_to_wire(void *data, const uint8_t *buf, size_t len, const struct sockaddr *to,
@@ -336,7 +174,7 @@ static void attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t 
 		.detect_scroll = true,
 	};
 	struct slim_encoder *enc = slim_encoder_create(hello->width, hello->height, &cfg,
-		send_to_peer, link);
+		link_send_to_peer, link);
 	if (!enc) {
 		log_limited(link, id, "cannot create an encoder for this console");
 		return;
@@ -673,24 +511,10 @@ static int handle_ack_timeout(void *data)
 		return 0;
 	}
 	/* what never left is dropped rather than counted lost and sent anyway */
-	drop_backlog(link);
+	link_drop_backlog(link);
 	slim_encoder_timeout(link->enc);
 	link->handler->want_frame(link->data);
 	return 0;
-}
-
-static int ack_timeout_ms(const struct slim_link *link)
-{
-	uint64_t rtt_ms = slim_encoder_stats(link->enc)->rtt_us / 1000;
-	uint64_t ms = 4 * rtt_ms + 20;
-	ms = ms > 250 ? 250 : ms;
-	/* and the time what waits for the pace takes to leave */
-	const struct slim_pacer_stats *ps = slim_pacer_stats(link->pacer);
-	if (ps->pacing_bps) {
-		ms += ps->backlog_bytes * 8000 / ps->pacing_bps;
-	}
-	/* a console that holds its ACKs for the next datagram it sends said so */
-	return (int)(ms + (link->ack_delay ? SLIM_ACK_DELAY_MS : 0));
 }
 
 static int open_socket(const char *listen, enum slim_sec_mode mode)
@@ -760,7 +584,7 @@ struct slim_link *slim_link_create(struct wl_event_loop *loop, const struct slim
 	link->audio_bitrate = config->audio_bitrate ? config->audio_bitrate : 64000;
 	memcpy(link->pairing_key, config->pairing_key, sizeof(link->pairing_key));
 	link->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
-	link->pacer = slim_pacer_create(send_paced, link);
+	link->pacer = slim_pacer_create(link_send_paced, link);
 	if (!link->pacer) {
 		slim_link_destroy(link);
 		return NULL;
@@ -791,7 +615,7 @@ struct slim_link *slim_link_create(struct wl_event_loop *loop, const struct slim
 	link->sec_timer = wl_event_loop_add_timer(loop, handle_sec_timer, link);
 	link->input_ack_timer = wl_event_loop_add_timer(loop, handle_input_ack_timeout, link);
 	link->held_timer = wl_event_loop_add_timer(loop, handle_held_timeout, link);
-	link->pace_timer = wl_event_loop_add_timer(loop, handle_pace_timer, link);
+	link->pace_timer = wl_event_loop_add_timer(loop, link_handle_pace_timer, link);
 	if (!link->readable || !link->ack_timer || !link->sec_timer || !link->input_ack_timer ||
 			!link->held_timer || !link->pace_timer) {
 		slim_link_destroy(link);
@@ -844,72 +668,6 @@ struct slim_encoder *slim_link_encoder(struct slim_link *link)
 	return link->attached ? link->enc : NULL;
 }
 
-bool slim_link_answer_pending(const struct slim_link *link)
-{
-	return link->attached && link->answer_pending &&
-		slim_now_us() - link->input_us < LINK_ANSWER_US;
-}
-
-/*
- * Room for a frame: few unacknowledged, and nothing waiting for the pace
- * (a frame that would wait behind its predecessor is better drawn later,
- * from newer pixels). An answer to input does not wait for what it will
- * drop anyway.
- */
-bool slim_link_ready(const struct slim_link *link)
-{
-	if (!link->attached) {
-		return false;
-	}
-	const struct slim_pacer_stats *ps = slim_pacer_stats(link->pacer);
-	uint32_t in_flight = slim_encoder_frames_in_flight(link->enc);
-	if (slim_link_answer_pending(link)) {
-		uint32_t dropping = ps->backlog_droppable_frames;
-		return in_flight < LINK_MAX_IN_FLIGHT + dropping;
-	}
-	return in_flight < LINK_MAX_IN_FLIGHT && ps->backlog_datagrams == 0;
-}
-
-/* The desktop's exact pixels, measured a second at a time. */
-static void count_exact(struct slim_link *link, uint64_t bytes)
-{
-	uint64_t now = slim_now_us();
-	link->exact_bytes += bytes;
-	if (now - link->exact_since_us >= 1000000) {
-		link->exact_bps = link->exact_bytes * 8000000 / (now - link->exact_since_us);
-		link->exact_bytes = 0;
-		link->exact_since_us = now;
-	}
-}
-
-size_t slim_link_send_frame(struct slim_link *link, const struct slim_frame *frame,
-		bool answer)
-{
-	if (!link->attached) {
-		return 0;
-	}
-	if (answer || slim_link_answer_pending(link)) {
-		/*
-		 * Interactive updates always go first; and while input waits
-		 * for its answer, a frame replaces what of the last still waits,
-		 * so that the answer finds at most one frame ahead of it.
-		 */
-		drop_backlog(link);
-	}
-	const struct slim_encoder_stats *st = slim_encoder_stats(link->enc);
-	uint64_t exact = st->bytes - st->cmd_bytes[SLIM_STAT_CSCS];
-	link->droppable = !answer;
-	size_t sent = slim_encoder_frame(link->enc, frame);
-	link->droppable = false;
-	count_exact(link, st->bytes - st->cmd_bytes[SLIM_STAT_CSCS] - exact);
-	if (sent > 0) {
-		slim_pacer_frame_end(link->pacer);
-		link->answer_pending = link->answer_pending && !answer;
-		wl_event_source_timer_update(link->ack_timer, ack_timeout_ms(link));
-	}
-	return sent;
-}
-
 void slim_link_cursor_image(struct slim_link *link, const uint32_t *argb, uint32_t w,
 		uint32_t h, uint32_t hot_x, uint32_t hot_y)
 {
@@ -950,7 +708,7 @@ void slim_link_send_audio(struct slim_link *link, const int16_t *pcm)
 		return;
 	}
 	slim_audio_send(&link->audio_sender, &p, false, link->assoc, link->mtu, slim_now_us(),
-		send_to_peer, link);
+		link_send_to_peer, link);
 }
 
 const char *slim_link_console_id(const struct slim_link *link)

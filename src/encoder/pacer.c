@@ -13,10 +13,10 @@
 #define PACER_PHASE_US 100000
 #define PACER_MIN_RTT_WINDOW_US 10000000
 /*
- * A round trip this far above its minimum (or half the minimum) means a
- * queue; less may be the console presenting a large frame.
+ * A round trip this far above its minimum (or half the minimum, or a
+ * datagram's time at the estimated rate) means a queue; less is jitter.
  */
-#define PACER_QUEUE_US 10000
+#define PACER_QUEUE_US 4000
 /*
  * No queue seen for this long, and the estimate grew by a fifth since:
  * the link is not what limits us (a LAN, or a link that got faster). The
@@ -65,6 +65,7 @@ struct slim_pacer {
 	uint64_t tokens_us;
 	bool draining;       /* the last round trip said a queue stands on the path */
 	uint64_t queue_us, queue_bps; /* when one last did, and the estimate then */
+	uint64_t raised_us;  /* when a sample last raised the estimate */
 	uint64_t drain_until_us; /* what went before the first estimate still drains */
 	/* on the wire, of datagrams with a sequence number; of them, reported lost */
 	uint64_t sent_bytes, lost_bytes;
@@ -139,7 +140,7 @@ void slim_pacer_reset(struct slim_pacer *p)
 	p->tokens = 0;
 	p->tokens_us = 0;
 	p->draining = false;
-	p->queue_us = p->queue_bps = 0;
+	p->queue_us = p->queue_bps = p->raised_us = 0;
 	p->drain_until_us = 0;
 	p->sent_bytes = p->lost_bytes = 0;
 	p->min_rtt_us = 0;
@@ -382,19 +383,23 @@ static void update_rtt(struct slim_pacer *p, uint64_t rtt_us, uint64_t now_us)
 	}
 	/*
 	 * A queue stands on the path: send below the rate until it has
-	 * drained. Not a queue: jitter, and a datagram or two being sent at
-	 * a slow bottleneck (its minimum was perhaps seen at a faster rate).
+	 * drained. Not a queue: jitter, and a datagram being sent at a slow
+	 * bottleneck (the minimum was perhaps seen while it was faster).
 	 */
 	uint64_t min = p->stats.min_rtt_us;
 	uint64_t slack = min / 2 > PACER_QUEUE_US ? min / 2 : PACER_QUEUE_US;
 	if (p->stats.rate_bps) {
-		uint64_t two = 2 * (SLIM_DEFAULT_MTU + SLIM_PACER_OVERHEAD) * 8000000ull /
+		uint64_t one = (SLIM_DEFAULT_MTU + SLIM_PACER_OVERHEAD) * 8000000ull /
 			p->stats.rate_bps;
-		slack = two > slack ? two : slack;
+		slack = one > slack ? one : slack;
 	}
+	bool was = p->draining;
 	p->draining = rtt_us > min + slack;
 	if (p->draining) {
 		p->queue_us = now_us;
+		if (!was) {
+			p->queue_bps = p->stats.rate_bps; /* the rate a queue formed at */
+		}
 	} else if (p->stats.rate_bps && now_us - p->queue_us > PACER_FORGET_US &&
 			p->stats.rate_bps > p->queue_bps / 5 * 6) {
 		p->stats.rate_bps = 0;
@@ -414,9 +419,6 @@ static void take_sample(struct slim_pacer *p, const struct record *r, uint64_t n
 	p->stats.samples++;
 	uint64_t *rate = &p->stats.rate_bps;
 	bool big = bytes >= PACER_SAMPLE_MIN_BYTES;
-	if (big && sample > p->stats.max_sample_bps) {
-		p->stats.max_sample_bps = sample;
-	}
 	if (*rate == 0) {
 		if (big && p->draining) {
 			/*
@@ -431,17 +433,26 @@ static void take_sample(struct slim_pacer *p, const struct record *r, uint64_t n
 		return;
 	}
 	if (sample > *rate && !p->draining) {
-		*rate = sample; /* the link did at least this */
-	} else if (big && p->draining && (r->pacing_bps == 0 || sample < r->pacing_bps * 9 / 10)) {
 		/*
-		 * The bottleneck was busy and delivered less than was sent: this
-		 * is its rate. (A sample near what was sent measures the sender.)
-		 * At most halved at once.
+		 * The link did at least this, or a burst its bucket let through
+		 * made it look so: a tenth more at most, once a gain cycle.
 		 */
-		*rate = sample > *rate / 2 ? sample : *rate / 2;
-	}
-	if (p->draining) {
-		p->queue_bps = *rate; /* what the forgetting compares with */
+		if (now_us - p->raised_us >= 8 * PACER_PHASE_US) {
+			uint64_t up = *rate + *rate / 10;
+			*rate = sample < up ? sample : up;
+			p->raised_us = now_us;
+		}
+	} else if (big && p->draining) {
+		/*
+		 * A queue stands. If the link delivered less than was sent, it
+		 * was the bottleneck and the sample is its rate (halving at most
+		 * at once); otherwise the sample measured the sender, or a burst
+		 * the bottleneck's bucket let through: a little less anyway.
+		 */
+		uint64_t half = *rate / 2, cut = *rate - *rate / 20;
+		bool link_bound = r->pacing_bps == 0 || sample < r->pacing_bps / 10 * 9;
+		uint64_t to = link_bound && sample < cut ? (sample > half ? sample : half) : cut;
+		*rate = to;
 	}
 }
 

@@ -6,16 +6,19 @@
  *
  * The pacer estimates the link from the console's ACKs, as BBR does
  * (delivery rate: the bytes the console acknowledged between a datagram's
- * sending and its acknowledgement, over that interval). It holds nothing
- * back until a queue shows on the path (a round trip above its minimum):
- * the link is then the bottleneck, and the sample taken is its rate. From
- * then on the estimate rises with any sample above it and falls to samples
- * taken while a queue stood or, after PACER_REFRESH_US, while the pacer
- * itself was backlogged; with no queue for PACER_FORGET_US it is forgotten
- * (a LAN: the link limits nothing). It sends at half the estimate while a
- * queue stands, otherwise at 1.1x one phase in eight (probing for more),
- * 0.9x the next and 0.95x the rest (so what a probe left queued drains,
- * and a token bucket at the bottleneck keeps tokens for an answer).
+ * sending and its acknowledgement, over that interval; what a NACK reported
+ * lost is not counted). It holds nothing back until a queue shows on the
+ * path (a round trip above its minimum by more than jitter or one datagram's
+ * time): the link is then the bottleneck and the sample taken its rate.
+ * From then on the estimate rises to samples above it, a tenth at most per
+ * gain cycle (a token bucket's burst makes a short sample look faster than
+ * the link), and while a queue stands falls to samples of a link that
+ * delivered less than it was sent (at most halving), or by a twentieth.
+ * With no queue for PACER_FORGET_US while it grew by a fifth, it is
+ * forgotten (a LAN, or a link that got faster). It sends at half the
+ * estimate while a queue stands; otherwise at 1.1x one phase in eight
+ * (probing), 0.9x the next and 0.95x the rest, so that what a probe queued
+ * drains and a bucket at the bottleneck keeps tokens for an answer.
  *
  * Datagrams queue in order (their sequence numbers must reach the console
  * in order, or it reports the gaps lost). A datagram is either firm (an
@@ -42,7 +45,6 @@ typedef void (*slim_pacer_send_fn)(void *data, const uint8_t *buf, size_t len);
 
 struct slim_pacer_stats {
 	uint64_t rate_bps;   /* the link's estimated rate; 0: not known yet */
-	uint64_t max_sample_bps; /* the most the link was seen to deliver (0: not yet) */
 	uint64_t pacing_bps; /* what the pacer sends at now; 0: no limit */
 	uint64_t rtt_us, min_rtt_us;
 	uint64_t backlog_bytes;

@@ -1,0 +1,169 @@
+/*
+ * What the link sends and when: every datagram through the pacer (pacer.h),
+ * frames only while the link has room, an answer to input ahead of what
+ * waits, and the video's share of the measured link (SLIM §7, share.h).
+ */
+#include "link-internal.h"
+#include "share.h"
+
+/*
+ * Input this recent still waits for its answer: the next frame with exact
+ * pixels goes ahead of whatever droppable waits to be paced out.
+ */
+#define LINK_ANSWER_US 500000
+/* What the link's streams may take of its estimated rate (the rest absorbs error). */
+#define LINK_SHARE_OF_RATE 0.85
+
+/*
+ * SLIM §7 on the console's link: the desktop's exact pixels, the sound and
+ * the video ask for what they would send; each small claim is granted, the
+ * video takes what is left. The console's own limit (HELLO) caps it.
+ */
+uint64_t slim_link_video_budget(const struct slim_link *link, uint64_t demand_bps)
+{
+	if (!link->attached) {
+		return 0;
+	}
+	uint64_t budget = (uint64_t)link->video_mbit * 1000000;
+	uint64_t rate = slim_pacer_stats(link->pacer)->rate_bps;
+	if (rate == 0) {
+		return budget; /* no bottleneck seen: the link limits nothing */
+	}
+	uint64_t demand[3] = {
+		link->exact_bps,
+		link->audio_enc ? (uint64_t)link->audio_bitrate : 0,
+		demand_bps,
+	};
+	uint64_t grant[3];
+	slim_share((uint64_t)((double)rate * LINK_SHARE_OF_RATE), demand, grant, 3);
+	grant[2] = grant[2] ? grant[2] : 1; /* 0 would mean no limit */
+	return budget && budget < grant[2] ? budget : grant[2];
+}
+
+/* The pacer's way out: the attached console's connection. */
+void link_send_paced(void *data, const uint8_t *buf, size_t len)
+{
+	struct slim_link *link = data;
+	/* A lost datagram (a full socket buffer, no connection): recovery repaints it. */
+	if (link->conn) {
+		slim_sec_conn_send(link->conn, buf, len);
+	}
+}
+
+/* Sends what the pace allows; true when nothing waits any more. */
+static bool run_pacer(struct slim_link *link)
+{
+	int64_t us = slim_pacer_run(link->pacer, slim_now_us());
+	/* a wl timer counts milliseconds; 0 disarms it */
+	wl_event_source_timer_update(link->pace_timer, us < 0 ? 0 : (int)((us + 999) / 1000));
+	return us < 0;
+}
+
+void link_send_to_peer(void *data, const uint8_t *buf, size_t len)
+{
+	struct slim_link *link = data;
+	slim_pacer_send(link->pacer, buf, len, link->droppable, slim_now_us());
+	run_pacer(link);
+}
+
+int link_handle_pace_timer(void *data)
+{
+	struct slim_link *link = data;
+	if (run_pacer(link) && link->attached) {
+		link->handler->want_frame(link->data); /* what was held back has gone */
+	}
+	return 0;
+}
+
+static void report_dropped(void *data, uint32_t first, uint32_t last)
+{
+	struct slim_link *link = data;
+	slim_encoder_dropped(link->enc, first, last);
+}
+
+/* What waits and a newer frame supersedes is not sent: its area is repainted. */
+void link_drop_backlog(struct slim_link *link)
+{
+	slim_pacer_drop(link->pacer, report_dropped, link);
+	run_pacer(link);
+}
+
+int link_ack_timeout_ms(const struct slim_link *link)
+{
+	uint64_t rtt_ms = slim_encoder_stats(link->enc)->rtt_us / 1000;
+	uint64_t ms = 4 * rtt_ms + 20;
+	ms = ms > 250 ? 250 : ms;
+	/* and the time what waits for the pace takes to leave */
+	const struct slim_pacer_stats *ps = slim_pacer_stats(link->pacer);
+	if (ps->pacing_bps) {
+		ms += ps->backlog_bytes * 8000 / ps->pacing_bps;
+	}
+	/* a console that holds its ACKs for the next datagram it sends said so */
+	return (int)(ms + (link->ack_delay ? SLIM_ACK_DELAY_MS : 0));
+}
+
+bool slim_link_answer_pending(const struct slim_link *link)
+{
+	return link->attached && link->answer_pending &&
+		slim_now_us() - link->input_us < LINK_ANSWER_US;
+}
+
+/*
+ * Room for a frame: few unacknowledged, and nothing waiting for the pace
+ * (a frame that would wait behind its predecessor is better drawn later,
+ * from newer pixels). An answer to input does not wait for what it will
+ * drop anyway.
+ */
+bool slim_link_ready(const struct slim_link *link)
+{
+	if (!link->attached) {
+		return false;
+	}
+	const struct slim_pacer_stats *ps = slim_pacer_stats(link->pacer);
+	uint32_t in_flight = slim_encoder_frames_in_flight(link->enc);
+	if (slim_link_answer_pending(link)) {
+		uint32_t dropping = ps->backlog_droppable_frames;
+		return in_flight < LINK_MAX_IN_FLIGHT + dropping;
+	}
+	return in_flight < LINK_MAX_IN_FLIGHT && ps->backlog_datagrams == 0;
+}
+
+/* The desktop's exact pixels, measured a second at a time. */
+static void count_exact(struct slim_link *link, uint64_t bytes)
+{
+	uint64_t now = slim_now_us();
+	link->exact_bytes += bytes;
+	if (now - link->exact_since_us >= 1000000) {
+		link->exact_bps = link->exact_bytes * 8000000 / (now - link->exact_since_us);
+		link->exact_bytes = 0;
+		link->exact_since_us = now;
+	}
+}
+
+size_t slim_link_send_frame(struct slim_link *link, const struct slim_frame *frame,
+		bool answer)
+{
+	if (!link->attached) {
+		return 0;
+	}
+	if (answer || slim_link_answer_pending(link)) {
+		/*
+		 * Interactive updates always go first; and while input waits
+		 * for its answer, a frame replaces what of the last still waits,
+		 * so that the answer finds at most one frame ahead of it.
+		 */
+		link_drop_backlog(link);
+	}
+	const struct slim_encoder_stats *st = slim_encoder_stats(link->enc);
+	uint64_t exact = st->bytes - st->cmd_bytes[SLIM_STAT_CSCS];
+	link->droppable = !answer;
+	size_t sent = slim_encoder_frame(link->enc, frame);
+	link->droppable = false;
+	count_exact(link, st->bytes - st->cmd_bytes[SLIM_STAT_CSCS] - exact);
+	if (sent > 0) {
+		slim_pacer_frame_end(link->pacer);
+		link->answer_pending = link->answer_pending && !answer;
+		wl_event_source_timer_update(link->ack_timer, link_ack_timeout_ms(link));
+	}
+	return sent;
+}
