@@ -36,9 +36,10 @@
 #define MIN_FRAME_US 8333
 /*
  * While input waits for its answer, a frame that was not it (a video's
- * picture, say) holds the answer back no longer than this.
+ * picture, say) does not hold the answer back: the next frame may follow
+ * at once (the pace timer's millisecond).
  */
-#define ANSWER_FRAME_US 1000
+#define ANSWER_FRAME_US 0
 /* 4 Hz with no console attached */
 #define DETACHED_FRAME_US 250000
 

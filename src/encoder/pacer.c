@@ -17,6 +17,8 @@
  * datagram's time at the estimated rate) means a queue; less is jitter.
  */
 #define PACER_QUEUE_US 4000
+/* ACKs in a row that must see one before the estimate is set or lowered by it. */
+#define PACER_QUEUE_ACKS 3
 /*
  * No queue seen for this long, and the estimate grew by a fifth since:
  * the link is not what limits us (a LAN, or a link that got faster). The
@@ -46,7 +48,6 @@ struct record {
 	uint32_t len;      /* on the wire */
 	uint64_t sent_us;
 	uint64_t delivered, delivered_us, first_sent_us; /* as they were when it was sent */
-	uint64_t pacing_bps; /* what it was sent at; 0: nothing held back */
 };
 
 struct slim_pacer {
@@ -64,6 +65,7 @@ struct slim_pacer {
 	double tokens;
 	uint64_t tokens_us;
 	bool draining;       /* the last round trip said a queue stands on the path */
+	uint32_t queued_acks; /* ACKs in a row that said so */
 	uint64_t queue_us, queue_bps; /* when one last did, and the estimate then */
 	uint64_t raised_us;  /* when a sample last raised the estimate */
 	uint64_t drain_until_us; /* what went before the first estimate still drains */
@@ -140,6 +142,7 @@ void slim_pacer_reset(struct slim_pacer *p)
 	p->tokens = 0;
 	p->tokens_us = 0;
 	p->draining = false;
+	p->queued_acks = 0;
 	p->queue_us = p->queue_bps = p->raised_us = 0;
 	p->drain_until_us = 0;
 	p->sent_bytes = p->lost_bytes = 0;
@@ -230,7 +233,7 @@ static void transmit(struct slim_pacer *p, uint8_t *buf, size_t len, uint64_t no
 	p->rec[seq % PACER_RING] = (struct record){
 		.seq = seq, .len = (uint32_t)(len + SLIM_PACER_OVERHEAD), .sent_us = now_us,
 		.delivered = p->delivered, .delivered_us = p->delivered_us,
-		.first_sent_us = p->first_sent_us, .pacing_bps = p->stats.pacing_bps,
+		.first_sent_us = p->first_sent_us,
 	};
 	if (!p->any_sent) {
 		p->acked_seq = seq - 1;
@@ -395,6 +398,7 @@ static void update_rtt(struct slim_pacer *p, uint64_t rtt_us, uint64_t now_us)
 	}
 	bool was = p->draining;
 	p->draining = rtt_us > min + slack;
+	p->queued_acks = p->draining ? p->queued_acks + 1 : 0;
 	if (p->draining) {
 		p->queue_us = now_us;
 		if (!was) {
@@ -420,7 +424,8 @@ static void take_sample(struct slim_pacer *p, const struct record *r, uint64_t n
 	uint64_t *rate = &p->stats.rate_bps;
 	bool big = bytes >= PACER_SAMPLE_MIN_BYTES;
 	if (*rate == 0) {
-		if (big && p->draining) {
+		/* a queue that stands, not one round trip the console was late for */
+		if (big && p->queued_acks >= PACER_QUEUE_ACKS) {
 			/*
 			 * A queue built while nothing was held back: the link is the
 			 * bottleneck, and this its rate. What waits in it drains first.
@@ -442,17 +447,16 @@ static void take_sample(struct slim_pacer *p, const struct record *r, uint64_t n
 			*rate = sample < up ? sample : up;
 			p->raised_us = now_us;
 		}
-	} else if (big && p->draining) {
+	} else if (big && p->queued_acks >= PACER_QUEUE_ACKS &&
+			ack_elapsed > send_elapsed + send_elapsed / 10) {
 		/*
-		 * A queue stands. If the link delivered less than was sent, it
-		 * was the bottleneck and the sample is its rate (halving at most
-		 * at once); otherwise the sample measured the sender, or a burst
-		 * the bottleneck's bucket let through: a little less anyway.
+		 * A queue stands and the acknowledgements came slower than the
+		 * datagrams went: the bottleneck (the link, or a console that
+		 * cannot keep up) was busy, and delivers the sample. At most
+		 * halved at once. (Acknowledgements as fast as the sending say
+		 * the sample measured the sender: nothing learnt.)
 		 */
-		uint64_t half = *rate / 2, cut = *rate - *rate / 20;
-		bool link_bound = r->pacing_bps == 0 || sample < r->pacing_bps / 10 * 9;
-		uint64_t to = link_bound && sample < cut ? (sample > half ? sample : half) : cut;
-		*rate = to;
+		*rate = sample > *rate / 2 ? (sample < *rate ? sample : *rate) : *rate / 2;
 	}
 }
 

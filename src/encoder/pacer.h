@@ -7,13 +7,13 @@
  * The pacer estimates the link from the console's ACKs, as BBR does
  * (delivery rate: the bytes the console acknowledged between a datagram's
  * sending and its acknowledgement, over that interval; what a NACK reported
- * lost is not counted). It holds nothing back until a queue shows on the
- * path (a round trip above its minimum by more than jitter or one datagram's
- * time): the link is then the bottleneck and the sample taken its rate.
- * From then on the estimate rises to samples above it, a tenth at most per
- * gain cycle (a token bucket's burst makes a short sample look faster than
- * the link), and while a queue stands falls to samples of a link that
- * delivered less than it was sent (at most halving), or by a twentieth.
+ * lost is not counted). It holds nothing back until a queue stands on the
+ * path (round trips above their minimum by more than jitter or a datagram's
+ * time, PACER_QUEUE_ACKS in a row): the link is then the bottleneck and the
+ * sample taken its rate. From then on the estimate rises to samples above
+ * it, a tenth at most per gain cycle (a token bucket's burst makes a short
+ * sample look faster than the link), and while a queue stands falls to
+ * samples whose ACKs came slower than the datagrams went (at most halving).
  * With no queue for PACER_FORGET_US while it grew by a fifth, it is
  * forgotten (a LAN, or a link that got faster). It sends at half the
  * estimate while a queue stands; otherwise at 1.1x one phase in eight
