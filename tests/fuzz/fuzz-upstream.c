@@ -4,7 +4,9 @@
  * NACK handling, the repaint that NACKs trigger, and INPUT and HELD
  * through the compositor's input rule (input-seq.c), acknowledged with
  * INPUT_ACK as the compositor does, and MIC into a jitter buffer and the
- * Opus decoder as the compositor's microphone does.
+ * Opus decoder as the compositor's microphone does. ACK and NACK also
+ * reach a pacer (pacer.h) that every datagram goes through, as the
+ * compositor's link does, which drops what waits now and then.
  *
  * The encoder is created once and has sent a first frame, so that ACKs and
  * NACKs meet real sequence history. When an input leaves lost datagrams to
@@ -19,12 +21,14 @@
 #include "fuzz-common.h"
 #include "encoder.h"
 #include "input-seq.h"
+#include "pacer.h"
 #include "slim-audio.h"
 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct slim_encoder *enc;
+static struct slim_pacer *pacer;
 static struct slim_input_seq input;
 static bool input_seen;
 static uint32_t pixels[FUZZ_W * FUZZ_H];
@@ -39,6 +43,17 @@ static bool mic_seen; /* the input's first MIC is a packet, the rest copies */
 static void check_downstream(void *data, const uint8_t *buf, size_t len)
 {
 	fuzz_check_datagram(buf, len, false, "encoder");
+}
+
+/* The encoder's way out, as the link's: through the pacer. */
+static void send_paced(void *data, const uint8_t *buf, size_t len)
+{
+	slim_pacer_send(pacer, buf, len, true, slim_now_us());
+}
+
+static void dropped(void *data, uint32_t first, uint32_t last)
+{
+	slim_encoder_dropped(enc, first, last);
 }
 
 /* What the compositor does with an event: here, look at every field. */
@@ -101,14 +116,21 @@ static void other(void *data, const struct slim_cmd *cmd)
 			h = h * 31 + slim_held_get(cmd, i);
 		}
 		break;
-	case SLIM_CMD_ACK:
+	case SLIM_CMD_ACK: {
 		h += cmd->ack.frame + cmd->ack.highest_seq + (uint32_t)cmd->ack.echo_us;
+		/* as the link does */
+		uint64_t now = slim_now_us();
+		uint64_t echo = cmd->ack.echo_us;
+		slim_pacer_acked(pacer, cmd->ack.highest_seq, echo && echo <= now ? now - echo : 0,
+			now);
 		break;
+	}
 	case SLIM_CMD_NACK:
 		for (size_t i = 0; i < cmd->nack.count; i++) {
 			struct slim_wire_seq_range range;
 			slim_nack_get(cmd, i, &range);
 			h = h * 31 + range.first + range.last;
+			slim_pacer_lost(pacer, range.first, range.last);
 		}
 		break;
 	}
@@ -149,9 +171,10 @@ static void setup(void)
 		.history = true,
 		.detect_scroll = true,
 	};
-	enc = slim_encoder_create(FUZZ_W, FUZZ_H, &config, check_downstream, NULL);
+	pacer = slim_pacer_create(check_downstream, NULL);
+	enc = slim_encoder_create(FUZZ_W, FUZZ_H, &config, send_paced, NULL);
 	mic = slim_audio_jitter_create(1, 20, 200);
-	if (!enc || !mic) {
+	if (!pacer || !enc || !mic) {
 		abort();
 	}
 	pixman_region32_t damage;
@@ -186,6 +209,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* what the frame did not take along goes alone, and must be valid too */
 	slim_encoder_flush_input_ack(enc);
+	/* a newer frame now and then drops what waits; the rest leaves at the pace */
+	if (size > 0 && (data[size - 1] & 1)) {
+		slim_pacer_drop(pacer, dropped, NULL);
+	}
+	slim_pacer_run(pacer, slim_now_us());
 	sink = slim_encoder_frames_in_flight(enc);
 	return 0;
 }
