@@ -112,7 +112,7 @@ static void run(struct sim *s, double seconds, size_t per_frame, uint64_t interv
 	for (; s->now < end; s->now += 100) {
 		while (s->ack_len > 0 && s->acks[s->ack_head].at <= s->now) {
 			for (size_t i = 0; i < s->n_lost; i++) {
-				slim_pacer_lost(s->pacer, s->lost[i], s->lost[i]);
+				slim_pacer_lost(s->pacer, s->lost[i], s->lost[i], s->now);
 			}
 			s->n_lost = 0;
 			slim_pacer_acked(s->pacer, s->acks[s->ack_head].seq,

@@ -240,7 +240,7 @@ static void handle_other(void *data, const struct slim_cmd *cmd)
 		for (size_t i = 0; i < cmd->nack.count; i++) {
 			struct slim_wire_seq_range r;
 			slim_nack_get(cmd, i, &r);
-			slim_pacer_lost(link->pacer, r.first, r.last);
+			slim_pacer_lost(link->pacer, r.first, r.last, slim_now_us());
 		}
 	} else if (cmd->type == SLIM_CMD_INPUT) {
 		/* each event once, in order, at once: the keystroke path waits for nothing */

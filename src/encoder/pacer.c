@@ -17,8 +17,10 @@
  * datagram's time at the estimated rate) means a queue; less is jitter.
  */
 #define PACER_QUEUE_US 4000
-/* ACKs in a row that must see one before the estimate is set or lowered by it. */
+/* ACKs in a row that must see one before a first estimate is taken. */
 #define PACER_QUEUE_ACKS 3
+/* A first estimate needs a loss this recent besides. */
+#define PACER_LOSS_US 2000000
 /*
  * No queue seen for this long, and the estimate grew by a fifth since:
  * the link is not what limits us (a LAN, or a link that got faster). The
@@ -48,6 +50,7 @@ struct record {
 	uint32_t len;      /* on the wire */
 	uint64_t sent_us;
 	uint64_t delivered, delivered_us, first_sent_us; /* as they were when it was sent */
+	uint64_t pacing_bps; /* what it was sent at; 0: nothing held back */
 };
 
 struct slim_pacer {
@@ -66,6 +69,7 @@ struct slim_pacer {
 	uint64_t tokens_us;
 	bool draining;       /* the last round trip said a queue stands on the path */
 	uint32_t queued_acks; /* ACKs in a row that said so */
+	uint64_t loss_us;     /* when the console last reported a datagram lost */
 	uint64_t queue_us, queue_bps; /* when one last did, and the estimate then */
 	uint64_t raised_us;  /* when a sample last raised the estimate */
 	uint64_t drain_until_us; /* what went before the first estimate still drains */
@@ -143,6 +147,7 @@ void slim_pacer_reset(struct slim_pacer *p)
 	p->tokens_us = 0;
 	p->draining = false;
 	p->queued_acks = 0;
+	p->loss_us = 0;
 	p->queue_us = p->queue_bps = p->raised_us = 0;
 	p->drain_until_us = 0;
 	p->sent_bytes = p->lost_bytes = 0;
@@ -233,7 +238,7 @@ static void transmit(struct slim_pacer *p, uint8_t *buf, size_t len, uint64_t no
 	p->rec[seq % PACER_RING] = (struct record){
 		.seq = seq, .len = (uint32_t)(len + SLIM_PACER_OVERHEAD), .sent_us = now_us,
 		.delivered = p->delivered, .delivered_us = p->delivered_us,
-		.first_sent_us = p->first_sent_us,
+		.first_sent_us = p->first_sent_us, .pacing_bps = p->stats.pacing_bps,
 	};
 	if (!p->any_sent) {
 		p->acked_seq = seq - 1;
@@ -424,8 +429,12 @@ static void take_sample(struct slim_pacer *p, const struct record *r, uint64_t n
 	uint64_t *rate = &p->stats.rate_bps;
 	bool big = bytes >= PACER_SAMPLE_MIN_BYTES;
 	if (*rate == 0) {
-		/* a queue that stands, not one round trip the console was late for */
-		if (big && p->queued_acks >= PACER_QUEUE_ACKS) {
+		/*
+		 * A queue that stands and overflowed: a link's. (A console slow
+		 * to read its socket builds a queue too, but loses nothing.)
+		 */
+		if (big && p->queued_acks >= PACER_QUEUE_ACKS && p->loss_us &&
+				now_us - p->loss_us < PACER_LOSS_US) {
 			/*
 			 * A queue built while nothing was held back: the link is the
 			 * bottleneck, and this its rate. What waits in it drains first.
@@ -447,20 +456,17 @@ static void take_sample(struct slim_pacer *p, const struct record *r, uint64_t n
 			*rate = sample < up ? sample : up;
 			p->raised_us = now_us;
 		}
-	} else if (big && p->queued_acks >= PACER_QUEUE_ACKS &&
-			ack_elapsed > send_elapsed + send_elapsed / 10) {
+	} else if (big && p->draining && r->pacing_bps && sample < r->pacing_bps / 10 * 9) {
 		/*
-		 * A queue stands and the acknowledgements came slower than the
-		 * datagrams went: the bottleneck (the link, or a console that
-		 * cannot keep up) was busy, and delivers the sample. At most
-		 * halved at once. (Acknowledgements as fast as the sending say
-		 * the sample measured the sender: nothing learnt.)
+		 * A queue stands and the link delivered less than it was sent:
+		 * it was the bottleneck, and delivers the sample (halving at most
+		 * at once). A sample near what was sent measured the sender.
 		 */
 		*rate = sample > *rate / 2 ? (sample < *rate ? sample : *rate) : *rate / 2;
 	}
 }
 
-void slim_pacer_lost(struct slim_pacer *p, uint32_t first, uint32_t last)
+void slim_pacer_lost(struct slim_pacer *p, uint32_t first, uint32_t last, uint64_t now_us)
 {
 	/* only what is in flight: the console's word is worth no more work than that */
 	if ((int32_t)(first - (p->acked_seq + 1)) < 0) {
@@ -478,6 +484,7 @@ void slim_pacer_lost(struct slim_pacer *p, uint32_t first, uint32_t last)
 		if (r->seq == s && r->len) {
 			p->lost_bytes += r->len;
 			r->len = 0;
+			p->loss_us = now_us;
 		}
 		if (s == last) {
 			break;

@@ -9,11 +9,12 @@
  * sending and its acknowledgement, over that interval; what a NACK reported
  * lost is not counted). It holds nothing back until a queue stands on the
  * path (round trips above their minimum by more than jitter or a datagram's
- * time, PACER_QUEUE_ACKS in a row): the link is then the bottleneck and the
- * sample taken its rate. From then on the estimate rises to samples above
+ * time, PACER_QUEUE_ACKS in a row) and has overflowed (the console reported
+ * a loss): the link is then the bottleneck and the sample taken its rate. A
+ * console slow to read its socket makes a queue too, but loses nothing. From then on the estimate rises to samples above
  * it, a tenth at most per gain cycle (a token bucket's burst makes a short
  * sample look faster than the link), and while a queue stands falls to
- * samples whose ACKs came slower than the datagrams went (at most halving).
+ * samples of a link that delivered less than it was sent (at most halving).
  * With no queue for PACER_FORGET_US while it grew by a fifth, it is
  * forgotten (a LAN, or a link that got faster). It sends at half the
  * estimate while a queue stands; otherwise at 1.1x one phase in eight
@@ -81,7 +82,7 @@ int64_t slim_pacer_run(struct slim_pacer *p, uint64_t now_us);
 size_t slim_pacer_drop(struct slim_pacer *p,
 		void (*dropped)(void *data, uint32_t first, uint32_t last), void *data);
 /* The console reported first..last lost (a NACK, which comes before its ACK). */
-void slim_pacer_lost(struct slim_pacer *p, uint32_t first, uint32_t last);
+void slim_pacer_lost(struct slim_pacer *p, uint32_t first, uint32_t last, uint64_t now_us);
 /*
  * An ACK: every datagram up to `highest_seq` arrived or was reported lost,
  * and the last round trip took rtt_us (0: not measured).

@@ -130,7 +130,7 @@ static void other(void *data, const struct slim_cmd *cmd)
 			struct slim_wire_seq_range range;
 			slim_nack_get(cmd, i, &range);
 			h = h * 31 + range.first + range.last;
-			slim_pacer_lost(pacer, range.first, range.last);
+			slim_pacer_lost(pacer, range.first, range.last, slim_now_us());
 		}
 		break;
 	}
