@@ -81,7 +81,8 @@ static void sim_init(struct sim *s, uint64_t rate_bps)
 static void send_dgram(struct sim *s, bool droppable, bool frame_end)
 {
 	uint8_t buf[DGRAM] = { 0 };
-	struct slim_wire_dgram d = { .magic = SLIM_MAGIC, .seq = s->next_seq++, .time_us = 1 };
+	/* stamped when made, as the encoder does */
+	struct slim_wire_dgram d = { .magic = SLIM_MAGIC, .seq = s->next_seq++, .time_us = s->now };
 	memcpy(buf, &d, sizeof(d));
 	if (frame_end) {
 		s->frame_end_seq = d.seq;
@@ -241,7 +242,7 @@ static void test_sound_goes_at_once(void **state)
 	assert_true(waiting > 0);
 	uint64_t bytes = s.sent_bytes;
 	uint8_t buf[200] = { 0 };
-	struct slim_wire_dgram d = { .magic = SLIM_MAGIC, .seq = 0 };
+	struct slim_wire_dgram d = { .magic = SLIM_MAGIC, .seq = 0, .time_us = s.now };
 	memcpy(buf, &d, sizeof(d));
 	slim_pacer_send(s.pacer, buf, sizeof(buf), false, s.now);
 	assert_int_equal(s.sent_bytes, bytes + sizeof(buf));

@@ -162,7 +162,9 @@ size_t slim_link_send_frame(struct slim_link *link, const struct slim_frame *fra
 	count_exact(link, st->bytes - st->cmd_bytes[SLIM_STAT_CSCS] - exact);
 	if (sent > 0) {
 		slim_pacer_frame_end(link->pacer);
-		link->answer_pending = link->answer_pending && !answer;
+		if (answer) {
+			link->answer_pending = false;
+		}
 		wl_event_source_timer_update(link->ack_timer, link_ack_timeout_ms(link));
 	}
 	return sent;

@@ -60,7 +60,6 @@ struct slim_pacer {
 	size_t q_head, q_len, q_cap;
 	uint8_t *spare[PACER_SPARE]; /* PACER_BUF bytes each */
 	size_t n_spare;
-	uint8_t *stamp; /* a datagram that goes at once, stamped: SLIM_MAX_MTU bytes */
 	struct record *rec;
 	bool any_sent;
 	uint32_t last_sent_seq, acked_seq;
@@ -88,8 +87,7 @@ struct slim_pacer *slim_pacer_create(slim_pacer_send_fn send, void *send_data)
 	p->send = send;
 	p->send_data = send_data;
 	p->rec = calloc(PACER_RING, sizeof(*p->rec));
-	p->stamp = malloc(SLIM_MAX_MTU);
-	if (!p->rec || !p->stamp) {
+	if (!p->rec) {
 		slim_pacer_destroy(p);
 		return NULL;
 	}
@@ -132,7 +130,6 @@ void slim_pacer_destroy(struct slim_pacer *p)
 	}
 	free(p->q);
 	free(p->rec);
-	free(p->stamp);
 	free(p);
 }
 
@@ -217,13 +214,10 @@ static bool may_go(const struct slim_pacer *p, bool droppable)
 	return p->tokens > 0 || (!droppable && p->tokens > -burst_bytes(p->stats.pacing_bps));
 }
 
-/* Out on the wire, stamped with the time it really left (its round trip starts now). */
-static void transmit(struct slim_pacer *p, uint8_t *buf, size_t len, uint64_t now_us)
+/* Out on the wire (its round trip starts now). */
+static void transmit(struct slim_pacer *p, const uint8_t *buf, size_t len, uint64_t now_us)
 {
 	uint32_t seq = seq_of(buf, len);
-	if (len >= sizeof(struct slim_wire_dgram)) {
-		memcpy(buf + offsetof(struct slim_wire_dgram, time_us), &now_us, sizeof(now_us));
-	}
 	p->send(p->send_data, buf, len);
 	p->tokens -= (double)(len + SLIM_PACER_OVERHEAD);
 	if (seq == 0) {
@@ -287,6 +281,10 @@ static void pop(struct slim_pacer *p, uint64_t now_us)
 	if (e.droppable && e.frame_end) {
 		p->stats.backlog_droppable_frames--;
 	}
+	/* stamped with the time it really leaves: the ACK's echo measures the path, not the wait */
+	if (e.len >= sizeof(struct slim_wire_dgram)) {
+		memcpy(e.buf + offsetof(struct slim_wire_dgram, time_us), &now_us, sizeof(now_us));
+	}
 	transmit(p, e.buf, e.len, now_us);
 	release(p, e.buf, e.len);
 }
@@ -300,9 +298,8 @@ void slim_pacer_send(struct slim_pacer *p, const uint8_t *buf, size_t len, bool 
 	uint32_t seq = seq_of(buf, len);
 	refill(p, now_us);
 	if (seq == 0 || (p->q_len == 0 && may_go(p, droppable))) {
-		/* transmit stamps it: a copy, the caller's buffer stays as it was */
-		memcpy(p->stamp, buf, len);
-		transmit(p, p->stamp, len, now_us);
+		/* it was stamped when it was made, a moment ago */
+		transmit(p, buf, len, now_us);
 		return;
 	}
 	if (p->q_len >= PACER_QUEUE_MAX) {
@@ -310,8 +307,7 @@ void slim_pacer_send(struct slim_pacer *p, const uint8_t *buf, size_t len, bool 
 	}
 	if (!enqueue(p, buf, len, seq, droppable)) {
 		/* no memory to wait in: late is better than lost */
-		memcpy(p->stamp, buf, len);
-		transmit(p, p->stamp, len, now_us);
+		transmit(p, buf, len, now_us);
 	}
 }
 
@@ -425,7 +421,6 @@ static void take_sample(struct slim_pacer *p, const struct record *r, uint64_t n
 		return;
 	}
 	uint64_t sample = (uint64_t)((double)bytes * 8e6 / (double)interval);
-	p->stats.samples++;
 	uint64_t *rate = &p->stats.rate_bps;
 	bool big = bytes >= PACER_SAMPLE_MIN_BYTES;
 	if (*rate == 0) {

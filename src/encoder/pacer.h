@@ -11,10 +11,11 @@
  * path (round trips above their minimum by more than jitter or a datagram's
  * time, PACER_QUEUE_ACKS in a row) and has overflowed (the console reported
  * a loss): the link is then the bottleneck and the sample taken its rate. A
- * console slow to read its socket makes a queue too, but loses nothing. From then on the estimate rises to samples above
- * it, a tenth at most per gain cycle (a token bucket's burst makes a short
- * sample look faster than the link), and while a queue stands falls to
- * samples of a link that delivered less than it was sent (at most halving).
+ * console slow to read its socket makes a queue too, but loses nothing.
+ * From then on the estimate rises to samples above it, a tenth at most per
+ * gain cycle (a token bucket's burst makes a short sample look faster than
+ * the link), and while a queue stands falls to samples of a link that
+ * delivered less than it was sent (at most halving).
  * With no queue for PACER_FORGET_US while it grew by a fifth, it is
  * forgotten (a LAN, or a link that got faster). It sends at half the
  * estimate while a queue stands; otherwise at 1.1x one phase in eight
@@ -27,7 +28,9 @@
  * droppable (what a newer frame supersedes): slim_pacer_drop discards every
  * droppable one still waiting, and the encoder repaints their areas from
  * the newest pixels. Firm datagrams may run up to one burst ahead of the
- * pace. Datagrams without a sequence number (sound) go at once.
+ * pace. Datagrams without a sequence number (sound) go at once. A datagram
+ * that waited is stamped (its header's time_us) when it leaves, so that the
+ * ACK's echo measures the path and not the wait.
  *
  * No clock, no timer, no wlroots: the caller passes the time and runs the
  * pacer when slim_pacer_run said the next datagram may go.
@@ -52,7 +55,6 @@ struct slim_pacer_stats {
 	uint32_t backlog_datagrams;
 	uint32_t backlog_droppable_frames; /* frames whose last datagram waits, droppable */
 	uint64_t sent, dropped;          /* datagrams */
-	uint64_t samples;                /* delivery-rate samples taken */
 };
 
 struct slim_pacer;
