@@ -392,7 +392,10 @@ static void test_frame_end_ack(void **state)
 	next_cmd(&r, &cmd, SLIM_CMD_ACK);
 	assert_int_equal(cmd.ack.frame, 5);
 	assert_int_equal(cmd.ack.highest_seq, 2);
-	/* the datagram's time, plus what decoding and presenting took here */
+	/*
+	 * The datagram's time, plus what decoding and presenting took here
+	 * (often under a microsecond, not always: a bound, not an equality).
+	 */
 	assert_true(cmd.ack.echo_us >= 222 && cmd.ack.echo_us - 222 < 1000000);
 	assert_true(cmd.ack.received_us > 0);
 	assert_true(cmd.ack.received_us <= cmd.ack.applied_us);
@@ -411,7 +414,7 @@ static void test_frame_end_ack(void **state)
 	next_cmd(&r, &cmd, SLIM_CMD_ACK);
 	assert_int_equal(cmd.ack.frame, 6);
 	assert_int_equal(cmd.ack.highest_seq, 3);
-	assert_true(cmd.ack.echo_us == 333);
+	assert_true(cmd.ack.echo_us >= 333 && cmd.ack.echo_us - 333 < 1000000);
 
 	/* a frame with nothing in it is still presented and acknowledged */
 	begin(&c);
