@@ -252,6 +252,8 @@ static void on_manager_connecting(void *data, const char *why)
 {
 	struct console *c = data;
 	const char *manager = slim_manager_address(c->manager);
+	/* a group's next manager has a pin of its own */
+	slim_trust_set_address(c->trust, manager);
 	if (slim_link_state(c->link) == SLIM_LINK_IDLE) {
 		char line[320];
 		snprintf(line, sizeof(line), "waiting for %s...", manager);
@@ -583,7 +585,11 @@ static bool transport_allowed(struct console *c, int fd)
 static bool create_manager(struct console *c, char *err, size_t err_len)
 {
 	char path[4200];
-	char *address = slim_manager_address_of(c->opts.manager);
+	/* the first of a group's managers; on_manager_connecting follows the others */
+	char first[300];
+	snprintf(first, sizeof(first), "%.*s", (int)strcspn(c->opts.manager, ","),
+		c->opts.manager);
+	char *address = slim_manager_address_of(first);
 	snprintf(path, sizeof(path), "%s/known-servers", c->opts.state_dir);
 	c->trust = address ? slim_trust_create(path, address,
 		c->opts.has_server_key ? c->opts.server_key : NULL) : NULL;
@@ -632,8 +638,9 @@ static bool run(struct console *c)
 	fds[FD_INPUT].fd = c->input ? slim_input_fd(c->input) : -1;
 #endif
 	while (!c->quit) {
-		/* a REDIRECT gives the link a new socket */
+		/* a REDIRECT gives the link a new socket, a group's next manager the manager */
 		fds[FD_LINK].fd = slim_link_fd(c->link);
+		fds[FD_MANAGER].fd = c->manager ? slim_manager_fd(c->manager) : -1;
 		/* the stdin card reader is done at the end of its input */
 		fds[FD_CARD].fd = c->card ? slim_card_reader_fd(c->card) : -1;
 		fds[FD_BACKEND].fd = c->backend->impl->fd ? c->backend->impl->fd(c->backend) : -1;

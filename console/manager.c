@@ -1,3 +1,4 @@
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +18,29 @@
  */
 #define CARD_REPEATS 2
 #define CARD_REPEAT_MS 100
+/*
+ * A new association that no manager answered in this long goes to the
+ * next manager of --manager's list (HELLO went at 0, 250, 750 and 1750 ms).
+ */
+#define FAILOVER_US 2500000ull
+#define MANAGERS_MAX 8
 
 struct slim_manager {
 	struct slim_assoc *assoc; /* the socket, handshake, HELLO, PING and card life cycle */
 	struct slim_manager_config config;
-	char *address;
+	/* --manager's list, in order: the first that answers, then the next */
+	char *addresses[MANAGERS_MAX];
+	int n_addresses;
+	int current;
+	/*
+	 * A MOVE: the manager of the group it named, whose key the manager
+	 * we trusted vouched for. Left for the list when it does not answer.
+	 */
+	bool moved;
+	char moved_address[64];
+	uint8_t vouched[SLIM_SEC_FINGERPRINT_LEN];
+	const char *address; /* the one in use: addresses[current] or moved_address */
+	uint64_t connecting_since_us;
 	struct slim_console_core *core;
 	char id[SLIM_CONSOLE_ID_LEN + 1];
 	const struct slim_manager_listener *listener;
@@ -71,6 +90,7 @@ static void assoc_connecting(void *data, const char *why)
 {
 	struct slim_manager *m = data;
 	m->up_seq = 0;
+	m->connecting_since_us = slim_now_us();
 	/* the new association is told every card still on a reader once it answers */
 	m->card_repeats = 0;
 	if (m->listener->connecting) {
@@ -122,7 +142,15 @@ static bool assoc_send_card(void *data, const struct slim_wire_card *card)
 	return true;
 }
 
-/* The console's key, and the manager's judged by its pin. */
+/* After a MOVE: the key the manager we trusted named, and no other. */
+static const char *check_vouched(void *data, const uint8_t fp[SLIM_SEC_FINGERPRINT_LEN])
+{
+	struct slim_manager *m = data;
+	return memcmp(fp, m->vouched, sizeof(m->vouched)) == 0 ? NULL :
+		"not the key the group's manager named for this server";
+}
+
+/* The console's key, and the manager's judged by its pin (or by the MOVE that sent us). */
 static bool assoc_security(void *data, struct slim_sec_client_config *config, char *why,
 		size_t why_len)
 {
@@ -130,8 +158,31 @@ static bool assoc_security(void *data, struct slim_sec_client_config *config, ch
 	config->mode = m->config.mode;
 	config->mtu = m->config.mtu;
 	config->identity = m->config.identity;
-	config->check_server = m->config.check_server;
-	config->check_data = m->config.check_data;
+	config->check_server = m->moved ? check_vouched : m->config.check_server;
+	config->check_data = m->moved ? m : m->config.check_data;
+	return true;
+}
+
+static void log_limited(struct slim_manager *m, const char *what, const char *why)
+{
+	if (slim_ratelimit(&m->log_limit, slim_now_us())) {
+		slim_log(SLIM_LOG_ERROR, "manager: %s: %s", what, why);
+	}
+}
+
+/* A new association with the manager at `address` (one of the list, or a MOVE's). */
+static bool switch_to(struct slim_manager *m, const char *address, const char *why,
+		uint64_t now_us)
+{
+	char err[256];
+	int fd = slim_udp_connect("--manager", address, err, sizeof(err));
+	if (fd < 0) {
+		log_limited(m, address, err);
+		return false;
+	}
+	m->address = address;
+	slim_assoc_set_fd(m->assoc, fd);
+	slim_assoc_connect(m->assoc, why, now_us);
 	return true;
 }
 
@@ -159,15 +210,40 @@ struct slim_manager *slim_manager_create(const char *manager, struct slim_consol
 		char *err, size_t err_len)
 {
 	struct slim_manager *m = calloc(1, sizeof(*m));
-	if (m) {
-		m->address = slim_manager_address_of(manager);
-		m->config = *config;
-	}
-	if (!m || !m->address) {
+	if (!m) {
 		snprintf(err, err_len, "out of memory");
+		return NULL;
+	}
+	m->config = *config;
+	m->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
+	/* HOST[:PORT],HOST[:PORT],...: the managers of a server group, in order */
+	for (const char *p = manager; *p; ) {
+		size_t n = strcspn(p, ",");
+		char one[300];
+		if (n > 0 && n < sizeof(one) && m->n_addresses < MANAGERS_MAX) {
+			memcpy(one, p, n);
+			one[n] = '\0';
+			char *address = slim_manager_address_of(one);
+			if (!address) {
+				snprintf(err, err_len, "out of memory");
+				slim_manager_destroy(m);
+				return NULL;
+			}
+			m->addresses[m->n_addresses++] = address;
+		} else if (n > 0) {
+			snprintf(err, err_len, "--manager: at most %d managers of up to 299 "
+				"characters each", MANAGERS_MAX);
+			slim_manager_destroy(m);
+			return NULL;
+		}
+		p += n + (p[n] == ',');
+	}
+	if (m->n_addresses == 0) {
+		snprintf(err, err_len, "--manager: no address");
 		slim_manager_destroy(m);
 		return NULL;
 	}
+	m->address = m->addresses[0];
 	int fd = slim_udp_connect("--manager", m->address, err, err_len);
 	if (fd < 0) {
 		slim_manager_destroy(m);
@@ -183,7 +259,6 @@ struct slim_manager *slim_manager_create(const char *manager, struct slim_consol
 	snprintf(m->id, sizeof(m->id), "%s", id);
 	m->listener = listener;
 	m->data = data;
-	m->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
 	return m;
 }
 
@@ -193,7 +268,9 @@ void slim_manager_destroy(struct slim_manager *m)
 		return;
 	}
 	slim_assoc_destroy(m->assoc);
-	free(m->address);
+	for (int i = 0; i < m->n_addresses; i++) {
+		free(m->addresses[i]);
+	}
 	free(m);
 }
 
@@ -215,13 +292,6 @@ void slim_manager_start(struct slim_manager *m)
 void slim_manager_send_card(struct slim_manager *m, const struct slim_wire_card *card)
 {
 	slim_assoc_send_card(m->assoc, card);
-}
-
-static void log_limited(struct slim_manager *m, const char *what, const char *why)
-{
-	if (slim_ratelimit(&m->log_limit, slim_now_us())) {
-		slim_log(SLIM_LOG_ERROR, "manager: %s: %s", what, why);
-	}
 }
 
 static void handle_refuse(struct slim_manager *m, const struct slim_cmd *cmd, uint64_t now_us)
@@ -271,6 +341,42 @@ static void handle_redirect(struct slim_manager *m, const struct slim_wire_redir
 	m->listener->redirect(m->data, (struct sockaddr *)&addr, len, r->token, r->key);
 }
 
+/*
+ * MOVE: the session is on another server of the group (or a new one goes
+ * there): its manager, with the key ours vouched for, takes over the
+ * control association; the picture stays until it redirects us.
+ */
+static void handle_move(struct slim_manager *m, const struct slim_wire_move *move,
+		uint64_t now_us)
+{
+	char host[INET6_ADDRSTRLEN];
+	inet_ntop(move->family == 4 ? AF_INET : AF_INET6, move->addr, host, sizeof(host));
+	snprintf(m->moved_address, sizeof(m->moved_address), move->family == 4 ? "%s:%u" :
+		"[%s]:%u", host, move->port);
+	memcpy(m->vouched, move->fingerprint, sizeof(m->vouched));
+	m->moved = true;
+	char why[128];
+	snprintf(why, sizeof(why), "moved by the session manager to %s", m->moved_address);
+	if (!switch_to(m, m->moved_address, why, now_us)) {
+		m->moved = false;
+	}
+}
+
+/* No manager answered the new association in time: the next one. */
+static void fail_over(struct slim_manager *m, uint64_t now_us)
+{
+	const char *silent = m->address;
+	if (m->moved) {
+		/* back to the list, where we were */
+		m->moved = false;
+	} else {
+		m->current = (m->current + 1) % m->n_addresses;
+	}
+	char why[400];
+	snprintf(why, sizeof(why), "%s did not answer", silent);
+	switch_to(m, m->addresses[m->current], why, now_us);
+}
+
 static void handle_datagram(struct slim_manager *m, const uint8_t *buf, size_t len,
 		uint64_t now_us)
 {
@@ -293,10 +399,13 @@ static void handle_datagram(struct slim_manager *m, const uint8_t *buf, size_t l
 	/* anything else in our association says the manager heard the HELLO */
 	slim_assoc_heard(m->assoc, now_us);
 	slim_reader_init(&r, &hdr, buf, len, false, 0, 0);
-	/* REDIRECT travels alone, like REFUSE */
-	if (hdr.count == 1 && slim_reader_next(&r, &cmd) == SLIM_OK &&
-			cmd.type == SLIM_CMD_REDIRECT) {
-		handle_redirect(m, &cmd.redirect);
+	/* REDIRECT and MOVE travel alone, like REFUSE */
+	if (hdr.count == 1 && slim_reader_next(&r, &cmd) == SLIM_OK) {
+		if (cmd.type == SLIM_CMD_REDIRECT) {
+			handle_redirect(m, &cmd.redirect);
+		} else if (cmd.type == SLIM_CMD_MOVE) {
+			handle_move(m, &cmd.move, now_us);
+		}
 	}
 }
 
@@ -308,6 +417,11 @@ void slim_manager_dispatch(struct slim_manager *m)
 void slim_manager_tick(struct slim_manager *m, uint64_t now_us)
 {
 	slim_assoc_tick(m->assoc, now_us);
+	if ((m->n_addresses > 1 || m->moved) &&
+			slim_assoc_state(m->assoc) == SLIM_ASSOC_CONNECTING &&
+			now_us - m->connecting_since_us >= FAILOVER_US) {
+		fail_over(m, now_us);
+	}
 	if (m->card_repeats > 0 && now_us >= m->card_next_us) {
 		slim_assoc_send(m->assoc, m->card_dgram, m->card_len);
 		m->card_repeats--;
@@ -318,6 +432,12 @@ void slim_manager_tick(struct slim_manager *m, uint64_t now_us)
 int slim_manager_timeout_ms(const struct slim_manager *m, uint64_t now_us)
 {
 	int ms = slim_assoc_timeout_ms(m->assoc, now_us);
+	if ((m->n_addresses > 1 || m->moved) &&
+			slim_assoc_state(m->assoc) == SLIM_ASSOC_CONNECTING) {
+		uint64_t at = m->connecting_since_us + FAILOVER_US;
+		int fail_ms = now_us >= at ? 0 : (int)((at - now_us + 999) / 1000);
+		ms = ms < 0 || fail_ms < ms ? fail_ms : ms;
+	}
 	if (m->card_repeats > 0) {
 		int card_ms = now_us >= m->card_next_us ? 0 :
 			(int)((m->card_next_us - now_us + 999) / 1000);

@@ -9,6 +9,10 @@
  *               restarted) means HELLO again, on this association only;
  *   BUSY:       the manager refused us: HELLO every 5 s.
  *
+ * A server group's manager may MOVE the console to another manager of the
+ * group, naming that one's key: the association goes there, judged by that
+ * key, and back to the list if it does not answer.
+ *
  * The association is a DTLS connection in which the console proves its
  * key (its id is derived from it) and the manager proves its own, which
  * the console pins (trust.h). CARD events go here, never to the display
@@ -55,7 +59,9 @@ struct slim_manager;
 
 /*
  * Resolves `manager` ("HOST", "HOST:PORT", "[ADDR]" or "[ADDR]:PORT"; the
- * port defaults to SLIM_SESSIOND_PORT). `core` only lends its HELLO
+ * port defaults to SLIM_SESSIOND_PORT), or a comma-separated list of them:
+ * the managers of a server group, tried in order, the next when a new
+ * association gets no answer in 2.5 s. `core` only lends its HELLO
  * (size, MTU, capabilities). `config` is copied; what it points to must
  * outlive the manager. NULL with a one-line reason in `err`.
  */

@@ -85,6 +85,20 @@ bool slim_known_servers_find(const char *text, size_t len, const char *address,
 	return found;
 }
 
+bool slim_trust_set_address(struct slim_trust *t, const char *address)
+{
+	if (strcmp(t->address, address) == 0) {
+		return true;
+	}
+	char *copy = strdup(address);
+	if (!copy) {
+		return false;
+	}
+	free(t->address);
+	t->address = copy;
+	return true;
+}
+
 /* The file's text ("" if there is none yet); NULL if it cannot be read. */
 static char *read_known(const char *path, size_t *len)
 {

@@ -26,6 +26,9 @@ struct slim_trust *slim_trust_create(const char *path, const char *address,
 		const uint8_t *given);
 void slim_trust_destroy(struct slim_trust *trust);
 
+/* The manager's address changed (a server group's next manager): its own pin. */
+bool slim_trust_set_address(struct slim_trust *trust, const char *address);
+
 /*
  * check_server for slim_sec_client_config (`data` is the trust): NULL if
  * the key is the pinned one (pinning it now if there was none), else why not.

@@ -166,6 +166,11 @@ bool slim_put_redirect(struct slim_writer *w, const struct slim_wire_redirect *r
 	return put(w, SLIM_CMD_REDIRECT, 0, redirect, sizeof(*redirect));
 }
 
+bool slim_put_move(struct slim_writer *w, const struct slim_wire_move *move)
+{
+	return put(w, SLIM_CMD_MOVE, 0, move, sizeof(*move));
+}
+
 bool slim_put_input(struct slim_writer *w, uint32_t first, const struct slim_wire_input *events,
 		size_t n)
 {
@@ -615,6 +620,13 @@ static enum slim_error decode_downstream(const struct slim_reader *r,
 		memcpy(&cmd->redirect, body, len);
 		return (cmd->redirect.family == 4 || cmd->redirect.family == 6) &&
 			cmd->redirect.port != 0 ? SLIM_OK : SLIM_ERR_FIELD;
+	case SLIM_CMD_MOVE:
+		if (len != sizeof(cmd->move)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&cmd->move, body, len);
+		return (cmd->move.family == 4 || cmd->move.family == 6) &&
+			cmd->move.port != 0 ? SLIM_OK : SLIM_ERR_FIELD;
 	case SLIM_CMD_REFUSE: {
 		struct slim_wire_refuse f;
 		if (len < sizeof(f) || len > sizeof(f) + SLIM_REFUSE_TEXT_MAX) {

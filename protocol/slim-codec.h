@@ -77,6 +77,7 @@ bool slim_put_hello_token(struct slim_writer *w, const struct slim_wire_hello *h
 bool slim_put_hello_ext(struct slim_writer *w, const struct slim_wire_hello *hello,
 		uint32_t video_mbit, const uint8_t *token);
 bool slim_put_redirect(struct slim_writer *w, const struct slim_wire_redirect *redirect);
+bool slim_put_move(struct slim_writer *w, const struct slim_wire_move *move);
 /* Events numbered first, first + 1, ...; n >= 1. */
 bool slim_put_input(struct slim_writer *w, uint32_t first, const struct slim_wire_input *events,
 		size_t n);
@@ -171,6 +172,7 @@ struct slim_cmd {
 			uint8_t token[SLIM_ATTACH_TOKEN_LEN];
 		};
 		struct slim_wire_redirect redirect;
+		struct slim_wire_move move;
 		struct {
 			uint32_t first; /* input number of events[0] */
 			const uint8_t *events; /* struct slim_wire_input, unaligned */

@@ -77,6 +77,7 @@ enum slim_cmd_type {
 	SLIM_CMD_PALETTE = 0x0d, /* up to 127 colours: a table and indices, packed or in runs */
 	SLIM_CMD_CACHE_STORE = 0x0e, /* keep what a rectangle shows in a cache slot */
 	SLIM_CMD_CACHE_DRAW = 0x0f,  /* paint a slot's pixels */
+	SLIM_CMD_MOVE = 0x10,   /* the session manager: go to another manager of the group */
 	/* upstream: console -> server */
 	SLIM_CMD_HELLO = 0x81,
 	SLIM_CMD_INPUT = 0x82,
@@ -324,6 +325,22 @@ struct slim_wire_redirect {
 	uint8_t key[32];
 } SLIM_PACKED;
 
+/*
+ * MOVE, from the session manager of a server group: the console's control
+ * association goes to another manager of the group (the one whose server
+ * runs the session its card is bound to, or the one with the most room),
+ * whose host key is `fingerprint`: the manager the console trusts vouches
+ * for it. Like REDIRECT it only travels inside the authenticated
+ * association.
+ */
+struct slim_wire_move {
+	uint8_t family; /* 4 or 6 */
+	uint8_t pad;
+	uint16_t port;
+	uint8_t addr[16];
+	uint8_t fingerprint[32]; /* SHA-256 of its host key */
+} SLIM_PACKED;
+
 struct slim_wire_input {
 	uint8_t kind;
 	uint8_t pad;
@@ -425,6 +442,7 @@ _Static_assert(sizeof(struct slim_wire_input_ack) == 4, "INPUT_ACK");
 _Static_assert(sizeof(struct slim_wire_ack) == 32, "ACK");
 _Static_assert(sizeof(struct slim_wire_card) == 36, "CARD");
 _Static_assert(sizeof(struct slim_wire_redirect) == 68, "REDIRECT");
+_Static_assert(sizeof(struct slim_wire_move) == 52, "MOVE");
 _Static_assert(sizeof(struct slim_wire_audio) == 16, "AUDIO");
 _Static_assert(sizeof(struct slim_wire_audio_report) == 24, "AUDIO_REPORT");
 

@@ -737,6 +737,50 @@ static void test_redirect(void **state)
 	free(d);
 }
 
+static void test_move(void **state)
+{
+	struct dgram *d = dgram_new(false);
+	struct slim_wire_move m = { .family = 4, .port = 5550, .addr = { 10, 77, 0, 2 } };
+	for (size_t i = 0; i < sizeof(m.fingerprint); i++) {
+		m.fingerprint[i] = (uint8_t)(0xa0 + i);
+	}
+	assert_true(slim_put_move(&d->w, &m));
+	dgram_finish(d);
+	/* the header and layout of section 9 of session-manager.md */
+	static const uint8_t head[] = { SLIM_CMD_MOVE, 0, 52, 0, 4, 0, 0xae, 0x15, 10, 77, 0, 2 };
+	assert_memory_equal(d->buf + sizeof(struct slim_wire_dgram), head, sizeof(head));
+	struct slim_reader rd;
+	struct slim_cmd cmd;
+	open_dgram(&rd, d->buf, d->len, false, 1);
+	next_ok(&rd, &cmd, SLIM_CMD_MOVE, 0);
+	assert_memory_equal(&cmd.move, &m, sizeof(m));
+	expect_end(&rd);
+	/* no endpoint: another family, port 0 */
+	struct slim_wire_move bad = m;
+	bad.family = 5;
+	slim_writer_reset(&d->w);
+	assert_true(slim_put_move(&d->w, &bad));
+	assert_int_equal(decode_one(d, false, &cmd), SLIM_ERR_FIELD);
+	bad = m;
+	bad.port = 0;
+	slim_writer_reset(&d->w);
+	assert_true(slim_put_move(&d->w, &bad));
+	assert_int_equal(decode_one(d, false, &cmd), SLIM_ERR_FIELD);
+	/* exactly 52 bytes, downstream only */
+	static const size_t bad_len[] = { 0, 20, 51, 53 };
+	for (size_t i = 0; i < sizeof(bad_len) / sizeof(bad_len[0]); i++) {
+		slim_writer_reset(&d->w);
+		uint8_t *body = slim_writer_add(&d->w, SLIM_CMD_MOVE, 0, bad_len[i]);
+		assert_non_null(body);
+		memset(body, 0, bad_len[i]);
+		assert_int_equal(decode_one(d, false, &cmd), SLIM_ERR_LENGTH);
+	}
+	slim_writer_init(&d->w, d->buf, SLIM_DEFAULT_MTU, ASSOC, true);
+	assert_true(slim_put_move(&d->w, &m));
+	assert_int_equal(decode_one(d, true, &cmd), SLIM_ERR_DIRECTION);
+	free(d);
+}
+
 static void test_ping(void **state)
 {
 	struct dgram *d = dgram_new(true);
@@ -1105,6 +1149,7 @@ int main(void)
 		cmocka_unit_test(test_refuse),
 		cmocka_unit_test(test_hello_token),
 		cmocka_unit_test(test_redirect),
+		cmocka_unit_test(test_move),
 		cmocka_unit_test(test_ping),
 		cmocka_unit_test(test_card),
 		cmocka_unit_test(test_batch_downstream),
