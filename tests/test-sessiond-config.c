@@ -37,6 +37,10 @@ static void test_defaults(void **state)
 	assert_string_equal(c.key_dir, "/var/lib/slimland");
 	assert_int_equal(c.enroll, SLIM_ENROLL_APPROVE);
 	assert_int_equal(c.transport, SLIM_SEC_DTLS);
+	/* no group: the state file alone */
+	assert_string_equal(c.group.etcd, "");
+	assert_string_equal(c.group.prefix, "/slimland/");
+	assert_int_equal(c.group.ttl_s, 5);
 }
 
 /* The file shipped in data/ shows every key with its default, and nothing else. */
@@ -83,7 +87,23 @@ static void test_values(void **state)
 		"detached = fair\n"
 		"memory_low = 1024\n"
 		"video_budget = 0\n"
+		"etcd = http://10.0.0.1:2379,http://10.0.0.2:2379\n"
+		"group_prefix = /site/\n"
+		"server_name = srv-1.a\n"
+		"group_address = 10.0.0.5:5550\n"
+		"group_ttl = 3\n"
+		"ram_per_user = 500\n"
+		"existing_users_weight = 50\n"
+		"cpu_weight = 0\n"
 		"slimland = /opt/slimland"), 0);
+	assert_string_equal(c.group.etcd, "http://10.0.0.1:2379,http://10.0.0.2:2379");
+	assert_string_equal(c.group.prefix, "/site/");
+	assert_string_equal(c.group.name, "srv-1.a");
+	assert_string_equal(c.group.address, "10.0.0.5:5550");
+	assert_int_equal(c.group.ttl_s, 3);
+	assert_int_equal(c.group.weights.ram_per_user_mb, 500);
+	assert_int_equal(c.group.weights.existing_users_weight, 50);
+	assert_int_equal(c.group.weights.cpu_weight, 0);
 	assert_string_equal(c.listen, "127.0.0.1:6000");
 	assert_string_equal(c.startup, "foot --title x");
 	assert_string_equal(c.greeter, "/usr/bin/slimland-greeter");
@@ -136,7 +156,15 @@ static void test_bad_lines_keep_defaults(void **state)
 		"weight_everyone = 10\n"
 		"memory_low = lots\n"
 		"video_budget = -5\n"
-		"video_budget = 100001\n"), 22);
+		"video_budget = 100001\n"
+		"group_prefix = site\n"
+		"group_prefix = /site\n"
+		"server_name = a b\n"
+		"server_name = a/b\n"
+		"group_ttl = 1\n"
+		"group_ttl = soon\n"
+		"ram_per_user = 0\n"
+		"existing_users_weight = -1\n"), 30);
 	struct slim_config d;
 	slim_config_defaults(&d);
 	assert_memory_equal(&c, &d, sizeof(c));

@@ -7,6 +7,7 @@
 #include "login.h"
 #include "backend.h"
 #include "consoles.h"
+#include "group.h"
 #include "slim-log.h"
 #include "state.h"
 
@@ -44,6 +45,7 @@ static void do_changed(void *data)
 	struct slim_backend *backend = data;
 	if (backend->mgr) {
 		slim_state_write(backend->mgr, backend->state_path);
+		slim_group_changed(backend->mgr->group);
 	}
 }
 

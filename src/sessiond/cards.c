@@ -55,6 +55,18 @@ bool slim_manager_bind(struct slim_manager *mgr, const struct slim_card_hash *to
 	return true;
 }
 
+void slim_manager_unbind(struct slim_manager *mgr, const uint8_t hash[32])
+{
+	struct slim_card_hash token;
+	memcpy(token.bytes, hash, sizeof(token.bytes));
+	struct slim_binding *b = slim_manager_binding(mgr, &token);
+	if (b) {
+		wl_list_remove(&b->link);
+		free(b);
+		slim_manager_changed(mgr);
+	}
+}
+
 /* What a tap does */
 
 static bool needs_password(struct slim_session *s)
@@ -97,6 +109,14 @@ void slim_console_card(struct slim_console *c, const struct slim_wire_card *card
 		return;
 	}
 	struct slim_binding *b = card->len ? slim_manager_binding(mgr, &token) : NULL;
+	struct slim_wire_move move;
+	char server[64];
+	if (!b && card->len && slim_group_card_server(mgr->group, token.bytes, &move, server,
+			sizeof(server))) {
+		/* a server group: the card's session runs on another server */
+		slim_console_move(c, &move, server, "card for a session of another server");
+		return;
+	}
 	if (!b) {
 		/* remembered until someone logs in here (or another card is tapped) */
 		c->has_pending = card->len > 0;

@@ -32,6 +32,7 @@ void slim_config_defaults(struct slim_config *config)
 	config->enroll = SLIM_ENROLL_APPROVE;
 	config->transport = SLIM_SEC_DTLS;
 	slim_cgroup_policy_defaults(&config->cgroups);
+	slim_group_config_defaults(&config->group);
 	config->video_budget = SLIM_VIDEO_BUDGET_DEFAULT;
 }
 
@@ -194,6 +195,10 @@ static bool apply(struct slim_config *c, const char *key, const char *value, con
 		}
 		c->video_budget = mbit;
 		return true;
+	}
+	int group = slim_group_config_apply(&c->group, key, value);
+	if (group >= 0) {
+		return group == 1;
 	}
 	int policy = slim_cgroup_policy_apply(&c->cgroups, key, value);
 	if (policy >= 0) {

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <sys/socket.h>
 #include "cgroup.h"
+#include "group.h"
 #include "slim-secure.h"
 
 #define SLIM_CONFIG_DEFAULT_PATH "/etc/slimland/slimland.conf"
@@ -49,6 +50,7 @@ struct slim_config {
 	enum slim_sec_mode transport; /* clear: loopback `listen` only (benchmarks) */
 	struct slim_cgroup_policy cgroups; /* the classes of a session's clients */
 	unsigned video_budget; /* Mbit/s a session's video may take (slimland --video-budget) */
+	struct slim_group_config group; /* etcd = ...: a server group (group.h) */
 	/* Not in §6's table, for tests and unusual installs: the compositor binary. */
 	char slimland[256];
 };

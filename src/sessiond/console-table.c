@@ -181,6 +181,21 @@ void slim_console_revoke(struct slim_console *c)
 	slim_manager_changed(mgr);
 }
 
+void slim_console_move(struct slim_console *c, const struct slim_wire_move *move,
+		const char *server, const char *why)
+{
+	struct slim_manager *mgr = c->mgr;
+	slim_log(SLIM_LOG_INFO, "console %s: %s: moved to server %s", c->id, why, server);
+	slim_console_send_move(c, move);
+	/* it belongs to the other server now: nothing of it stays here */
+	if (c->conn && mgr->ops->close) {
+		mgr->ops->close(mgr->ops_data, c->conn);
+	}
+	c->conn = NULL;
+	slim_console_forget(c);
+	slim_manager_changed(mgr);
+}
+
 /* What consoles say */
 
 void slim_console_hello(struct slim_console *c, bool new_assoc)
@@ -213,6 +228,13 @@ void slim_console_hello(struct slim_console *c, bool new_assoc)
 		c->shows->attached = false;
 		slim_console_stop_redirect(c);
 		slim_console_maybe_redirect(c);
+		return;
+	}
+	/* a server group: the login may belong on a server with more room */
+	struct slim_wire_move move;
+	char server[64];
+	if (slim_group_login_server(c->mgr->group, &move, server, sizeof(server))) {
+		slim_console_move(c, &move, server, "a login goes where there is room");
 		return;
 	}
 	slim_console_to_greeter(c, c->why);

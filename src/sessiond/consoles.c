@@ -142,6 +142,15 @@ void slim_console_send_redirect(struct slim_console *c, uint16_t port, const uin
 	explicit_bzero(buf, sizeof(buf));
 }
 
+void slim_console_send_move(struct slim_console *c, const struct slim_wire_move *move)
+{
+	uint8_t buf[128];
+	struct slim_writer w;
+	slim_writer_init(&w, buf, sizeof(buf), c->assoc, false);
+	slim_put_move(&w, move);
+	send_conn(c->mgr, c->conn, buf, slim_writer_finish(&w, 0, slim_now_us()));
+}
+
 void slim_console_send_empty(struct slim_console *c)
 {
 	uint8_t buf[sizeof(struct slim_wire_dgram)];

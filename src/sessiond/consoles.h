@@ -52,6 +52,8 @@ void slim_console_send_redirect(struct slim_console *console, uint16_t port,
 		const uint8_t *token, const uint8_t *key);
 /* An empty datagram of its association: "your HELLO arrived". */
 void slim_console_send_empty(struct slim_console *console);
+/* MOVE (session-manager.md §9): the console's manager is another server's now. */
+void slim_console_send_move(struct slim_console *console, const struct slim_wire_move *move);
 /*
  * REFUSE UNKNOWN on `conn` in association `assoc`: the console says HELLO
  * again at once (a console waiting for enrollment, just approved).

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "consoles.h"
 #include "ctl.h"
+#include "group.h"
 #include "lines.h"
 #include "sessions.h"
 
@@ -55,10 +56,12 @@ bool slim_ctl_parse(const char *line, struct slim_ctl_request *req, const char *
 	int n = slim_split(buf, f, 4);
 	memset(req, 0, sizeof(*req));
 	*error = "unknown request (list, detach SESSION, end SESSION, why CONSOLE, consoles, "
-		"approve CONSOLE [NAME], revoke CONSOLE, key, classes, audio)";
+		"approve CONSOLE [NAME], revoke CONSOLE, key, classes, audio, group, "
+		"drain SERVER, undrain SERVER)";
 	static const struct { const char *word; enum slim_ctl_cmd cmd; } plain[] = {
 		{ "list", SLIM_CTL_LIST }, { "consoles", SLIM_CTL_CONSOLES }, { "key", SLIM_CTL_KEY },
 		{ "classes", SLIM_CTL_CLASSES }, { "audio", SLIM_CTL_AUDIO },
+		{ "group", SLIM_CTL_GROUP },
 	};
 	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
 		if (strcmp(f[0], plain[i].word) == 0) {
@@ -90,6 +93,16 @@ bool slim_ctl_parse(const char *line, struct slim_ctl_request *req, const char *
 				"usage: end SESSION";
 			return false;
 		}
+		return true;
+	}
+	if (strcmp(f[0], "drain") == 0 || strcmp(f[0], "undrain") == 0) {
+		req->cmd = f[0][0] == 'd' ? SLIM_CTL_DRAIN : SLIM_CTL_UNDRAIN;
+		if (n != 2 || !slim_group_name_valid(f[1])) {
+			*error = req->cmd == SLIM_CTL_DRAIN ? "usage: drain SERVER" :
+				"usage: undrain SERVER";
+			return false;
+		}
+		snprintf(req->name, sizeof(req->name), "%s", f[1]);
 		return true;
 	}
 	if (strcmp(f[0], "why") == 0) {
@@ -387,6 +400,23 @@ void slim_ctl_run(struct slim_manager *mgr, const char *line, slim_ctl_out out, 
 		char hex[65];
 		slim_sec_fingerprint_hex(mgr->host_key, hex);
 		outf(out, data, "sha256:%s", hex);
+		break;
+	}
+	case SLIM_CTL_GROUP:
+	case SLIM_CTL_DRAIN:
+	case SLIM_CTL_UNDRAIN: {
+		const char *why;
+		if (!mgr->group) {
+			outf(out, data, "error no group: etcd is not configured");
+			return;
+		}
+		if (req.cmd == SLIM_CTL_GROUP) {
+			slim_group_view(mgr->group, out, data);
+		} else if (!slim_group_drain(mgr->group, req.name, req.cmd == SLIM_CTL_DRAIN,
+				&why)) {
+			outf(out, data, "error %s", why);
+			return;
+		}
 		break;
 	}
 	case SLIM_CTL_WHY: {

@@ -23,13 +23,16 @@ enum slim_ctl_cmd {
 	SLIM_CTL_KEY,      /* the host key's fingerprint */
 	SLIM_CTL_CLASSES,  /* each session's processes by cgroup class, and their CPU */
 	SLIM_CTL_AUDIO,    /* how sound fares on each console showing a session */
+	SLIM_CTL_GROUP,    /* the server group: servers, load, sessions */
+	SLIM_CTL_DRAIN,    /* drain SERVER: no new sessions there */
+	SLIM_CTL_UNDRAIN,  /* undrain SERVER */
 };
 
 struct slim_ctl_request {
 	enum slim_ctl_cmd cmd;
 	uint32_t session;                      /* detach, end */
 	char console[SLIM_CONSOLE_ID_LEN + 1]; /* why, approve, revoke (an id or its start) */
-	char name[64];                         /* approve's NAME, "" for none */
+	char name[64];                         /* approve's NAME, "" for none; drain's SERVER */
 };
 
 /* Parses one request line; false with *error set if it is not one. */

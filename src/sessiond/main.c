@@ -19,6 +19,7 @@
 #include "consoles.h"
 #include "ctl.h"
 #include "greeter.h"
+#include "group.h"
 #include "sessions.h"
 #include "slim-log.h"
 #include "slim-secure.h"
@@ -205,6 +206,12 @@ int main(int argc, char *argv[])
 		goto out_greeter;
 	}
 	backend.mgr = mgr;
+	if (config.group.etcd[0]) {
+		mgr->group = slim_group_create(mgr, &config.group);
+		if (!mgr->group) {
+			goto out_ctl;
+		}
+	}
 	slim_state_restore(mgr, backend.state_path);
 	slim_state_write(mgr, backend.state_path);
 	slim_log(SLIM_LOG_INFO, "slimland-sessiond: running (state %s)", backend.state_path);
@@ -219,6 +226,9 @@ int main(int argc, char *argv[])
 	}
 	ret = 0;
 
+	slim_group_destroy(mgr->group);
+	mgr->group = NULL;
+out_ctl:
 	slim_ctl_server_destroy(ctl);
 out_greeter:
 	slim_greeter_server_destroy(greeter);

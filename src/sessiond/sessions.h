@@ -24,6 +24,7 @@
 
 struct slim_control;
 struct slim_greeter_client;
+struct slim_group;
 
 #define SLIM_REDIRECT_INTERVAL_MS 200
 #define SLIM_REDIRECT_MAX 25
@@ -196,6 +197,7 @@ struct slim_manager {
 	struct wl_list consoles;
 	struct wl_list bindings;
 	struct slim_enroll enroll;
+	struct slim_group *group; /* the server group (group.h); NULL: none */
 	/* the key card tokens are hashed under (KEY_DIR/card.key) */
 	uint8_t card_key[SLIM_SEC_KEY_LEN];
 	/* the host key's fingerprint, for slimlandctl key; zero over clear transport */
@@ -303,6 +305,13 @@ void slim_console_message(struct slim_console *console, const char *text);
  * leaves the table, its session (if a user's) runs on detached.
  */
 void slim_console_revoke(struct slim_console *console);
+/*
+ * A server group's other server takes the console (MOVE, `why` for the
+ * log): it leaves the table here, its session (if a user's) runs on
+ * detached.
+ */
+void slim_console_move(struct slim_console *console, const struct slim_wire_move *move,
+		const char *server, const char *why);
 
 /* slimlandctl detach: the console goes to the greeter, the session keeps running. */
 bool slim_session_detach(struct slim_session *session, enum slim_why why);
@@ -315,6 +324,8 @@ struct slim_binding *slim_manager_binding(struct slim_manager *mgr,
 		const struct slim_card_hash *token);
 bool slim_manager_bind(struct slim_manager *mgr, const struct slim_card_hash *token,
 		struct slim_session *session);
+/* The card opens nothing here any more (a server group's other server has it). */
+void slim_manager_unbind(struct slim_manager *mgr, const uint8_t hash[32]);
 
 void slim_manager_changed(struct slim_manager *mgr);
 

@@ -3,7 +3,7 @@
  *
  *   slimlandctl [--socket PATH] list | detach SESSION | end SESSION | why CONSOLE
  *               | consoles | approve CONSOLE [NAME] | revoke CONSOLE | key | classes
- *               | audio
+ *               | audio | group | drain SERVER | undrain SERVER
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -30,7 +30,11 @@ static void usage(FILE *f)
 		"  audio                    per console showing a session: the sound's\n"
 		"                           codec, kbit/s, the console's jitter buffer (ms),\n"
 		"                           the packets lost on the way and those lost in\n"
-		"                           every copy (%%)\n");
+		"                           every copy (%%)\n"
+		"  group                    the server group: each server's load and room,\n"
+		"                           where each session runs, where a login goes\n"
+		"  drain SERVER             no new sessions on SERVER (its own run on)\n"
+		"  undrain SERVER           new sessions may go to SERVER again\n");
 }
 
 int main(int argc, char *argv[])

@@ -71,14 +71,19 @@ class ManagerSession(Session):
     """A Session without a compositor of its own: the manager starts them."""
 
     def __init__(self, name, user, service, greeter_user, pam_hooks=False, enroll='approve',
-                 host=None, startup='foot'):
+                 host=None, startup='foot', extra_config=()):
         """host: a slimnet.Host the manager (and so its compositors) runs in,
-        listening on its address; consoles go there too."""
-        """pam_hooks: the PAM service also takes a second to authenticate
+        listening on its address; consoles go there too.
+        pam_hooks: the PAM service also takes a second to authenticate
         (pam_exec sleep) and records, in the session phase, which process
         opened and closed the session (pam_exec runs in the process calling
-        pam_open_session: its child's $PPID), in self.pam_hook_log."""
+        pam_open_session: its child's $PPID), in self.pam_hook_log.
+        extra_config: more lines of slimland.conf ('key = value'), after
+        the test's own.
+        Sessions with users, services and names of their own may run at
+        once (one per host: each manager listens on its host's address)."""
         super().__init__(name, console=False, compositor=False)
+        self.extra_config = list(extra_config)
         self.pam_hooks = pam_hooks
         self.enroll = enroll
         self.startup = startup
@@ -167,9 +172,11 @@ class ManagerSession(Session):
             # the host key, the card key, the enrolled consoles: the test's own
             f.write('key_dir = %s\n' % os.path.join(self.tmp, 'keys'))
             f.write('enroll = %s\n' % self.enroll)
+            for line in self.extra_config:
+                f.write(line + '\n')
         log('user %s (uid %d), greeter user %s (uid %d), PAM service %s, manager on '
-            '127.0.0.1:%d' % (self.user, self.pw.pw_uid, self.greeter_user,
-                              self.greeter_pw.pw_uid, self.service, self.port))
+            '%s:%d' % (self.user, self.pw.pw_uid, self.greeter_user,
+                       self.greeter_pw.pw_uid, self.service, self.manager_host, self.port))
 
     def _cgroup_dirs(self):
         found = set()
@@ -384,9 +391,11 @@ class ManagerSession(Session):
         return self.wait_ctl(ok, 'console %s on the %s' % (console_id, state), timeout)
 
     # -- consoles
-    def approved_console(self, console_id, size, env=None, extra_args=()):
-        """A new console, approved by the administrator, settled on its greeter."""
-        console = self.start_managed_console(console_id, size, env=env, extra_args=extra_args)
+    def approved_console(self, console_id, size, env=None, extra_args=(), host=None):
+        """A new console, approved by the administrator, settled on its greeter;
+        host: a slimnet.Host it runs in."""
+        console = self.start_managed_console(console_id, size, env=env, extra_args=extra_args,
+                                             host=host)
         console.wait_for('manager refused pending', 15)
         self.ctl('approve', console.id)
         console.wait_for('attached', 20)

@@ -1,0 +1,67 @@
+/*
+ * What group.c (the lease, publishing, the copy of the registry) and
+ * group-view.c (what the copy says: slimlandctl group, where a console
+ * goes) share.
+ */
+#ifndef SLIM_SESSIOND_GROUP_INTERNAL_H
+#define SLIM_SESSIOND_GROUP_INTERNAL_H
+
+#include <stdint.h>
+#include <wayland-server-core.h>
+#include "etcd.h"
+#include "group.h"
+
+#define GROUP_CALL_TIMEOUT_MS 2000
+#define GROUP_RETRY_MS 1000
+/* what the copy of the registry holds at most: a group of hundreds of users is far less */
+#define GROUP_MIRROR_MAX 20000
+#define GROUP_VALUE_MAX 1024
+#define GROUP_SERVERS_MAX 256
+#define GROUP_FORMAT 1
+
+/* One key of the registry, as the watch last saw it (or as we published it). */
+struct group_kv {
+	struct wl_list link;
+	char *key;   /* without the prefix */
+	char *value;
+};
+
+enum group_stage {
+	GROUP_GRANTING,    /* asking for a lease */
+	GROUP_CLAIMING,    /* claiming servers/NAME under it */
+	GROUP_REGISTERED,  /* holding the name: publishing */
+};
+
+struct slim_group {
+	struct slim_manager *mgr;
+	struct slim_group_config config;
+	struct slim_etcd *etcd;
+	enum group_stage stage;
+	int64_t lease;
+	struct wl_event_source *tick;   /* keepalive, retries, publishing */
+	struct slim_etcd_call *call;    /* the grant, claim or keepalive in flight */
+	bool reachable;
+	bool name_taken_said;
+	char claimed_key[192], claimed_value[GROUP_VALUE_MAX]; /* servers/NAME as claimed */
+
+	/* The copy of the registry: a range, then a watch from the next revision. */
+	struct wl_list mirror; /* group_kv */
+	int mirror_len;
+	bool mirror_ok;
+	int64_t revision;
+	struct slim_etcd_call *sync; /* the range or the watch */
+	uint64_t watch_since_us;     /* the watch began (slim_now_us) */
+	struct wl_event_source *sync_retry;
+
+	/* What we published: the server's record, its sessions and cards. */
+	struct wl_list published; /* group_kv, keys without the prefix */
+	struct wl_list claims;    /* group_card_claim: cards/HASH being claimed */
+};
+
+/* The key in `list` (group_kv), or NULL. */
+struct group_kv *slim_group_kv_find(struct wl_list *list, const char *key);
+/* A put (value) or a delete (NULL) of a key under the prefix; with our lease if `leased`. */
+void slim_group_write_key(struct slim_group *group, const char *key, const char *value,
+		bool leased);
+
+#endif

@@ -1,0 +1,97 @@
+/*
+ * A server group's registry in etcd (session-manager.md §9). Each server
+ * holds a lease and, under the group's prefix, what belongs to it with
+ * that lease, so that a server that dies loses it all when the lease
+ * expires (a few seconds) and a server that comes back starts again from
+ * nothing:
+ *
+ *   PREFIX servers/NAME        {"v":1, address, sessions, memory, CPU, time}
+ *   PREFIX sessions/NAME/ID    {"v":1, user, console}
+ *   PREFIX drain/NAME          "1" (no lease: slimlandctl drain outlives a restart)
+ *
+ * A watch keeps a copy of the whole prefix here, for placement and for
+ * slimlandctl group. While etcd cannot be reached the server goes on with
+ * its own consoles and sessions and says so once; when etcd answers again
+ * it registers anew under a new lease.
+ *
+ * With no `etcd` in the configuration there is no group: the manager keeps
+ * its state file alone, as a single server always did.
+ */
+#ifndef SLIM_SESSIOND_GROUP_H
+#define SLIM_SESSIOND_GROUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "placement.h"
+#include "slim-proto.h"
+
+struct slim_manager;
+struct slim_group;
+
+/* The group's part of slimland.conf (config.c). */
+struct slim_group_config {
+	char etcd[512];    /* endpoints, comma-separated; "": no group */
+	char prefix[64];   /* the registry's keys, e.g. /slimland/ */
+	char name[64];     /* this server's name; "": its host name */
+	char address[128]; /* where consoles reach this server; "": `listen` */
+	unsigned ttl_s;    /* its lease */
+	struct slim_place_weights weights;
+};
+
+void slim_group_config_defaults(struct slim_group_config *config);
+/*
+ * One key of slimland.conf if it is the group's: 1 applied, 0 a bad value
+ * (nothing changed), -1 not a key of the group's.
+ */
+int slim_group_config_apply(struct slim_group_config *config, const char *key,
+		const char *value);
+/* A server's name: letters, digits, `.`, `_` and `-`, at most 63. */
+bool slim_group_name_valid(const char *name);
+
+/* NULL if `config->etcd` is empty (no group) or on failure (logged). */
+struct slim_group *slim_group_create(struct slim_manager *mgr,
+		const struct slim_group_config *config);
+/* Revokes the lease (best effort): the server leaves the group at once. */
+void slim_group_destroy(struct slim_group *group);
+
+/* The manager's table changed (sessions, consoles): publish it. */
+void slim_group_changed(struct slim_group *group);
+
+/*
+ * Where a console goes that this server has no session for (a MOVE to
+ * that server's manager, named in `server`). The card's session runs on
+ * another server of the group: true while that server is in the registry.
+ */
+bool slim_group_card_server(struct slim_group *group, const uint8_t hash[32],
+		struct slim_wire_move *move, char *server, size_t size);
+/*
+ * A console about to be shown a greeter: true if its login belongs on
+ * another server, one with a session's room more than this one's (or this
+ * one drains). False without a group, or while etcd is not answering.
+ */
+bool slim_group_login_server(struct slim_group *group, struct slim_wire_move *move,
+		char *server, size_t size);
+
+/* slimlandctl group: the servers, their load, the sessions, the next placement. */
+typedef void (*slim_group_out)(void *data, const char *line);
+void slim_group_view(struct slim_group *group, slim_group_out out, void *data);
+/* slimlandctl drain|undrain NAME. False with *error if it cannot be asked. */
+bool slim_group_drain(struct slim_group *group, const char *name, bool drain,
+		const char **error);
+
+/*
+ * An answer from etcd to one of the group's requests, as bytes, through the
+ * parsing and the handlers a real answer takes: fuzz-etcd's way in.
+ */
+enum slim_group_request {
+	SLIM_GROUP_GRANT,
+	SLIM_GROUP_CLAIM,
+	SLIM_GROUP_KEEPALIVE,
+	SLIM_GROUP_RANGE,
+	SLIM_GROUP_WATCH, /* one message of the watch's stream */
+	SLIM_GROUP_PUT,
+};
+void slim_group_answer(struct slim_group *group, enum slim_group_request kind,
+		const char *text, size_t len);
+
+#endif

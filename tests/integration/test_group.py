@@ -1,0 +1,441 @@
+"""Server groups on etcd (session-manager.md §9), with the real components:
+a three-member etcd cluster (slimetcd.py) and three slimland-sessiond
+servers, A, B and C, each in a network namespace of its own on one LAN
+(slimnet.py), the consoles in a fourth:
+
+    A 10.77.0.1, B 10.77.0.2, C 10.77.0.3      the servers (group_ttl = 3)
+    desk 10.77.0.4                             the consoles, and etcdctl
+    etcd0 10.77.0.11 .. etcd2 10.77.0.13       the cluster
+
+1. every server's `slimlandctl group` lists all three, its own as (this);
+2. a user logs in at a console of A's and another at one of B's: each
+   session shows up in the others' views as `session B/N user U console ID`;
+3. `slimlandctl drain B` on A: C's view says B drains and sends the next
+   login elsewhere; with A and C drained too, nowhere; undrained, B again,
+   and once all are undrained no view says drain;
+4. every process of A (its manager, its greeters, its user's compositor)
+   killed at once, as by a power cut: A's record and its session leave B's
+   and C's views within TTL + 3 s (measured), B's session stays in them,
+   and B's console still shows it;
+5. one etcd member killed (the one the servers talk to, their watches on
+   it, leader or not): nothing changes: the views stay complete for a
+   lease's length and more, and a drain and an undrain through C reach
+   B's view;
+6. a second member killed: B and C say once that etcd is unreachable, and
+   slimlandctl group says so (a drain is refused), while B's console still
+   shows its session; both members started again, B and C say etcd
+   answers and their views are complete again (A still absent), with no
+   slimland process restarted, and a drain through B works;
+7. B alone cut off from etcd (nftables) for longer than its lease: C
+   forgets B and its session within TTL + 3 s while B's console goes on;
+   back, B says once that etcd was unreachable, that it answers, that its
+   lease expired, registers again, and every view has B and its session;
+8. B and C stop on SIGTERM with status 0 (sanitizer builds: no report).
+
+Measured times are printed (`after N s`).
+
+Root only (network namespaces, users, PAM); skipped without etcd.
+"""
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+from slimetcd import EtcdCluster
+from slimnet import Lan
+from slimsessiond import ManagerSession
+from slimtest import TestFailure, _reap_orphans, log, require_programs, run, scaled
+
+NAME = 'group'
+TTL = 3
+PREFIX = '/slimland-test/'
+SIZE = (800, 600)
+SERVERS = ('A', 'B', 'C')
+
+
+class View:
+    """One answer of `slimlandctl group`, parsed."""
+
+    def __init__(self, lines):
+        self.lines = lines
+        head = lines[0].split() if lines else []
+        # group PREFIX server NAME etcd URL reachable|unreachable[ (not registered)]
+        self.ok = len(head) >= 7 and head[0] == 'group' and head[2] == 'server'
+        self.prefix = head[1] if self.ok else None
+        self.name = head[3] if self.ok else None
+        self.endpoint = head[5] if self.ok else None
+        self.reachable = self.ok and head[6] == 'reachable'
+        self.registered = self.ok and '(not registered)' not in lines[0]
+        self.read = self.ok and not (len(lines) > 1 and lines[1].startswith('registry not read'))
+        self.servers = {}   # name: {'address', 'sessions', 'drain', 'this'}
+        self.sessions = {}  # 'NAME/ID': (user, console)
+        self.next = None
+        for line in lines[1:]:
+            f = line.split() or ['']
+            if f[0] == 'server' and len(f) >= 14:
+                self.servers[f[1]] = {'address': f[3], 'sessions': int(f[5]),
+                                      'drain': 'drain' in f[14:], 'this': '(this)' in f[14:]}
+            elif f[0] == 'session' and len(f) == 6:
+                self.sessions[f[1]] = (f[3], f[5])
+            elif line.startswith('next login '):
+                self.next = f[2]
+
+    def text(self):
+        return '\n'.join('    ' + l for l in self.lines)
+
+
+def drains(v, name):
+    """Whether the view says server `name` drains; None if it lists no such server."""
+    rec = v.servers.get(name)
+    return None if rec is None else rec['drain']
+
+
+def view(s):
+    try:
+        return View(s.ctl('group'))
+    except subprocess.TimeoutExpired:
+        return View([])
+
+
+def complete(v, servers, sessions, owner):
+    """v lists exactly these servers (name: ManagerSession) at their
+    addresses, with their numbers of sessions, and exactly these sessions
+    ({'NAME/ID': (user, console)}); `owner` is (this)."""
+    if not (v.reachable and v.registered and v.read and set(v.servers) == set(servers)
+            and v.sessions == sessions):
+        return False
+    for name, s in servers.items():
+        rec = v.servers[name]
+        n = sum(1 for key in sessions if key.startswith(name + '/'))
+        if rec['address'] != '%s:%d' % (s.manager_host, s.port) or rec['sessions'] != n \
+                or rec['this'] != (name == owner):
+            return False
+    return True
+
+
+def wait_views(viewers, predicate, what, timeout=30, start=None, invariant=None):
+    """Polls `slimlandctl group` on each of viewers ({name: session}) until
+    predicate(name, view) holds for all; fails at once if a view breaks
+    invariant(name, view). The seconds each took, from `start` (default:
+    now; a time.monotonic())."""
+    start = time.monotonic() if start is None else start
+    deadline = time.monotonic() + scaled(timeout)
+    took, last = {}, {}
+    while True:
+        for name, s in viewers.items():
+            if name in took and invariant is None:
+                continue
+            v = view(s)
+            if invariant is not None and not invariant(name, v):
+                raise TestFailure('%s: %s\'s view broke off after %.2fs:\n%s' % (
+                    what, name, time.monotonic() - start, v.text()))
+            last[name] = v
+            if name not in took and predicate(name, v):
+                took[name] = time.monotonic() - start
+        if len(took) == len(viewers):
+            log('%s: %s' % (what, ', '.join('%s after %.2fs' % (n, took[n]) for n in viewers)))
+            return took
+        if time.monotonic() > deadline:
+            raise TestFailure('%s: not within %gs; last views:\n%s' % (
+                what, scaled(timeout), '\n'.join('  %s:\n%s' % (n, last[n].text())
+                                                 for n in viewers if n not in took)))
+        time.sleep(0.05)
+
+
+def hold_views(viewers, invariant, what, until):
+    """Polls the views until time.monotonic() reaches `until`: each must
+    satisfy invariant(name, view) all along."""
+    polls = 0
+    while time.monotonic() < until:
+        for name, s in viewers.items():
+            v = view(s)
+            if not invariant(name, v):
+                raise TestFailure('%s: %s\'s view broke off:\n%s' % (what, name, v.text()))
+            polls += 1
+        time.sleep(0.05)
+    log('%s: %d views, every one as it should be' % (what, polls))
+
+
+def ctl_answer(s, *args):
+    """slimlandctl ARGS on s: (exit status, stdout, stderr), stripped."""
+    r = subprocess.run([s.slimlandctl, '--socket', os.path.join(s.run_dir, 'ctl.sock')]
+                       + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=scaled(10))
+    return (r.returncode, r.stdout.decode(errors='replace').strip(),
+            r.stderr.decode(errors='replace').strip())
+
+
+def ctl_ok(s, *args):
+    """slimlandctl ARGS on s answers ok (status 0, nothing said)."""
+    answer = ctl_answer(s, *args)
+    if answer != (0, '', ''):
+        raise TestFailure('slimlandctl %s on %s: %r' % (' '.join(args), s.server, answer))
+
+
+def netns_pids(ns):
+    r = subprocess.run(['ip', 'netns', 'pids', ns], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL)
+    return [int(p) for p in r.stdout.split()]
+
+
+def kill_namespace(ns, timeout=10):
+    """SIGKILL to every process in a network namespace, until none is left;
+    how many there were."""
+    killed = set()
+    deadline = time.monotonic() + scaled(timeout)
+    while True:
+        pids = netns_pids(ns)
+        if not pids:
+            return len(killed)
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            except ProcessLookupError:
+                pass
+        _reap_orphans()
+        if time.monotonic() > deadline:
+            raise TestFailure('processes left in %s: %s' % (ns, pids))
+        time.sleep(0.02)
+
+
+@contextlib.contextmanager
+def namespaces_emptied(lan):
+    """At the end, whatever still runs in the LAN's namespaces is killed
+    (what the sessions' own clean-up left: nothing, normally)."""
+    try:
+        yield
+    finally:
+        for ns in list(lan.namespaces):
+            left = netns_pids(ns)
+            if left:
+                log('killing what is left in %s: %s' % (ns, left))
+                try:
+                    kill_namespace(ns)
+                except TestFailure as e:
+                    log(str(e))
+
+
+def sanitizer_lines(s):
+    return [l for l in s.manager.stderr.lines if 'runtime error:' in l or 'Sanitizer' in l]
+
+
+def test():
+    require_programs('etcd', 'etcdctl')
+    base = os.environ.get('SLIMTEST_OUTDIR', os.path.join(os.getcwd(), 'integration-output'))
+    outdir = os.path.join(base, NAME)
+    shutil.rmtree(outdir, ignore_errors=True)
+    os.makedirs(outdir)
+    with contextlib.ExitStack() as stack:
+        lan = stack.enter_context(Lan(NAME))
+        hosts = {name: lan.host('srv' + name, 1 + i) for i, name in enumerate(SERVERS)}
+        desk = lan.host('desk', 4)
+        stack.enter_context(namespaces_emptied(lan))
+        members = [lan.host('etcd%d' % i, 11 + i) for i in range(3)]
+        t = time.monotonic()
+        etcd = stack.enter_context(EtcdCluster(NAME, os.path.join(outdir, 'etcd'), hosts=members,
+                                               client_host=desk))
+        log('etcd cluster healthy %.2fs after its start' % (time.monotonic() - t))
+        servers = {}
+        for name in SERVERS:
+            low = name.lower()
+            s = stack.enter_context(ManagerSession(
+                '%s/%s' % (NAME, name), 'slimtest-grp-' + low, 'slimland-test-grp-' + low,
+                'slimtest-grp-%s-gr' % low, host=hosts[name], extra_config=[
+                    'etcd = ' + ','.join(etcd.endpoints),
+                    'group_prefix = ' + PREFIX,
+                    'server_name = ' + name,
+                    'group_ttl = %d' % TTL,
+                ]))
+            s.server = name
+            servers[name] = s
+        group(etcd, servers, desk)
+
+
+def group(etcd, servers, desk):
+    a, b, c = (servers[n] for n in SERVERS)
+    # 1. every server in every view
+    for s in servers.values():
+        s.start_manager()
+    for s in servers.values():
+        s.manager_log_wait('group: %s registered under %s' % (s.server, PREFIX), timeout=20)
+    wait_views(servers, lambda n, v: complete(v, servers, {}, n),
+               'all three servers in every view')
+
+    # 2. a user's session on A, another on B, in every view
+    consoles = {}
+    sessions = {}
+    for s in (a, b):
+        console = s.approved_console('desk-' + s.server.lower(), SIZE, host=desk)
+        row = s.log_in(console)
+        consoles[s.server] = console
+        sessions['%s/%s' % (s.server, row[1])] = (s.user, console.id)
+        log('%s logged in at %s: session %s/%s' % (s.user, console.id, s.server, row[1]))
+    sid_b = [k for k in sessions if k.startswith('B/')][0].split('/')[1]
+    compositor_b = int(b.user_session(b.listing())[3])
+    wait_views(servers, lambda n, v: complete(v, servers, sessions, n),
+               'both sessions in every view')
+    log('C\'s view:\n' + view(c).text())
+
+    # 3. drain B through A: C's view says so, and places logins elsewhere
+    ctl_ok(a, 'drain', 'B')
+    wait_views({'C': c}, lambda n, v: drains(v, 'B') and v.next in ('A', 'C'),
+               'B drains in C\'s view, the next login goes to A or C')
+    ctl_ok(a, 'drain', 'A')
+    ctl_ok(a, 'drain', 'C')
+    wait_views({'C': c}, lambda n, v: all(r['drain'] for r in v.servers.values())
+               and v.next == 'nowhere', 'every server drains in C\'s view: no next login')
+    ctl_ok(a, 'undrain', 'B')
+    wait_views({'C': c}, lambda n, v: drains(v, 'B') is False and v.next == 'B',
+               'B undrained in C\'s view, the only one where a login may go')
+    ctl_ok(a, 'undrain', 'A')
+    ctl_ok(a, 'undrain', 'C')
+    wait_views(servers, lambda n, v: complete(v, servers, sessions, n)
+               and not any(r['drain'] for r in v.servers.values()) and v.next in SERVERS,
+               'no server drains in any view')
+
+    # 4. A loses power: its manager and its compositors, all at once
+    killed_at = time.monotonic()
+    n = kill_namespace(a.host.ns)
+    log('killed the %d processes of A in %.3fs' % (n, time.monotonic() - killed_at))
+    alive = {k: v for k, v in servers.items() if k != 'A'}
+    left = {k: v for k, v in sessions.items() if not k.startswith('A/')}
+    took = wait_views(alive, lambda n, v: complete(v, alive, left, n),
+                      'A and its session gone from B\'s and C\'s views', timeout=TTL + 30,
+                      start=killed_at)
+    gone = max(took.values())
+    log('A left the group\'s views %.2fs after the power cut (lease TTL %ds)' % (gone, TTL))
+    if gone > TTL + scaled(3):
+        raise TestFailure('A left the views %.2fs after the power cut: more than TTL + 3s'
+                          % gone)
+    log('B\'s view:\n' + view(b).text())
+    assert_session_shown(b, consoles['B'], sid_b)
+
+    # 5. one etcd member lost: nothing changes
+    marks = {k: s.manager.stderr.mark() for k, s in alive.items()}
+    still = lambda n, v: complete(v, alive, left, n)
+    first, second = members_to_stop(etcd, alive)
+    etcd.stop_member(first)
+    stopped_at = time.monotonic()
+    ctl_ok(c, 'drain', 'B')
+    wait_views(alive, lambda n, v: drains(v, 'B'), 'a drain through C, with 2 of 3 '
+               'members', start=stopped_at, invariant=still)
+    ctl_ok(c, 'undrain', 'B')
+    wait_views(alive, lambda n, v: drains(v, 'B') is False, 'an undrain through C, with 2 '
+               'of 3 members', start=stopped_at, invariant=still)
+    # a lease's length and more: keepalives and the watch with a member less
+    hold_views(alive, still, 'views with 2 of 3 members', stopped_at + TTL + 2)
+    for k, s in alive.items():
+        said = [l for l in s.manager.stderr.since(marks[k]) if 'group: etcd unreachable' in l]
+        if said:
+            raise TestFailure('%s said etcd is unreachable with 2 of 3 members: %s' % (k, said))
+
+    # 6. a second member lost: no quorum, etcd unreachable
+    marks = {k: s.manager.stderr.mark() for k, s in alive.items()}
+    etcd.stop_member(second)
+    stopped_at = time.monotonic()
+    for k, s in alive.items():
+        s.manager_log_wait('group: etcd unreachable (', marks[k], timeout=20)
+        log('%s said etcd is unreachable %.2fs after the second member stopped' % (
+            k, time.monotonic() - stopped_at))
+    wait_views(alive, lambda n, v: v.ok and not v.reachable, 'slimlandctl group says '
+               'unreachable', start=stopped_at)
+    status, _, err = ctl_answer(b, 'drain', 'C')
+    if status == 0 or 'etcd unreachable' not in err:
+        raise TestFailure('drain without quorum: status %d, %r' % (status, err))
+    log('drain without quorum: %s' % err)
+    assert_session_shown(b, consoles['B'], sid_b)
+
+    # both members back: the views come back, with no slimland process restarted
+    etcd.start_member(first)
+    etcd.start_member(second)
+    started_at = time.monotonic()
+    for k, s in alive.items():
+        s.manager_log_wait('group: etcd at ', marks[k], timeout=30)
+        log('%s said etcd answers %.2fs after the members started again' % (
+            k, time.monotonic() - started_at))
+    etcd.wait_healthy(30)
+    wait_views(alive, still, 'B and C complete again, A still absent', start=started_at)
+    for k, s in alive.items():
+        lines = [l for l in s.manager.stderr.since(marks[k]) if 'group: ' in l]
+        answered = [i for i, l in enumerate(lines) if 'group: etcd at ' in l][0]
+        said = [l for l in lines[:answered] if 'group: etcd unreachable' in l]
+        if len(said) != 1:
+            raise TestFailure('%s said etcd is unreachable %d times in one outage: %s' % (
+                k, len(said), said))
+        # while the cluster settles, a request may still fail, and the
+        # lease with it (the requests' timeout is not the lease's)
+        log('%s after the outage: %s' % (k, '; '.join(l.split('] ', 1)[-1][:80]
+                                                       for l in lines[answered:])))
+        if s.n_managers != 1 or not s.manager.alive():
+            raise TestFailure('%s\'s manager is not the one started at first' % k)
+    if int(b.user_session(b.listing())[3]) != compositor_b:
+        raise TestFailure('B\'s session has another compositor')
+    assert_session_shown(b, consoles['B'], sid_b)
+    ctl_ok(b, 'drain', 'C')
+    wait_views(alive, lambda n, v: drains(v, 'C') and v.next == 'B',
+               'a drain through B after the outage', invariant=still)
+    ctl_ok(b, 'undrain', 'C')
+    wait_views(alive, lambda n, v: drains(v, 'C') is False, 'an undrain through B after '
+               'the outage', invariant=still)
+
+    # 7. B cut off from etcd for longer than its lease, etcd itself well:
+    # the others forget B; back, B registers again with its session
+    marks = {k: s.manager.stderr.mark() for k, s in alive.items()}
+    b.host.nft('add chain inet slimtest etcdcut { type filter hook output priority 0; }\n'
+               'add rule inet slimtest etcdcut tcp dport 2379 drop\n')
+    cut_at = time.monotonic()
+    took = wait_views({'C': c}, lambda n, v: complete(v, {'C': c}, {}, n),
+                      'B and its session gone from C\'s view', timeout=TTL + 30, start=cut_at)
+    if took['C'] > TTL + scaled(3):
+        raise TestFailure('B left C\'s view %.2fs after it was cut off' % took['C'])
+    b.manager_log_wait('group: etcd unreachable (', marks['B'], timeout=20)
+    log('B said etcd is unreachable by %.2fs after it was cut off' % (
+        time.monotonic() - cut_at))
+    assert_session_shown(b, consoles['B'], sid_b)
+    b.host.nft('flush chain inet slimtest etcdcut\n')
+    healed_at = time.monotonic()
+    b.manager_log_wait('registering again', marks['B'], timeout=20)
+    b.manager_log_wait('group: B registered under', marks['B'], timeout=20)
+    log('B registered again %.2fs after it could reach etcd' % (time.monotonic() - healed_at))
+    wait_views(alive, still, 'B and its session back in every view', start=healed_at)
+    # once unreachable, once answering, and registered anew
+    said = [l for l in b.manager.stderr.since(marks['B']) if 'group: ' in l]
+    expected = ['group: etcd unreachable (', 'group: etcd at ', 'expired; registering again',
+                'group: B registered under']
+    if len(said) != len(expected) or not all(e in l for e, l in zip(expected, said)):
+        raise TestFailure('B, cut off and back, said:\n' + '\n'.join(said))
+
+    # 8. B and C stop cleanly (sanitizer builds: nothing leaked, nothing wrong)
+    for k, s in alive.items():
+        status = s.stop_manager()
+        reports = sanitizer_lines(s)
+        s.manager = None  # stopped: not again at the end
+        if status != 0 or reports:
+            raise TestFailure('%s\'s manager exited with status %s: %s' % (
+                k, status, '\n'.join(reports[:20])))
+
+
+def members_to_stop(etcd, servers):
+    """The etcd members to stop, in turn: first the one the servers talk
+    to (their watches are there), leader or not; then another."""
+    leader = etcd.leader()
+    urls = [view(s).endpoint for s in servers.values()]
+    talked = [m.i for m in etcd.members if m.client_url in urls]
+    first = talked[0] if talked else leader
+    second = [i for i in etcd.running() if i != first][0]
+    log('the servers talk to %s; member %s leads; stopping member %d, then %d' % (
+        ', '.join(urls), leader, first, second))
+    return first, second
+
+
+def assert_session_shown(s, console, sid):
+    """The session is on the console, which shows what its compositor renders."""
+    s.wait_console_state(console.id, 'session', user_session=sid)
+    display = s.compositor_display(s.user, 'session-%s' % sid)
+    s.assert_shows(console, '/run/user/%d' % s.pw.pw_uid, display)
+
+
+run(test)
