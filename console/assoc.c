@@ -387,6 +387,9 @@ void slim_assoc_send_card(struct slim_assoc *assoc, const struct slim_wire_card 
 static void connection_refused(struct slim_assoc *assoc, uint64_t now_us)
 {
 	assoc->conn_refused = false;
+	if (assoc->impl->refused && assoc->impl->refused(assoc->data, now_us)) {
+		return; /* on to another peer */
+	}
 	if (assoc->state == SLIM_ASSOC_CONNECTING) {
 		/* the retries are under way; a handshake in flight waits for its own end */
 		return;

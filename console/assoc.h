@@ -66,6 +66,12 @@ struct slim_assoc_impl {
 	bool (*send_card)(void *data, const struct slim_wire_card *card);
 	/* An authenticated datagram of the connection. */
 	void (*datagram)(void *data, const uint8_t *buf, size_t len, uint64_t now_us);
+	/*
+	 * The peer's port is unreachable (ECONNREFUSED): true if the user
+	 * went elsewhere (slim_assoc_set_fd and slim_assoc_connect), else the
+	 * association starts over with the same peer. Optional.
+	 */
+	bool (*refused)(void *data, uint64_t now_us);
 };
 
 struct slim_assoc;

@@ -20,9 +20,16 @@
 #define CARD_REPEAT_MS 100
 /*
  * A new association that no manager answered in this long goes to the
- * next manager of --manager's list (HELLO went at 0, 250, 750 and 1750 ms).
+ * next manager of --manager's list (HELLO went at 0, 250, 750 and 1750 ms);
+ * one whose port is unreachable (ECONNREFUSED) goes at once.
  */
 #define FAILOVER_US 2500000ull
+/*
+ * The manager answers every PING (every 5 s): an attached association
+ * that heard nothing for two of them and a margin starts over (and, with
+ * a list, goes on to the next manager), as after a power cut.
+ */
+#define SILENT_US 12000000ull
 #define MANAGERS_MAX 8
 
 struct slim_manager {
@@ -41,6 +48,7 @@ struct slim_manager {
 	uint8_t vouched[SLIM_SEC_FINGERPRINT_LEN];
 	const char *address; /* the one in use: addresses[current] or moved_address */
 	uint64_t connecting_since_us;
+	uint64_t heard_us; /* the association's last datagram from the manager */
 	struct slim_console_core *core;
 	char id[SLIM_CONSOLE_ID_LEN + 1];
 	const struct slim_manager_listener *listener;
@@ -105,6 +113,10 @@ static void assoc_send_hello(void *data, uint32_t id)
 	struct slim_writer w;
 	struct slim_wire_hello hello;
 	slim_console_core_fill_hello(m->core, m->id, &hello);
+	if (m->moved) {
+		/* placed already: the card on the reader may be what sent us here */
+		hello.caps |= SLIM_CAP_MOVED;
+	}
 	slim_writer_init(&w, buf, sizeof(buf), id, true);
 	slim_put_hello(&w, &hello);
 	send_dgram(m, &w);
@@ -123,6 +135,7 @@ static void assoc_send_ping(void *data)
 static void assoc_attached(void *data, uint32_t id)
 {
 	struct slim_manager *m = data;
+	m->heard_us = slim_now_us();
 	if (m->listener->attached) {
 		m->listener->attached(m->data, id);
 	}
@@ -194,6 +207,19 @@ static void assoc_datagram(void *data, const uint8_t *buf, size_t len, uint64_t 
 	handle_datagram(data, buf, len, now_us);
 }
 
+static void fail_over(struct slim_manager *m, uint64_t now_us);
+
+/* A dead server's port: a group's next manager at once, not after the 2.5 s. */
+static bool assoc_refused(void *data, uint64_t now_us)
+{
+	struct slim_manager *m = data;
+	if (m->n_addresses < 2 && !m->moved) {
+		return false;
+	}
+	fail_over(m, now_us);
+	return true;
+}
+
 static const struct slim_assoc_impl assoc_impl = {
 	.connecting = assoc_connecting,
 	.security = assoc_security,
@@ -202,6 +228,7 @@ static const struct slim_assoc_impl assoc_impl = {
 	.send_ping = assoc_send_ping,
 	.attached = assoc_attached,
 	.send_card = assoc_send_card,
+	.refused = assoc_refused,
 };
 
 struct slim_manager *slim_manager_create(const char *manager, struct slim_console_core *core,
@@ -398,6 +425,7 @@ static void handle_datagram(struct slim_manager *m, const uint8_t *buf, size_t l
 	}
 	/* anything else in our association says the manager heard the HELLO */
 	slim_assoc_heard(m->assoc, now_us);
+	m->heard_us = now_us;
 	slim_reader_init(&r, &hdr, buf, len, false, 0, 0);
 	/* REDIRECT and MOVE travel alone, like REFUSE */
 	if (hdr.count == 1 && slim_reader_next(&r, &cmd) == SLIM_OK) {
@@ -421,6 +449,9 @@ void slim_manager_tick(struct slim_manager *m, uint64_t now_us)
 			slim_assoc_state(m->assoc) == SLIM_ASSOC_CONNECTING &&
 			now_us - m->connecting_since_us >= FAILOVER_US) {
 		fail_over(m, now_us);
+	} else if (slim_assoc_state(m->assoc) == SLIM_ASSOC_ATTACHED &&
+			now_us - m->heard_us >= SILENT_US) {
+		slim_assoc_restart(m->assoc, "the session manager fell silent", now_us);
 	}
 	if (m->card_repeats > 0 && now_us >= m->card_next_us) {
 		slim_assoc_send(m->assoc, m->card_dgram, m->card_len);

@@ -5,8 +5,10 @@
  *
  *   CONNECTING: HELLO now, again after 250 ms, doubling up to 4 s, until
  *               a datagram of the association arrives (its REDIRECT);
- *   ATTACHED:   PING every 5 s; the manager's REFUSE UNKNOWN (it
- *               restarted) means HELLO again, on this association only;
+ *   ATTACHED:   PING every 5 s, each answered; the manager's REFUSE
+ *               UNKNOWN (it restarted) means HELLO again, on this
+ *               association only, and 12 s without an answer (a power
+ *               cut) a new association;
  *   BUSY:       the manager refused us: HELLO every 5 s.
  *
  * A server group's manager may MOVE the console to another manager of the

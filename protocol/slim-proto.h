@@ -144,6 +144,11 @@ enum slim_caps {
 	SLIM_CAP_CACHE = 1 << 9,   /* keeps SLIM_CACHE_SLOTS slots: CACHE_STORE, CACHE_DRAW */
 	SLIM_CAP_ACK_DELAY = 1 << 10, /* may hold an ACK up to SLIM_ACK_DELAY_MS */
 	SLIM_CAP_HISTORY = 1 << 11,   /* keeps SLIM_HISTORY_BYTES: SLIM_DGRAM_HISTORY */
+	/*
+	 * To a session manager only: a server group's manager sent the console
+	 * here (MOVE), so it is not placed again (session-manager.md §9).
+	 */
+	SLIM_CAP_MOVED = 1 << 12,
 };
 
 /*

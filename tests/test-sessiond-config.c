@@ -88,6 +88,9 @@ static void test_values(void **state)
 		"memory_low = 1024\n"
 		"video_budget = 0\n"
 		"etcd = http://10.0.0.1:2379,http://10.0.0.2:2379\n"
+		"etcd_ca = /etc/slimland/etcd-ca.pem\n"
+		"etcd_cert = /etc/slimland/etcd.pem\n"
+		"etcd_key = /etc/slimland/etcd.key\n"
 		"group_prefix = /site/\n"
 		"server_name = srv-1.a\n"
 		"group_address = 10.0.0.5:5550\n"
@@ -97,6 +100,9 @@ static void test_values(void **state)
 		"cpu_weight = 0\n"
 		"slimland = /opt/slimland"), 0);
 	assert_string_equal(c.group.etcd, "http://10.0.0.1:2379,http://10.0.0.2:2379");
+	assert_string_equal(c.group.etcd_ca, "/etc/slimland/etcd-ca.pem");
+	assert_string_equal(c.group.etcd_cert, "/etc/slimland/etcd.pem");
+	assert_string_equal(c.group.etcd_key, "/etc/slimland/etcd.key");
 	assert_string_equal(c.group.prefix, "/site/");
 	assert_string_equal(c.group.name, "srv-1.a");
 	assert_string_equal(c.group.address, "10.0.0.5:5550");
@@ -164,7 +170,8 @@ static void test_bad_lines_keep_defaults(void **state)
 		"group_ttl = 1\n"
 		"group_ttl = soon\n"
 		"ram_per_user = 0\n"
-		"existing_users_weight = -1\n"), 30);
+		"existing_users_weight = -1\n"
+		"etcd_ca = relative.pem\n"), 31);
 	struct slim_config d;
 	slim_config_defaults(&d);
 	assert_memory_equal(&c, &d, sizeof(c));

@@ -111,10 +111,19 @@ void slim_console_card(struct slim_console *c, const struct slim_wire_card *card
 	struct slim_binding *b = card->len ? slim_manager_binding(mgr, &token) : NULL;
 	struct slim_wire_move move;
 	char server[64];
-	if (!b && card->len && slim_group_card_server(mgr->group, token.bytes, &move, server,
-			sizeof(server))) {
+	switch (!b && card->len ? slim_group_card_server(mgr->group, token.bytes, &move, server,
+			sizeof(server)) : SLIM_GROUP_HERE) {
+	case SLIM_GROUP_HERE:
+		break;
+	case SLIM_GROUP_MOVE:
 		/* a server group: the card's session runs on another server */
 		slim_console_move(c, &move, server, "card for a session of another server");
+		return;
+	case SLIM_GROUP_UNREACHABLE:
+		c->has_pending = false;
+		c->reauth = NULL;
+		ask_at_greeter(c, SLIM_WHY_UNKNOWN_CARD, "This card's session is on another "
+			"server, which cannot be reached now: try again in a moment");
 		return;
 	}
 	if (!b) {

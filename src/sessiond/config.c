@@ -120,6 +120,63 @@ static bool set_string(char *dst, size_t size, const char *value)
 	return true;
 }
 
+void slim_group_config_defaults(struct slim_group_config *config)
+{
+	*config = (struct slim_group_config){ .ttl_s = 5 };
+	snprintf(config->prefix, sizeof(config->prefix), "/slimland/");
+	slim_place_weights_defaults(&config->weights);
+}
+
+bool slim_group_name_valid(const char *name)
+{
+	size_t n = strlen(name);
+	return n > 0 && n < 64 && strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		"abcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+}
+
+/* A server group's keys (session-manager.md §9): as apply(), -1 if not one of them. */
+static int apply_group(struct slim_group_config *c, const char *key, const char *value)
+{
+	unsigned n;
+	if (strcmp(key, "etcd") == 0) {
+		/* URLs, checked when the group starts (etcd.c says which one is wrong) */
+		return set_string(c->etcd, sizeof(c->etcd), value);
+	} else if (strcmp(key, "etcd_ca") == 0) {
+		return value[0] == '/' && set_string(c->etcd_ca, sizeof(c->etcd_ca), value);
+	} else if (strcmp(key, "etcd_cert") == 0) {
+		return value[0] == '/' && set_string(c->etcd_cert, sizeof(c->etcd_cert), value);
+	} else if (strcmp(key, "etcd_key") == 0) {
+		return value[0] == '/' && set_string(c->etcd_key, sizeof(c->etcd_key), value);
+	} else if (strcmp(key, "group_prefix") == 0) {
+		/* a path of its own: /slimland/ and /slimland-test/ never overlap */
+		size_t len = strlen(value);
+		return len >= 2 && value[0] == '/' && value[len - 1] == '/' &&
+			set_string(c->prefix, sizeof(c->prefix), value);
+	} else if (strcmp(key, "server_name") == 0) {
+		return slim_group_name_valid(value) && set_string(c->name, sizeof(c->name), value);
+	} else if (strcmp(key, "group_address") == 0) {
+		return strchr(value, ' ') == NULL &&
+			set_string(c->address, sizeof(c->address), value);
+	} else if (strcmp(key, "group_ttl") == 0) {
+		if (!parse_uint(value, &n) || n < 2 || n > 3600) {
+			return 0;
+		}
+		c->ttl_s = n;
+		return 1;
+	} else if (strcmp(key, "ram_per_user") == 0) {
+		if (!parse_uint(value, &n) || n == 0 || n > (1u << 20)) {
+			return 0;
+		}
+		c->weights.ram_per_user_mb = n;
+		return 1;
+	} else if (strcmp(key, "existing_users_weight") == 0) {
+		return parse_uint(value, &c->weights.existing_users_weight);
+	} else if (strcmp(key, "cpu_weight") == 0) {
+		return parse_uint(value, &c->weights.cpu_weight);
+	}
+	return -1;
+}
+
 /* Applies one key; false (and nothing changed) if the value is not one it takes. */
 static bool apply(struct slim_config *c, const char *key, const char *value, const char **why)
 {
@@ -196,7 +253,7 @@ static bool apply(struct slim_config *c, const char *key, const char *value, con
 		c->video_budget = mbit;
 		return true;
 	}
-	int group = slim_group_config_apply(&c->group, key, value);
+	int group = apply_group(&c->group, key, value);
 	if (group >= 0) {
 		return group == 1;
 	}

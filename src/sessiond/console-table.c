@@ -230,10 +230,16 @@ void slim_console_hello(struct slim_console *c, bool new_assoc)
 		slim_console_maybe_redirect(c);
 		return;
 	}
-	/* a server group: the login may belong on a server with more room */
+	/*
+	 * A server group: the login may belong on a server with more room,
+	 * unless a MOVE sent the console here. It was placed already, or sent
+	 * for the card on its reader (told once we answer): placed again, it
+	 * would go back and forth between the card's server and the roomiest.
+	 */
 	struct slim_wire_move move;
 	char server[64];
-	if (slim_group_login_server(c->mgr->group, &move, server, sizeof(server))) {
+	if (!(c->caps & SLIM_CAP_MOVED) &&
+			slim_group_login_server(c->mgr->group, &move, server, sizeof(server))) {
 		slim_console_move(c, &move, server, "a login goes where there is room");
 		return;
 	}

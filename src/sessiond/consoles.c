@@ -359,6 +359,11 @@ void slim_consoles_receive(struct slim_manager *mgr, const struct slim_peer *pee
 		slim_console_heard(c, slim_manager_now(mgr));
 		switch (cmd.type) {
 		case SLIM_CMD_PING:
+			/*
+			 * Answered, smaller than it came: a console whose manager
+			 * falls silent (a power cut) goes to the next one (§9).
+			 */
+			slim_console_send_empty(c);
 			break;
 		case SLIM_CMD_CARD:
 			if (hdr.seq == c->card_seq) {

@@ -18,6 +18,7 @@ struct slim_etcd {
 	char *endpoints[SLIM_ETCD_ENDPOINTS_MAX];
 	int n_endpoints;
 	int current; /* where the next request starts: the last that answered */
+	struct slim_etcd_tls tls;
 	struct wl_list calls; /* slim_etcd_call.link */
 };
 
@@ -216,6 +217,13 @@ static bool call_begin(struct slim_etcd_call *call)
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)ETCD_CONNECT_TIMEOUT_MS);
 	/* http and https only: an endpoint is configuration, but a redirect is not */
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (etcd->tls.ca[0]) {
+		curl_easy_setopt(e, CURLOPT_CAINFO, etcd->tls.ca);
+	}
+	if (etcd->tls.cert[0]) {
+		curl_easy_setopt(e, CURLOPT_SSLCERT, etcd->tls.cert);
+		curl_easy_setopt(e, CURLOPT_SSLKEY, etcd->tls.key[0] ? etcd->tls.key : etcd->tls.cert);
+	}
 	if (call->stream) {
 		/*
 		 * A member that vanished (a power cut) is found by TCP's
@@ -364,16 +372,21 @@ static int handle_curl_timer(CURLM *multi, long timeout_ms, void *data)
 	return 0;
 }
 
-struct slim_etcd *slim_etcd_create(struct wl_event_loop *loop, const char *endpoints)
+struct slim_etcd *slim_etcd_create(struct wl_event_loop *loop, const char *endpoints,
+		const struct slim_etcd_tls *tls)
 {
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		return NULL;
 	}
 	struct slim_etcd *etcd = calloc(1, sizeof(*etcd));
 	if (!etcd) {
+		curl_global_cleanup();
 		return NULL;
 	}
 	etcd->loop = loop;
+	if (tls) {
+		etcd->tls = *tls;
+	}
 	wl_list_init(&etcd->calls);
 	const char *p = endpoints;
 	while (*p && etcd->n_endpoints < SLIM_ETCD_ENDPOINTS_MAX) {

@@ -35,8 +35,21 @@ typedef void (*slim_etcd_done)(void *data, struct json_object *result, const cha
  */
 typedef void (*slim_etcd_stream)(void *data, struct json_object *result, const char *error);
 
-/* `endpoints`: comma-separated URLs (http://10.0.0.1:2379,...). NULL if none is valid. */
-struct slim_etcd *slim_etcd_create(struct wl_event_loop *loop, const char *endpoints);
+/*
+ * https endpoints: the CA that signed the members' certificates, and this
+ * server's certificate and key for etcd's client-cert-auth. Empty: the
+ * system's CAs, no client certificate.
+ */
+struct slim_etcd_tls {
+	char ca[256], cert[256], key[256];
+};
+
+/*
+ * `endpoints`: comma-separated URLs (http://10.0.0.1:2379,...); `tls` is
+ * copied (NULL: none). NULL if no endpoint is valid.
+ */
+struct slim_etcd *slim_etcd_create(struct wl_event_loop *loop, const char *endpoints,
+		const struct slim_etcd_tls *tls);
 /* Cancels what is in flight without calling back. */
 void slim_etcd_destroy(struct slim_etcd *etcd);
 

@@ -20,6 +20,7 @@ struct slim_greeter_server {
 };
 
 struct slim_greeter_client {
+	struct wl_list link; /* slim_manager.greeter_clients */
 	struct slim_manager *mgr;
 	int fd;
 	struct wl_event_source *source;
@@ -45,10 +46,19 @@ static void client_destroy(struct slim_greeter_client *client)
 	if (client->console && client->console->client == client) {
 		client->console->client = NULL;
 	}
+	wl_list_remove(&client->link);
 	wl_event_source_remove(client->source);
 	wl_event_source_remove(client->error_timer);
 	close(client->fd);
 	free(client);
+}
+
+void slim_greeter_clients_destroy(struct slim_manager *mgr)
+{
+	struct slim_greeter_client *client, *tmp;
+	wl_list_for_each_safe(client, tmp, &mgr->greeter_clients, link) {
+		client_destroy(client);
+	}
 }
 
 void slim_greeter_client_message(struct slim_console *console, const char *text)
@@ -230,6 +240,7 @@ struct slim_greeter_client *slim_greeter_client_create(struct slim_manager *mgr,
 		free(client);
 		return NULL;
 	}
+	wl_list_insert(&mgr->greeter_clients, &client->link);
 	return client;
 }
 

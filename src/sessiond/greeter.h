@@ -21,6 +21,8 @@ struct slim_greeter_server *slim_greeter_server_create(struct slim_manager *mgr)
 void slim_greeter_server_destroy(struct slim_greeter_server *server);
 /* Adopts a connected socket as a client (the listener's accept, tests). */
 struct slim_greeter_client *slim_greeter_client_create(struct slim_manager *mgr, int fd);
+/* Closes every client's connection (the manager is going away). */
+void slim_greeter_clients_destroy(struct slim_manager *mgr);
 
 /* The console's greeter client, if connected, is told `message TEXT`. */
 void slim_greeter_client_message(struct slim_console *console, const char *text);

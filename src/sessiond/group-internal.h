@@ -13,8 +13,13 @@
 
 #define GROUP_CALL_TIMEOUT_MS 2000
 #define GROUP_RETRY_MS 1000
-/* what the copy of the registry holds at most: a group of hundreds of users is far less */
-#define GROUP_MIRROR_MAX 20000
+#define GROUP_KEEPALIVE_RETRY_MS 200
+/*
+ * What the copy of the registry holds at most (a list, sorted as it is
+ * read): a group of hundreds of users, a record, a session and a card
+ * each, is far less.
+ */
+#define GROUP_MIRROR_MAX 4096
 #define GROUP_VALUE_MAX 1024
 #define GROUP_SERVERS_MAX 256
 #define GROUP_FORMAT 1
@@ -38,6 +43,7 @@ struct slim_group {
 	struct slim_etcd *etcd;
 	enum group_stage stage;
 	int64_t lease;
+	uint64_t renewed_us;            /* the lease was granted or kept alive (slim_now_us) */
 	struct wl_event_source *tick;   /* keepalive, retries, publishing */
 	struct slim_etcd_call *call;    /* the grant, claim or keepalive in flight */
 	bool reachable;

@@ -126,11 +126,11 @@ static bool move_to(struct slim_group *group, const struct group_servers *s, int
 	return !IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr) && move->port != 0;
 }
 
-bool slim_group_card_server(struct slim_group *group, const uint8_t hash[32],
+enum slim_group_where slim_group_card_server(struct slim_group *group, const uint8_t hash[32],
 		struct slim_wire_move *move, char *server, size_t size)
 {
 	if (!group || !group->mirror_ok || group->stage != GROUP_REGISTERED) {
-		return false;
+		return SLIM_GROUP_HERE;
 	}
 	char key[80], hex[65], name[64];
 	slim_hex_encode(hex, hash, 32);
@@ -140,7 +140,7 @@ bool slim_group_card_server(struct slim_group *group, const uint8_t hash[32],
 	field_str(o, "server", name, sizeof(name));
 	json_object_put(o);
 	if (!kv || !slim_group_name_valid(name) || strcmp(name, group->config.name) == 0) {
-		return false;
+		return SLIM_GROUP_HERE;
 	}
 	struct group_servers s;
 	servers_collect(group, &s);
@@ -149,13 +149,18 @@ bool slim_group_card_server(struct slim_group *group, const uint8_t hash[32],
 	bool ok = i >= 0 && move_to(group, &s, i, move);
 	servers_release(&s);
 	snprintf(server, size, "%s", name);
-	return ok;
+	if (ok && !group->reachable) {
+		/* the copy may be stale: no console is sent on its word alone */
+		return SLIM_GROUP_UNREACHABLE;
+	}
+	return ok ? SLIM_GROUP_MOVE : SLIM_GROUP_HERE;
 }
 
 bool slim_group_login_server(struct slim_group *group, struct slim_wire_move *move,
 		char *server, size_t size)
 {
-	if (!group || !group->mirror_ok || group->stage != GROUP_REGISTERED) {
+	if (!group || !group->mirror_ok || group->stage != GROUP_REGISTERED ||
+			!group->reachable) {
 		return false;
 	}
 	struct group_servers s;

@@ -9,7 +9,6 @@
 #include "slim-hex.h"
 #include "slim-log.h"
 
-
 static void kv_free(struct group_kv *kv)
 {
 	wl_list_remove(&kv->link);
@@ -148,7 +147,9 @@ static void server_record(struct slim_group *group, char *out, size_t size)
 static void handle_put_done(void *data, struct json_object *result, const char *error)
 {
 	struct slim_group *group = data;
-	reachable(group, error == NULL, error);
+	if (!error) {
+		reachable(group, true, NULL);
+	}
 }
 
 /* A put (value) or a delete (NULL) of a key under the prefix; with our lease if `leased`. */
@@ -239,7 +240,9 @@ static void handle_card_claim_done(void *data, struct json_object *result, const
 {
 	struct group_card_claim *claim = data;
 	struct slim_group *group = claim->group;
-	reachable(group, error == NULL, error);
+	if (!error) {
+		reachable(group, true, NULL);
+	}
 	uint8_t hash[32];
 	if (error) {
 		/* published again, as a claim, at the next change or keepalive */
@@ -416,6 +419,7 @@ static void handle_grant_done(void *data, struct json_object *result, const char
 		return;
 	}
 	group->lease = id;
+	group->renewed_us = slim_manager_now(group->mgr);
 	claim(group);
 }
 
@@ -470,6 +474,16 @@ static void handle_keepalive_done(void *data, struct json_object *result, const 
 {
 	struct slim_group *group = data;
 	group->call = NULL;
+	uint64_t now = slim_manager_now(group->mgr);
+	if (error && now - group->renewed_us < group->config.ttl_s * 1000000ull) {
+		/*
+		 * No member answered this round: an election (a second or so
+		 * after the leader died) or a slow member. The lease lives on
+		 * until its TTL has passed: tried again soon, said only then.
+		 */
+		arm_tick(group, GROUP_KEEPALIVE_RETRY_MS);
+		return;
+	}
 	reachable(group, error == NULL, error);
 	struct json_object *r = NULL;
 	if (!error && json_object_object_get_ex(result, "result", &r) &&
@@ -484,6 +498,7 @@ static void handle_keepalive_done(void *data, struct json_object *result, const 
 		return;
 	}
 	if (!error) {
+		group->renewed_us = now;
 		/*
 		 * The load moves on: the record follows it, under a lease just
 		 * renewed (never under one that expired: etcd would refuse it).
@@ -568,7 +583,7 @@ static void handle_watch_event(void *data, struct json_object *result, const cha
 		group->sync = NULL;
 		/* at once after a watch that lasted; a watch that keeps ending waits */
 		wl_event_source_timer_update(group->sync_retry,
-			slim_now_us() - group->watch_since_us > GROUP_RETRY_MS * 1000ull ?
+			slim_manager_now(group->mgr) - group->watch_since_us > GROUP_RETRY_MS * 1000ull ?
 			1 : GROUP_RETRY_MS);
 		return;
 	}
@@ -615,7 +630,9 @@ static void handle_range_done(void *data, struct json_object *result, const char
 {
 	struct slim_group *group = data;
 	group->sync = NULL;
-	reachable(group, error == NULL, error);
+	if (!error) {
+		reachable(group, true, NULL);
+	}
 	if (error) {
 		wl_event_source_timer_update(group->sync_retry, GROUP_RETRY_MS);
 		return;
@@ -636,7 +653,7 @@ static void handle_range_done(void *data, struct json_object *result, const char
 	json_object_object_add(create, "start_revision", json_object_new_int64(group->revision + 1));
 	struct json_object *body = json_object_new_object();
 	json_object_object_add(body, "create_request", create);
-	group->watch_since_us = slim_now_us();
+	group->watch_since_us = slim_manager_now(group->mgr);
 	group->sync = slim_etcd_watch(group->etcd, body, handle_watch_event, group);
 	if (!group->sync) {
 		wl_event_source_timer_update(group->sync_retry, GROUP_RETRY_MS);
@@ -681,7 +698,11 @@ struct slim_group *slim_group_create(struct slim_manager *mgr,
 		group->config.ttl_s = 2;
 	}
 	group->reachable = true; /* the first failure is said */
-	group->etcd = slim_etcd_create(mgr->loop, config->etcd);
+	struct slim_etcd_tls tls;
+	snprintf(tls.ca, sizeof(tls.ca), "%s", config->etcd_ca);
+	snprintf(tls.cert, sizeof(tls.cert), "%s", config->etcd_cert);
+	snprintf(tls.key, sizeof(tls.key), "%s", config->etcd_key);
+	group->etcd = slim_etcd_create(mgr->loop, config->etcd, &tls);
 	group->tick = wl_event_loop_add_timer(mgr->loop, handle_tick, group);
 	group->sync_retry = wl_event_loop_add_timer(mgr->loop, handle_sync_retry, group);
 	if (!group->etcd || !group->tick || !group->sync_retry) {

@@ -31,6 +31,8 @@ struct slim_group;
 /* The group's part of slimland.conf (config.c). */
 struct slim_group_config {
 	char etcd[512];    /* endpoints, comma-separated; "": no group */
+	/* https: the members' CA, this server's certificate and key (etcd.h) */
+	char etcd_ca[256], etcd_cert[256], etcd_key[256];
 	char prefix[64];   /* the registry's keys, e.g. /slimland/ */
 	char name[64];     /* this server's name; "": its host name */
 	char address[128]; /* where consoles reach this server; "": `listen` */
@@ -38,13 +40,8 @@ struct slim_group_config {
 	struct slim_place_weights weights;
 };
 
+/* config.c, with the rest of slimland.conf. */
 void slim_group_config_defaults(struct slim_group_config *config);
-/*
- * One key of slimland.conf if it is the group's: 1 applied, 0 a bad value
- * (nothing changed), -1 not a key of the group's.
- */
-int slim_group_config_apply(struct slim_group_config *config, const char *key,
-		const char *value);
 /* A server's name: letters, digits, `.`, `_` and `-`, at most 63. */
 bool slim_group_name_valid(const char *name);
 
@@ -59,10 +56,15 @@ void slim_group_changed(struct slim_group *group);
 
 /*
  * Where a console goes that this server has no session for (a MOVE to
- * that server's manager, named in `server`). The card's session runs on
- * another server of the group: true while that server is in the registry.
+ * that server's manager, named in `server`).
  */
-bool slim_group_card_server(struct slim_group *group, const uint8_t hash[32],
+enum slim_group_where {
+	SLIM_GROUP_HERE,        /* nothing elsewhere: this server's business */
+	SLIM_GROUP_MOVE,        /* `move` names the server */
+	SLIM_GROUP_UNREACHABLE, /* elsewhere by the last copy, but etcd does not answer */
+};
+/* A card whose session runs on another server of the group (still in the registry). */
+enum slim_group_where slim_group_card_server(struct slim_group *group, const uint8_t hash[32],
 		struct slim_wire_move *move, char *server, size_t size);
 /*
  * A console about to be shown a greeter: true if its login belongs on

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "control.h"
+#include "greeter.h"
 #include "sessions-internal.h"
 
 /* The manager */
@@ -55,6 +56,7 @@ struct slim_manager *slim_manager_create(struct wl_event_loop *loop,
 	wl_list_init(&mgr->sessions);
 	wl_list_init(&mgr->consoles);
 	wl_list_init(&mgr->bindings);
+	wl_list_init(&mgr->greeter_clients);
 	mgr->next_session_id = 1;
 	mgr->log_rl = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
 	mgr->login_rl = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
@@ -84,6 +86,8 @@ void slim_manager_destroy(struct slim_manager *mgr)
 	wl_list_for_each_safe(c, ctmp, &mgr->consoles, link) {
 		slim_console_destroy(c);
 	}
+	/* the greeters keep running too, and connect to the next manager */
+	slim_greeter_clients_destroy(mgr);
 	struct slim_binding *b, *btmp;
 	wl_list_for_each_safe(b, btmp, &mgr->bindings, link) {
 		wl_list_remove(&b->link);

@@ -196,6 +196,7 @@ struct slim_manager {
 	struct wl_list sessions;
 	struct wl_list consoles;
 	struct wl_list bindings;
+	struct wl_list greeter_clients; /* greeter.c's connections, ended with the manager */
 	struct slim_enroll enroll;
 	struct slim_group *group; /* the server group (group.h); NULL: none */
 	/* the key card tokens are hashed under (KEY_DIR/card.key) */

@@ -1,7 +1,7 @@
 """Server groups on etcd (session-manager.md §9), with the real components:
 a three-member etcd cluster (slimetcd.py) and three slimland-sessiond
 servers, A, B and C, each in a network namespace of its own on one LAN
-(slimnet.py), the consoles in a fourth:
+(slimnet.py), the consoles in a fourth (slimgroup.py sets it up):
 
     A 10.77.0.1, B 10.77.0.2, C 10.77.0.3      the servers (group_ttl = 3)
     desk 10.77.0.4                             the consoles, and etcdctl
@@ -37,221 +37,22 @@ Measured times are printed (`after N s`).
 Root only (network namespaces, users, PAM); skipped without etcd.
 """
 import contextlib
-import os
-import shutil
-import signal
-import subprocess
 import time
 
-from slimetcd import EtcdCluster
-from slimnet import Lan
-from slimsessiond import ManagerSession
-from slimtest import TestFailure, _reap_orphans, log, require_programs, run, scaled
+from slimgroup import (PREFIX, SERVERS, assert_session_shown, complete, ctl_answer, ctl_ok,
+                       drains, hold_views, kill_namespace, sanitizer_lines, start_group, view,
+                       wait_views)
+from slimtest import TestFailure, log, run, scaled
 
 NAME = 'group'
 TTL = 3
-PREFIX = '/slimland-test/'
 SIZE = (800, 600)
-SERVERS = ('A', 'B', 'C')
-
-
-class View:
-    """One answer of `slimlandctl group`, parsed."""
-
-    def __init__(self, lines):
-        self.lines = lines
-        head = lines[0].split() if lines else []
-        # group PREFIX server NAME etcd URL reachable|unreachable[ (not registered)]
-        self.ok = len(head) >= 7 and head[0] == 'group' and head[2] == 'server'
-        self.prefix = head[1] if self.ok else None
-        self.name = head[3] if self.ok else None
-        self.endpoint = head[5] if self.ok else None
-        self.reachable = self.ok and head[6] == 'reachable'
-        self.registered = self.ok and '(not registered)' not in lines[0]
-        self.read = self.ok and not (len(lines) > 1 and lines[1].startswith('registry not read'))
-        self.servers = {}   # name: {'address', 'sessions', 'drain', 'this'}
-        self.sessions = {}  # 'NAME/ID': (user, console)
-        self.next = None
-        for line in lines[1:]:
-            f = line.split() or ['']
-            if f[0] == 'server' and len(f) >= 14:
-                self.servers[f[1]] = {'address': f[3], 'sessions': int(f[5]),
-                                      'drain': 'drain' in f[14:], 'this': '(this)' in f[14:]}
-            elif f[0] == 'session' and len(f) == 6:
-                self.sessions[f[1]] = (f[3], f[5])
-            elif line.startswith('next login '):
-                self.next = f[2]
-
-    def text(self):
-        return '\n'.join('    ' + l for l in self.lines)
-
-
-def drains(v, name):
-    """Whether the view says server `name` drains; None if it lists no such server."""
-    rec = v.servers.get(name)
-    return None if rec is None else rec['drain']
-
-
-def view(s):
-    try:
-        return View(s.ctl('group'))
-    except subprocess.TimeoutExpired:
-        return View([])
-
-
-def complete(v, servers, sessions, owner):
-    """v lists exactly these servers (name: ManagerSession) at their
-    addresses, with their numbers of sessions, and exactly these sessions
-    ({'NAME/ID': (user, console)}); `owner` is (this)."""
-    if not (v.reachable and v.registered and v.read and set(v.servers) == set(servers)
-            and v.sessions == sessions):
-        return False
-    for name, s in servers.items():
-        rec = v.servers[name]
-        n = sum(1 for key in sessions if key.startswith(name + '/'))
-        if rec['address'] != '%s:%d' % (s.manager_host, s.port) or rec['sessions'] != n \
-                or rec['this'] != (name == owner):
-            return False
-    return True
-
-
-def wait_views(viewers, predicate, what, timeout=30, start=None, invariant=None):
-    """Polls `slimlandctl group` on each of viewers ({name: session}) until
-    predicate(name, view) holds for all; fails at once if a view breaks
-    invariant(name, view). The seconds each took, from `start` (default:
-    now; a time.monotonic())."""
-    start = time.monotonic() if start is None else start
-    deadline = time.monotonic() + scaled(timeout)
-    took, last = {}, {}
-    while True:
-        for name, s in viewers.items():
-            if name in took and invariant is None:
-                continue
-            v = view(s)
-            if invariant is not None and not invariant(name, v):
-                raise TestFailure('%s: %s\'s view broke off after %.2fs:\n%s' % (
-                    what, name, time.monotonic() - start, v.text()))
-            last[name] = v
-            if name not in took and predicate(name, v):
-                took[name] = time.monotonic() - start
-        if len(took) == len(viewers):
-            log('%s: %s' % (what, ', '.join('%s after %.2fs' % (n, took[n]) for n in viewers)))
-            return took
-        if time.monotonic() > deadline:
-            raise TestFailure('%s: not within %gs; last views:\n%s' % (
-                what, scaled(timeout), '\n'.join('  %s:\n%s' % (n, last[n].text())
-                                                 for n in viewers if n not in took)))
-        time.sleep(0.05)
-
-
-def hold_views(viewers, invariant, what, until):
-    """Polls the views until time.monotonic() reaches `until`: each must
-    satisfy invariant(name, view) all along."""
-    polls = 0
-    while time.monotonic() < until:
-        for name, s in viewers.items():
-            v = view(s)
-            if not invariant(name, v):
-                raise TestFailure('%s: %s\'s view broke off:\n%s' % (what, name, v.text()))
-            polls += 1
-        time.sleep(0.05)
-    log('%s: %d views, every one as it should be' % (what, polls))
-
-
-def ctl_answer(s, *args):
-    """slimlandctl ARGS on s: (exit status, stdout, stderr), stripped."""
-    r = subprocess.run([s.slimlandctl, '--socket', os.path.join(s.run_dir, 'ctl.sock')]
-                       + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       timeout=scaled(10))
-    return (r.returncode, r.stdout.decode(errors='replace').strip(),
-            r.stderr.decode(errors='replace').strip())
-
-
-def ctl_ok(s, *args):
-    """slimlandctl ARGS on s answers ok (status 0, nothing said)."""
-    answer = ctl_answer(s, *args)
-    if answer != (0, '', ''):
-        raise TestFailure('slimlandctl %s on %s: %r' % (' '.join(args), s.server, answer))
-
-
-def netns_pids(ns):
-    r = subprocess.run(['ip', 'netns', 'pids', ns], stdout=subprocess.PIPE,
-                       stderr=subprocess.DEVNULL)
-    return [int(p) for p in r.stdout.split()]
-
-
-def kill_namespace(ns, timeout=10):
-    """SIGKILL to every process in a network namespace, until none is left;
-    how many there were."""
-    killed = set()
-    deadline = time.monotonic() + scaled(timeout)
-    while True:
-        pids = netns_pids(ns)
-        if not pids:
-            return len(killed)
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed.add(pid)
-            except ProcessLookupError:
-                pass
-        _reap_orphans()
-        if time.monotonic() > deadline:
-            raise TestFailure('processes left in %s: %s' % (ns, pids))
-        time.sleep(0.02)
-
-
-@contextlib.contextmanager
-def namespaces_emptied(lan):
-    """At the end, whatever still runs in the LAN's namespaces is killed
-    (what the sessions' own clean-up left: nothing, normally)."""
-    try:
-        yield
-    finally:
-        for ns in list(lan.namespaces):
-            left = netns_pids(ns)
-            if left:
-                log('killing what is left in %s: %s' % (ns, left))
-                try:
-                    kill_namespace(ns)
-                except TestFailure as e:
-                    log(str(e))
-
-
-def sanitizer_lines(s):
-    return [l for l in s.manager.stderr.lines if 'runtime error:' in l or 'Sanitizer' in l]
 
 
 def test():
-    require_programs('etcd', 'etcdctl')
-    base = os.environ.get('SLIMTEST_OUTDIR', os.path.join(os.getcwd(), 'integration-output'))
-    outdir = os.path.join(base, NAME)
-    shutil.rmtree(outdir, ignore_errors=True)
-    os.makedirs(outdir)
     with contextlib.ExitStack() as stack:
-        lan = stack.enter_context(Lan(NAME))
-        hosts = {name: lan.host('srv' + name, 1 + i) for i, name in enumerate(SERVERS)}
-        desk = lan.host('desk', 4)
-        stack.enter_context(namespaces_emptied(lan))
-        members = [lan.host('etcd%d' % i, 11 + i) for i in range(3)]
-        t = time.monotonic()
-        etcd = stack.enter_context(EtcdCluster(NAME, os.path.join(outdir, 'etcd'), hosts=members,
-                                               client_host=desk))
-        log('etcd cluster healthy %.2fs after its start' % (time.monotonic() - t))
-        servers = {}
-        for name in SERVERS:
-            low = name.lower()
-            s = stack.enter_context(ManagerSession(
-                '%s/%s' % (NAME, name), 'slimtest-grp-' + low, 'slimland-test-grp-' + low,
-                'slimtest-grp-%s-gr' % low, host=hosts[name], extra_config=[
-                    'etcd = ' + ','.join(etcd.endpoints),
-                    'group_prefix = ' + PREFIX,
-                    'server_name = ' + name,
-                    'group_ttl = %d' % TTL,
-                ]))
-            s.server = name
-            servers[name] = s
-        group(etcd, servers, desk)
+        g = start_group(stack, NAME, 'grp', TTL)
+        group(g.etcd, g.servers, g.desk)
 
 
 def group(etcd, servers, desk):
@@ -429,13 +230,6 @@ def members_to_stop(etcd, servers):
     log('the servers talk to %s; member %s leads; stopping member %d, then %d' % (
         ', '.join(urls), leader, first, second))
     return first, second
-
-
-def assert_session_shown(s, console, sid):
-    """The session is on the console, which shows what its compositor renders."""
-    s.wait_console_state(console.id, 'session', user_session=sid)
-    display = s.compositor_display(s.user, 'session-%s' % sid)
-    s.assert_shows(console, '/run/user/%d' % s.pw.pw_uid, display)
 
 
 run(test)

@@ -19,7 +19,15 @@
 #include "slim-hex.h"
 #include "slim-log.h"
 
-static const struct slim_manager_ops no_ops;
+/* The manager's clock, which the group's lease is timed by: moved on by the tests. */
+static uint64_t skew_us;
+
+static uint64_t fake_now(void *data)
+{
+	return slim_now_us() + skew_us;
+}
+
+static const struct slim_manager_ops no_ops = { .now = fake_now };
 
 struct fixture {
 	struct wl_event_loop *loop;
@@ -133,15 +141,22 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* Where a tap of the card whose hash is 32 × `byte` goes. */
+static enum slim_group_where card_where(struct fixture *f, uint8_t byte,
+		struct slim_wire_move *move, char *name)
+{
+	uint8_t hash[32];
+	memset(hash, byte, sizeof(hash));
+	return slim_group_card_server(f->group, hash, move, name, 64);
+}
+
 static void test_card_on_another_server(void **state)
 {
 	struct fixture *f = *state;
 	struct slim_wire_move move;
 	char name[64];
-	uint8_t hash[32];
-	memset(hash, 0x11, sizeof(hash));
 	/* nothing read yet: nothing is known elsewhere */
-	assert_false(slim_group_card_server(f->group, hash, &move, name, sizeof(name)));
+	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_GROUP_HERE);
 	char kvs[8192] = "";
 	server(kvs, sizeof(kvs), "a", "10.0.0.1:5551", key_a, 1);
 	server(kvs, sizeof(kvs), "b", "10.0.0.2:5550", host_key, 0);
@@ -150,21 +165,17 @@ static void test_card_on_another_server(void **state)
 	card(kvs, sizeof(kvs), 0x33, "z");
 	card(kvs, sizeof(kvs), 0x44, "a b");
 	registry(f, kvs);
-	assert_true(slim_group_card_server(f->group, hash, &move, name, sizeof(name)));
+	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_GROUP_MOVE);
 	assert_string_equal(name, "a");
 	assert_int_equal(move.family, 4);
 	assert_int_equal(move.port, 5551);
 	assert_memory_equal(move.addr, "\x0a\x00\x00\x01", 4);
 	assert_memory_equal(move.fingerprint, key_a, 32);
 	/* this server's own card, a server gone, a name no server has */
-	memset(hash, 0x22, sizeof(hash));
-	assert_false(slim_group_card_server(f->group, hash, &move, name, sizeof(name)));
-	memset(hash, 0x33, sizeof(hash));
-	assert_false(slim_group_card_server(f->group, hash, &move, name, sizeof(name)));
-	memset(hash, 0x44, sizeof(hash));
-	assert_false(slim_group_card_server(f->group, hash, &move, name, sizeof(name)));
-	memset(hash, 0x55, sizeof(hash));
-	assert_false(slim_group_card_server(f->group, hash, &move, name, sizeof(name)));
+	assert_int_equal(card_where(f, 0x22, &move, name), SLIM_GROUP_HERE);
+	assert_int_equal(card_where(f, 0x33, &move, name), SLIM_GROUP_HERE);
+	assert_int_equal(card_where(f, 0x44, &move, name), SLIM_GROUP_HERE);
+	assert_int_equal(card_where(f, 0x55, &move, name), SLIM_GROUP_HERE);
 
 	/* a's lease expires: the watch deletes its record, and its cards lead nowhere */
 	char del[512], k[128];
@@ -172,8 +183,34 @@ static void test_card_on_another_server(void **state)
 	snprintf(del, sizeof(del), "{\"result\":{\"events\":[{\"type\":\"DELETE\","
 		"\"kv\":{\"key\":\"%s\",\"mod_revision\":\"8\"}}]}}", k);
 	answer(f, SLIM_GROUP_WATCH, del);
-	memset(hash, 0x11, sizeof(hash));
-	assert_false(slim_group_card_server(f->group, hash, &move, name, sizeof(name)));
+	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_GROUP_HERE);
+}
+
+/* etcd does not answer: the copy may be stale, so nobody is sent anywhere on its word. */
+static void test_unreachable_moves_nobody(void **state)
+{
+	struct fixture *f = *state;
+	struct slim_wire_move move;
+	char name[64];
+	char kvs[8192] = "";
+	server(kvs, sizeof(kvs), "a", "10.0.0.1:5550", key_a, 0);
+	server(kvs, sizeof(kvs), "b", "10.0.0.2:5550", host_key, 4);
+	card(kvs, sizeof(kvs), 0x11, "a");
+	registry(f, kvs);
+	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_GROUP_MOVE);
+	assert_true(slim_group_login_server(f->group, &move, name, sizeof(name)));
+	/* a keepalive no member answered: tried again while the lease lives */
+	const char *timed_out = "{\"error\":\"etcdserver: request timed out\",\"code\":14}";
+	answer(f, SLIM_GROUP_KEEPALIVE, timed_out);
+	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_GROUP_MOVE);
+	/* and said once its time (5 s) has passed */
+	skew_us += 6000000;
+	answer(f, SLIM_GROUP_KEEPALIVE, timed_out);
+	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_GROUP_UNREACHABLE);
+	assert_false(slim_group_login_server(f->group, &move, name, sizeof(name)));
+	/* it answers again */
+	answer(f, SLIM_GROUP_KEEPALIVE, "{\"result\":{\"ID\":\"42\",\"TTL\":\"5\"}}");
+	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_GROUP_MOVE);
 }
 
 static void test_login_goes_where_there_is_room(void **state)
@@ -273,6 +310,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_card_on_another_server, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unreachable_moves_nobody, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_login_goes_where_there_is_room, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_entries_are_not_servers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_view_lines, setup, teardown),

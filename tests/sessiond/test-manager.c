@@ -770,7 +770,12 @@ static void test_console_timeout(void **state)
 
 	/* 20 s on, c2 PINGs; nothing is due yet */
 	advance_s(20);
+	int sent = t.n_sent;
 	console_send(2, 0x222, 3, SLIM_CMD_PING, NULL);
+	/* answered, with no more than it carried: a console tells a silent manager by it */
+	assert_int_equal(t.n_sent, sent + 1);
+	assert_int_equal(ntohs(t.sent[sent].to.sin_port), ntohs(addr_of(2).sin_port));
+	assert_true(t.sent[sent].len <= sizeof(struct slim_wire_dgram) + 4);
 	assert_int_equal(wl_list_length(&t.mgr->consoles), 3);
 	assert_false(c1->away);
 
