@@ -35,6 +35,13 @@ A put that timed out has an unknown outcome, as with any etcd client: a
 member without quorum may have it in its log, and the cluster commit it
 once quorum is back.
 
+With tls={'ca': CA, 'cert': CERT, 'key': KEY} (PEM files), the client
+URLs are https: every member serves them with CERT and KEY (a certificate
+for its address, which should allow clientAuth too: etcd 3.4's gateway
+dials its own gRPC with it) and, with --client-cert-auth, takes only
+clients with a certificate CA signed; etcdctl then presents CERT and KEY
+and trusts CA. Peers still talk http.
+
 Skipped (exit 77) when etcd or etcdctl is not installed.
 """
 import base64
@@ -89,7 +96,8 @@ class Member:
         self.i = i
         self.name = '%s-etcd%d' % (cluster.name, i)
         self.host = host
-        self.client_url = 'http://%s:%d' % (addr, client_port)
+        self.client_url = '%s://%s:%d' % ('https' if cluster.tls else 'http', addr,
+                                          client_port)
         self.peer_url = 'http://%s:%d' % (addr, peer_port)
         self.data_dir = os.path.join(cluster.tmp, 'etcd%d' % i)
         self.proc = None
@@ -104,13 +112,14 @@ class EtcdCluster:
     default healthy, on entry; stopped and its data removed on exit."""
 
     def __init__(self, name, outdir, hosts=None, size=3, client_host=None, wait=True,
-                 timeout=30, log_level='warn', extra_args=()):
+                 timeout=30, log_level='warn', extra_args=(), tls=None):
         """name: for the logs and the token; outdir: where the members' logs
         go (made if need be). hosts: slimnet Hosts, one member in each (then
         `size` is their number); none: `size` members on loopback.
         client_host: the Host etcdctl runs in (default hosts[0]). wait: on
         entry, wait_healthy(timeout). log_level: etcd's --log-level.
-        extra_args: more etcd flags for every member."""
+        extra_args: more etcd flags for every member. tls: {'ca', 'cert',
+        'key'}: https client URLs with client certificates (see above)."""
         self.name = name
         self.outdir = outdir
         self.hosts = list(hosts) if hosts else []
@@ -120,6 +129,7 @@ class EtcdCluster:
         self.timeout = timeout
         self.log_level = log_level
         self.extra_args = list(extra_args)
+        self.tls = dict(tls) if tls else None
         self.token = '%s-%d-%s' % (name, os.getpid(), uuid.uuid4().hex[:12])
         self.tmp = None
         self.members = []
@@ -167,7 +177,7 @@ class EtcdCluster:
     # -- members
     @property
     def endpoints(self):
-        """Every member's client URL, 'http://ADDR:PORT', running or not."""
+        """Every member's client URL, 'http(s)://ADDR:PORT', running or not."""
         return [m.client_url for m in self.members]
 
     def running(self):
@@ -182,12 +192,18 @@ class EtcdCluster:
                 '--initial-cluster', initial, '--initial-cluster-state', state,
                 '--initial-cluster-token', self.token,
                 '--logger', 'zap', '--log-outputs', 'stderr',
-                '--log-level', self.log_level] + self.extra_args
+                '--log-level', self.log_level] + self._tls_args() + self.extra_args
         if m.host is not None:
             argv = m.host.argv(argv)
         m.proc = Process(m.name, argv, _clean_env(), self.outdir)
         m.starts += 1
         log('%s started (pid %d, %s)' % (m.name, m.proc.pid, state))
+
+    def _tls_args(self):
+        if not self.tls:
+            return []
+        return ['--cert-file', self.tls['cert'], '--key-file', self.tls['key'],
+                '--trusted-ca-file', self.tls['ca'], '--client-cert-auth']
 
     def stop_member(self, i, graceful=False, timeout=10):
         """Stops member i: SIGKILL, as a power cut would, or with graceful
@@ -219,7 +235,11 @@ class EtcdCluster:
             endpoints = [self.members[i].client_url for i in self.running()] or self.endpoints
         timeout = scaled(timeout)
         argv = [ETCDCTL, '--endpoints=' + ','.join(endpoints), '--dial-timeout=%gs' % min(
-            timeout, scaled(2)), '--command-timeout=%gs' % timeout] + list(args)
+            timeout, scaled(2)), '--command-timeout=%gs' % timeout]
+        if self.tls:
+            argv += ['--cacert=' + self.tls['ca'], '--cert=' + self.tls['cert'],
+                     '--key=' + self.tls['key']]
+        argv += list(args)
         if self.client_host is not None:
             argv = self.client_host.argv(argv)
         env = _clean_env()
