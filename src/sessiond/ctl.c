@@ -201,6 +201,7 @@ static bool run_approve(struct slim_manager *mgr, const struct slim_ctl_request 
 		return false;
 	}
 	slim_log(SLIM_LOG_INFO, "ctl: console %s approved", id);
+	slim_group_console_decided(mgr->group, id);
 	if (conn) {
 		/* it waits, connected: its next HELLO is admitted, so ask for one now */
 		slim_consoles_nudge(mgr, conn, assoc);
@@ -223,6 +224,7 @@ static bool run_revoke(struct slim_manager *mgr, const struct slim_ctl_request *
 		slim_console_revoke(c);
 	}
 	slim_log(SLIM_LOG_INFO, "ctl: console %s revoked", id);
+	slim_group_console_decided(mgr->group, id);
 	outf(out, data, "console %s revoked", id);
 	return true;
 }

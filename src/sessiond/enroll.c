@@ -405,6 +405,38 @@ bool slim_enroll_revoke(struct slim_enroll *e, const char *which, char *id, cons
 	return resolved && decide(e, resolved, id, true, NULL, NULL, why) && save(e, why);
 }
 
+bool slim_enroll_adopt(struct slim_enroll *e, const struct slim_enrolled *from,
+		struct slim_sec_conn **conn, uint32_t *assoc)
+{
+	*conn = NULL;
+	*assoc = 0;
+	if (!id_valid(from->id)) {
+		return false;
+	}
+	struct slim_enrolled *c = find(e, from->id);
+	if (c && c->revoked == from->revoked && c->has_key == from->has_key &&
+			memcmp(c->key, from->key, sizeof(c->key)) == 0 &&
+			strcmp(c->name, from->name) == 0) {
+		return false;
+	}
+	struct slim_pending *p = find_pending(e, from->id);
+	if (!c && !(c = add(e, from->id))) {
+		return false;
+	}
+	*c = *from;
+	if (p) {
+		/* a console waiting here, approved elsewhere: told at once, as by approve */
+		if (!from->revoked && (!from->has_key || (p->has_key &&
+				memcmp(p->key, from->key, sizeof(p->key)) == 0))) {
+			*conn = p->conn;
+			*assoc = p->assoc;
+		}
+		remove_pending(e, p);
+	}
+	slim_enroll_write(e);
+	return true;
+}
+
 void slim_enroll_forget_conn(struct slim_enroll *e, const struct slim_sec_conn *conn)
 {
 	for (size_t i = 0; i < e->n_pending; i++) {

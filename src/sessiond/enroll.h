@@ -110,6 +110,14 @@ bool slim_enroll_approve(struct slim_enroll *e, const char *which, const char *n
 		struct slim_sec_conn **conn, uint32_t *assoc, const char **why);
 bool slim_enroll_revoke(struct slim_enroll *e, const char *which, char *id, const char **why);
 
+/*
+ * A server group's decision on a console (its registry, group.c): taken
+ * as is, written to the file. True if it changed anything; *conn and
+ * *assoc are a console waiting here that may now be told (as approve).
+ */
+bool slim_enroll_adopt(struct slim_enroll *e, const struct slim_enrolled *from,
+		struct slim_sec_conn **conn, uint32_t *assoc);
+
 /* A connection ended: no pending console may keep a pointer to it. */
 void slim_enroll_forget_conn(struct slim_enroll *e, const struct slim_sec_conn *conn);
 

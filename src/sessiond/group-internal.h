@@ -66,6 +66,11 @@ struct slim_group {
 
 /* The key in `list` (group_kv), or NULL. */
 struct group_kv *slim_group_kv_find(struct wl_list *list, const char *key);
+/* group-consoles.c: the registry's decision on console `id`, taken here. */
+void slim_group_console_adopt(struct slim_group *group, const char *id, const char *value);
+/* What this server's consoles file holds that the registry lacks goes there. */
+void slim_group_consoles_seed(struct slim_group *group);
+
 /* A put (value) or a delete (NULL) of a key under the prefix; with our lease if `leased`. */
 void slim_group_write_key(struct slim_group *group, const char *key, const char *value,
 		bool leased);

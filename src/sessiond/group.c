@@ -506,6 +506,7 @@ static void handle_keepalive_done(void *data, struct json_object *result, const 
 		 */
 		reconcile(group);
 		publish(group);
+		slim_group_consoles_seed(group);
 	}
 	arm_tick(group, group->config.ttl_s * 1000 / 3);
 }
@@ -554,13 +555,17 @@ static void mirror_apply(struct slim_group *group, struct json_object *kv, bool 
 		group->mirror_len -= kv_set(&group->mirror, full + n, NULL);
 		return;
 	}
+	bool existed = slim_group_kv_find(&group->mirror, full + n) != NULL;
 	if (!slim_etcd_unb64(json_object_object_get(kv, "value"), value, sizeof(value), NULL) ||
-			group->mirror_len >= GROUP_MIRROR_MAX) {
+			(!existed && group->mirror_len >= GROUP_MIRROR_MAX)) {
 		return; /* not ours to show: too large for any record of this version */
 	}
-	bool existed = slim_group_kv_find(&group->mirror, full + n) != NULL;
-	if (kv_set(&group->mirror, full + n, value) && !existed) {
-		group->mirror_len++;
+	if (!kv_set(&group->mirror, full + n, value)) {
+		return;
+	}
+	group->mirror_len += !existed;
+	if (strncmp(full + n, "consoles/", 9) == 0) {
+		slim_group_console_adopt(group, full + n + 9, value);
 	}
 }
 
@@ -649,6 +654,7 @@ static void handle_range_done(void *data, struct json_object *result, const char
 	json_object_object_get_ex(result, "header", &header);
 	group->revision = slim_etcd_int(header, "revision");
 	group->mirror_ok = true;
+	slim_group_consoles_seed(group);
 	struct json_object *create = range_body(group);
 	json_object_object_add(create, "start_revision", json_object_new_int64(group->revision + 1));
 	struct json_object *body = json_object_new_object();

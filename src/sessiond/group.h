@@ -74,6 +74,9 @@ enum slim_group_where slim_group_card_server(struct slim_group *group, const uin
 bool slim_group_login_server(struct slim_group *group, struct slim_wire_move *move,
 		char *server, size_t size);
 
+/* slimlandctl approve|revoke, enroll = open: the decision on `id` goes to the registry. */
+void slim_group_console_decided(struct slim_group *group, const char *id);
+
 /* slimlandctl group: the servers, their load, the sessions, the next placement. */
 typedef void (*slim_group_out)(void *data, const char *line);
 void slim_group_view(struct slim_group *group, slim_group_out out, void *data);

@@ -80,6 +80,21 @@ def group(etcd, servers, desk):
                'both sessions in every view')
     log('C\'s view:\n' + view(c).text())
 
+    # the consoles approved at A and at B are approved at C too: the registry keeps them
+    want = {consoles['A'].id, consoles['B'].id}
+    approved_at = time.monotonic()
+    deadline = approved_at + scaled(10)
+    while True:
+        approved = {f[1] for f in (line.split() for line in c.ctl('consoles'))
+                    if len(f) > 2 and f[0] == 'console' and f[2] == 'approved'}
+        if want <= approved:
+            break
+        if time.monotonic() > deadline:
+            raise TestFailure('C never approved the consoles A and B approved: %r' % approved)
+        time.sleep(0.05)
+    log('the consoles approved at A and B are approved at C (seen %.2fs after)' % (
+        time.monotonic() - approved_at))
+
     # 3. drain B through A: C's view says so, and places logins elsewhere
     ctl_ok(a, 'drain', 'B')
     wait_views({'C': c}, lambda n, v: drains(v, 'B') and v.next in ('A', 'C'),

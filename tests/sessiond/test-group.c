@@ -255,6 +255,57 @@ static void test_login_goes_where_there_is_room(void **state)
 	assert_false(slim_group_login_server(f->group, &move, name, sizeof(name)));
 }
 
+static const struct slim_enrolled *enrolled(struct fixture *f, const char *id)
+{
+	for (size_t i = 0; i < f->mgr->enroll.n; i++) {
+		if (strcmp(f->mgr->enroll.list[i].id, id) == 0) {
+			return &f->mgr->enroll.list[i];
+		}
+	}
+	return NULL;
+}
+
+/* The administrator's decisions on consoles, made on any server, hold on this one. */
+static void test_consoles_follow_the_registry(void **state)
+{
+	struct fixture *f = *state;
+	char kvs[8192] = "", hex[65];
+	slim_hex_encode(hex, key_a, sizeof(key_a));
+	char value[256];
+	snprintf(value, sizeof(value), "{\"v\":1,\"state\":\"approved\",\"key\":\"%s\","
+		"\"name\":\"front-desk\"}", hex);
+	kv(kvs, sizeof(kvs), "/slimland/consoles/desk-1", value);
+	/* not records of this version: a bad state, a bad key, a name with a space */
+	kv(kvs, sizeof(kvs), "/slimland/consoles/desk-2", "{\"v\":1,\"state\":\"maybe\","
+		"\"key\":\"\",\"name\":\"\"}");
+	kv(kvs, sizeof(kvs), "/slimland/consoles/desk-3", "{\"v\":1,\"state\":\"approved\","
+		"\"key\":\"12\",\"name\":\"\"}");
+	kv(kvs, sizeof(kvs), "/slimland/consoles/desk-4", "{\"v\":1,\"state\":\"approved\","
+		"\"key\":\"\",\"name\":\"a b\"}");
+	registry(f, kvs);
+	const struct slim_enrolled *c = enrolled(f, "desk-1");
+	assert_non_null(c);
+	assert_false(c->revoked);
+	assert_true(c->has_key);
+	assert_memory_equal(c->key, key_a, sizeof(key_a));
+	assert_string_equal(c->name, "front-desk");
+	assert_null(enrolled(f, "desk-2"));
+	assert_null(enrolled(f, "desk-3"));
+	assert_null(enrolled(f, "desk-4"));
+	/* revoked on another server: revoked here too */
+	char ev[1024], k[128], v[512];
+	b64("/slimland/consoles/desk-1", k);
+	snprintf(value, sizeof(value), "{\"v\":1,\"state\":\"revoked\",\"key\":\"%s\","
+		"\"name\":\"front-desk\"}", hex);
+	b64(value, v);
+	snprintf(ev, sizeof(ev), "{\"result\":{\"events\":[{\"kv\":{\"key\":\"%s\","
+		"\"value\":\"%s\",\"mod_revision\":\"9\"}}]}}", k, v);
+	answer(f, SLIM_GROUP_WATCH, ev);
+	c = enrolled(f, "desk-1");
+	assert_non_null(c);
+	assert_true(c->revoked);
+}
+
 static void test_bad_entries_are_not_servers(void **state)
 {
 	struct fixture *f = *state;
@@ -313,6 +364,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unreachable_moves_nobody, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_login_goes_where_there_is_room, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_entries_are_not_servers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_consoles_follow_the_registry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_view_lines, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
