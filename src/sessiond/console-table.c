@@ -238,8 +238,16 @@ void slim_console_hello(struct slim_console *c, bool new_assoc)
 	 */
 	struct slim_wire_move move;
 	char server[64];
-	if (!(c->caps & SLIM_CAP_MOVED) &&
-			slim_group_login_server(c->mgr->group, &move, server, sizeof(server))) {
+	if (c->caps & SLIM_CAP_MOVED) {
+		/*
+		 * Most likely sent for the card on its reader, which it tells us
+		 * as soon as we answer: a greeter started now would be ended a
+		 * round trip later. It waits a moment for the card.
+		 */
+		wl_event_source_timer_update(c->greeter_retry, SLIM_MOVED_GREETER_MS);
+		return;
+	}
+	if (slim_group_login_server(c->mgr->group, &move, server, sizeof(server))) {
 		slim_console_move(c, &move, server, "a login goes where there is room");
 		return;
 	}

@@ -30,6 +30,8 @@ struct slim_group;
 #define SLIM_REDIRECT_MAX 25
 /* A HELLO for a known console id from elsewhere waits this long for the old one to fall silent. */
 #define SLIM_CONSOLE_TAKEOVER_US 10000000ull
+/* A console a server group's MOVE sent gets its greeter after this, unless its card comes. */
+#define SLIM_MOVED_GREETER_MS 500
 
 struct slim_manager_ops {
 	/*

@@ -35,11 +35,23 @@
  * ECDHE-PSK handshake with the per-attach key, which falls in "attach").
  * The bar: DTLS may add at most 10% to the p50.
  *
- * Needs root (users, PAM, the manager); exits 77 (skipped) otherwise. The
- * users, the PAM file, the processes of the users and the temporary files
- * are removed at exit, on failure and on SIGINT/SIGTERM/SIGHUP.
+ * With --group the same run also measures hot-desking across a server
+ * group (session-manager.md section 9, migration-group.c): an etcd member
+ * of its own on loopback, two managers A and B in one group, the session
+ * on A. After the migrations between two consoles of A's (the figures
+ * above), the card is tapped at a console managed by B: B knows no binding
+ * for it, finds the session's server in the registry and MOVEs the
+ * console's control association to A, which the console's code
+ * (console/manager.c) follows, telling the card again; A shows it the
+ * session. Timed the same way, the MOVE's parts apart; the two side by
+ * side, with their ratio. The bar: p50 at most 50 ms.
  *
- *   bench-migration [--json] [--quick] [--migrations N] [--takeover] [-v]
+ * Needs root (users, PAM, the manager); exits 77 (skipped) otherwise, and
+ * never for want of etcd: --group fails without it (etcd-server). The
+ * users, the PAM file, the processes of the users, etcd and the temporary
+ * files are removed at exit, on failure and on SIGINT/SIGTERM/SIGHUP.
+ *
+ *   bench-migration [--json] [--quick] [--migrations N] [--takeover | --group] [-v]
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -57,7 +69,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "managed.h"
+#include "migration.h"
 #include "session.h"
 #include "slim-log.h"
 
@@ -66,20 +78,23 @@
 #define GREETER_USER "slimbench-greet"
 #define SERVICE "slimbench-migration"
 #define SERVICE_PATH "/etc/pam.d/" SERVICE
-#define WIDTH 1920
-#define HEIGHT 1080
-#define MAX_MIGRATIONS 1000
+#define WIDTH MIG_WIDTH
+#define HEIGHT MIG_HEIGHT
+#define MAX_MIGRATIONS MIG_MAX_MIGRATIONS
 #define TARGET_P50_MS 100.0
 /* What encryption may add to the p50 (issue: no more than 10%). */
 #define DTLS_MAX_RATIO 1.10
+/* Across a server group (issue: p50 at most 50 ms on loopback). */
+#define GROUP_TARGET_P50_MS 50.0
+#define MAX_SESSIONDS 2
 
 static const uint8_t card_token[] = { 0x04, 0xb3, 0x1e, 0x5a, 0x72, 0x80, 0x01 };
 
-static char tmpdir[64];
-static pid_t sessiond = -1;
+char mig_tmpdir[64];
+bool mig_verbose;
+static pid_t sessiond[MAX_SESSIONDS] = { -1, -1 };
 static uid_t uids[2] = { (uid_t)-1, (uid_t)-1 };
 static volatile sig_atomic_t cleaning;
-static bool verbose;
 
 static int run(const char *cmd)
 {
@@ -149,17 +164,23 @@ static void remove_cgroups(uid_t uid)
 	}
 }
 
-/* The manager, and the sessions it leaves running when it stops: they are ours to end. */
-static void stop_sessiond(void)
+/* The managers, and the sessions they leave running when they stop: they are ours to end. */
+void mig_stop_sessionds(void)
 {
-	if (sessiond > 0) {
-		kill(sessiond, SIGTERM);
-		for (int i = 0; i < 100 && waitpid(sessiond, NULL, WNOHANG) == 0; i++) {
-			usleep(20000);
+	for (int i = 0; i < MAX_SESSIONDS; i++) {
+		if (sessiond[i] > 0) {
+			kill(sessiond[i], SIGTERM);
 		}
-		kill(sessiond, SIGKILL);
-		waitpid(sessiond, NULL, 0);
-		sessiond = -1;
+	}
+	for (int i = 0; i < MAX_SESSIONDS; i++) {
+		if (sessiond[i] > 0) {
+			for (int j = 0; j < 100 && waitpid(sessiond[i], NULL, WNOHANG) == 0; j++) {
+				usleep(20000);
+			}
+			kill(sessiond[i], SIGKILL);
+			waitpid(sessiond[i], NULL, 0);
+			sessiond[i] = -1;
+		}
 	}
 	if (signal_user_processes(SIGTERM) > 0) {
 		for (int i = 0; i < 100 && signal_user_processes(0) > 0; i++) {
@@ -178,7 +199,8 @@ static void cleanup(void)
 		return;
 	}
 	cleaning = 1;
-	stop_sessiond();
+	mig_stop_sessionds();
+	mig_etcd_stop();
 	unlink(SERVICE_PATH);
 	for (int i = 0; i < 2; i++) {
 		if (uids[i] != (uid_t)-1) {
@@ -191,11 +213,11 @@ static void cleanup(void)
 	}
 	run("userdel -r " USER " >/dev/null 2>&1");
 	run("userdel -r " GREETER_USER " >/dev/null 2>&1");
-	if (tmpdir[0]) {
+	if (mig_tmpdir[0]) {
 		char cmd[128];
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", mig_tmpdir);
 		run(cmd);
-		tmpdir[0] = '\0';
+		mig_tmpdir[0] = '\0';
 	}
 }
 
@@ -232,12 +254,12 @@ static bool setup_users(void)
 		return false;
 	}
 	char cmd[256];
-	snprintf(cmd, sizeof(cmd), "useradd -m -d %s/home-user -s /bin/sh " USER, tmpdir);
+	snprintf(cmd, sizeof(cmd), "useradd -m -d %s/home-user -s /bin/sh " USER, mig_tmpdir);
 	if (run(cmd) != 0 || run("echo '" USER ":" PASSWORD "' | chpasswd") != 0) {
 		return false;
 	}
 	snprintf(cmd, sizeof(cmd), "useradd -m -d %s/home-greeter -s /usr/sbin/nologin "
-		GREETER_USER, tmpdir);
+		GREETER_USER, mig_tmpdir);
 	if (run(cmd) != 0) {
 		return false;
 	}
@@ -246,13 +268,20 @@ static bool setup_users(void)
 	return uids[0] != (uid_t)-1 && uids[1] != (uid_t)-1;
 }
 
-static bool start_sessiond(uint16_t port, enum slim_sec_mode mode)
+bool mig_start_sessiond(const char *name, uint16_t port, enum slim_sec_mode mode,
+		const char *key_dir, const char *extra)
 {
+	int slot = 0;
+	while (slot < MAX_SESSIONDS && sessiond[slot] > 0) {
+		slot++;
+	}
+	if (slot == MAX_SESSIONDS) {
+		return false;
+	}
 	char conf[128], rundir[128], log[128];
-	const char *name = slim_sec_mode_name(mode);
-	snprintf(conf, sizeof(conf), "%s/slimland-%s.conf", tmpdir, name);
-	snprintf(rundir, sizeof(rundir), "%s/run-%s", tmpdir, name);
-	snprintf(log, sizeof(log), "%s/sessiond-%s.log", tmpdir, name);
+	snprintf(conf, sizeof(conf), "%s/slimland-%s.conf", mig_tmpdir, name);
+	snprintf(rundir, sizeof(rundir), "%s/run-%s", mig_tmpdir, name);
+	snprintf(log, sizeof(log), "%s/sessiond-%s.log", mig_tmpdir, name);
 	FILE *f = fopen(conf, "w");
 	if (!f) {
 		return false;
@@ -267,26 +296,28 @@ static bool start_sessiond(uint16_t port, enum slim_sec_mode mode)
 		"reauth = never\n"
 		"transport = %s\n"
 		"enroll = open\n"
-		"key_dir = %s/keys\n",
+		"key_dir = %s\n"
+		"%s",
 		port, SLIM_ECHO_BIN, SLIMLAND_GREETER_BIN, GREETER_USER, SLIMLAND_BIN, SERVICE,
-		name, tmpdir);
+		slim_sec_mode_name(mode), key_dir, extra ? extra : "");
 	if (fclose(f) != 0) {
 		return false;
 	}
-	sessiond = fork();
-	if (sessiond == 0) {
+	pid_t pid = fork();
+	if (pid == 0) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd >= 0) {
 			dup2(fd, STDERR_FILENO);
 			dup2(fd, STDOUT_FILENO);
 		}
 		execl(SLIMLAND_SESSIOND_BIN, SLIMLAND_SESSIOND_BIN, "--config", conf,
-			"--run-dir", rundir, verbose ? "-v" : (char *)NULL, (char *)NULL);
+			"--run-dir", rundir, mig_verbose ? "-v" : (char *)NULL, (char *)NULL);
 		_exit(127);
 	}
-	if (sessiond < 0) {
+	if (pid < 0) {
 		return false;
 	}
+	sessiond[slot] = pid;
 	/* ctl.sock comes after the UDP socket: then consoles can say HELLO */
 	char ctl[160];
 	snprintf(ctl, sizeof(ctl), "%s/ctl.sock", rundir);
@@ -294,8 +325,8 @@ static bool start_sessiond(uint16_t port, enum slim_sec_mode mode)
 		if (access(ctl, F_OK) == 0) {
 			return true;
 		}
-		if (waitpid(sessiond, NULL, WNOHANG) == sessiond) {
-			sessiond = -1;
+		if (waitpid(pid, NULL, WNOHANG) == pid) {
+			sessiond[slot] = -1;
 			return false;
 		}
 		usleep(20000);
@@ -303,18 +334,34 @@ static bool start_sessiond(uint16_t port, enum slim_sec_mode mode)
 	return false;
 }
 
+bool mig_sessiond_said(const char *name, const char *text)
+{
+	char path[128], line[1024];
+	snprintf(path, sizeof(path), "%s/sessiond-%s.log", mig_tmpdir, name);
+	FILE *f = fopen(path, "re");
+	bool said = false;
+	while (f && !said && fgets(line, sizeof(line), f)) {
+		said = strstr(line, text) != NULL;
+	}
+	if (f) {
+		fclose(f);
+	}
+	return said;
+}
+
 static void show_logs(void)
 {
 	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "for f in %s/sessiond-*.log %s/run-*/log/*/*.log; do "
-		"[ -f \"$f\" ] && { echo \"== $f\"; tail -n 25 \"$f\"; }; done >&2", tmpdir, tmpdir);
+	snprintf(cmd, sizeof(cmd), "for f in %s/sessiond-*.log %s/run-*/log/*/*.log "
+		"%s/etcd.log; do [ -s \"$f\" ] && { echo \"== $f\"; tail -n 25 \"$f\"; }; done >&2",
+		mig_tmpdir, mig_tmpdir, mig_tmpdir);
 	run(cmd);
 }
 
 /* Waiting for things to happen on the consoles */
 
-static struct bench_console A, B;
-static struct bench_console *const both[] = { &A, &B };
+struct bench_console mig_a, mig_b;
+static struct bench_console *const both[] = { &mig_a, &mig_b };
 
 struct until {
 	struct bench_console *c;
@@ -336,8 +383,7 @@ static bool wait_redirected(struct bench_console *c, uint32_t redirects_before,
 	return bench_consoles_run(both, 2, timeout_ms, until_done, &u);
 }
 
-/* Runs until c has presented no frame for quiet_ms, at most max_ms. */
-static void settle(struct bench_console *c, int quiet_ms, int max_ms)
+void mig_settle(struct bench_console *c, int quiet_ms, int max_ms)
 {
 	uint64_t end = bench_now_us() + (uint64_t)max_ms * 1000;
 	while (bench_now_us() < end) {
@@ -374,28 +420,105 @@ static void type_text(struct bench_console *c, const char *text)
 }
 
 /* The greeter's window is up once frames follow the first (the background). */
-static bool wait_greeter(struct bench_console *c, uint32_t redirects_before, int timeout_ms)
+bool mig_wait_greeter(struct bench_console *c, uint32_t redirects_before, int timeout_ms)
 {
 	if (!wait_redirected(c, redirects_before, 2, timeout_ms)) {
 		return false;
 	}
-	settle(c, 300, 3000);
+	mig_settle(c, 300, 3000);
 	return true;
+}
+
+struct until_session {
+	struct bench_console *c;
+	uint32_t redirects;
+	uint16_t port;
+	uint32_t redirects_seen, frames_seen; /* what was looked at last */
+	uint32_t complete; /* the complete frame, once there */
+	bool first_only;
+};
+
+static bool until_session_done(void *data)
+{
+	struct until_session *u = data;
+	struct bench_console *c = u->c;
+	/* a REDIRECT elsewhere (a greeter first) leaves it to the next one */
+	if (c->redirects <= u->redirects || c->frames == 0 || bench_console_port(c) != u->port) {
+		return false;
+	}
+	/* looked at once per frame presented: the picture's datagrams wait meanwhile */
+	if (c->redirects != u->redirects_seen || c->frames != u->frames_seen) {
+		u->redirects_seen = c->redirects;
+		u->frames_seen = c->frames;
+		u->complete = bench_console_complete_frame(c, &u->first_only);
+	}
+	return u->complete > 0;
+}
+
+uint64_t mig_wait_session(struct bench_console *c, uint32_t redirects_before,
+		uint16_t session_port, int timeout_ms, bool *first_only)
+{
+	struct until_session u = { c, redirects_before, session_port, 0, 0, 0, false };
+	if (!bench_consoles_run(both, 2, timeout_ms, until_session_done, &u) ||
+			u.complete > BENCH_CONSOLE_FRAMES) {
+		return 0;
+	}
+	*first_only = u.first_only;
+	return c->frame_us[u.complete - 1];
 }
 
 /* Results */
 
-enum part { TOTAL, MANAGER, ATTACH, PICTURE, PARTS };
-static const char *const part_keys[PARTS] = {
-	"migration", "card_to_redirect", "redirect_to_first_datagram",
-	"first_datagram_to_presented",
+/* In the tables' order: the MOVE's parts within card -> REDIRECT. */
+static const enum mig_part part_order[MIG_PARTS] = {
+	MIG_TOTAL, MIG_MANAGER, MIG_MOVE, MIG_ANSWER, MIG_RETOLD, MIG_ATTACH, MIG_PICTURE,
 };
-static const char *const part_names[PARTS] = {
-	"card -> picture (total)", "card -> REDIRECT", "REDIRECT -> 1st datagram",
-	"1st datagram -> presented",
+static const char *const part_keys[MIG_PARTS] = {
+	[MIG_TOTAL] = "migration",
+	[MIG_MANAGER] = "card_to_redirect",
+	[MIG_ATTACH] = "redirect_to_first_datagram",
+	[MIG_PICTURE] = "first_datagram_to_presented",
+	[MIG_MOVE] = "card_to_move",
+	[MIG_ANSWER] = "move_to_new_manager_answer",
+	[MIG_RETOLD] = "answer_to_redirect",
 };
-static uint64_t samples[PARTS][MAX_MIGRATIONS];
-static uint64_t frame_bytes[MAX_MIGRATIONS];
+static const char *const part_names[MIG_PARTS] = {
+	[MIG_TOTAL] = "card -> picture (total)",
+	[MIG_MANAGER] = "card -> REDIRECT",
+	[MIG_ATTACH] = "REDIRECT -> 1st datagram",
+	[MIG_PICTURE] = "1st datagram -> presented",
+	[MIG_MOVE] = "  card -> MOVE (B)",
+	[MIG_ANSWER] = "  MOVE -> A answers",
+	[MIG_RETOLD] = "  A answers -> REDIRECT",
+};
+/* The parts of a migration within one server. */
+#define SINGLE_PARTS (MIG_PICTURE + 1)
+
+static struct mig_sample samples[MAX_MIGRATIONS];
+static size_t n_samples;
+
+void mig_record(const struct mig_sample *s)
+{
+	if (n_samples < MAX_MIGRATIONS) {
+		samples[n_samples++] = *s;
+	}
+}
+
+void mig_sample_of(const struct bench_console *c, uint64_t t0, uint64_t t3, bool moved,
+		bool first_only, struct mig_sample *s)
+{
+	*s = (struct mig_sample){ .bytes = c->bytes, .first_only = first_only,
+		.copies = c->copies };
+	s->us[MIG_TOTAL] = t3 - t0;
+	s->us[MIG_MANAGER] = c->redirect_us - t0;
+	s->us[MIG_ATTACH] = c->first_rx_us - c->redirect_us;
+	s->us[MIG_PICTURE] = t3 - c->first_rx_us;
+	if (moved) {
+		s->us[MIG_MOVE] = c->mgr_connect_us - t0;
+		s->us[MIG_ANSWER] = c->mgr_attached_us - c->mgr_connect_us;
+		s->us[MIG_RETOLD] = c->redirect_us - c->mgr_attached_us;
+	}
+}
 
 static uint64_t percentile(uint64_t *v, size_t n, double p)
 {
@@ -408,105 +531,82 @@ static double ms(uint64_t us)
 	return (double)us / 1000.0;
 }
 
-/* One transport's figures. */
+/* One set of migrations' figures. */
 struct result {
 	enum slim_sec_mode mode;
 	size_t n, failed, first_only, copies;
-	uint64_t p50[PARTS], p99[PARTS], min, max, bytes_p50;
+	uint64_t p50[MIG_PARTS], p99[MIG_PARTS], min, max, bytes_p50;
 	uint64_t setup_greeters_us, setup_login_us;
 	uint32_t refusals;
+	uint32_t bounces; /* group: MOVEs beyond the one expected */
 };
 
-/*
- * A manager of this transport, both consoles on greeters, a login on A,
- * then `migrations` moves of the card. False if it could not even begin.
- */
-static bool measure(enum slim_sec_mode mode, size_t migrations, bool takeover,
-		struct result *res)
+/* The samples recorded since the last call, summed up (and forgotten). */
+static void summarize(struct result *res)
 {
-	*res = (struct result){ .mode = mode };
-	uint16_t port = bench_free_port(SOCK_DGRAM);
-	if (port == 0 || !start_sessiond(port, mode)) {
-		fprintf(stderr, "bench-migration: slimland-sessiond did not start (%s)\n",
-			slim_sec_mode_name(mode));
-		return false;
+	static uint64_t v[MAX_MIGRATIONS];
+	size_t n = n_samples;
+	res->n = n;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = samples[i].bytes;
+		res->first_only += samples[i].first_only;
+		res->copies += samples[i].copies;
 	}
-	char manager[32], key_a[160], key_b[160];
-	snprintf(manager, sizeof(manager), "127.0.0.1:%u", port);
-	snprintf(key_a, sizeof(key_a), "%s/console-a.key", tmpdir);
-	snprintf(key_b, sizeof(key_b), "%s/console-b.key", tmpdir);
-	if (!bench_console_start(&A, manager, "bench-a", WIDTH, HEIGHT, mode, key_a) ||
-			!bench_console_start(&B, manager, "bench-b", WIDTH, HEIGHT, mode, key_b)) {
-		fprintf(stderr, "bench-migration: cannot start the consoles\n");
-		return false;
+	res->bytes_p50 = percentile(v, n, 0.5);
+	for (int p = 0; p < MIG_PARTS; p++) {
+		for (size_t i = 0; i < n; i++) {
+			v[i] = samples[i].us[p];
+		}
+		res->p50[p] = percentile(v, n, 0.5);
+		res->p99[p] = percentile(v, n, 0.99);
+		if (p == MIG_TOTAL && n) {
+			res->min = v[0];
+			res->max = v[n - 1];
+		}
 	}
+	n_samples = 0;
+}
 
-	/* Both consoles get a greeter. */
-	uint64_t t_start = bench_now_us();
-	if (!wait_greeter(&A, 0, 20000) || !wait_greeter(&B, 0, 20000)) {
-		fprintf(stderr, "bench-migration: no greeter on the consoles (A: %u redirects, "
-			"%u frames; B: %u, %u)\n", A.redirects, A.frames, B.redirects, B.frames);
-		return false;
-	}
-	uint64_t t_greeters = bench_now_us();
-
-	/* An unknown card, then the login it gets bound to. */
-	bench_console_card(&A, true, card_token, sizeof(card_token));
-	settle(&A, 200, 1000);
-	uint32_t before = A.redirects;
-	type_text(&A, USER "\n" PASSWORD "\n");
-	if (!wait_redirected(&A, before, 1, 15000)) {
-		fprintf(stderr, "bench-migration: the login on console A did not lead to a "
-			"session\n");
-		return false;
-	}
-	uint16_t session_port = bench_console_port(&A);
-	settle(&A, 300, 5000);
-	uint64_t t_login = bench_now_us();
-
-	struct bench_console *from = &A, *to = &B;
-	size_t n = 0;
+/*
+ * Migrations between consoles A and B of one manager, the session at
+ * session_port shown on *shows at first; *shows: where it is at the end.
+ */
+static void migrate_within(size_t migrations, bool takeover, uint16_t session_port,
+		struct bench_console **shows, struct result *res)
+{
+	struct bench_console *from = *shows, *to = from == &mig_a ? &mig_b : &mig_a;
 	for (size_t i = 0; i < migrations; i++) {
 		if (!takeover) {
 			/* taken off the old console: it goes to a greeter, the session waits */
 			uint32_t r = from->redirects;
 			bench_console_card(from, false, card_token, sizeof(card_token));
-			if (!wait_greeter(from, r, 10000)) {
+			if (!mig_wait_greeter(from, r, 10000)) {
 				fprintf(stderr, "bench-migration: no greeter after the card left console %s\n",
 					from->id);
 				res->failed++;
 			}
 		}
 		/* all quiet: the tap */
-		settle(to, 100, 2000);
+		mig_settle(to, 100, 2000);
 		uint32_t r = to->redirects, r_from = from->redirects;
 		uint64_t t0 = bench_now_us();
 		bench_console_card(to, true, card_token, sizeof(card_token));
-		bool ok = wait_redirected(to, r, 1, 5000);
-		uint32_t complete = 0;
 		bool alone = false;
-		while (ok && (complete = bench_console_complete_frame(to, &alone)) == 0) {
-			ok = wait_redirected(to, r, to->frames + 1, 5000);
-		}
-		if (!ok || bench_console_port(to) != session_port) {
+		uint64_t t3 = mig_wait_session(to, r, session_port, 5000, &alone);
+		if (t3 == 0) {
 			fprintf(stderr, "bench-migration: migration %zu to console %s: %s\n", i + 1, to->id,
-				ok ? "shown something else than the session" : "no complete frame within 5 s");
+				to->redirects > r && bench_console_port(to) != session_port ?
+				"shown something else than the session" : "no complete frame within 5 s");
 			res->failed++;
 		} else {
-			uint64_t t3 = to->frame_us[complete - 1];
-			samples[TOTAL][n] = t3 - t0;
-			samples[MANAGER][n] = to->redirect_us - t0;
-			samples[ATTACH][n] = to->first_rx_us - to->redirect_us;
-			samples[PICTURE][n] = t3 - to->first_rx_us;
-			frame_bytes[n] = to->bytes;
-			res->first_only += alone;
-			res->copies += to->copies;
-			n++;
+			struct mig_sample s;
+			mig_sample_of(to, t0, t3, false, alone, &s);
+			mig_record(&s);
 		}
 		if (takeover) {
 			/* the old console shows its greeter by now: the removal changes nothing */
 			bench_console_card(from, false, card_token, sizeof(card_token));
-			wait_greeter(from, r_from, 10000);
+			mig_wait_greeter(from, r_from, 10000);
 		}
 		if (res->failed > 3) {
 			break;
@@ -515,47 +615,138 @@ static bool measure(enum slim_sec_mode mode, size_t migrations, bool takeover,
 		from = to;
 		to = t;
 	}
-	res->n = n;
-	res->bytes_p50 = percentile(frame_bytes, n, 0.5);
-	for (int p = 0; p < PARTS; p++) {
-		res->p50[p] = percentile(samples[p], n, 0.5);
-		res->p99[p] = percentile(samples[p], n, 0.99);
-		if (p == TOTAL && n) {
-			res->min = samples[p][0];
-			res->max = samples[p][n - 1];
-		}
+	*shows = from;
+}
+
+/*
+ * A manager of this transport (with --group: servers A and B of a group),
+ * both consoles on A's greeters, a login on console A, then `migrations`
+ * moves of the card between them; with `group`, as many from a console of
+ * B's. False if it could not even begin.
+ */
+static bool measure(enum slim_sec_mode mode, size_t migrations, bool takeover, bool group,
+		struct result *res, struct result *res_group)
+{
+	*res = (struct result){ .mode = mode };
+	*res_group = (struct result){ .mode = mode };
+	const char *name = slim_sec_mode_name(mode);
+	uint16_t port = 0, port_b = 0;
+	char key_dir[128];
+	snprintf(key_dir, sizeof(key_dir), "%s/keys", mig_tmpdir);
+	if (group ? !mig_group_start(mode, &port, &port_b) :
+			(port = bench_free_port(SOCK_DGRAM)) == 0 ||
+			!mig_start_sessiond(name, port, mode, key_dir, NULL)) {
+		fprintf(stderr, "bench-migration: slimland-sessiond did not start (%s)\n", name);
+		return false;
 	}
+	char manager[32], key_a[160], key_b[160];
+	snprintf(manager, sizeof(manager), "127.0.0.1:%u", port);
+	snprintf(key_a, sizeof(key_a), "%s/console-a.key", mig_tmpdir);
+	snprintf(key_b, sizeof(key_b), "%s/console-b.key", mig_tmpdir);
+	if (!bench_console_start(&mig_a, manager, "bench-a", WIDTH, HEIGHT, mode, key_a) ||
+			!bench_console_start(&mig_b, manager, "bench-b", WIDTH, HEIGHT, mode, key_b)) {
+		fprintf(stderr, "bench-migration: cannot start the consoles\n");
+		return false;
+	}
+
+	/* Both consoles get a greeter. */
+	uint64_t t_start = bench_now_us();
+	if (!mig_wait_greeter(&mig_a, 0, 20000) || !mig_wait_greeter(&mig_b, 0, 20000)) {
+		fprintf(stderr, "bench-migration: no greeter on the consoles (A: %u redirects, "
+			"%u frames; B: %u, %u)\n", mig_a.redirects, mig_a.frames, mig_b.redirects,
+			mig_b.frames);
+		return false;
+	}
+	if (mig_a.manager_changes || mig_b.manager_changes) {
+		fprintf(stderr, "bench-migration: a console was moved to %s before the login\n",
+			mig_a.manager_changes ? mig_a.manager : mig_b.manager);
+		return false;
+	}
+	uint64_t t_greeters = bench_now_us();
+
+	/* An unknown card, then the login it gets bound to. */
+	bench_console_card(&mig_a, true, card_token, sizeof(card_token));
+	mig_settle(&mig_a, 200, 1000);
+	uint32_t before = mig_a.redirects;
+	type_text(&mig_a, USER "\n" PASSWORD "\n");
+	if (!wait_redirected(&mig_a, before, 1, 15000)) {
+		fprintf(stderr, "bench-migration: the login on console A did not lead to a "
+			"session\n");
+		return false;
+	}
+	uint16_t session_port = bench_console_port(&mig_a);
+	mig_settle(&mig_a, 300, 5000);
+	uint64_t t_login = bench_now_us();
+
+	struct bench_console *shows = &mig_a;
+	migrate_within(migrations, takeover, session_port, &shows, res);
+	summarize(res);
 	res->setup_greeters_us = t_greeters - t_start;
 	res->setup_login_us = t_login - t_greeters;
-	res->refusals = A.refusals + B.refusals;
-	bench_console_stop(&A);
-	bench_console_stop(&B);
-	stop_sessiond();
+	res->refusals = mig_a.refusals + mig_b.refusals;
+
+	if (group && res->failed == 0) {
+		struct mig_group_stats st = { 0 };
+		mig_group_migrations(mode, port_b, migrations, session_port, &shows, &st);
+		summarize(res_group);
+		res_group->failed = st.failed;
+		res_group->bounces = st.bounces;
+		res_group->refusals = st.refusals;
+	}
+	bench_console_stop(&mig_a);
+	bench_console_stop(&mig_b);
+	mig_stop_sessionds();
 	return true;
 }
 
-static void print_json(const struct result *res, size_t count, bool takeover)
+static void print_json(const struct result *res, const struct result *grp, size_t count,
+		bool takeover, bool group)
 {
 	printf("{\"width_px\": %d, \"height_px\": %d, \"takeover\": %s, \"target_p50_ms\": %.0f",
 		WIDTH, HEIGHT, takeover ? "true" : "false", TARGET_P50_MS);
-	for (size_t i = 0; i < count; i++) {
-		const struct result *r = &res[i];
-		const char *m = slim_sec_mode_name(r->mode);
-		printf(", \"%s_migrations\": %zu, \"%s_failed\": %zu", m, r->n, m, r->failed);
-		for (int p = 0; p < PARTS; p++) {
-			printf(", \"%s_%s_p50_ms\": %.3f, \"%s_%s_p99_ms\": %.3f", m, part_keys[p],
-				ms(r->p50[p]), m, part_keys[p], ms(r->p99[p]));
-		}
-		printf(", \"%s_migration_min_ms\": %.3f, \"%s_migration_max_ms\": %.3f, "
-			"\"%s_first_frame_complete\": %zu, \"%s_picture_bytes_p50\": %llu",
-			m, ms(r->min), m, ms(r->max), m, r->first_only, m,
-			(unsigned long long)r->bytes_p50);
+	if (group) {
+		printf(", \"group\": true, \"group_target_p50_ms\": %.0f", GROUP_TARGET_P50_MS);
 	}
-	if (count == 2 && res[0].p50[TOTAL]) {
+	for (size_t i = 0; i < count; i++) {
+		for (int g = 0; g < (group ? 2 : 1); g++) {
+			const struct result *r = g ? &grp[i] : &res[i];
+			char m[32];
+			snprintf(m, sizeof(m), "%s%s", slim_sec_mode_name(r->mode), g ? "_group" : "");
+			printf(", \"%s_migrations\": %zu, \"%s_failed\": %zu", m, r->n, m, r->failed);
+			for (int p = 0; p < (g ? MIG_PARTS : SINGLE_PARTS); p++) {
+				printf(", \"%s_%s_p50_ms\": %.3f, \"%s_%s_p99_ms\": %.3f", m, part_keys[p],
+					ms(r->p50[p]), m, part_keys[p], ms(r->p99[p]));
+			}
+			printf(", \"%s_migration_min_ms\": %.3f, \"%s_migration_max_ms\": %.3f, "
+				"\"%s_first_frame_complete\": %zu, \"%s_picture_bytes_p50\": %llu",
+				m, ms(r->min), m, ms(r->max), m, r->first_only, m,
+				(unsigned long long)r->bytes_p50);
+			if (g) {
+				printf(", \"%s_bounces\": %u", m, r->bounces);
+			}
+		}
+		if (group && res[i].p50[MIG_TOTAL] && grp[i].n) {
+			printf(", \"%s_group_over_one_server_p50_ratio\": %.3f",
+				slim_sec_mode_name(res[i].mode),
+				(double)grp[i].p50[MIG_TOTAL] / (double)res[i].p50[MIG_TOTAL]);
+		}
+	}
+	if (count == 2 && res[0].p50[MIG_TOTAL]) {
 		printf(", \"dtls_over_clear_p50_ratio\": %.3f",
-			(double)res[1].p50[TOTAL] / (double)res[0].p50[TOTAL]);
+			(double)res[1].p50[MIG_TOTAL] / (double)res[0].p50[MIG_TOTAL]);
 	}
 	printf("}\n");
+}
+
+static void print_summary(const char *what, const struct result *r, double target_ms)
+{
+	double miss = ms(r->p50[MIG_TOTAL]) - target_ms;
+	printf("\n%s: %zu migrations, %zu failed; min %.1f ms, max %.1f ms; target p50 <= "
+		"%.0f ms: %s", what, r->n, r->failed, ms(r->min), ms(r->max),
+		target_ms, r->n == 0 ? "no data" : miss <= 0 ? "ok" : "MISSED");
+	printf("\n  the first frame was complete on its own in %zu of %zu; %llu bytes (p50), "
+		"%zu COPY commands; %u REFUSEs on display associations", r->first_only, r->n,
+		(unsigned long long)r->bytes_p50, r->copies, r->refusals);
 }
 
 static void print_table(const struct result *res, size_t count, bool takeover)
@@ -570,7 +761,7 @@ static void print_table(const struct result *res, size_t count, bool takeover)
 			slim_sec_mode_name(res[i].mode));
 	}
 	printf("\n");
-	for (int p = 0; p < PARTS; p++) {
+	for (int p = 0; p < SINGLE_PARTS; p++) {
 		printf("%-27s", part_names[p]);
 		for (size_t i = 0; i < count; i++) {
 			printf(" %10.1f ms %10.1f ms", ms(res[i].p50[p]), ms(res[i].p99[p]));
@@ -579,42 +770,74 @@ static void print_table(const struct result *res, size_t count, bool takeover)
 	}
 	for (size_t i = 0; i < count; i++) {
 		const struct result *r = &res[i];
-		double miss = ms(r->p50[TOTAL]) - TARGET_P50_MS;
-		printf("\n%s: %zu migrations, %zu failed; min %.1f ms, max %.1f ms; target p50 <= "
-			"%.0f ms: %s", slim_sec_mode_name(r->mode), r->n, r->failed, ms(r->min), ms(r->max),
-			TARGET_P50_MS, r->n == 0 ? "no data" : miss <= 0 ? "ok" : "MISSED");
-		printf("\n  the first frame was complete on its own in %zu of %zu; %llu bytes (p50), "
-			"%zu COPY commands; %u REFUSEs on display associations; setup: greeters %.1f s, "
-			"login %.1f s\n", r->first_only, r->n, (unsigned long long)r->bytes_p50, r->copies,
-			r->refusals, ms(r->setup_greeters_us) / 1000, ms(r->setup_login_us) / 1000);
+		print_summary(slim_sec_mode_name(r->mode), r, TARGET_P50_MS);
+		printf("; setup: greeters %.1f s, login %.1f s\n", ms(r->setup_greeters_us) / 1000,
+			ms(r->setup_login_us) / 1000);
 	}
-	if (count == 2 && res[0].p50[TOTAL]) {
-		double ratio = (double)res[1].p50[TOTAL] / (double)res[0].p50[TOTAL];
+	if (count == 2 && res[0].p50[MIG_TOTAL]) {
+		double ratio = (double)res[1].p50[MIG_TOTAL] / (double)res[0].p50[MIG_TOTAL];
 		printf("\nDTLS / clear, p50: %.2f (bar: at most %.2f): %s\n", ratio, DTLS_MAX_RATIO,
 			ratio <= DTLS_MAX_RATIO ? "ok" : "MISSED");
 	}
 }
 
+/* --group: per transport, one server beside the group, the MOVE's parts apart. */
+static void print_group_table(const struct result *res, const struct result *grp,
+		size_t count)
+{
+	printf("Card tap to the session's first complete frame, %dx%d, loopback; the card "
+		"taken off the old console first, then put on the new one\n"
+		"one server: between two consoles of the session's manager A\n"
+		"group: at a console of B's, a server of the same group (etcd), which MOVEs "
+		"it to A\n", WIDTH, HEIGHT);
+	for (size_t i = 0; i < count; i++) {
+		const char *m = slim_sec_mode_name(res[i].mode);
+		printf("\n%-27s %23s %23s\n%-27s %11s %11s %11s %11s\n", m, "one server",
+			"group (MOVE)", "", "p50", "p99", "p50", "p99");
+		for (int k = 0; k < MIG_PARTS; k++) {
+			enum mig_part p = part_order[k];
+			printf("%-27s", part_names[p]);
+			if (p < SINGLE_PARTS) {
+				printf(" %8.1f ms %8.1f ms", ms(res[i].p50[p]), ms(res[i].p99[p]));
+			} else {
+				printf(" %11s %11s", "-", "-");
+			}
+			printf(" %8.1f ms %8.1f ms\n", ms(grp[i].p50[p]), ms(grp[i].p99[p]));
+		}
+		print_summary("one server", &res[i], TARGET_P50_MS);
+		printf("\n");
+		print_summary("group", &grp[i], GROUP_TARGET_P50_MS);
+		printf("; consoles sent back to B: %u\n", grp[i].bounces);
+		if (res[i].p50[MIG_TOTAL] && grp[i].n) {
+			printf("\n%s: group / one server, p50: %.2f (+%.1f ms)\n", m,
+				(double)grp[i].p50[MIG_TOTAL] / (double)res[i].p50[MIG_TOTAL],
+				ms(grp[i].p50[MIG_TOTAL]) - ms(res[i].p50[MIG_TOTAL]));
+		}
+	}
+}
+
 int main(int argc, char *argv[])
 {
-	bool json = false, takeover = false;
+	bool json = false, takeover = false, group = false;
 	size_t migrations = 50;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0) {
 			json = true;
 		} else if (strcmp(argv[i], "--quick") == 0) {
 			migrations = 6;
-		} else if (strcmp(argv[i], "--takeover") == 0) {
+		} else if (strcmp(argv[i], "--takeover") == 0 && !group) {
 			takeover = true;
+		} else if (strcmp(argv[i], "--group") == 0 && !takeover) {
+			group = true;
 		} else if (strcmp(argv[i], "-v") == 0) {
-			verbose = true;
+			mig_verbose = true;
 		} else if (strcmp(argv[i], "--migrations") == 0 && i + 1 < argc) {
 			migrations = strtoul(argv[++i], NULL, 10);
 			migrations = migrations < 1 ? 1 : migrations > MAX_MIGRATIONS ?
 				MAX_MIGRATIONS : migrations;
 		} else {
-			fprintf(stderr, "usage: %s [--json] [--quick] [--migrations N] [--takeover] [-v]\n",
-				argv[0]);
+			fprintf(stderr, "usage: %s [--json] [--quick] [--migrations N] "
+				"[--takeover | --group] [-v]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -627,16 +850,16 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "bench-migration: needs useradd and chpasswd: skipped\n");
 		return 77;
 	}
-	slim_log_init(verbose ? SLIM_LOG_DEBUG : SLIM_LOG_ERROR, NULL);
+	slim_log_init(mig_verbose ? SLIM_LOG_DEBUG : SLIM_LOG_ERROR, NULL);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal); /* meson's timeout */
 	signal(SIGHUP, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	atexit(cleanup);
 
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/slim-bench-migration-XXXXXX");
-	if (!mkdtemp(tmpdir) || chmod(tmpdir, 0755) != 0) {
-		tmpdir[0] = '\0';
+	snprintf(mig_tmpdir, sizeof(mig_tmpdir), "/tmp/slim-bench-migration-XXXXXX");
+	if (!mkdtemp(mig_tmpdir) || chmod(mig_tmpdir, 0755) != 0) {
+		mig_tmpdir[0] = '\0';
 		fprintf(stderr, "bench-migration: cannot create a temporary directory\n");
 		return 1;
 	}
@@ -644,20 +867,23 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "bench-migration: cannot create the test users or PAM service\n");
 		return 1;
 	}
+	bool ok = !group || mig_etcd_start();
 	static const enum slim_sec_mode modes[] = { SLIM_SEC_CLEAR, SLIM_SEC_DTLS };
-	struct result res[2];
+	struct result res[2], grp[2];
 	size_t count = 0;
-	bool ok = true;
 	for (size_t i = 0; i < 2 && ok; i++) {
-		ok = measure(modes[i], migrations, takeover, &res[count]);
+		ok = measure(modes[i], migrations, takeover, group, &res[count], &grp[count]);
 		if (ok) {
 			count++;
 		}
-		ok = ok && res[count - 1].n > 0 && res[count - 1].failed == 0;
+		ok = ok && res[count - 1].n > 0 && res[count - 1].failed == 0 &&
+			(!group || (grp[count - 1].n > 0 && grp[count - 1].failed == 0));
 	}
 	if (count > 0) {
 		if (json) {
-			print_json(res, count, takeover);
+			print_json(res, grp, count, takeover, group);
+		} else if (group) {
+			print_group_table(res, grp, count);
 		} else {
 			print_table(res, count, takeover);
 		}
@@ -665,8 +891,8 @@ int main(int argc, char *argv[])
 	if (!ok) {
 		show_logs();
 	}
-	bench_console_stop(&A);
-	bench_console_stop(&B);
+	bench_console_stop(&mig_a);
+	bench_console_stop(&mig_b);
 	cleanup();
 	return ok ? 0 : 1;
 }

@@ -100,10 +100,27 @@ static void start_display(struct bench_console *c, uint64_t now)
 	}
 }
 
+/* A new control association: which manager it goes to, and when. */
+static void on_mgr_connecting(void *data, const char *why)
+{
+	struct bench_console *c = data;
+	const char *address = c->mgr ? slim_manager_address(c->mgr) : NULL;
+	c->mgr_attached = false;
+	c->mgr_connects++;
+	c->mgr_connect_us = slim_now_us();
+	if (address && strcmp(address, c->manager) != 0) {
+		c->manager_changes++;
+		snprintf(c->manager, sizeof(c->manager), "%s", address);
+	}
+	slim_log(SLIM_LOG_DEBUG, "console %s: manager %s: %s", c->id, c->manager,
+		why ? why : "first HELLO");
+}
+
 static void on_mgr_attached(void *data, uint32_t assoc)
 {
 	struct bench_console *c = data;
 	c->mgr_attached = true;
+	c->mgr_attached_us = slim_now_us();
 }
 
 static void on_redirect(void *data, const struct sockaddr *addr, socklen_t len,
@@ -151,6 +168,7 @@ static void on_redirect(void *data, const struct sockaddr *addr, socklen_t len,
 
 static const struct slim_manager_listener mgr_listener = {
 	/* refusals of the control association need no action here: HELLO goes again */
+	.connecting = on_mgr_connecting,
 	.attached = on_mgr_attached,
 	.redirect = on_redirect,
 };
@@ -194,6 +212,7 @@ bool bench_console_start(struct bench_console *c, const char *manager, const cha
 		fprintf(stderr, "console %s: %s\n", c->id, err);
 		return false;
 	}
+	snprintf(c->manager, sizeof(c->manager), "%s", slim_manager_address(c->mgr));
 	slim_manager_start(c->mgr);
 	return true;
 }

@@ -44,6 +44,17 @@ struct bench_console {
 	struct slim_console_core *core;
 	struct slim_manager *mgr; /* the control association (console/manager.c) */
 	bool mgr_attached;
+	/*
+	 * The control association's life, on the same clock: the manager it
+	 * speaks to (HOST:PORT) and how often that changed (a MOVE, or back to
+	 * the list), each new association (HELLO from the start: the first, a
+	 * MOVE, a restart) and the last time a manager answered one.
+	 */
+	char manager[64];
+	uint32_t manager_changes;
+	uint32_t mgr_connects;
+	uint64_t mgr_connect_us;
+	uint64_t mgr_attached_us;
 
 	/* the display association */
 	int fd;

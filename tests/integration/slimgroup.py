@@ -202,6 +202,29 @@ def sanitizer_lines(s):
     return [l for l in s.manager.stderr.lines if 'runtime error:' in l or 'Sanitizer' in l]
 
 
+def start_registered(servers):
+    """Starts the managers of `servers` ({name: ManagerSession}) and waits
+    until each has registered and sees all of them."""
+    for s in servers.values():
+        s.start_manager()
+    for s in servers.values():
+        s.manager_log_wait('group: %s registered under %s' % (s.server, PREFIX), timeout=20)
+    wait_views(servers, lambda n, v: complete(v, servers, {}, n),
+               'all three servers in every view')
+
+
+def stop_cleanly(servers):
+    """Each manager of `servers` exits 0 on SIGTERM, with no sanitizer report
+    (nothing leaked, nothing wrong)."""
+    for k, s in servers.items():
+        status = s.stop_manager()
+        reports = sanitizer_lines(s)
+        s.manager = None  # stopped: not again at the end
+        if status != 0 or reports:
+            raise TestFailure('%s\'s manager exited with status %s: %s' % (
+                k, status, '\n'.join(reports[:20])))
+
+
 def assert_session_shown(s, console, sid):
     """The session is on the console, which shows what its compositor renders."""
     s.wait_console_state(console.id, 'session', user_session=sid)

@@ -39,9 +39,9 @@ Root only (network namespaces, users, PAM); skipped without etcd.
 import contextlib
 import time
 
-from slimgroup import (PREFIX, SERVERS, assert_session_shown, complete, ctl_answer, ctl_ok,
-                       drains, hold_views, kill_namespace, sanitizer_lines, start_group, view,
-                       wait_views)
+from slimgroup import (SERVERS, assert_session_shown, complete, ctl_answer, ctl_ok, drains,
+                       hold_views, kill_namespace, start_group, start_registered, stop_cleanly,
+                       view, wait_views)
 from slimtest import TestFailure, log, run, scaled
 
 NAME = 'group'
@@ -58,12 +58,7 @@ def test():
 def group(etcd, servers, desk):
     a, b, c = (servers[n] for n in SERVERS)
     # 1. every server in every view
-    for s in servers.values():
-        s.start_manager()
-    for s in servers.values():
-        s.manager_log_wait('group: %s registered under %s' % (s.server, PREFIX), timeout=20)
-    wait_views(servers, lambda n, v: complete(v, servers, {}, n),
-               'all three servers in every view')
+    start_registered(servers)
 
     # 2. a user's session on A, another on B, in every view
     consoles = {}
@@ -225,13 +220,7 @@ def group(etcd, servers, desk):
         raise TestFailure('B, cut off and back, said:\n' + '\n'.join(said))
 
     # 8. B and C stop cleanly (sanitizer builds: nothing leaked, nothing wrong)
-    for k, s in alive.items():
-        status = s.stop_manager()
-        reports = sanitizer_lines(s)
-        s.manager = None  # stopped: not again at the end
-        if status != 0 or reports:
-            raise TestFailure('%s\'s manager exited with status %s: %s' % (
-                k, status, '\n'.join(reports[:20])))
+    stop_cleanly(alive)
 
 
 def members_to_stop(etcd, servers):

@@ -42,8 +42,8 @@ import json
 import os
 import time
 
-from slimgroup import (PREFIX, complete, kill_namespace, sanitizer_lines, start_group, view,
-                       wait_views)
+from slimgroup import (PREFIX, complete, kill_namespace, start_group, start_registered,
+                       stop_cleanly, view, wait_views)
 from slimtest import BACKGROUND, Console, TestFailure, fraction_not, log, run, scaled
 
 NAME = 'group_move'
@@ -175,12 +175,7 @@ def moves(g):
     a, b, c = servers['A'], servers['B'], servers['C']
 
     # 1. three servers, registered; W on A's greeter
-    for s in servers.values():
-        s.start_manager()
-    for s in servers.values():
-        s.manager_log_wait('group: %s registered under %s' % (s.server, PREFIX), timeout=20)
-    wait_views(servers, lambda n, v: complete(v, servers, {}, n),
-               'all three servers in every view')
+    start_registered(servers)
     keys = {n: s.ctl('key')[0] for n, s in servers.items()}
     log('host keys: %s' % ', '.join('%s %s' % (n, k[:20]) for n, k in keys.items()))
     w = start_console(a, 'desk-w', [a, b], desk)
@@ -305,13 +300,7 @@ def moves(g):
     log('the registry: the card opens C/%s now' % sid_c)
 
     # B and C stop cleanly (sanitizer builds: nothing leaked, nothing wrong)
-    for k, s in alive.items():
-        status = s.stop_manager()
-        reports = sanitizer_lines(s)
-        s.manager = None
-        if status != 0 or reports:
-            raise TestFailure('%s\'s manager exited with status %s: %s' % (
-                k, status, '\n'.join(reports[:20])))
+    stop_cleanly(alive)
 
 
 run(test)

@@ -32,7 +32,7 @@ import tempfile
 import time
 
 from slimetcd import EtcdCluster
-from slimgroup import PREFIX, complete, sanitizer_lines, view, wait_views
+from slimgroup import PREFIX, complete, stop_cleanly, view, wait_views
 from slimsessiond import ManagerSession
 from slimtest import TestFailure, TestSkip, log, require_programs, run, scaled
 
@@ -194,13 +194,7 @@ def group_tls(etcd, servers):
         raise TestFailure('A said etcd is unreachable: %s' % said_a)
 
     # 4. all stop cleanly
-    for k, s in servers.items():
-        status = s.stop_manager()
-        reports = sanitizer_lines(s)
-        s.manager = None  # stopped: not again at the end
-        if status != 0 or reports:
-            raise TestFailure('%s\'s manager exited with status %s: %s' % (
-                k, status, '\n'.join(reports[:20])))
+    stop_cleanly(servers)
 
 
 run(test)

@@ -1,0 +1,110 @@
+/*
+ * What bench-migration.c (the users, one server, the report) and
+ * migration-group.c (a server group on etcd: --group) share.
+ */
+#ifndef SLIM_BENCH_MIGRATION_H
+#define SLIM_BENCH_MIGRATION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "managed.h"
+#include "slim-secure.h"
+
+#define MIG_WIDTH 1920
+#define MIG_HEIGHT 1080
+#define MIG_MAX_MIGRATIONS 1000
+
+/* The benchmark's temporary directory, and -v. */
+extern char mig_tmpdir[64];
+extern bool mig_verbose;
+
+/*
+ * slimland-sessiond with a configuration of its own, `name` naming its
+ * files in mig_tmpdir (slimland-NAME.conf, run-NAME/, sessiond-NAME.log);
+ * `extra`: more lines of slimland.conf (NULL: none). True once its
+ * control socket is up (consoles can say HELLO); stopped at
+ * mig_stop_sessionds() or at exit.
+ */
+bool mig_start_sessiond(const char *name, uint16_t port, enum slim_sec_mode mode,
+		const char *key_dir, const char *extra);
+/* Every manager started, then what our users still run. */
+void mig_stop_sessionds(void);
+/* Whether the log of manager `name` has a line with `text`. */
+bool mig_sessiond_said(const char *name, const char *text);
+
+/* The two consoles, both run by every wait. */
+extern struct bench_console mig_a, mig_b;
+
+/* Runs the consoles until c has presented no frame for quiet_ms, at most max_ms. */
+void mig_settle(struct bench_console *c, int quiet_ms, int max_ms);
+/* c follows a new REDIRECT (more than redirects_before) to a greeter that shows its window. */
+bool mig_wait_greeter(struct bench_console *c, uint32_t redirects_before, int timeout_ms);
+/*
+ * After a tap at c: runs until c shows the display association at
+ * `session_port`, newly redirected there (more REDIRECTs than
+ * redirects_before), and has presented a complete frame of it; that
+ * frame's time (0: not within timeout_ms, or redirected elsewhere last).
+ */
+uint64_t mig_wait_session(struct bench_console *c, uint32_t redirects_before,
+		uint16_t session_port, int timeout_ms, bool *first_only);
+
+/* Where the time of a migration goes; the last three only when a MOVE takes part. */
+enum mig_part {
+	MIG_TOTAL,   /* CARD sent -> the complete frame presented */
+	MIG_MANAGER, /* CARD sent -> the session's REDIRECT received */
+	MIG_ATTACH,  /* REDIRECT -> the compositor's first datagram */
+	MIG_PICTURE, /* first datagram -> the complete frame presented */
+	MIG_MOVE,    /* CARD sent to B -> B's MOVE received (the new association begins) */
+	MIG_ANSWER,  /* MOVE -> A answered the new association's HELLO (its handshake too) */
+	MIG_RETOLD,  /* A answered -> the session's REDIRECT (the card told again) */
+	MIG_PARTS,
+};
+
+/* One migration's times, and what it showed. */
+struct mig_sample {
+	uint64_t us[MIG_PARTS];
+	uint64_t bytes;   /* the display association's bytes up to the complete frame */
+	bool first_only;  /* frame 1 was complete on its own */
+	uint32_t copies;  /* COPY commands */
+};
+/* Adds one to the set being measured (at most MIG_MAX_MIGRATIONS). */
+void mig_record(const struct mig_sample *s);
+
+/* Times of the migrations with a MOVE, from c's timestamps (t0: CARD sent, t3: complete frame). */
+void mig_sample_of(const struct bench_console *c, uint64_t t0, uint64_t t3, bool moved,
+		bool first_only, struct mig_sample *s);
+
+/*
+ * --group: one etcd member on loopback for the whole run (its data in
+ * mig_tmpdir), killed at mig_etcd_stop() (exit, failure, signals) or if
+ * this process dies. False, said on stderr, if it did not answer its
+ * /health within 20 s.
+ */
+bool mig_etcd_start(void);
+void mig_etcd_stop(void);
+
+/*
+ * Servers A and B of a group on that etcd for this transport, A's
+ * card.key copied to B; true once both registered. The ports consoles
+ * reach them at.
+ */
+bool mig_group_start(enum slim_sec_mode mode, uint16_t *port_a, uint16_t *port_b);
+
+struct mig_group_stats {
+	size_t n, failed;
+	uint32_t bounces;   /* MOVEs beyond the one to A (a console sent back and forth) */
+	uint32_t refusals;  /* REFUSEs on the tapping consoles' display associations */
+};
+/*
+ * `migrations` times: the card off the console showing the session (at
+ * A), then a console new to both servers says HELLO to B, gets B's
+ * greeter, and the card is tapped there: B moves it to A, which shows it
+ * the session (at session_port). Each measured one goes to mig_record().
+ * *shows: the console showing the session, before and after.
+ */
+void mig_group_migrations(enum slim_sec_mode mode, uint16_t port_b, size_t migrations,
+		uint16_t session_port, struct bench_console **shows, struct mig_group_stats *st);
+
+#endif
