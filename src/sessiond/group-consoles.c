@@ -77,7 +77,8 @@ static bool parse(const char *id, const char *value, struct slim_enrolled *out)
 {
 	memset(out, 0, sizeof(*out));
 	struct json_object *o = json_tokener_parse(value), *v;
-	bool ok = o && json_object_is_type(o, json_type_object) && strlen(id) < sizeof(out->id);
+	bool ok = o && json_object_is_type(o, json_type_object) && strlen(id) < sizeof(out->id) &&
+		json_object_object_get_ex(o, "v", &v) && json_object_get_int(v) == GROUP_FORMAT;
 	const char *state = ok && json_object_object_get_ex(o, "state", &v) ?
 		json_object_get_string(v) : NULL;
 	const char *hex = ok && json_object_object_get_ex(o, "key", &v) ?

@@ -60,7 +60,8 @@ static void servers_collect(struct slim_group *group, struct group_servers *s)
 			continue;
 		}
 		struct json_object *o = json_tokener_parse(kv->value);
-		if (!o || !json_object_is_type(o, json_type_object)) {
+		if (!o || !json_object_is_type(o, json_type_object) ||
+				field_uint(o, "v") != GROUP_FORMAT) {
 			json_object_put(o);
 			continue; /* an entry of another version: not a server we can place on */
 		}
@@ -138,6 +139,9 @@ enum slim_group_where slim_group_card_server(struct slim_group *group, const uin
 	struct group_kv *kv = slim_group_kv_find(&group->mirror, key);
 	struct json_object *o = kv ? json_tokener_parse(kv->value) : NULL;
 	field_str(o, "server", name, sizeof(name));
+	if (o && field_uint(o, "v") != GROUP_FORMAT) {
+		name[0] = '\0'; /* written by another version: not believed */
+	}
 	json_object_put(o);
 	if (!kv || !slim_group_name_valid(name) || strcmp(name, group->config.name) == 0) {
 		return SLIM_GROUP_HERE;

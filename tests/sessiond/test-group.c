@@ -320,6 +320,10 @@ static void test_bad_entries_are_not_servers(void **state)
 	snprintf(value, sizeof(value), "{\"v\":1,\"address\":\"somewhere\",\"host_key\":\"00\","
 		"\"sessions\":0,\"mem_avail_mb\":9000,\"cpus\":8}");
 	kv(kvs, sizeof(kvs), "/slimland/servers/w", value);
+	/* a record of another version, however roomy, is not placed on */
+	snprintf(value, sizeof(value), "{\"v\":2,\"address\":\"10.0.0.9:5550\",\"host_key\":"
+		"\"%064d\",\"sessions\":0,\"mem_avail_mb\":9000,\"cpus\":8}", 0);
+	kv(kvs, sizeof(kvs), "/slimland/servers/v2", value);
 	registry(f, kvs);
 	assert_false(slim_group_login_server(f->group, &move, name, sizeof(name)));
 	/* etcd's error instead of a range: the copy stays as it was */
