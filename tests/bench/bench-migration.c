@@ -74,7 +74,7 @@
 #include "slim-log.h"
 
 #define USER "slimbench-mig"
-#define PASSWORD "m1gr8bench"
+#define PASSWORD MIG_PASSWORD
 #define GREETER_USER "slimbench-greet"
 #define SERVICE "slimbench-migration"
 #define SERVICE_PATH "/etc/pam.d/" SERVICE
@@ -86,15 +86,19 @@
 #define DTLS_MAX_RATIO 1.10
 /* Across a server group (issue: p50 at most 50 ms on loopback). */
 #define GROUP_TARGET_P50_MS 50.0
-#define MAX_SESSIONDS 2
+#define MAX_SESSIONDS 3
+/* our users: the login's, the greeters', the placement's */
+#define N_UIDS (2 + MIG_PLACEMENT_LOGINS)
 
 static const uint8_t card_token[] = { 0x04, 0xb3, 0x1e, 0x5a, 0x72, 0x80, 0x01 };
 
 char mig_tmpdir[64];
 bool mig_verbose;
-static pid_t sessiond[MAX_SESSIONDS] = { -1, -1 };
-static uid_t uids[2] = { (uid_t)-1, (uid_t)-1 };
+static pid_t sessiond[MAX_SESSIONDS] = { -1, -1, -1 };
+static uid_t uids[N_UIDS];
 static volatile sig_atomic_t cleaning;
+
+static uid_t uid_of(const char *user);
 
 static int run(const char *cmd)
 {
@@ -126,9 +130,12 @@ static size_t signal_user_processes(int sig)
 		if (f) {
 			fclose(f);
 		}
-		if (uid != (unsigned)-1 && (uid == uids[0] || uid == uids[1])) {
-			kill((pid_t)pid, sig);
-			n++;
+		for (int i = 0; uid != (unsigned)-1 && i < N_UIDS; i++) {
+			if (uid == uids[i]) {
+				kill((pid_t)pid, sig);
+				n++;
+				break;
+			}
 		}
 	}
 	if (d) {
@@ -193,6 +200,19 @@ void mig_stop_sessionds(void)
 	}
 }
 
+/* The placement's users, with what a killed earlier run left of them. */
+static void remove_placement_users(void)
+{
+	for (int i = 0; i < MIG_PLACEMENT_LOGINS; i++) {
+		char name[32], cmd[96];
+		mig_placement_user(i, name, sizeof(name));
+		if (uid_of(name) != (uid_t)-1) {
+			snprintf(cmd, sizeof(cmd), "userdel -r %s >/dev/null 2>&1", name);
+			run(cmd);
+		}
+	}
+}
+
 static void cleanup(void)
 {
 	if (cleaning) {
@@ -202,7 +222,7 @@ static void cleanup(void)
 	mig_stop_sessionds();
 	mig_etcd_stop();
 	unlink(SERVICE_PATH);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < N_UIDS; i++) {
 		if (uids[i] != (uid_t)-1) {
 			char cmd[128];
 			snprintf(cmd, sizeof(cmd), "rm -rf /run/user/%u /run/slimland/user-%u",
@@ -213,6 +233,7 @@ static void cleanup(void)
 	}
 	run("userdel -r " USER " >/dev/null 2>&1");
 	run("userdel -r " GREETER_USER " >/dev/null 2>&1");
+	remove_placement_users();
 	if (mig_tmpdir[0]) {
 		char cmd[128];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", mig_tmpdir);
@@ -239,9 +260,18 @@ static bool setup_users(void)
 	/* what a killed earlier run left */
 	uids[0] = uid_of(USER);
 	uids[1] = uid_of(GREETER_USER);
+	for (int i = 0; i < MIG_PLACEMENT_LOGINS; i++) {
+		char name[32];
+		mig_placement_user(i, name, sizeof(name));
+		uids[2 + i] = uid_of(name);
+	}
 	signal_user_processes(SIGKILL);
 	run("userdel -r " USER " >/dev/null 2>&1");
 	run("userdel -r " GREETER_USER " >/dev/null 2>&1");
+	remove_placement_users();
+	for (int i = 2; i < N_UIDS; i++) {
+		uids[i] = (uid_t)-1;
+	}
 
 	FILE *f = fopen(SERVICE_PATH, "w");
 	if (!f) {
@@ -266,6 +296,25 @@ static bool setup_users(void)
 	uids[0] = uid_of(USER);
 	uids[1] = uid_of(GREETER_USER);
 	return uids[0] != (uid_t)-1 && uids[1] != (uid_t)-1;
+}
+
+void mig_placement_user(int i, char *name, size_t size)
+{
+	snprintf(name, size, "slimbench-pl%02d", i + 1);
+}
+
+bool mig_placement_users(void)
+{
+	for (int i = 0; i < MIG_PLACEMENT_LOGINS; i++) {
+		char name[32], cmd[256];
+		mig_placement_user(i, name, sizeof(name));
+		snprintf(cmd, sizeof(cmd), "useradd -m -d %s/home-%s -s /bin/sh %s && "
+			"echo '%s:" PASSWORD "' | chpasswd", mig_tmpdir, name, name, name);
+		if (run(cmd) != 0 || (uids[2 + i] = uid_of(name)) == (uid_t)-1) {
+			return false;
+		}
+	}
+	return true;
 }
 
 bool mig_start_sessiond(const char *name, uint16_t port, enum slim_sec_mode mode,
@@ -361,7 +410,21 @@ static void show_logs(void)
 /* Waiting for things to happen on the consoles */
 
 struct bench_console mig_a, mig_b;
-static struct bench_console *const both[] = { &mig_a, &mig_b };
+/* Every console the waits run: the two, then the placement's. */
+static struct bench_console *running[2 + MIG_PLACEMENT_LOGINS] = { &mig_a, &mig_b };
+static size_t n_running = 2;
+
+void mig_consoles_add(struct bench_console *c)
+{
+	if (n_running < sizeof(running) / sizeof(running[0])) {
+		running[n_running++] = c;
+	}
+}
+
+void mig_consoles_reset(void)
+{
+	n_running = 2;
+}
 
 struct until {
 	struct bench_console *c;
@@ -376,11 +439,11 @@ static bool until_done(void *data)
 }
 
 /* Waits for console c to follow a new REDIRECT and present `frames` frames there. */
-static bool wait_redirected(struct bench_console *c, uint32_t redirects_before,
+bool mig_wait_redirected(struct bench_console *c, uint32_t redirects_before,
 		uint32_t frames, int timeout_ms)
 {
 	struct until u = { c, redirects_before, frames };
-	return bench_consoles_run(both, 2, timeout_ms, until_done, &u);
+	return bench_consoles_run(running, n_running, timeout_ms, until_done, &u);
 }
 
 void mig_settle(struct bench_console *c, int quiet_ms, int max_ms)
@@ -388,7 +451,7 @@ void mig_settle(struct bench_console *c, int quiet_ms, int max_ms)
 	uint64_t end = bench_now_us() + (uint64_t)max_ms * 1000;
 	while (bench_now_us() < end) {
 		uint32_t before = c->frames;
-		bench_consoles_run(both, 2, quiet_ms, NULL, NULL);
+		bench_consoles_run(running, n_running, quiet_ms, NULL, NULL);
 		if (c->frames == before) {
 			return;
 		}
@@ -408,21 +471,21 @@ static uint32_t key_for(char ch)
 	return ch == '\n' ? KEY_ENTER : ch == '-' ? KEY_MINUS : 0;
 }
 
-static void type_text(struct bench_console *c, const char *text)
+void mig_type_text(struct bench_console *c, const char *text)
 {
 	for (const char *p = text; *p; p++) {
 		uint32_t code = key_for(*p);
 		bench_console_key(c, code, true);
-		bench_consoles_run(both, 2, 8, NULL, NULL);
+		bench_consoles_run(running, n_running, 8, NULL, NULL);
 		bench_console_key(c, code, false);
-		bench_consoles_run(both, 2, 8, NULL, NULL);
+		bench_consoles_run(running, n_running, 8, NULL, NULL);
 	}
 }
 
 /* The greeter's window is up once frames follow the first (the background). */
 bool mig_wait_greeter(struct bench_console *c, uint32_t redirects_before, int timeout_ms)
 {
-	if (!wait_redirected(c, redirects_before, 2, timeout_ms)) {
+	if (!mig_wait_redirected(c, redirects_before, 2, timeout_ms)) {
 		return false;
 	}
 	mig_settle(c, 300, 3000);
@@ -459,7 +522,7 @@ uint64_t mig_wait_session(struct bench_console *c, uint32_t redirects_before,
 		uint16_t session_port, int timeout_ms, bool *first_only)
 {
 	struct until_session u = { c, redirects_before, session_port, 0, 0, 0, false };
-	if (!bench_consoles_run(both, 2, timeout_ms, until_session_done, &u) ||
+	if (!bench_consoles_run(running, n_running, timeout_ms, until_session_done, &u) ||
 			u.complete > BENCH_CONSOLE_FRAMES) {
 		return 0;
 	}
@@ -622,10 +685,11 @@ static void migrate_within(size_t migrations, bool takeover, uint16_t session_po
  * A manager of this transport (with --group: servers A and B of a group),
  * both consoles on A's greeters, a login on console A, then `migrations`
  * moves of the card between them; with `group`, as many from a console of
- * B's. False if it could not even begin.
+ * B's, then (`placement`) logins placed across A, B and a third server C.
+ * False if it could not even begin.
  */
 static bool measure(enum slim_sec_mode mode, size_t migrations, bool takeover, bool group,
-		struct result *res, struct result *res_group)
+		struct result *res, struct result *res_group, struct mig_placement *placement)
 {
 	*res = (struct result){ .mode = mode };
 	*res_group = (struct result){ .mode = mode };
@@ -668,8 +732,8 @@ static bool measure(enum slim_sec_mode mode, size_t migrations, bool takeover, b
 	bench_console_card(&mig_a, true, card_token, sizeof(card_token));
 	mig_settle(&mig_a, 200, 1000);
 	uint32_t before = mig_a.redirects;
-	type_text(&mig_a, USER "\n" PASSWORD "\n");
-	if (!wait_redirected(&mig_a, before, 1, 15000)) {
+	mig_type_text(&mig_a, USER "\n" PASSWORD "\n");
+	if (!mig_wait_redirected(&mig_a, before, 1, 15000)) {
 		fprintf(stderr, "bench-migration: the login on console A did not lead to a "
 			"session\n");
 		return false;
@@ -692,6 +756,9 @@ static bool measure(enum slim_sec_mode mode, size_t migrations, bool takeover, b
 		res_group->failed = st.failed;
 		res_group->bounces = st.bounces;
 		res_group->refusals = st.refusals;
+		if (placement && st.failed == 0) {
+			mig_placement_run(mode, port, port_b, placement);
+		}
 	}
 	bench_console_stop(&mig_a);
 	bench_console_stop(&mig_b);
@@ -700,7 +767,7 @@ static bool measure(enum slim_sec_mode mode, size_t migrations, bool takeover, b
 }
 
 static void print_json(const struct result *res, const struct result *grp, size_t count,
-		bool takeover, bool group)
+		bool takeover, bool group, const struct mig_placement *pl)
 {
 	printf("{\"width_px\": %d, \"height_px\": %d, \"takeover\": %s, \"target_p50_ms\": %.0f",
 		WIDTH, HEIGHT, takeover ? "true" : "false", TARGET_P50_MS);
@@ -734,6 +801,16 @@ static void print_json(const struct result *res, const struct result *grp, size_
 	if (count == 2 && res[0].p50[MIG_TOTAL]) {
 		printf(", \"dtls_over_clear_p50_ratio\": %.3f",
 			(double)res[1].p50[MIG_TOTAL] / (double)res[0].p50[MIG_TOTAL]);
+	}
+	if (pl && pl->done) {
+		printf(", \"placement_logins\": %zu, \"placement_failed\": %zu, "
+			"\"placement_sessions\": {\"A\": %u, \"B\": %u, \"C\": %u}, "
+			"\"placement_spread_sessions\": %u, \"placement_even_sessions\": %.1f, "
+			"\"placement_moved_consoles\": %u, \"placement_login_p50_ms\": %.1f, "
+			"\"placement_weights\": \"%s\"",
+			pl->logins, pl->failed, pl->sessions[0], pl->sessions[1], pl->sessions[2],
+			pl->spread, (double)pl->logins / MIG_PLACEMENT_SERVERS, pl->moved,
+			ms(pl->login_p50_us), pl->weights);
 	}
 	printf("}\n");
 }
@@ -782,6 +859,33 @@ static void print_table(const struct result *res, size_t count, bool takeover)
 }
 
 /* --group: per transport, one server beside the group, the MOVE's parts apart. */
+/* --group, full run: where the logins went. */
+static void print_placement(const struct mig_placement *pl)
+{
+	if (!pl || !pl->done) {
+		return;
+	}
+	double even = (double)pl->logins / MIG_PLACEMENT_SERVERS;
+	printf("\nPlacement: %zu logins (%zu failed), each at a new console (%dx%d) saying "
+		"HELLO to A, clear\nweights %s\n\n", pl->logins, pl->failed, MIG_PLACEMENT_WIDTH,
+		MIG_PLACEMENT_HEIGHT, pl->weights);
+	printf("%-10s %10s %10s\n", "server", "sessions", "landed");
+	for (int s = 0; s < MIG_PLACEMENT_SERVERS; s++) {
+		printf("%-10c %10u %10u\n", 'A' + s, pl->sessions[s], pl->landed[s]);
+	}
+	printf("\nspread (max - min): %u sessions, even: %.1f each; target within 1 of even: "
+		"%s\nconsoles moved by placement at HELLO: %u of %zu; HELLO -> session shown, p50: "
+		"%.0f ms", pl->spread, even, pl->spread <= 2 && pl->failed == 0 &&
+		(double)pl->sessions[0] >= even - 1 && (double)pl->sessions[0] <= even + 1 &&
+		(double)pl->sessions[1] >= even - 1 && (double)pl->sessions[1] <= even + 1 &&
+		(double)pl->sessions[2] >= even - 1 && (double)pl->sessions[2] <= even + 1 ?
+		"ok" : "MISSED", pl->moved, pl->logins, ms(pl->login_p50_us));
+	if (pl->registry_lag) {
+		printf("; %u times A's copy of the registry lagged more than 3 s", pl->registry_lag);
+	}
+	printf("\n");
+}
+
 static void print_group_table(const struct result *res, const struct result *grp,
 		size_t count)
 {
@@ -818,13 +922,14 @@ static void print_group_table(const struct result *res, const struct result *grp
 
 int main(int argc, char *argv[])
 {
-	bool json = false, takeover = false, group = false;
+	bool json = false, takeover = false, group = false, quick = false;
 	size_t migrations = 50;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0) {
 			json = true;
 		} else if (strcmp(argv[i], "--quick") == 0) {
 			migrations = 6;
+			quick = true;
 		} else if (strcmp(argv[i], "--takeover") == 0 && !group) {
 			takeover = true;
 		} else if (strcmp(argv[i], "--group") == 0 && !takeover) {
@@ -850,6 +955,9 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "bench-migration: needs useradd and chpasswd: skipped\n");
 		return 77;
 	}
+	for (int i = 0; i < N_UIDS; i++) {
+		uids[i] = (uid_t)-1; /* never root's processes */
+	}
 	slim_log_init(mig_verbose ? SLIM_LOG_DEBUG : SLIM_LOG_ERROR, NULL);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal); /* meson's timeout */
@@ -870,20 +978,25 @@ int main(int argc, char *argv[])
 	bool ok = !group || mig_etcd_start();
 	static const enum slim_sec_mode modes[] = { SLIM_SEC_CLEAR, SLIM_SEC_DTLS };
 	struct result res[2], grp[2];
+	/* full --group runs: the placement, once (clear) */
+	struct mig_placement placement = { 0 };
 	size_t count = 0;
 	for (size_t i = 0; i < 2 && ok; i++) {
-		ok = measure(modes[i], migrations, takeover, group, &res[count], &grp[count]);
+		ok = measure(modes[i], migrations, takeover, group, &res[count], &grp[count],
+			group && !quick && i == 0 ? &placement : NULL);
 		if (ok) {
 			count++;
 		}
 		ok = ok && res[count - 1].n > 0 && res[count - 1].failed == 0 &&
-			(!group || (grp[count - 1].n > 0 && grp[count - 1].failed == 0));
+			(!group || (grp[count - 1].n > 0 && grp[count - 1].failed == 0)) &&
+			(!group || quick || i > 0 || (placement.done && placement.failed == 0));
 	}
 	if (count > 0) {
 		if (json) {
-			print_json(res, grp, count, takeover, group);
+			print_json(res, grp, count, takeover, group, &placement);
 		} else if (group) {
 			print_group_table(res, grp, count);
+			print_placement(&placement);
 		} else {
 			print_table(res, count, takeover);
 		}

@@ -19,16 +19,26 @@
  * console to the session.
  *
  * The tapping console is a new one each time (an id, or a key, of its
- * own): a console of B's that A never saw, which A enrolls (enroll = open)
- * and starts a greeter for before the card comes, as it would. The same
+ * own): a console of B's that A never saw, which A enrolls (enroll = open). The same
  * console again would be one A still knows, showing its greeter there (in
  * clear, refused as a second address of a console heard seconds ago).
  *
  * The parts of card -> REDIRECT: card -> MOVE (B's lookup, the MOVE on the
  * wire; managed.c stamps the new association when it begins), MOVE -> A
  * answers (A enrolling the console; over DTLS first the control handshake
- * with A, whose key B vouched for), A answers -> REDIRECT (A's greeter
- * for the console, then the card told again and A's binding).
+ * with A, whose key B vouched for), A answers -> REDIRECT (the card told
+ * again and A's binding; A holds the moved console's greeter back for it).
+ *
+ * Placement, once, in clear and not with --quick: a third manager C joins,
+ * every server starts empty, and 30 throwaway users log in one after the
+ * other, each at a new console (640x480) that says HELLO to A and follows
+ * any MOVE; the sessions each server then runs (its `slimlandctl list`)
+ * and where each console landed are counted. The weights are pinned
+ * (existing_users_weight 200, cpu_weight 0): the three servers share one
+ * machine, whose memory and load each reads at another moment and rounds,
+ * and those few points of room would decide the ties a session's room
+ * (the move's margin) leaves; SLIM_BENCH_DEFAULT_WEIGHTS=1 keeps the
+ * defaults.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,6 +51,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -57,6 +68,23 @@
  * greeter running for the default 30 s. Twice the consoles' PING.
  */
 #define CONSOLE_TIMEOUT_S 10
+
+/*
+ * Placement's weights, pinned: the servers share one host, so memory and
+ * load are one machine's, read and published (rounded) at different
+ * moments. With the defaults a server with one session more than another
+ * is exactly a session's room (100) behind it, and the few points those
+ * readings differ by decide whether A moves a console or keeps it. CPU
+ * left out, and a session costing two sessions' room, the sessions
+ * decide. SLIM_BENCH_DEFAULT_WEIGHTS=1: the defaults (200, 100, 100).
+ */
+#define PINNED_WEIGHTS "ram_per_user = 200\nexisting_users_weight = 200\ncpu_weight = 0\n"
+
+static const char *weights(void)
+{
+	const char *e = getenv("SLIM_BENCH_DEFAULT_WEIGHTS");
+	return e && *e && strcmp(e, "0") != 0 ? "" : PINNED_WEIGHTS;
+}
 
 static const uint8_t card_token[] = { 0x04, 0xb3, 0x1e, 0x5a, 0x72, 0x80, 0x01 };
 
@@ -233,7 +261,7 @@ static bool copy_card_key(const char *from_dir, const char *to_dir)
 static bool start_server(enum slim_sec_mode mode, char which, uint16_t port)
 {
 	const char *m = slim_sec_mode_name(mode);
-	char name[32], key_dir[128], extra[512];
+	char name[32], key_dir[128], extra[640];
 	snprintf(name, sizeof(name), "%s-%c", m, which);
 	snprintf(key_dir, sizeof(key_dir), "%s/keys-%s", mig_tmpdir, name);
 	/* a prefix per transport: the servers of the clear run may linger for a lease */
@@ -242,9 +270,10 @@ static bool start_server(enum slim_sec_mode mode, char which, uint16_t port)
 		"server_name = %s\n"
 		"group_address = 127.0.0.1:%u\n"
 		"group_ttl = %d\n"
-		"console_timeout = %d\n",
-		etcd_port, m, name, port, GROUP_TTL_S, CONSOLE_TIMEOUT_S);
-	if (which == 'b') {
+		"console_timeout = %d\n"
+		"%s",
+		etcd_port, m, name, port, GROUP_TTL_S, CONSOLE_TIMEOUT_S, weights());
+	if (which != 'a') {
 		char key_dir_a[128];
 		snprintf(key_dir_a, sizeof(key_dir_a), "%s/keys-%s-a", mig_tmpdir, m);
 		if (!copy_card_key(key_dir_a, key_dir)) {
@@ -341,4 +370,251 @@ void mig_group_migrations(enum slim_sec_mode mode, uint16_t port_b, size_t migra
 		st->n++;
 	}
 	st->refusals += migrations > 0 ? mig_b.refusals : 0;
+}
+
+/* Placement */
+
+/* One request on manager `name`'s control socket, as slimlandctl makes it: its lines before "ok". */
+static bool ctl_request(const char *name, const char *request, char *out, size_t size)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/run-%s/ctl.sock", mig_tmpdir, name);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	char line[256];
+	int len = snprintf(line, sizeof(line), "%s\n", request);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
+			write(fd, line, (size_t)len) != len) {
+		if (fd >= 0) {
+			close(fd);
+		}
+		return false;
+	}
+	size_t got = 0;
+	bool ok = false;
+	uint64_t end = bench_now_us() + 3000000;
+	out[0] = '\0';
+	while (got + 1 < size) {
+		uint64_t now = bench_now_us();
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (now >= end || poll(&p, 1, (int)((end - now) / 1000) + 1) <= 0) {
+			break;
+		}
+		ssize_t n = read(fd, out + got, size - 1 - got);
+		if (n <= 0) {
+			break;
+		}
+		got += (size_t)n;
+		out[got] = '\0';
+		char *ok_line = strstr(out, "ok\n");
+		if (ok_line && (ok_line == out || ok_line[-1] == '\n')) {
+			*ok_line = '\0';
+			ok = true;
+			break;
+		}
+		if (strncmp(out, "error ", 6) == 0 || strstr(out, "\nerror ")) {
+			break;
+		}
+	}
+	close(fd);
+	return ok;
+}
+
+static const char *const placement_names[MIG_PLACEMENT_SERVERS] = { "A", "B", "C" };
+
+/* Sessions of users starting with `prefix` in manager `name`'s `list`; their ids in ids (if any). */
+static int count_sessions(const char *name, const char *prefix, unsigned *ids, int max)
+{
+	static char out[65536];
+	if (!ctl_request(name, "list", out, sizeof(out))) {
+		return -1;
+	}
+	int n = 0;
+	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n")) {
+		unsigned id;
+		char user[64];
+		if (sscanf(l, "session %u %63s", &id, user) == 2 &&
+				strncmp(user, prefix, strlen(prefix)) == 0) {
+			if (ids && n < max) {
+				ids[n] = id;
+			}
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Sessions in the registry as manager `name` reads it (`group`): their sum, -1 if no answer. */
+static int registry_sessions(const char *name)
+{
+	static char out[65536];
+	if (!ctl_request(name, "group", out, sizeof(out))) {
+		return -1;
+	}
+	int total = 0;
+	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n")) {
+		char server[64];
+		unsigned n;
+		if (sscanf(l, "server %63s address %*s sessions %u", server, &n) == 2) {
+			total += (int)n;
+		}
+	}
+	return total;
+}
+
+static bool wait_registry(const char *name, int sessions, int timeout_ms)
+{
+	for (int i = 0; i * 50 < timeout_ms; i++) {
+		if (registry_sessions(name) == sessions) {
+			return true;
+		}
+		usleep(50000);
+	}
+	return false;
+}
+
+/* Ends our users' sessions (`prefix`) on manager `name`; true once none is left. */
+static bool end_sessions(const char *name, const char *prefix)
+{
+	unsigned ids[64];
+	int n = count_sessions(name, prefix, ids, 64);
+	for (int i = 0; i < n && i < 64; i++) {
+		char request[32], out[256];
+		snprintf(request, sizeof(request), "end %u", ids[i]);
+		ctl_request(name, request, out, sizeof(out));
+	}
+	for (int i = 0; i < 200; i++) {
+		if (count_sessions(name, prefix, NULL, 0) == 0) {
+			return true;
+		}
+		mig_settle(&mig_a, 50, 50); /* every console runs meanwhile */
+	}
+	return false;
+}
+
+void mig_placement_run(enum slim_sec_mode mode, uint16_t port_a, uint16_t port_b,
+		struct mig_placement *p)
+{
+	const char *m = slim_sec_mode_name(mode);
+	*p = (struct mig_placement){ .weights = weights()[0] ? "pinned: ram_per_user 200, "
+		"existing_users_weight 200, cpu_weight 0" : "defaults: ram_per_user 200, "
+		"existing_users_weight 100, cpu_weight 100" };
+	char server[MIG_PLACEMENT_SERVERS][32], at[MIG_PLACEMENT_SERVERS][32];
+	uint16_t port_c = 0;
+	for (int i = 0; i < 10 && (port_c == 0 || port_c == port_a || port_c == port_b); i++) {
+		port_c = bench_free_port(SOCK_DGRAM);
+	}
+	uint16_t ports[MIG_PLACEMENT_SERVERS] = { port_a, port_b, port_c };
+	for (int i = 0; i < MIG_PLACEMENT_SERVERS; i++) {
+		snprintf(server[i], sizeof(server[i]), "%s-%c", m, 'a' + i);
+		snprintf(at[i], sizeof(at[i]), "127.0.0.1:%u", ports[i]);
+	}
+	/* nobody's session yet: the migrations' one ends, its consoles go to greeters */
+	if (!end_sessions(server[0], "slimbench-mig")) {
+		fprintf(stderr, "bench-migration: placement: the migrations' session did not end\n");
+		p->failed = MIG_PLACEMENT_LOGINS;
+		return;
+	}
+	if (!mig_placement_users() || !start_server(mode, 'c', port_c)) {
+		fprintf(stderr, "bench-migration: placement: no users or no server C\n");
+		p->failed = MIG_PLACEMENT_LOGINS;
+		return;
+	}
+	if (!wait_registry(server[0], 0, 10000) ||
+			count_sessions(server[0], "", NULL, 0) < 0) {
+		fprintf(stderr, "bench-migration: placement: A does not see an empty group\n");
+	}
+	/* C in A's copy of the registry */
+	char c_line[64];
+	snprintf(c_line, sizeof(c_line), "server %s ", server[2]);
+	for (int i = 0; i < 100; i++) {
+		static char out[65536];
+		if (ctl_request(server[0], "group", out, sizeof(out)) && strstr(out, c_line)) {
+			break;
+		}
+		usleep(50000);
+	}
+
+	struct bench_console *cs = calloc(MIG_PLACEMENT_LOGINS, sizeof(*cs));
+	uint64_t login_us[MIG_PLACEMENT_LOGINS];
+	size_t started = 0, timed = 0;
+	for (size_t i = 0; cs && i < MIG_PLACEMENT_LOGINS && p->failed <= 3; i++) {
+		struct bench_console *c = &cs[i];
+		char id[32], key[160], user[32], typed[96];
+		snprintf(id, sizeof(id), "bench-p%02zu", i + 1);
+		snprintf(key, sizeof(key), "%s/console-%s-p%02zu.key", mig_tmpdir, m, i + 1);
+		/* what the last login left, in A's copy of the registry */
+		if (!wait_registry(server[0], (int)(p->logins), 3000)) {
+			p->registry_lag++;
+		}
+		uint64_t t0 = bench_now_us();
+		if (!bench_console_start(c, at[0], id, MIG_PLACEMENT_WIDTH, MIG_PLACEMENT_HEIGHT,
+				mode, key)) {
+			fprintf(stderr, "bench-migration: placement: cannot start console %s\n", id);
+			p->failed++;
+			break;
+		}
+		started++;
+		mig_consoles_add(c);
+		if (!mig_wait_greeter(c, 0, 20000)) {
+			fprintf(stderr, "bench-migration: placement: console %s: no greeter (at %s)\n",
+				c->id, c->manager);
+			p->failed++;
+			continue;
+		}
+		p->moved += c->manager_changes > 0;
+		int where = -1;
+		for (int s = 0; s < MIG_PLACEMENT_SERVERS; s++) {
+			if (strcmp(c->manager, at[s]) == 0) {
+				where = s;
+			}
+		}
+		uint16_t greeter_port = bench_console_port(c);
+		mig_placement_user((int)i, user, sizeof(user));
+		snprintf(typed, sizeof(typed), "%s\n" MIG_PASSWORD "\n", user);
+		uint32_t before = c->redirects;
+		mig_type_text(c, typed);
+		if (!mig_wait_redirected(c, before, 1, 15000) || bench_console_port(c) == greeter_port) {
+			fprintf(stderr, "bench-migration: placement: %s at console %s (%s): no session\n",
+				user, c->id, c->manager);
+			p->failed++;
+			continue;
+		}
+		login_us[timed++] = bench_now_us() - t0;
+		mig_settle(c, 200, 3000);
+		if (where >= 0) {
+			p->landed[where]++;
+		}
+		p->logins++;
+		if (mig_verbose) {
+			fprintf(stderr, "bench-migration: placement: %s at %s%s\n", user,
+				where >= 0 ? placement_names[where] : c->manager,
+				c->manager_changes ? " (moved)" : "");
+		}
+	}
+	if (!wait_registry(server[0], (int)p->logins, 3000)) {
+		p->registry_lag++;
+	}
+	uint32_t lo = UINT32_MAX, hi = 0;
+	for (int s = 0; s < MIG_PLACEMENT_SERVERS; s++) {
+		int n = count_sessions(server[s], "slimbench-pl", NULL, 0);
+		p->sessions[s] = n < 0 ? 0 : (uint32_t)n;
+		lo = p->sessions[s] < lo ? p->sessions[s] : lo;
+		hi = p->sessions[s] > hi ? p->sessions[s] : hi;
+	}
+	p->spread = hi - lo;
+	qsort(login_us, timed, sizeof(login_us[0]), bench_cmp_u64);
+	p->login_p50_us = timed ? login_us[timed / 2] : 0;
+	p->done = p->logins > 0;
+
+	/* all ended, the consoles to greeters, then gone */
+	for (int s = 0; s < MIG_PLACEMENT_SERVERS; s++) {
+		if (!end_sessions(server[s], "slimbench-pl")) {
+			fprintf(stderr, "bench-migration: placement: sessions left on %s\n", server[s]);
+		}
+	}
+	mig_consoles_reset();
+	for (size_t i = 0; i < started; i++) {
+		bench_console_stop(&cs[i]);
+	}
+	free(cs);
 }

@@ -15,6 +15,12 @@
 #define MIG_WIDTH 1920
 #define MIG_HEIGHT 1080
 #define MIG_MAX_MIGRATIONS 1000
+#define MIG_PASSWORD "m1gr8bench"
+/* --group, full run: logins placed across three servers */
+#define MIG_PLACEMENT_LOGINS 30
+#define MIG_PLACEMENT_SERVERS 3
+#define MIG_PLACEMENT_WIDTH 640
+#define MIG_PLACEMENT_HEIGHT 480
 
 /* The benchmark's temporary directory, and -v. */
 extern char mig_tmpdir[64];
@@ -34,8 +40,20 @@ void mig_stop_sessionds(void);
 /* Whether the log of manager `name` has a line with `text`. */
 bool mig_sessiond_said(const char *name, const char *text);
 
-/* The two consoles, both run by every wait. */
+/* The two consoles, both run by every wait, with those added (the placement's). */
 extern struct bench_console mig_a, mig_b;
+void mig_consoles_add(struct bench_console *c);
+/* Back to the two. */
+void mig_consoles_reset(void);
+/* c follows a new REDIRECT and presents `frames` frames there; false if not in timeout_ms. */
+bool mig_wait_redirected(struct bench_console *c, uint32_t redirects_before,
+		uint32_t frames, int timeout_ms);
+/* Keys for `text` (lower case, digits, '-', '\n') on c's display association. */
+void mig_type_text(struct bench_console *c, const char *text);
+
+/* The placement's user i (0-based), password MIG_PASSWORD; made by mig_placement_users(). */
+void mig_placement_user(int i, char *name, size_t size);
+bool mig_placement_users(void);
 
 /* Runs the consoles until c has presented no frame for quiet_ms, at most max_ms. */
 void mig_settle(struct bench_console *c, int quiet_ms, int max_ms);
@@ -106,5 +124,27 @@ struct mig_group_stats {
  */
 void mig_group_migrations(enum slim_sec_mode mode, uint16_t port_b, size_t migrations,
 		uint16_t session_port, struct bench_console **shows, struct mig_group_stats *st);
+
+/* The placement of MIG_PLACEMENT_LOGINS logins across servers A, B and C. */
+struct mig_placement {
+	bool done;
+	size_t logins, failed;
+	uint32_t sessions[MIG_PLACEMENT_SERVERS]; /* our users' sessions per server, from `list` */
+	uint32_t landed[MIG_PLACEMENT_SERVERS];   /* where each console got its session */
+	uint32_t moved;                           /* consoles MOVEd by placement at HELLO */
+	uint32_t spread;                          /* max - min of sessions */
+	uint32_t registry_lag;                    /* logins the registry had not seen in 3 s */
+	uint64_t login_p50_us;                    /* HELLO -> the session shown, p50 */
+	const char *weights;                      /* the weights in the servers' configuration */
+};
+/*
+ * --group, after the migrations: the session on A ended, a third server
+ * C started in the group, then MIG_PLACEMENT_LOGINS times a new console
+ * (MIG_PLACEMENT_WIDTH x HEIGHT) says HELLO to A, follows any MOVE, and a
+ * user of its own logs in at its greeter. Counted per server, then every
+ * one of those sessions ended and the consoles stopped.
+ */
+void mig_placement_run(enum slim_sec_mode mode, uint16_t port_a, uint16_t port_b,
+		struct mig_placement *p);
 
 #endif
