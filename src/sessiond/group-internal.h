@@ -10,6 +10,7 @@
 #include <wayland-server-core.h>
 #include "etcd.h"
 #include "group.h"
+#include "slim-log.h"
 
 #define GROUP_CALL_TIMEOUT_MS 2000
 #define GROUP_RETRY_MS 1000
@@ -48,6 +49,7 @@ struct slim_group {
 	struct slim_etcd_call *call;    /* the grant, claim or keepalive in flight */
 	bool reachable;
 	bool name_taken_said;
+	struct slim_ratelimit write_rl; /* failed writes, said at most once a second */
 	char claimed_key[192], claimed_value[GROUP_VALUE_MAX]; /* servers/NAME as claimed */
 
 	/* The copy of the registry: a range, then a watch from the next revision. */

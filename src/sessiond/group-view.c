@@ -241,10 +241,7 @@ bool slim_group_drain(struct slim_group *group, const char *name, bool drain,
 		*error = "etcd unreachable: try again when it answers";
 		return false;
 	}
-	size_t n = strlen(name);
-	if (n == 0 || n >= sizeof(group->config.name) ||
-			strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-				"0123456789._-") != n) {
+	if (!slim_group_name_valid(name)) {
 		*error = "not a server name";
 		return false;
 	}

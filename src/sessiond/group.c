@@ -149,6 +149,9 @@ static void handle_put_done(void *data, struct json_object *result, const char *
 	struct slim_group *group = data;
 	if (!error) {
 		reachable(group, true, NULL);
+	} else if (slim_ratelimit(&group->write_rl, slim_now_us())) {
+		/* what the lease holds is written again at a keepalive; a drain or a decision is not */
+		slim_log(SLIM_LOG_ERROR, "group: a write to etcd failed (%s)", error);
 	}
 }
 
@@ -704,6 +707,7 @@ struct slim_group *slim_group_create(struct slim_manager *mgr,
 		group->config.ttl_s = 2;
 	}
 	group->reachable = true; /* the first failure is said */
+	group->write_rl = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(1);
 	struct slim_etcd_tls tls;
 	snprintf(tls.ca, sizeof(tls.ca), "%s", config->etcd_ca);
 	snprintf(tls.cert, sizeof(tls.cert), "%s", config->etcd_cert);

@@ -56,6 +56,17 @@ FAILOVER_S = 2.5
 WEIGHTS = ['ram_per_user = 1048576', 'cpu_weight = 0', 'existing_users_weight = 1000']
 
 
+
+def log_in_with_card(s, console, name):
+    """The card, unknown, at the console of server s, then a login there: the
+    session's id, once the console shows it."""
+    console.cmd('card insert ' + CARD)
+    s.wait_why(console.id, 'unknown card')
+    sid = s.log_in(console)[1]
+    log('%s logged in at %s: session %s/%s' % (s.user, name, s.server, sid))
+    assert_session(s, console, sid)
+    return sid
+
 def address(s):
     return '%s:%d' % (s.manager_host, s.port)
 
@@ -184,12 +195,7 @@ def moves(g):
     # 2. X at A: an unknown card, a login: S on A, bound to the card
     x = start_console(a, 'desk-x', [a], desk)
     assert_greeter(a, x)
-    x.cmd('card insert ' + CARD)
-    a.wait_why(x.id, 'unknown card')
-    row = a.log_in(x)
-    sid = row[1]
-    log('%s logged in at X: session A/%s' % (a.user, sid))
-    assert_session(a, x, sid)
+    sid = log_in_with_card(a, x, 'X')
     wait_views(servers, lambda n, v: complete(v, servers, {'A/' + sid: (a.user, x.id)}, n),
                'S in every view')
     cards = {}
@@ -277,12 +283,7 @@ def moves(g):
     # 6. A gone: K at Y is an unknown card at C's login form, a new login binds it at C
     mark_c = c.manager.stderr.mark()
     y.cmd('card remove')
-    y.cmd('card insert ' + CARD)
-    c.wait_why(y.id, 'unknown card')
-    row = c.log_in(y)
-    sid_c = row[1]
-    log('%s logged in at Y: session C/%s' % (c.user, sid_c))
-    assert_session(c, y, sid_c)
+    sid_c = log_in_with_card(c, y, 'Y')
     if log_since(c, mark_c, 'moved to server'):
         raise TestFailure('C moved Y for a card of a server that is gone: %s'
                           % log_since(c, mark_c, 'moved to server'))
