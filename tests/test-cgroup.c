@@ -184,14 +184,22 @@ static void test_policy(void **state)
 	assert_true(in_class(a, SLIM_CGROUP_HIDDEN));
 	assert_true(in_class(a_child, SLIM_CGROUP_HIDDEN));
 	slim_sched_focus(sched, a);
+	slim_sched_apply(sched);
 	assert_true(in_class(a, SLIM_CGROUP_HIDDEN));
+	/* noted at once, moved when the compositor applies (after its frame) */
 	slim_sched_attached(sched, true);
+	assert_true(slim_sched_pending(sched));
+	assert_true(in_class(a, SLIM_CGROUP_HIDDEN));
+	slim_sched_apply(sched);
+	assert_false(slim_sched_pending(sched));
 	assert_true(in_class(a, SLIM_CGROUP_INTERACTIVE));
 	assert_true(in_class(a_child, SLIM_CGROUP_INTERACTIVE));
 	slim_sched_client(sched, b);
 	assert_true(in_class(b, SLIM_CGROUP_BACKGROUND));
 	/* focus moves */
 	slim_sched_focus(sched, b);
+	assert_true(in_class(a, SLIM_CGROUP_INTERACTIVE));
+	slim_sched_apply(sched);
 	assert_true(in_class(b, SLIM_CGROUP_INTERACTIVE));
 	assert_true(in_class(a, SLIM_CGROUP_BACKGROUND));
 	assert_true(in_class(a_child, SLIM_CGROUP_BACKGROUND));
@@ -204,20 +212,37 @@ static void test_policy(void **state)
 	slim_sched_server(sched, server);
 	assert_true(in_class(server, SLIM_CGROUP_COMPOSITOR));
 	slim_sched_attached(sched, false);
+	slim_sched_apply(sched);
 	slim_sched_attached(sched, true);
+	slim_sched_apply(sched);
 	slim_sched_focus(sched, a);
+	slim_sched_apply(sched);
 	slim_sched_focus(sched, b);
+	slim_sched_apply(sched);
 	assert_true(in_class(server, SLIM_CGROUP_COMPOSITOR));
 	kill_tree(server);
+	/* changes that cancel out before they are applied move nothing */
+	uint64_t moves = slim_sched_stats(sched)->moves;
+	slim_sched_focus(sched, a);
+	slim_sched_focus(sched, b);
+	slim_sched_attached(sched, false);
+	slim_sched_attached(sched, true);
+	assert_false(slim_sched_pending(sched));
+	slim_sched_apply(sched);
+	assert_int_equal(slim_sched_stats(sched)->moves, moves);
 	/* a focused client that exits; then nobody */
 	kill_tree(b);
 	slim_sched_focus(sched, a);
+	slim_sched_apply(sched);
 	assert_true(in_class(a, SLIM_CGROUP_INTERACTIVE));
 	slim_sched_attached(sched, false);
+	slim_sched_apply(sched);
 	assert_true(in_class(a, SLIM_CGROUP_HIDDEN));
 	assert_true(in_class(a_child, SLIM_CGROUP_HIDDEN));
-	slim_sched_attached(sched, true);
+	/* detached and attached again with the focus moved meanwhile */
 	slim_sched_focus(sched, outsider);
+	slim_sched_attached(sched, true);
+	slim_sched_apply(sched);
 	assert_false(in_class(outsider, SLIM_CGROUP_INTERACTIVE));
 	assert_true(in_class(a, SLIM_CGROUP_BACKGROUND));
 	kill_tree(outsider);
@@ -232,6 +257,7 @@ static void test_policy(void **state)
 	slim_sched_client(sched, c);
 	assert_true(in_class(c, SLIM_CGROUP_BACKGROUND));
 	slim_sched_focus(sched, c);
+	slim_sched_apply(sched);
 	assert_false(slim_sched_enabled(sched));
 	assert_true(in_class(c, SLIM_CGROUP_BACKGROUND));
 	kill_tree(c);

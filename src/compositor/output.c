@@ -122,6 +122,19 @@ static void pace(struct slim_output *output)
 	}
 }
 
+/*
+ * Whatever the trickle of frames before it had pending or held, and
+ * however recently it rendered, the console's first picture goes now.
+ */
+void output_attached(struct slim_server *server)
+{
+	if (server->output) {
+		server->output->last_commit_us = 0;
+		output_schedule_frame(server);
+		pace(server->output);
+	}
+}
+
 void output_link_ready(struct slim_server *server)
 {
 	if (server->output) {
@@ -174,6 +187,8 @@ static void handle_commit(struct wl_listener *listener, void *data)
 	wlr_buffer_end_data_ptr_access(event->buffer);
 	pixman_region32_clear(&output->damage);
 	server->n_moves = 0;
+	/* the frame is out: the cgroup policy's moves may take their time now */
+	slim_sched_apply(server->sched);
 	/* after the frame went: whether input still waits for its answer is known now */
 	wl_event_source_timer_update(output->pace_timer,
 		(int)(frame_interval_us(server) / 1000 + 1));

@@ -21,8 +21,10 @@ struct slim_sched {
 	struct slim_cgroup_fs fs;
 	char rel[SLIM_CGROUP_PATH]; /* the session's cgroup, relative to each mount */
 	bool enabled;
-	bool attached;
+	bool attached; /* what the classes say now */
 	pid_t focused;
+	bool want_attached; /* what slim_sched_apply will make them say */
+	pid_t want_focused;
 	/* what slim_sched_child writes to, made ready before any fork */
 	char child_procs[2][SLIM_CGROUP_MAX_HIER][SLIM_CGROUP_PATH + 32];
 	size_t n_child_procs;
@@ -169,22 +171,9 @@ void slim_sched_client(struct slim_sched *s, pid_t pid)
 
 void slim_sched_focus(struct slim_sched *s, pid_t pid)
 {
-	if (!slim_sched_enabled(s) || pid == s->focused) {
-		return;
+	if (slim_sched_enabled(s)) {
+		s->want_focused = pid;
 	}
-	uint64_t start = now_us(), moves = s->stats.moves;
-	pid_t old = s->focused;
-	s->focused = pid;
-	if (s->attached) {
-		/* one client may own several windows: the old focus could be the new */
-		if (old) {
-			move_tree(s, old, SLIM_CGROUP_BACKGROUND);
-		}
-		if (pid) {
-			move_tree(s, pid, SLIM_CGROUP_INTERACTIVE);
-		}
-	}
-	timed_end(s, start, moves, "focus");
 }
 
 void slim_sched_server(struct slim_sched *s, pid_t pid)
@@ -196,21 +185,48 @@ void slim_sched_server(struct slim_sched *s, pid_t pid)
 
 void slim_sched_attached(struct slim_sched *s, bool attached)
 {
-	if (!slim_sched_enabled(s) || attached == s->attached) {
+	if (slim_sched_enabled(s)) {
+		s->want_attached = attached;
+	}
+}
+
+bool slim_sched_pending(const struct slim_sched *s)
+{
+	return slim_sched_enabled(s) &&
+		(s->want_attached != s->attached || s->want_focused != s->focused);
+}
+
+void slim_sched_apply(struct slim_sched *s)
+{
+	if (!slim_sched_pending(s)) {
 		return;
 	}
 	uint64_t start = now_us(), moves = s->stats.moves;
-	s->attached = attached;
-	if (attached) {
+	pid_t old = s->focused;
+	bool was_attached = s->attached;
+	s->attached = s->want_attached;
+	s->focused = s->want_focused;
+	const char *what = "focus";
+	if (s->attached && !was_attached) {
 		move_class(s, SLIM_CGROUP_HIDDEN, SLIM_CGROUP_BACKGROUND);
 		if (s->focused) {
 			move_tree(s, s->focused, SLIM_CGROUP_INTERACTIVE);
 		}
-	} else {
+		what = "attached";
+	} else if (!s->attached && was_attached) {
 		move_class(s, SLIM_CGROUP_INTERACTIVE, SLIM_CGROUP_HIDDEN);
 		move_class(s, SLIM_CGROUP_BACKGROUND, SLIM_CGROUP_HIDDEN);
+		what = "detached";
+	} else if (s->attached) {
+		/* one client may own several windows: the old focus could be the new */
+		if (old) {
+			move_tree(s, old, SLIM_CGROUP_BACKGROUND);
+		}
+		if (s->focused) {
+			move_tree(s, s->focused, SLIM_CGROUP_INTERACTIVE);
+		}
 	}
-	timed_end(s, start, moves, attached ? "attached" : "detached");
+	timed_end(s, start, moves, what);
 }
 
 void slim_sched_child(const struct slim_sched *s)

@@ -38,16 +38,24 @@ bool slim_sched_enabled(const struct slim_sched *sched);
 
 /* A new client: background, or hidden while detached. */
 void slim_sched_client(struct slim_sched *sched, pid_t pid);
-/* Keyboard focus moved to `pid`'s client (0: to nobody). */
+/*
+ * Keyboard focus moved to `pid`'s client (0: to nobody), and a console
+ * attached or the last one went: noted here, done by slim_sched_apply.
+ * A move costs a write to the cgroup file system per hierarchy, and each
+ * waits for the kernel (a console's attach took 18 ms on cgroup v1): the
+ * compositor sends the frame the user waits for first, then applies.
+ */
 void slim_sched_focus(struct slim_sched *sched, pid_t pid);
+void slim_sched_attached(struct slim_sched *sched, bool attached);
+/* Whether slim_sched_apply has anything to move. */
+bool slim_sched_pending(const struct slim_sched *sched);
+void slim_sched_apply(struct slim_sched *sched);
 /*
  * A process that works for every client, as the compositor does (Xwayland,
  * drawing every X11 window): into the compositor's class, whatever has the
  * focus or shows us. Its clients are classed as any others.
  */
 void slim_sched_server(struct slim_sched *sched, pid_t pid);
-/* A console attached, or the last one went. */
-void slim_sched_attached(struct slim_sched *sched, bool attached);
 /*
  * In a child the compositor forked, before exec: into the class a new
  * client gets, so that what it starts never runs as the compositor.

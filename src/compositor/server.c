@@ -39,14 +39,36 @@ static void handle_request_set_primary_selection(struct wl_listener *listener, v
  * pixman: never the autocreated renderer, which would pick GLES2 wherever
  * a render node exists, and has nothing to gain on a streamed output.
  */
+/*
+ * The cgroup policy's moves wait for the frame the user waits for
+ * (sched.h): output.c applies them once it has sent a frame, and this
+ * timer when no frame comes.
+ */
+#define SCHED_LATEST_MS 50
+
+static int handle_sched_timer(void *data)
+{
+	struct slim_server *server = data;
+	slim_sched_apply(server->sched);
+	return 0;
+}
+
+void server_sched_changed(struct slim_server *server)
+{
+	if (slim_sched_pending(server->sched)) {
+		wl_event_source_timer_update(server->sched_timer, SCHED_LATEST_MS);
+	}
+}
+
 static void handle_link_attached(void *data, const char *console_id, uint32_t width,
 		uint32_t height)
 {
 	struct slim_server *server = data;
 	output_resize(server, width, height);
 	cursor_resend(server);
-	output_schedule_frame(server);
+	output_attached(server);
 	slim_sched_attached(server->sched, true);
+	server_sched_changed(server);
 	if (server->audio) {
 		audio_microphone_reset(server->audio);
 	}
@@ -58,6 +80,7 @@ static void handle_link_detached(void *data, const char *console_id)
 {
 	struct slim_server *server = data;
 	slim_sched_attached(server->sched, false);
+	server_sched_changed(server);
 	if (server->audio) {
 		audio_microphone_reset(server->audio);
 	}
@@ -176,7 +199,8 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 	}
 	server->loop = wl_display_get_event_loop(server->display);
 	server->sched = slim_sched_create("/sys/fs/cgroup");
-	if (!server->sched) {
+	server->sched_timer = wl_event_loop_add_timer(server->loop, handle_sched_timer, server);
+	if (!server->sched || !server->sched_timer) {
 		return false;
 	}
 	server->client_created.notify = handle_client_created;
@@ -302,6 +326,9 @@ void server_finish(struct slim_server *server)
 	input_finish(server);
 	slim_control_destroy(server->control);
 	slim_link_destroy(server->link);
+	if (server->sched_timer) {
+		wl_event_source_remove(server->sched_timer);
+	}
 	slim_sched_destroy(server->sched);
 	/*
 	 * The layout first: wlr_scene_attach_output_layout left a listener on

@@ -168,6 +168,7 @@ struct slim_server {
 	struct slim_link *link;
 	struct slim_control *control; /* --managed only */
 	struct slim_sched *sched;
+	struct wl_event_source *sched_timer;
 	struct slim_video *video;
 	struct slim_protocol_check *protocol_check;
 	struct slim_audio_daemons *audio_daemons;
@@ -197,6 +198,8 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 void server_finish(struct slim_server *server);
 /* The session's sound server and the console's speaker and microphone in it. */
 void server_start_audio(struct slim_server *server);
+/* The cgroup policy has moves to make: after the next frame, or soon. */
+void server_sched_changed(struct slim_server *server);
 
 /* background.c */
 bool background_set_size(struct slim_server *server, uint32_t width, uint32_t height);
@@ -205,6 +208,8 @@ bool background_set_size(struct slim_server *server, uint32_t width, uint32_t he
 void output_create(struct slim_server *server, struct wlr_output *wlr);
 void output_resize(struct slim_server *server, uint32_t width, uint32_t height);
 void output_schedule_frame(struct slim_server *server);
+/* A console attached: its first picture goes at once. */
+void output_attached(struct slim_server *server);
 /* The console can take a frame again: render now if one is due. */
 void output_link_ready(struct slim_server *server);
 /* Renders and streams `region` (output coordinates) again at the next frame. */

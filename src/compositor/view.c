@@ -93,6 +93,7 @@ void view_focus(struct slim_view *view, struct wlr_surface *surface)
 	wl_list_insert(&server->views, &view->link);
 	view->impl->set_activated(view, true);
 	slim_sched_focus(server->sched, view->impl->pid(view));
+	server_sched_changed(server);
 	struct wlr_keyboard *kb = wlr_seat_get_keyboard(seat);
 	if (kb) {
 		wlr_seat_keyboard_notify_enter(seat, target, kb->keycodes, kb->num_keycodes,
