@@ -5,17 +5,15 @@
  * that nobody would see. Every rendered frame's damage and pixels go to
  * the encoder, which refines the damage against what the console shows.
  *
- * Pacing: wlroots holds a new frame back until the backend says the last
- * one was shown (frame_pending). The screen (screen.c) has no clock that
- * would say so: the console's ACKs are the vblank. Once a frame is out and
- * the link has room, the next frame event is sent at once, no sooner than
- * MIN_FRAME_US after the last frame, so an input event after a quiet
- * moment is drawn at once and animation runs as fast as the console takes
- * it, up to that rate; with nothing changing nothing runs at all.
- *
- * With no console attached nobody sees the frames: they trickle at
- * DETACHED_FRAME_US, enough for clients to carry on and for screenshots,
- * while an animating client costs the shared server next to nothing.
+ * When frames go is frame-pace.c's: wlroots holds a new frame back until
+ * the backend says the last one was shown, and the console's screen has
+ * no vblank; the console's ACKs are its vblank. A frame after a quiet
+ * moment (an answer to input) is rendered at once, animation runs as fast
+ * as the console takes it, up to 120 Hz, and with nothing changing
+ * nothing runs at all. With no console attached nobody sees the frames:
+ * they trickle at 4 Hz, enough for clients to carry on and for
+ * screenshots, while an animating client costs the shared server next to
+ * nothing.
  */
 #include <stdlib.h>
 #include <time.h>
@@ -32,49 +30,34 @@
 #include "server.h"
 #include "slim-log.h"
 
-/* 120 Hz at most: a console that acknowledges instantly sets no pace of its own. */
-#define MIN_FRAME_US 8333
-/*
- * While input waits for its answer, a frame that was not it (a video's
- * picture, say) does not hold the answer back: the next frame may follow
- * at once (the pace timer's millisecond).
- */
-#define ANSWER_FRAME_US 0
-/* 4 Hz with no console attached */
-#define DETACHED_FRAME_US 250000
-
-static uint64_t frame_interval_us(struct slim_server *server)
+static enum slim_pace_mode pace_mode(void *data)
 {
-	if (!slim_link_encoder(server->link)) {
-		return DETACHED_FRAME_US;
+	struct slim_output *output = data;
+	struct slim_link *link = output->server->link;
+	if (!slim_link_encoder(link)) {
+		return SLIM_PACE_DETACHED;
 	}
-	return slim_link_answer_pending(server->link) ? ANSWER_FRAME_US : MIN_FRAME_US;
+	if (!slim_link_ready(link)) {
+		return SLIM_PACE_BLOCKED;
+	}
+	return slim_link_answer_pending(link) ? SLIM_PACE_ANSWER : SLIM_PACE_NORMAL;
 }
 
-/* Microseconds until the output may render again: 0 if it may now. */
-static uint64_t frame_wait_us(struct slim_output *output)
+static void pace_frame(void *data)
 {
-	uint64_t since = slim_now_us() - output->last_commit_us;
-	uint64_t interval = frame_interval_us(output->server);
-	return since >= interval ? 0 : interval - since;
+	struct slim_output *output = data;
+	wlr_output_send_frame(output->wlr);
 }
+
+static const struct slim_frame_pace_handler pace_handler = {
+	.mode = pace_mode,
+	.frame = pace_frame,
+};
 
 static void handle_frame(struct wl_listener *listener, void *data)
 {
 	struct slim_output *output = wl_container_of(listener, output, frame);
-	struct slim_server *server = output->server;
-	if (slim_link_encoder(server->link) && !slim_link_ready(server->link)) {
-		return;
-	}
-	/*
-	 * No console: render anyway, so that clients and screenshots carry
-	 * on, but only at a trickle: frames asked for too soon wait for the
-	 * pace.
-	 */
-	uint64_t wait = frame_wait_us(output);
-	if (!slim_link_encoder(server->link) && wait > 0) {
-		output->frame_held = true;
-		wl_event_source_timer_update(output->pace_timer, (int)((wait + 999) / 1000));
+	if (!slim_frame_pace_may_render(output->pace)) {
 		return;
 	}
 	wlr_scene_output_commit(output->scene_output);
@@ -96,83 +79,40 @@ static void handle_precommit(struct wl_listener *listener, void *data)
 	}
 }
 
-static bool link_has_room(struct slim_server *server)
-{
-	return !slim_link_encoder(server->link) || slim_link_ready(server->link);
-}
-
-/* Lets wlroots render the next frame, if the console has room for it. */
-static int handle_pace(void *data)
-{
-	struct slim_output *output = data;
-	if ((output->wlr->frame_pending || output->frame_held) && link_has_room(output->server)) {
-		output->frame_held = false;
-		wlr_output_send_frame(output->wlr);
-	}
-	return 0;
-}
-
-static void pace(struct slim_output *output)
-{
-	uint64_t wait = frame_wait_us(output);
-	if (wait == 0) {
-		handle_pace(output);
-	} else {
-		wl_event_source_timer_update(output->pace_timer, (int)((wait + 999) / 1000));
-	}
-}
-
-/*
- * Whatever the trickle of frames before it had pending or held, and
- * however recently it rendered, the console's first picture goes now.
- */
-void output_attached(struct slim_server *server)
-{
-	if (server->output) {
-		server->output->last_commit_us = 0;
-		output_schedule_frame(server);
-		pace(server->output);
-	}
-}
-
+/* The console can take a frame again, or lost some: render if anything is due. */
 void output_link_ready(struct slim_server *server)
 {
 	if (server->output) {
-		pace(server->output);
 		output_schedule_frame(server);
+		slim_frame_pace_poke(server->output->pace);
 	}
 }
 
-/* The rendered buffer: stream what changed. */
-static void handle_commit(struct wl_listener *listener, void *data)
+/* A console attached: its first picture goes now, whatever went before. */
+void output_attached(struct slim_server *server)
 {
-	struct slim_output *output = wl_container_of(listener, output, commit);
+	if (server->output) {
+		slim_frame_pace_restart(server->output->pace);
+		output_link_ready(server);
+	}
+}
+
+/* The rendered buffer's pixels, and what changed in them, to the encoder. */
+static void stream(struct slim_output *output, struct wlr_buffer *buffer)
+{
 	struct slim_server *server = output->server;
-	struct wlr_output_event_commit *event = data;
-	if (!(event->committed & WLR_OUTPUT_STATE_BUFFER) || !event->buffer) {
-		return;
-	}
-	output->last_commit_us = slim_now_us();
-	if (!slim_link_encoder(server->link)) {
-		wl_event_source_timer_update(output->pace_timer,
-			(int)(frame_interval_us(server) / 1000 + 1));
-		/* Nobody to send to; an attaching console gets everything anyway. */
-		pixman_region32_clear(&output->damage);
-		server->n_moves = 0;
-		return;
-	}
 	void *ptr;
 	uint32_t format;
 	size_t stride;
-	if (!wlr_buffer_begin_data_ptr_access(event->buffer, WLR_BUFFER_DATA_PTR_ACCESS_READ,
+	if (!wlr_buffer_begin_data_ptr_access(buffer, WLR_BUFFER_DATA_PTR_ACCESS_READ,
 			&ptr, &format, &stride)) {
 		wlr_log(WLR_ERROR, "cannot read the rendered buffer");
 		return;
 	}
 	if (format == DRM_FORMAT_XRGB8888 || format == DRM_FORMAT_ARGB8888) {
 		struct slim_fb fb = {
-			.px = ptr, .width = (uint32_t)event->buffer->width,
-			.height = (uint32_t)event->buffer->height, .stride = stride / 4,
+			.px = ptr, .width = (uint32_t)buffer->width,
+			.height = (uint32_t)buffer->height, .stride = stride / 4,
 		};
 		struct slim_frame frame = {
 			.fb = &fb, .damage = &output->damage,
@@ -184,14 +124,26 @@ static void handle_commit(struct wl_listener *listener, void *data)
 	} else {
 		wlr_log(WLR_ERROR, "rendered buffer has format 0x%08x, not XRGB8888", format);
 	}
-	wlr_buffer_end_data_ptr_access(event->buffer);
+	wlr_buffer_end_data_ptr_access(buffer);
+}
+
+/* A frame rendered: stream it, if a console is attached (one attaching gets everything). */
+static void handle_commit(struct wl_listener *listener, void *data)
+{
+	struct slim_output *output = wl_container_of(listener, output, commit);
+	struct slim_server *server = output->server;
+	struct wlr_output_event_commit *event = data;
+	if (!(event->committed & WLR_OUTPUT_STATE_BUFFER) || !event->buffer) {
+		return;
+	}
+	if (slim_link_encoder(server->link)) {
+		stream(output, event->buffer);
+	}
 	pixman_region32_clear(&output->damage);
 	server->n_moves = 0;
+	slim_frame_pace_rendered(output->pace);
 	/* the frame is out: the cgroup policy's moves may take their time now */
 	slim_sched_apply(server->sched);
-	/* after the frame went: whether input still waits for its answer is known now */
-	wl_event_source_timer_update(output->pace_timer,
-		(int)(frame_interval_us(server) / 1000 + 1));
 }
 
 static void handle_destroy(struct wl_listener *listener, void *data)
@@ -202,7 +154,7 @@ static void handle_destroy(struct wl_listener *listener, void *data)
 	wl_list_remove(&output->commit.link);
 	wl_list_remove(&output->destroy.link);
 	pixman_region32_fini(&output->damage);
-	wl_event_source_remove(output->pace_timer);
+	slim_frame_pace_destroy(output->pace);
 	if (output->server->output == output) {
 		output->server->output = NULL;
 	}
@@ -225,8 +177,8 @@ void output_create(struct slim_server *server, struct wlr_output *wlr)
 	}
 	output->server = server;
 	output->wlr = wlr;
-	output->pace_timer = wl_event_loop_add_timer(server->loop, handle_pace, output);
-	if (!output->pace_timer) {
+	output->pace = slim_frame_pace_create(server->loop, &pace_handler, output);
+	if (!output->pace) {
 		free(output);
 		return;
 	}

@@ -5,7 +5,8 @@
  *   main.c     options, start-up and tear-down, the startup command
  *   background.c  the desktop under the windows
  *   server.c   the Wayland globals (protocols) and the seat's requests
- *   output.c   the output: frames paced by the console, damage -> encoder
+ *   output.c   the output: rendered frames' damage and pixels -> encoder
+ *   frame-pace.c  when the output renders: the console's ACKs as its vblank (no wlroots)
  *   view.c     windows: focus, stacking, placement, maximize, fullscreen
  *   xdg.c      xdg-shell toplevels (as views) and popups
  *   xwayland.c X11 windows (as views), Xwayland started on the first X11 client
@@ -46,6 +47,7 @@
 #include "screen.h"
 #include "audio-daemons.h"
 #include "control.h"
+#include "frame-pace.h"
 #include "link.h"
 #include "sched.h"
 #include "video-detect.h"
@@ -121,10 +123,7 @@ struct slim_output {
 	struct wlr_scene_output *scene_output;
 	/* damage of the frames rendered since the last one streamed */
 	pixman_region32_t damage;
-	/* frames paced by the console: see output.c */
-	struct wl_event_source *pace_timer;
-	uint64_t last_commit_us;
-	bool frame_held; /* a frame event waits for the pace timer (no console) */
+	struct slim_frame_pace *pace; /* when frames go */
 	struct wl_listener frame, precommit, commit, destroy;
 };
 
@@ -210,7 +209,7 @@ void output_resize(struct slim_server *server, uint32_t width, uint32_t height);
 void output_schedule_frame(struct slim_server *server);
 /* A console attached: its first picture goes at once. */
 void output_attached(struct slim_server *server);
-/* The console can take a frame again: render now if one is due. */
+/* The console can take a frame again, or lost some: render if anything is due. */
 void output_link_ready(struct slim_server *server);
 /* Renders and streams `region` (output coordinates) again at the next frame. */
 void output_damage_region(struct slim_server *server, const pixman_region32_t *region);
