@@ -11,6 +11,7 @@
 #include "assoc.h"
 #include "card.h"
 #include "slim-log.h"
+#include "slim-net.h"
 
 #define HELLO_FIRST_MS 250
 #define HELLO_MAX_MS 4000
@@ -118,6 +119,7 @@ int slim_udp_connect_addr(const struct sockaddr *addr, socklen_t len)
 	int rcvbuf = RCVBUF_BYTES;
 	/* The kernel caps this at net.core.rmem_max; a smaller buffer still works. */
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	slim_net_stamp_arrivals(fd);
 	return fd;
 }
 
@@ -398,13 +400,13 @@ static void connection_refused(struct slim_assoc *assoc, uint64_t now_us)
 }
 
 /* One datagram from the socket, through the secure layer. */
-static void receive(struct slim_assoc *assoc, size_t len, uint64_t now_us)
+static void receive(struct slim_assoc *assoc, size_t len, uint64_t now_us, uint64_t arrived_us)
 {
 	const uint8_t *out;
 	size_t out_len;
 	switch (slim_sec_client_receive(assoc->sec, assoc->buf, len, &out, &out_len)) {
 	case SLIM_SEC_DATA:
-		assoc->impl->datagram(assoc->data, out, out_len, now_us);
+		assoc->impl->datagram(assoc->data, out, out_len, arrived_us);
 		break;
 	case SLIM_SEC_ESTABLISHED:
 		if (assoc->state == SLIM_ASSOC_CONNECTING && !assoc->secured) {
@@ -436,7 +438,9 @@ static void receive(struct slim_assoc *assoc, size_t len, uint64_t now_us)
 void slim_assoc_dispatch(struct slim_assoc *assoc)
 {
 	for (int i = 0; i < RECV_BURST && assoc->fd >= 0; i++) {
-		ssize_t n = recv(assoc->fd, assoc->buf, sizeof(assoc->buf), MSG_TRUNC);
+		uint64_t arrived;
+		ssize_t n = slim_net_recv(assoc->fd, assoc->buf, sizeof(assoc->buf), MSG_TRUNC,
+			NULL, NULL, &arrived);
 		uint64_t now = slim_now_us();
 		if (n < 0) {
 			if (errno == ECONNREFUSED) {
@@ -451,7 +455,7 @@ void slim_assoc_dispatch(struct slim_assoc *assoc)
 		if ((size_t)n > sizeof(assoc->buf)) {
 			continue; /* longer than any datagram of ours: not one */
 		}
-		receive(assoc, (size_t)n, now);
+		receive(assoc, (size_t)n, now, arrived);
 	}
 }
 

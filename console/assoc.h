@@ -64,8 +64,8 @@ struct slim_assoc_impl {
 	void (*attached)(void *data, uint32_t id);
 	/* Send a card event; false if it did not go and is to be kept. */
 	bool (*send_card)(void *data, const struct slim_wire_card *card);
-	/* An authenticated datagram of the connection. */
-	void (*datagram)(void *data, const uint8_t *buf, size_t len, uint64_t now_us);
+	/* An authenticated datagram of the connection, and when it arrived (slim-net.h). */
+	void (*datagram)(void *data, const uint8_t *buf, size_t len, uint64_t arrived_us);
 	/*
 	 * The peer's port is unreachable (ECONNREFUSED): true if the user
 	 * went elsewhere (slim_assoc_set_fd and slim_assoc_connect), else the

@@ -94,11 +94,11 @@ static bool assoc_security(void *data, struct slim_sec_client_config *config, ch
 }
 
 static void handle_datagram(struct slim_link *link, const uint8_t *buf, size_t len,
-		uint64_t now_us);
+		uint64_t arrived_us);
 
-static void assoc_datagram(void *data, const uint8_t *buf, size_t len, uint64_t now_us)
+static void assoc_datagram(void *data, const uint8_t *buf, size_t len, uint64_t arrived_us)
 {
-	handle_datagram(data, buf, len, now_us);
+	handle_datagram(data, buf, len, arrived_us);
 }
 
 static const struct slim_assoc_impl assoc_impl = {
@@ -347,20 +347,20 @@ static bool serves_us(const struct slim_link *link, const uint8_t *buf, size_t l
 
 /* Hands one datagram to the core and follows what it says about the association. */
 static void handle_datagram(struct slim_link *link, const uint8_t *buf, size_t len,
-		uint64_t now_us)
+		uint64_t arrived_us)
 {
 	/*
 	 * Attached before the core applies it, so that "attached" comes before
 	 * the frame it brings. Whatever it holds, the HELLO got through.
 	 */
 	if (slim_assoc_state(link->assoc) != SLIM_ASSOC_ATTACHED && serves_us(link, buf, len)) {
-		slim_assoc_heard(link->assoc, now_us);
+		slim_assoc_heard(link->assoc, arrived_us);
 	}
 	link->refusal = false;
-	slim_console_core_receive(link->core, buf, len);
+	slim_console_core_receive_at(link->core, buf, len, arrived_us);
 	if (link->refusal) {
 		link->refusal = false;
-		handle_refusal(link, now_us);
+		handle_refusal(link, arrived_us);
 	}
 }
 

@@ -23,6 +23,9 @@ struct sim {
 	uint64_t now, rate_bps;
 	uint64_t link_free;   /* when the bottleneck finishes what it holds */
 	uint64_t max_queue_us, sent_bytes, tail_drops;
+	uint64_t limit_us;    /* the bottleneck's buffer, in time */
+	uint64_t console_bps; /* how fast the console reads its socket; 0: at once */
+	uint64_t console_free; /* when it has read what came */
 	uint32_t next_seq, frame_end_seq;
 	uint32_t last_arrived; /* datagrams reach the console in order */
 	bool out_of_order;
@@ -45,7 +48,7 @@ static void sim_send(void *data, const uint8_t *buf, size_t len)
 	uint64_t ser = (uint64_t)(len + SLIM_PACER_OVERHEAD) * 8000000 / s->rate_bps;
 	uint64_t start = s->link_free > s->now ? s->link_free : s->now;
 	uint64_t queue = start - s->now;
-	if (queue > LIMIT_US) {
+	if (queue > s->limit_us) {
 		/* the console will say so (NACK) with its next ACK */
 		if (s->n_lost < MAX_ACKS) {
 			s->lost[s->n_lost++] = d.seq;
@@ -55,6 +58,11 @@ static void sim_send(void *data, const uint8_t *buf, size_t len)
 	}
 	s->max_queue_us = queue > s->max_queue_us ? queue : s->max_queue_us;
 	s->link_free = start + ser;
+	if (s->console_bps) {
+		uint64_t arrived = s->link_free + PROP_US;
+		uint64_t read_from = s->console_free > arrived ? s->console_free : arrived;
+		s->console_free = read_from + (uint64_t)len * 8000000 / s->console_bps;
+	}
 	s->sent_bytes += len;
 	if (d.seq != 0) {
 		s->out_of_order |= d.seq <= s->last_arrived;
@@ -64,6 +72,13 @@ static void sim_send(void *data, const uint8_t *buf, size_t len)
 		size_t i = (s->ack_head + s->ack_len++) % MAX_ACKS;
 		s->acks[i].at = s->link_free + 2 * PROP_US;
 		s->acks[i].echo = d.time_us;
+		if (s->console_bps) {
+			/* a console that reads late adds its wait to the echo (slim-net.h) */
+			uint64_t arrived = s->link_free + PROP_US;
+			uint64_t late = s->console_free > arrived ? s->console_free - arrived : 0;
+			s->acks[i].at += late;
+			s->acks[i].echo += late;
+		}
 		s->acks[i].seq = d.seq;
 	}
 }
@@ -75,6 +90,7 @@ static void sim_init(struct sim *s, uint64_t rate_bps)
 	assert_non_null(s->pacer);
 	s->now = 1000000;
 	s->rate_bps = rate_bps;
+	s->limit_us = LIMIT_US;
 	s->next_seq = 1;
 }
 
@@ -187,6 +203,44 @@ static void test_follows_a_link_that_slows(void **state)
 	slim_pacer_destroy(s.pacer);
 }
 
+/*
+ * A bottleneck that queues and never drops (a deep buffer): the standing
+ * queue is enough to learn it. 100 Mbit/s offered a little more, as a
+ * video at full rate does.
+ */
+static void test_learns_a_queue_without_loss(void **state)
+{
+	struct sim s;
+	sim_init(&s, 100000000);
+	s.limit_us = 10000000;
+	run(&s, 3, 60, 6000);
+	const struct slim_pacer_stats *st = slim_pacer_stats(s.pacer);
+	assert_int_equal(s.tail_drops, 0);
+	assert_true(st->rate_bps > 80000000 && st->rate_bps < 130000000);
+	s.max_queue_us = 0;
+	run(&s, 3, 60, 6000);
+	printf("100 Mbit/s, no loss: estimate %llu bit/s, queue at most %llu us\n",
+		(unsigned long long)st->rate_bps, (unsigned long long)s.max_queue_us);
+	assert_true(s.max_queue_us < 10000);
+	slim_pacer_destroy(s.pacer);
+}
+
+/*
+ * A console slow to read its socket (a loaded machine) is no bottleneck:
+ * its ACKs come late, but their echoes say so, and nothing is held back.
+ */
+static void test_slow_console_is_no_link(void **state)
+{
+	struct sim s;
+	sim_init(&s, 1000000000);
+	s.console_bps = 50000000;
+	run(&s, 3, 60, 6000);
+	const struct slim_pacer_stats *st = slim_pacer_stats(s.pacer);
+	assert_int_equal(st->rate_bps, 0);
+	assert_int_equal(st->pacing_bps, 0);
+	slim_pacer_destroy(s.pacer);
+}
+
 /* A firm datagram is never dropped, droppable ones around it are, and order holds. */
 static void test_drop_keeps_firm_in_order(void **state)
 {
@@ -282,6 +336,8 @@ int main(void)
 		cmocka_unit_test(test_unknown_link_holds_nothing),
 		cmocka_unit_test(test_learns_a_slow_link),
 		cmocka_unit_test(test_follows_a_link_that_slows),
+		cmocka_unit_test(test_learns_a_queue_without_loss),
+		cmocka_unit_test(test_slow_console_is_no_link),
 		cmocka_unit_test(test_drop_keeps_firm_in_order),
 		cmocka_unit_test(test_sound_goes_at_once),
 		cmocka_unit_test(test_share),

@@ -688,8 +688,14 @@ static enum slim_error receive_audio(struct slim_console_core *core, struct slim
 enum slim_error slim_console_core_receive(struct slim_console_core *core,
 		const uint8_t *buf, size_t len)
 {
+	return slim_console_core_receive_at(core, buf, len, slim_now_us());
+}
+
+enum slim_error slim_console_core_receive_at(struct slim_console_core *core,
+		const uint8_t *buf, size_t len, uint64_t arrived_us)
+{
 	core->stats.datagrams++;
-	core->arrived_us = slim_now_us();
+	core->arrived_us = arrived_us;
 	struct slim_reader r;
 	struct slim_dgram hdr;
 	enum slim_error err = slim_reader_init(&r, &hdr, buf, len, false,

@@ -84,6 +84,13 @@ void slim_console_core_request_repaint(struct slim_console_core *core, const cha
 /* Applies one datagram; a bad one is dropped whole and changes nothing. */
 enum slim_error slim_console_core_receive(struct slim_console_core *core,
 		const uint8_t *buf, size_t len);
+/*
+ * The same, for a datagram that arrived at `arrived_us` (slim_now_us's
+ * clock, slim-net.h): the time since then is added to its ACK's echo, so
+ * that the server's round trip leaves out the console's own wait.
+ */
+enum slim_error slim_console_core_receive_at(struct slim_console_core *core,
+		const uint8_t *buf, size_t len, uint64_t arrived_us);
 /* The screen changed size: clears the picture; say HELLO again after it. */
 bool slim_console_core_resize(struct slim_console_core *core, uint32_t width, uint32_t height);
 /*

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "link-internal.h"
 #include "slim-hex.h"
+#include "slim-net.h"
 
 /* A console we have not heard from for this long may be replaced by another. */
 #define LINK_SILENCE_US (10 * 1000000ull)
@@ -232,10 +233,13 @@ static void handle_other(void *data, const struct slim_cmd *cmd)
 {
 	struct slim_link *link = data;
 	if (cmd->type == SLIM_CMD_ACK) {
-		/* the encoder has taken it; the pacer learns the link from it */
-		uint64_t now = slim_now_us();
-		uint64_t rtt = cmd->ack.echo_us && cmd->ack.echo_us <= now ? now - cmd->ack.echo_us : 0;
-		slim_pacer_acked(link->pacer, cmd->ack.highest_seq, rtt, now);
+		/*
+		 * The encoder has taken it; the pacer learns the link from it,
+		 * timed from its arrival: a compositor busy rendering reads late.
+		 */
+		uint64_t at = link->arrived_us;
+		uint64_t rtt = cmd->ack.echo_us && cmd->ack.echo_us <= at ? at - cmd->ack.echo_us : 0;
+		slim_pacer_acked(link->pacer, cmd->ack.highest_seq, rtt, slim_now_us());
 	} else if (cmd->type == SLIM_CMD_NACK) {
 		for (size_t i = 0; i < cmd->nack.count; i++) {
 			struct slim_wire_seq_range r;
@@ -418,11 +422,11 @@ static int handle_readable(int fd, uint32_t mask, void *data)
 	for (int n = 0; n < 256; n++) {
 		struct sockaddr_storage from;
 		socklen_t from_len = sizeof(from);
-		ssize_t len = recvfrom(fd, link->buf, sizeof(link->buf), MSG_DONTWAIT,
-			(struct sockaddr *)&from, &from_len);
+		ssize_t len = slim_net_recv(fd, link->buf, sizeof(link->buf), MSG_DONTWAIT,
+			(struct sockaddr *)&from, &from_len, &link->arrived_us);
 		if (len < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-				log_limited(link, "recvfrom", strerror(errno));
+				log_limited(link, "recvmsg", strerror(errno));
 			}
 			break;
 		}
@@ -566,6 +570,7 @@ static int open_socket(const char *listen, enum slim_sec_mode mode)
 	int size = 8 << 20;
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	slim_net_stamp_arrivals(fd);
 	return fd;
 }
 

@@ -19,8 +19,6 @@
 #define PACER_QUEUE_US 4000
 /* ACKs in a row that must see one before a first estimate is taken. */
 #define PACER_QUEUE_ACKS 3
-/* A first estimate needs a loss this recent besides. */
-#define PACER_LOSS_US 2000000
 /*
  * No queue seen for this long, and the estimate grew by a fifth since:
  * the link is not what limits us (a LAN, or a link that got faster). The
@@ -68,7 +66,6 @@ struct slim_pacer {
 	uint64_t tokens_us;
 	bool draining;       /* the last round trip said a queue stands on the path */
 	uint32_t queued_acks; /* ACKs in a row that said so */
-	uint64_t loss_us;     /* when the console last reported a datagram lost */
 	uint64_t queue_us, queue_bps; /* when one last did, and the estimate then */
 	uint64_t raised_us;  /* when a sample last raised the estimate */
 	uint64_t drain_until_us; /* what went before the first estimate still drains */
@@ -144,7 +141,6 @@ void slim_pacer_reset(struct slim_pacer *p)
 	p->tokens_us = 0;
 	p->draining = false;
 	p->queued_acks = 0;
-	p->loss_us = 0;
 	p->queue_us = p->queue_bps = p->raised_us = 0;
 	p->drain_until_us = 0;
 	p->sent_bytes = p->lost_bytes = 0;
@@ -425,11 +421,10 @@ static void take_sample(struct slim_pacer *p, const struct record *r, uint64_t n
 	bool big = bytes >= PACER_SAMPLE_MIN_BYTES;
 	if (*rate == 0) {
 		/*
-		 * A queue that stands and overflowed: a link's. (A console slow
-		 * to read its socket builds a queue too, but loses nothing.)
+		 * A queue that stands: a link's. (A console slow to read its
+		 * socket adds what it waited to the echo: no queue.)
 		 */
-		if (big && p->queued_acks >= PACER_QUEUE_ACKS && p->loss_us &&
-				now_us - p->loss_us < PACER_LOSS_US) {
+		if (big && p->queued_acks >= PACER_QUEUE_ACKS) {
 			/*
 			 * A queue built while nothing was held back: the link is the
 			 * bottleneck, and this its rate. What waits in it drains first.
@@ -479,7 +474,6 @@ void slim_pacer_lost(struct slim_pacer *p, uint32_t first, uint32_t last, uint64
 		if (r->seq == s && r->len) {
 			p->lost_bytes += r->len;
 			r->len = 0;
-			p->loss_us = now_us;
 		}
 		if (s == last) {
 			break;

@@ -9,9 +9,11 @@
  * sending and its acknowledgement, over that interval; what a NACK reported
  * lost is not counted). It holds nothing back until a queue stands on the
  * path (round trips above their minimum by more than jitter or a datagram's
- * time, PACER_QUEUE_ACKS in a row) and has overflowed (the console reported
- * a loss): the link is then the bottleneck and the sample taken its rate. A
- * console slow to read its socket makes a queue too, but loses nothing.
+ * time, PACER_QUEUE_ACKS in a row): the link is then the bottleneck and the
+ * sample taken its rate. The round trip is the path's: both ends time a
+ * datagram from the kernel's arrival stamp (slim-net.h), and the console
+ * adds what it waited to read and decode to the echo, so that a receiver
+ * slow to read its socket (a loaded machine) makes no queue.
  * From then on the estimate rises to samples above it, a tenth at most per
  * gain cycle (a token bucket's burst makes a short sample look faster than
  * the link), and while a queue stands falls to samples of a link that

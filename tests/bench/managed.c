@@ -12,6 +12,7 @@
 #include "manager.h"
 #include "slim-hex.h"
 #include "slim-log.h"
+#include "slim-net.h"
 #include "slim-zstd.h"
 
 #define HELLO_FIRST_MS 250
@@ -144,6 +145,7 @@ static void on_redirect(void *data, const struct sockaddr *addr, socklen_t len,
 			return;
 		}
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+		slim_net_stamp_arrivals(fd);
 		if (c->fd >= 0) {
 			close(c->fd);
 		}
@@ -329,7 +331,9 @@ static void receive(struct bench_console *c)
 {
 	static uint8_t buf[65536];
 	for (int i = 0; i < 4096; i++) {
-		ssize_t len = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		uint64_t arrived;
+		ssize_t len = slim_net_recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT, NULL, NULL,
+			&arrived);
 		if (len <= 0) {
 			return;
 		}
@@ -338,8 +342,8 @@ static void receive(struct bench_console *c)
 		size_t out_len;
 		switch (slim_sec_client_receive(c->sec, buf, (size_t)len, &out, &out_len)) {
 		case SLIM_SEC_DATA:
-			note_datagram(c, out, out_len, now);
-			slim_console_core_receive(c->core, out, out_len);
+			note_datagram(c, out, out_len, arrived);
+			slim_console_core_receive_at(c->core, out, out_len, arrived);
 			break;
 		case SLIM_SEC_ESTABLISHED:
 			display_hello(c, now);

@@ -19,6 +19,7 @@
 #include "session.h"
 #include "slim-hex.h"
 #include "slim-log.h"
+#include "slim-net.h"
 #include "slim-zstd.h"
 
 #define BENCH_CONSOLE_ID "bench"
@@ -311,6 +312,7 @@ bool bench_session_attach(struct bench_session *s)
 	inet_pton(AF_INET, listen_host, &to.sin_addr);
 	int size = 8 << 20;
 	setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	slim_net_stamp_arrivals(s->fd);
 	if (s->fd < 0 || connect(s->fd, (struct sockaddr *)&to, sizeof(to)) != 0) {
 		return false;
 	}
@@ -444,8 +446,10 @@ bool bench_session_wait_frame(struct bench_session *s, int timeout_ms)
 			return false;
 		}
 		ssize_t len;
-		while ((len = recv(s->fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
-			uint64_t rx_us = bench_now_us();
+		uint64_t rx_us;
+		/* timed as the console does: from the kernel's stamp */
+		while ((len = slim_net_recv(s->fd, buf, sizeof(buf), MSG_DONTWAIT, NULL, NULL,
+				&rx_us)) > 0) {
 			const uint8_t *dgram;
 			size_t dgram_len;
 			if (slim_sec_client_receive(s->sec, buf, (size_t)len, &dgram,
@@ -453,7 +457,7 @@ bool bench_session_wait_frame(struct bench_session *s, int timeout_ms)
 				continue;
 			}
 			note_datagram(s, dgram, dgram_len, (size_t)len, rx_us);
-			slim_console_core_receive(s->core, dgram, dgram_len);
+			slim_console_core_receive_at(s->core, dgram, dgram_len, rx_us);
 		}
 	}
 	return true;
