@@ -392,6 +392,8 @@ static void latency(struct peers_bench *b)
 				bool erase = k & 1;
 				uint32_t presented = b->s.presented;
 				bench_vnc_mark(vnc);
+				uint64_t up0 = via == 0 ? b->s.wire_bytes_sent :
+					bench_vnc_wire_bytes_sent(vnc);
 				uint64_t t0 = bench_now_us();
 				if (via == 0) {
 					bench_session_key(&b->s, erase ? KEY_BACKSPACE : KEY_A, true);
@@ -414,6 +416,10 @@ static void latency(struct peers_bench *b)
 				if (k < LATENCY_BLOCK_WARMUP) {
 					continue;
 				}
+				/* the key, its acknowledgements, the ACKs of its answer: all until the next */
+				b->upstream_bytes[via] += (via == 0 ? b->s.wire_bytes_sent :
+					bench_vnc_wire_bytes_sent(vnc)) - up0;
+				b->upstream_keys[via]++;
 				if (at <= t0) {
 					b->latency_missed[via]++;
 				} else {

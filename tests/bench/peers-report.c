@@ -39,6 +39,15 @@ static const char *viewer_state(const struct peers_viewer *v)
 	return v->missing ? "not installed" : v->failed ? "failed" : NULL;
 }
 
+/* Bytes sent upstream per key: [0] slimland's console, [1] the ZRLE viewer. */
+static void upstream_per_key(const struct peers_bench *b, double up[2])
+{
+	for (int via = 0; via < 2; via++) {
+		up[via] = b->upstream_keys[via] ?
+			(double)b->upstream_bytes[via] / (double)b->upstream_keys[via] : 0;
+	}
+}
+
 static void print_json(struct peers_bench *b, const uint64_t p50[2], const uint64_t p99[2])
 {
 	printf("{\"width\": 1280, \"height\": 720");
@@ -73,6 +82,11 @@ static void print_json(struct peers_bench *b, const uint64_t p50[2], const uint6
 	}
 	printf(", \"latency_wayvnc_over_slimland_p50_ratio\": %.3f",
 		p50[0] ? (double)p50[1] / (double)p50[0] : 0);
+	double up[2];
+	upstream_per_key(b, up);
+	printf(", \"upstream_slimland_bytes_per_key\": %.1f, \"upstream_wayvnc_zrle_bytes_per_key\": "
+		"%.1f, \"upstream_slimland_over_wayvnc_ratio\": %.3f", up[0], up[1],
+		up[1] > 0 ? up[0] / up[1] : 0);
 	const unsigned *loops = b->quick ? peers_sweep_quick : peers_sweep_full;
 	for (unsigned i = 0; i < b->sweep_n; i++) {
 		printf(", \"sweep_slimland_loop_%u_bytes_per_s\": %.0f", loops[i],
@@ -120,6 +134,12 @@ static void print_table(struct peers_bench *b, const uint64_t p50[2], const uint
 		(unsigned long long)p99[0], b->latency_n[0], (unsigned long long)p50[1],
 		(unsigned long long)p99[1], b->latency_n[1],
 		p50[0] ? (double)p50[1] / (double)p50[0] : 0);
+	double up[2];
+	upstream_per_key(b, up);
+	printf("\nUpstream per key in the same run, on the wire (IPv4 and UDP or TCP headers, "
+		"the ACKs\nof what came included), each viewer typing its own keys: slimland %.0f "
+		"bytes, wayvnc ZRLE's\nviewer %.0f bytes: slimland / wayvnc %.2f\n", up[0], up[1],
+		up[1] > 0 ? up[0] / up[1] : 0);
 	printf("\nCache sweep, slimland's console: a banner loop of N distinct frames at %d "
 		"frames/s\n\n%10s %12s\n", TICKER_FPS, "N", "bytes/s");
 	const unsigned *loops = b->quick ? peers_sweep_quick : peers_sweep_full;

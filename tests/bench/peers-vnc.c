@@ -16,6 +16,7 @@
 #include <string.h>
 #include <rfb/rfbclient.h>
 #include "peers-vnc.h"
+#include "session.h"
 #include "slim-log.h"
 
 struct bench_vnc {
@@ -162,6 +163,18 @@ uint64_t bench_vnc_bytes(struct bench_vnc *v)
 		return 0;
 	}
 	return info.tcpi_bytes_received;
+}
+
+uint64_t bench_vnc_wire_bytes_sent(struct bench_vnc *v)
+{
+	struct tcp_info info = { 0 };
+	socklen_t len = sizeof(info);
+	if (!v || getsockopt(v->client->sock, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
+			len < offsetof(struct tcp_info, tcpi_segs_out) + sizeof(info.tcpi_segs_out)) {
+		return 0;
+	}
+	/* every segment, the ACKs of what came too, with IPv4 and TCP headers and timestamps */
+	return info.tcpi_bytes_sent + (uint64_t)info.tcpi_segs_out * BENCH_IPV4_TCP_HEADERS;
 }
 
 uint64_t bench_vnc_updates(struct bench_vnc *v)

@@ -27,6 +27,8 @@ void bench_vnc_destroy(struct bench_vnc *v);
 bool bench_vnc_alive(struct bench_vnc *v);
 /* Bytes received on the viewer's socket so far: all the server sent. */
 uint64_t bench_vnc_bytes(struct bench_vnc *v);
+/* What the viewer sent on the wire: payload, and IPv4 and TCP headers of every segment. */
+uint64_t bench_vnc_wire_bytes_sent(struct bench_vnc *v);
 /* Updates with pixels in them so far, and when the last was decoded. */
 uint64_t bench_vnc_updates(struct bench_vnc *v);
 uint64_t bench_vnc_last_update_us(struct bench_vnc *v);

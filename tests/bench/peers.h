@@ -53,6 +53,9 @@ struct peers_bench {
 	/* key to pixels in the same run: [0] slimland's console, [1] the ZRLE viewer */
 	uint64_t *latency[2];
 	size_t latency_n[2], latency_missed[2];
+	/* what each sent upstream for its own keys, on the wire (IPv4, UDP or TCP headers) */
+	uint64_t upstream_bytes[2];
+	size_t upstream_keys[2];
 	unsigned sweep_n;
 	double sweep_bytes_per_s[SWEEP_MAX];
 };

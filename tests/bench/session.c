@@ -82,7 +82,9 @@ int bench_cmp_u64(const void *a, const void *b)
 static void send_raw(void *data, const uint8_t *buf, size_t len)
 {
 	struct bench_session *s = data;
-	send(s->fd, buf, len, MSG_DONTWAIT);
+	if (send(s->fd, buf, len, MSG_DONTWAIT) >= 0) {
+		s->wire_bytes_sent += len + BENCH_IPV4_UDP_HEADERS;
+	}
 }
 
 /* The console core's datagrams into the secure layer. */

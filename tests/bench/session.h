@@ -17,6 +17,10 @@
 #include "options.h"
 #include "slim-secure.h"
 
+/* What a datagram or a segment costs on the wire beyond its payload (loopback, IPv4). */
+#define BENCH_IPV4_UDP_HEADERS 28
+#define BENCH_IPV4_TCP_HEADERS 52 /* with the timestamps option Linux uses */
+
 struct bench_frame {
 	uint32_t id;
 	uint64_t first_rx_us;  /* console: first datagram of the frame received */
@@ -55,6 +59,8 @@ struct bench_session {
 	struct bench_frame current, last;
 	uint32_t presented;
 	uint64_t bytes_received;
+	/* upstream on the wire: each datagram with its IPv4 and UDP headers */
+	uint64_t wire_bytes_sent;
 };
 
 /* Arguments the next compositors started get besides their own (NULL-terminated). */
