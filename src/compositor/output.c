@@ -17,7 +17,6 @@
  */
 #include <stdlib.h>
 #include <time.h>
-#include <wlr/backend/headless.h>
 #include <wlr/interfaces/wlr_output.h>
 #include <wlr/render/wlr_renderer.h>
 #include <wlr/types/wlr_buffer.h>
@@ -28,7 +27,6 @@
 #include <wlr/util/log.h>
 #include <drm_fourcc.h>
 #include "server.h"
-#include "slim-log.h"
 
 static enum slim_pace_mode pace_mode(void *data)
 {

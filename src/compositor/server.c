@@ -35,11 +35,6 @@ static void handle_request_set_primary_selection(struct wl_listener *listener, v
 }
 
 /*
- * The globals a desktop client expects, on a headless backend rendered by
- * pixman: never the autocreated renderer, which would pick GLES2 wherever
- * a render node exists, and has nothing to gain on a streamed output.
- */
-/*
  * The cgroup policy's moves wait for the frame the user waits for
  * (sched.h): output.c applies them once it has sent a frame, and this
  * timer when no frame comes.
@@ -177,6 +172,11 @@ static void handle_client_created(struct wl_listener *listener, void *data)
 	slim_sched_client(server->sched, pid);
 }
 
+/*
+ * The globals a desktop client expects, on a headless backend rendered by
+ * pixman: never the autocreated renderer, which would pick GLES2 wherever
+ * a render node exists, and has nothing to gain on a streamed output.
+ */
 bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 		const struct slim_link_config *link, uint64_t video_budget_bps)
 {
