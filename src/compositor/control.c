@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "control.h"
+#include "pacer.h"
 #include "slim-log.h"
 
 #define CONTROL_NAME "slimland-control"
@@ -304,6 +305,20 @@ void slim_control_audio(struct slim_control *ctl, const char console_id[SLIM_CON
 	slim_control_console_hex(console_id, hex);
 	send_line(ctl, "audio %s %s %u %u %u %u", hex, codec, kbit, depth_ms, loss_permille,
 		lost_permille);
+}
+
+void slim_control_link(struct slim_control *ctl, const char console_id[SLIM_CONSOLE_ID_LEN],
+		const struct slim_pacer_stats *st)
+{
+	if (!ctl) {
+		return;
+	}
+	char hex[2 * SLIM_CONSOLE_ID_LEN + 1];
+	slim_control_console_hex(console_id, hex);
+	send_line(ctl, "link %s %llu %llu %llu %llu %llu %llu", hex,
+		(unsigned long long)(st->rate_bps / 1000), (unsigned long long)(st->pacing_bps / 1000),
+		(unsigned long long)st->rtt_us, (unsigned long long)st->min_rtt_us,
+		(unsigned long long)st->backlog_bytes, (unsigned long long)st->dropped);
 }
 
 void slim_control_inhibit(struct slim_control *ctl, bool inhibited)

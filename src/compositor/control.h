@@ -16,6 +16,8 @@
 #include <wayland-server-core.h>
 #include "control-line.h"
 
+struct slim_pacer_stats;
+
 struct slim_control_handler {
 	/* expect TOKEN CONSOLE KEY: `console_id` NUL-padded as in HELLO */
 	void (*expect)(void *data, const uint8_t token[SLIM_ATTACH_TOKEN_LEN],
@@ -51,5 +53,11 @@ void slim_control_inhibit(struct slim_control *ctl, bool inhibited);
 void slim_control_audio(struct slim_control *ctl, const char console_id[SLIM_CONSOLE_ID_LEN],
 		const char *codec, unsigned kbit, unsigned depth_ms, unsigned loss_permille,
 		unsigned lost_permille);
+/*
+ * What the pacer knows of the console's link: `link CONSOLE RATE_KBIT
+ * PACING_KBIT RTT_US MIN_RTT_US QUEUE_BYTES DROPPED` (session-manager.md §2).
+ */
+void slim_control_link(struct slim_control *ctl, const char console_id[SLIM_CONSOLE_ID_LEN],
+		const struct slim_pacer_stats *stats);
 
 #endif

@@ -49,6 +49,7 @@ struct slim_link {
 	char console_id[SLIM_CONSOLE_ID_LEN + 1];
 	uint64_t last_heard_us;
 	uint64_t arrived_us; /* when the datagram being handled arrived (slim-net.h) */
+	uint64_t reported_us; /* when the link was last reported (0: not for this association) */
 	uint32_t timeouts;
 	struct slim_encoder *enc;
 	uint32_t video_mbit; /* the console's video budget (HELLO); 0: none said */

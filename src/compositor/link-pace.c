@@ -169,3 +169,8 @@ size_t slim_link_send_frame(struct slim_link *link, const struct slim_frame *fra
 	}
 	return sent;
 }
+
+const struct slim_pacer_stats *slim_link_pacer_stats(const struct slim_link *link)
+{
+	return slim_pacer_stats(link->pacer);
+}

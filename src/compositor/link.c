@@ -12,6 +12,8 @@
 #include "slim-hex.h"
 #include "slim-net.h"
 
+/* The pacer's view of the link goes to the session manager at most this often. */
+#define LINK_REPORT_US 2000000ull
 /* A console we have not heard from for this long may be replaced by another. */
 #define LINK_SILENCE_US (10 * 1000000ull)
 /* Unanswered frame timeouts after which an attached console is taken for gone. */
@@ -199,6 +201,7 @@ static void attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t 
 	/* a new association: its link is learnt again, and nothing of the old one waits */
 	slim_pacer_reset(link->pacer);
 	wl_event_source_timer_update(link->pace_timer, 0);
+	link->reported_us = 0;
 	link->answer_pending = false;
 	link->exact_bps = link->exact_bytes = 0;
 	link->exact_since_us = now;
@@ -237,9 +240,14 @@ static void handle_other(void *data, const struct slim_cmd *cmd)
 		 * The encoder has taken it; the pacer learns the link from it,
 		 * timed from its arrival: a compositor busy rendering reads late.
 		 */
-		uint64_t at = link->arrived_us;
+		uint64_t at = link->arrived_us, now = slim_now_us();
 		uint64_t rtt = cmd->ack.echo_us && cmd->ack.echo_us <= at ? at - cmd->ack.echo_us : 0;
-		slim_pacer_acked(link->pacer, cmd->ack.highest_seq, rtt, slim_now_us());
+		slim_pacer_acked(link->pacer, cmd->ack.highest_seq, rtt, now);
+		/* at an ACK, not a timer: an idle session reports nothing and wakes for nothing */
+		if (!link->reported_us || now - link->reported_us >= LINK_REPORT_US) {
+			link->reported_us = now;
+			link->handler->link_report(link->data);
+		}
 	} else if (cmd->type == SLIM_CMD_NACK) {
 		for (size_t i = 0; i < cmd->nack.count; i++) {
 			struct slim_wire_seq_range r;

@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include <wayland-server-core.h>
 #include "encoder.h"
+#include "pacer.h"
 #include "slim-audio.h"
 #include "slim-secure.h"
 
@@ -48,6 +49,11 @@ struct slim_link_handler {
 	void (*audio_report)(void *data);
 	/* A packet of the attached console's microphone; `again`: a copy of an earlier one. */
 	void (*microphone)(void *data, const struct slim_audio_packet *p, bool again);
+	/*
+	 * What the pacer knows of the attached console's link, for the
+	 * session manager: at an ACK, at most every 2 s (slim_link_pacer_stats).
+	 */
+	void (*link_report)(void *data);
 };
 
 struct slim_link_config {
@@ -116,6 +122,9 @@ struct slim_link_audio_stats {
 	uint32_t received, repaired, lost;
 };
 void slim_link_audio_stats(const struct slim_link *link, struct slim_link_audio_stats *stats);
+
+/* The pacer's estimate of the attached console's link, and what waits for it. */
+const struct slim_pacer_stats *slim_link_pacer_stats(const struct slim_link *link);
 
 /* The attached console's id (NUL-padded), or NULL. */
 const char *slim_link_console_id(const struct slim_link *link);

@@ -119,6 +119,13 @@ static void handle_link_microphone(void *data, const struct slim_audio_packet *p
 	}
 }
 
+static void handle_link_report(void *data)
+{
+	struct slim_server *server = data;
+	slim_control_link(server->control, slim_link_console_id(server->link),
+		slim_link_pacer_stats(server->link));
+}
+
 static const struct slim_link_handler link_handler = {
 	.attached = handle_link_attached,
 	.detached = handle_link_detached,
@@ -126,6 +133,7 @@ static const struct slim_link_handler link_handler = {
 	.want_frame = handle_link_want_frame,
 	.audio_report = handle_link_audio_report,
 	.microphone = handle_link_microphone,
+	.link_report = handle_link_report,
 };
 
 static void handle_audio_speaker(void *data, const int16_t *pcm)

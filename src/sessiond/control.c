@@ -56,11 +56,38 @@ static bool parse_audio(char **f, struct slim_session_audio *audio)
 	return true;
 }
 
+/*
+ * `link CONSOLE RATE_KBIT PACING_KBIT RTT_US MIN_RTT_US QUEUE_BYTES
+ * DROPPED` (§2), fields after the word; each bounded by what a link can be.
+ */
+static bool parse_link(char **f, struct slim_session_net *net)
+{
+	static const unsigned long max[6] = {
+		100000000, 100000000, 60000000, 60000000, 1ul << 30, 0xffffffff,
+	};
+	unsigned long v[6];
+	for (int i = 0; i < 6; i++) {
+		if (!slim_parse_ulong(f[1 + i], max[i], &v[i])) {
+			return false;
+		}
+	}
+	/* a minimum above the round trip it is the minimum of is no report */
+	if (v[3] > v[2]) {
+		return false;
+	}
+	*net = (struct slim_session_net){
+		.rate_kbit = v[0], .pacing_kbit = v[1], .rtt_us = v[2], .min_rtt_us = v[3],
+		.queue_bytes = v[4], .dropped = v[5],
+	};
+	return parse_console(f[0], net->console);
+}
+
 void slim_control_handle_line(struct slim_session *session, char *line)
 {
-	char *f[7];
-	int n = slim_split(line, f, 7);
+	char *f[8];
+	int n = slim_split(line, f, 8);
 	struct slim_session_audio audio;
+	struct slim_session_net net;
 	unsigned long a, b;
 	char console[SLIM_CONSOLE_ID_LEN + 1];
 	if (n == 3 && strcmp(f[0], "hello") == 0 && slim_parse_ulong(f[1], 65535, &a) &&
@@ -85,6 +112,8 @@ void slim_control_handle_line(struct slim_session *session, char *line)
 		slim_session_control_inhibit(session, f[1][0] == '1');
 	} else if (n == 7 && strcmp(f[0], "audio") == 0 && parse_audio(f + 1, &audio)) {
 		slim_session_control_audio(session, &audio);
+	} else if (n == 8 && strcmp(f[0], "link") == 0 && parse_link(f + 1, &net)) {
+		slim_session_control_net(session, &net);
 	} else if (n == 1 && strcmp(f[0], "ping") == 0) {
 		slim_control_send(session->control, "pong");
 	} else if (n == 1 && strcmp(f[0], "pong") == 0) {

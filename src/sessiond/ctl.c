@@ -56,11 +56,11 @@ bool slim_ctl_parse(const char *line, struct slim_ctl_request *req, const char *
 	int n = slim_split(buf, f, 4);
 	memset(req, 0, sizeof(*req));
 	*error = "unknown request (list, detach SESSION, end SESSION, why CONSOLE, consoles, "
-		"approve CONSOLE [NAME], revoke CONSOLE, key, classes, audio, group, "
+		"approve CONSOLE [NAME], revoke CONSOLE, key, classes, audio, link, group, "
 		"drain SERVER, undrain SERVER)";
 	static const struct { const char *word; enum slim_ctl_cmd cmd; } plain[] = {
 		{ "list", SLIM_CTL_LIST }, { "consoles", SLIM_CTL_CONSOLES }, { "key", SLIM_CTL_KEY },
-		{ "classes", SLIM_CTL_CLASSES }, { "audio", SLIM_CTL_AUDIO },
+		{ "classes", SLIM_CTL_CLASSES }, { "audio", SLIM_CTL_AUDIO }, { "link", SLIM_CTL_LINK },
 		{ "group", SLIM_CTL_GROUP },
 	};
 	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
@@ -322,6 +322,25 @@ static void list_audio(struct slim_manager *mgr, slim_ctl_out out, void *data)
 	}
 }
 
+/*
+ * "link CONSOLE SESSION RATE_KBIT PACING_KBIT RTT_MS MIN_RTT_MS QUEUE_BYTES
+ * DROPPED" for each console showing a session whose compositor told what
+ * its pacer knows of the link (a rate of 0: none learnt, nothing held back).
+ */
+static void list_link(struct slim_manager *mgr, slim_ctl_out out, void *data)
+{
+	struct slim_session *s;
+	wl_list_for_each(s, &mgr->sessions, link) {
+		const struct slim_session_net *l = &s->net;
+		if (s->greeter || !s->console || strcmp(l->console, s->console->id) != 0) {
+			continue;
+		}
+		outf(out, data, "link %s %u %lu %lu %lu.%03lu %lu.%03lu %lu %lu", l->console, s->id,
+			l->rate_kbit, l->pacing_kbit, l->rtt_us / 1000, l->rtt_us % 1000,
+			l->min_rtt_us / 1000, l->min_rtt_us % 1000, l->queue_bytes, l->dropped);
+	}
+}
+
 void slim_ctl_run(struct slim_manager *mgr, const char *line, slim_ctl_out out, void *data)
 {
 	struct slim_ctl_request req;
@@ -392,6 +411,9 @@ void slim_ctl_run(struct slim_manager *mgr, const char *line, slim_ctl_out out, 
 		break;
 	case SLIM_CTL_AUDIO:
 		list_audio(mgr, out, data);
+		break;
+	case SLIM_CTL_LINK:
+		list_link(mgr, out, data);
 		break;
 	case SLIM_CTL_KEY: {
 		static const uint8_t zero[SLIM_SEC_FINGERPRINT_LEN];

@@ -311,6 +311,11 @@ void slim_session_control_audio(struct slim_session *s, const struct slim_sessio
 	s->audio = *audio;
 }
 
+void slim_session_control_net(struct slim_session *s, const struct slim_session_net *net)
+{
+	s->net = *net;
+}
+
 void slim_session_control_inhibit(struct slim_session *s, bool inhibited)
 {
 	/* the time shown while inhibited counts as use, up to this moment */

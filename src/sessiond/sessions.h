@@ -116,6 +116,12 @@ struct slim_session {
 		char codec[8];
 		unsigned kbit, depth_ms, loss_permille, lost_permille;
 	} audio;
+	/* What its pacer knows of a console's link, its compositor's latest `link` line. */
+	struct slim_session_net {
+		char console[SLIM_CONSOLE_ID_LEN + 1]; /* "": none said */
+		unsigned long rate_kbit, pacing_kbit; /* 0: not known, nothing held back */
+		unsigned long rtt_us, min_rtt_us, queue_bytes, dropped;
+	} net;
 	bool ending;       /* SIGTERM sent */
 };
 
@@ -274,6 +280,8 @@ void slim_session_control_active(struct slim_session *session);
 void slim_session_control_inhibit(struct slim_session *session, bool inhibited);
 void slim_session_control_audio(struct slim_session *session,
 		const struct slim_session_audio *audio);
+void slim_session_control_net(struct slim_session *session,
+		const struct slim_session_net *net);
 
 /*
  * How long nobody has used the session: 0 while it is shown with idle

@@ -33,17 +33,25 @@ def play(s, tone):
         s.fail('pw-cat --playback in the session: %s' % r.stderr.decode()[-300:])
 
 
-def wait_audio_line(s, console_id):
-    """`slimlandctl audio`'s line for the console (reports come every 2 s)."""
+def wait_ctl_line(s, word, console_id):
+    """`slimlandctl WORD`'s line for the console (reports come every 2 s)."""
     deadline = time.monotonic() + scaled(10)
     while True:
-        for line in s.ctl('audio'):
+        for line in s.ctl(word):
             f = line.split()
-            if len(f) > 1 and f[0] == 'audio' and f[1] == console_id:
+            if len(f) > 1 and f[0] == word and f[1] == console_id:
                 return f
         if time.monotonic() > deadline:
-            s.fail('slimlandctl audio never named %s' % console_id)
+            s.fail('slimlandctl %s never named %s' % (word, console_id))
         time.sleep(0.2)  # a bounded poll: nothing announces a report
+
+
+def check_link_line(s, console_id, sid):
+    """The pacer's view of the console's link: a round trip, its minimum no larger."""
+    f = wait_ctl_line(s, 'link', console_id)
+    log('slimlandctl link: %s' % ' '.join(f))
+    if len(f) != 9 or f[2] != sid or not 0 <= float(f[6]) <= float(f[5]) or float(f[5]) <= 0:
+        s.fail('slimlandctl link says %s' % ' '.join(f))
 
 
 def heard_at(s, out, start, what):
@@ -74,10 +82,11 @@ def test():
         start_a = soundcheck.file_size(out_a)
         play(s, tone)
         heard_at(s, out_a, start_a, 'A, the session\'s console')
-        f = wait_audio_line(s, a.id)
+        f = wait_ctl_line(s, 'audio', a.id)
         log('slimlandctl audio: %s' % ' '.join(f))
         if f[2] != sid or f[3] != 'opus' or f[4] != '64' or not 20 <= int(f[5]) <= 200:
             s.fail('slimlandctl audio says %s' % ' '.join(f))
+        check_link_line(s, a.id, sid)
 
         # the card on B: the session, and its sound, go there
         mark_b = b.mark()
@@ -96,10 +105,13 @@ def test():
             freq, rms = soundcheck.sox_stat(a_now[loud[0]:loud[0] + 4800])
             s.fail('A, at its greeter, played the tone %.0f ms after the move (%.0f Hz, '
                    'RMS %.3f)' % (loud[0] / 48, freq, rms))
-        f = wait_audio_line(s, b.id)
+        f = wait_ctl_line(s, 'audio', b.id)
         log('slimlandctl audio: %s' % ' '.join(f))
         if any(line.split()[1:2] == [a.id] for line in s.ctl('audio')):
             s.fail('slimlandctl audio still names A')
+        check_link_line(s, b.id, sid)
+        if any(line.split()[1:2] == [a.id] for line in s.ctl('link')):
+            s.fail('slimlandctl link still names A')
 
 
 run(test)

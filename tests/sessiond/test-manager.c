@@ -753,6 +753,36 @@ static void test_audio_report(void **state)
 	assert_null(strstr(o.text, "audio c"));
 }
 
+/* `link` lines: the pacer's view, kept for the console shown, listed by `slimlandctl link`. */
+static void test_link_report(void **state)
+{
+	struct fake_compositor *s = alice_with_card();
+	struct slim_console *c1 = slim_manager_console(t.mgr, "c1");
+	struct slim_session *session = c1->shows;
+	struct out o = { 0 };
+	slim_ctl_run(t.mgr, "link", collect, &o);
+	assert_null(strstr(o.text, "link c1"));
+	comp_say(s, "link 6331 1900 1805 23450 1200 3000 7");
+	memset(&o, 0, sizeof(o));
+	slim_ctl_run(t.mgr, "link", collect, &o);
+	char want[128];
+	snprintf(want, sizeof(want), "link c1 %u 1900 1805 23.450 1.200 3000 7\n", session->id);
+	assert_non_null(strstr(o.text, want));
+	/* checked like every line: nothing changes */
+	comp_say(s, "link 6331 1900 1805 1200 23450 3000 7");   /* minimum above the round trip */
+	comp_say(s, "link 6331 1900 1805 23450 1200 3000");      /* a field short */
+	comp_say(s, "link 6331 1900 1805 23450 1200 3000 -7");
+	comp_say(s, "link 6331 999999999 0 23450 1200 3000 7"); /* past any link */
+	comp_say(s, "link zz 1900 1805 23450 1200 3000 7");
+	assert_int_equal(session->net.rate_kbit, 1900);
+	assert_int_equal(session->net.rtt_us, 23450);
+	/* another console than the one shown is not listed */
+	comp_say(s, "link 6332 0 0 300 200 0 0");
+	memset(&o, 0, sizeof(o));
+	slim_ctl_run(t.mgr, "link", collect, &o);
+	assert_null(strstr(o.text, "link c"));
+}
+
 static void test_console_timeout(void **state)
 {
 	assert_int_equal(t.mgr->config.console_timeout_s, 30);
@@ -1134,6 +1164,7 @@ int main(void)
 		cmocka_unit_test_prestate_setup_teardown(test_reauth_idle, setup, teardown,
 			"reauth = idle:60\n"),
 		cmocka_unit_test_setup_teardown(test_audio_report, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_link_report, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_control_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_detached_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_console_timeout, setup, teardown),
