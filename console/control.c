@@ -13,11 +13,11 @@
 /* Pixel and scroll amounts travel as 1/256 in an int32. */
 #define FIXED_MAX 8388607.0
 
-struct slim_control {
+struct slim_console_control {
 	int fd;
 	FILE *out;
 	struct slim_console_core *core;
-	struct slim_link *link;
+	struct slim_console_link *link;
 	struct console_audio *audio; /* NULL: no sound */
 	uint32_t last_frame;
 	/* `watch X Y`: the pixel whose changes each presented frame reports */
@@ -33,10 +33,10 @@ struct slim_control {
 	char buf[LINE_BYTES];
 };
 
-struct slim_control *slim_control_create(int in_fd, FILE *out,
-		struct slim_console_core *core, struct slim_link *link)
+struct slim_console_control *slim_console_control_create(int in_fd, FILE *out,
+		struct slim_console_core *core, struct slim_console_link *link)
 {
-	struct slim_control *ctl = calloc(1, sizeof(*ctl));
+	struct slim_console_control *ctl = calloc(1, sizeof(*ctl));
 	if (!ctl) {
 		return NULL;
 	}
@@ -50,27 +50,27 @@ struct slim_control *slim_control_create(int in_fd, FILE *out,
 	return ctl;
 }
 
-void slim_control_destroy(struct slim_control *ctl)
+void slim_console_control_destroy(struct slim_console_control *ctl)
 {
 	free(ctl);
 }
 
-void slim_control_enable_cards(struct slim_control *ctl,
+void slim_console_control_enable_cards(struct slim_console_control *ctl,
 		void (*card)(void *data, const struct slim_wire_card *card), void *data)
 {
 	ctl->card_sink = card;
 	ctl->card_data = data;
 }
 
-int slim_control_fd(const struct slim_control *ctl)
+int slim_console_control_fd(const struct slim_console_control *ctl)
 {
 	return ctl->fd;
 }
 
-static void emit(struct slim_control *ctl, const char *fmt, ...)
+static void emit(struct slim_console_control *ctl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static void emit(struct slim_control *ctl, const char *fmt, ...)
+static void emit(struct slim_console_control *ctl, const char *fmt, ...)
 {
 	va_list args;
 	va_start(args, fmt);
@@ -80,12 +80,13 @@ static void emit(struct slim_control *ctl, const char *fmt, ...)
 	fflush(ctl->out);
 }
 
-void slim_control_id(struct slim_control *ctl, const char *id)
+void slim_console_control_id(struct slim_console_control *ctl, const char *id)
 {
 	emit(ctl, "id %s", id);
 }
 
-void slim_control_connecting(struct slim_control *ctl, const char *server, const char *why)
+void slim_console_control_connecting(struct slim_console_control *ctl, const char *server,
+		const char *why)
 {
 	if (why) {
 		emit(ctl, "connecting %s (%s)", server, why);
@@ -94,12 +95,13 @@ void slim_control_connecting(struct slim_control *ctl, const char *server, const
 	}
 }
 
-void slim_control_attached(struct slim_control *ctl, uint32_t assoc)
+void slim_console_control_attached(struct slim_console_control *ctl, uint32_t assoc)
 {
 	emit(ctl, "attached %u", assoc);
 }
 
-void slim_control_frame(struct slim_control *ctl, uint32_t frame, uint64_t applied_us)
+void slim_console_control_frame(struct slim_console_control *ctl, uint32_t frame,
+		uint64_t applied_us)
 {
 	ctl->last_frame = frame;
 	emit(ctl, "frame %u %llu", frame, (unsigned long long)applied_us);
@@ -114,17 +116,19 @@ void slim_control_frame(struct slim_control *ctl, uint32_t frame, uint64_t appli
 	}
 }
 
-void slim_control_set_audio(struct slim_control *ctl, struct console_audio *audio)
+void slim_console_control_set_audio(struct slim_console_control *ctl, struct console_audio *audio)
 {
 	ctl->audio = audio;
 }
 
-void slim_control_audio_heard(struct slim_control *ctl, bool sound, uint64_t heard_us)
+void slim_console_control_audio_heard(struct slim_console_control *ctl, bool sound,
+		uint64_t heard_us)
 {
 	emit(ctl, "audio %s %llu", sound ? "onset" : "quiet", (unsigned long long)heard_us);
 }
 
-void slim_control_refused(struct slim_control *ctl, uint16_t reason, const char *text)
+void slim_console_control_refused(struct slim_console_control *ctl, uint16_t reason,
+		const char *text)
 {
 	switch (reason) {
 	case SLIM_REFUSE_BUSY:
@@ -139,7 +143,7 @@ void slim_control_refused(struct slim_control *ctl, uint16_t reason, const char 
 	}
 }
 
-void slim_control_manager_connecting(struct slim_control *ctl, const char *manager,
+void slim_console_control_manager_connecting(struct slim_console_control *ctl, const char *manager,
 		const char *why)
 {
 	if (why) {
@@ -149,18 +153,19 @@ void slim_control_manager_connecting(struct slim_control *ctl, const char *manag
 	}
 }
 
-void slim_control_manager_refused(struct slim_control *ctl, uint16_t reason, const char *text)
+void slim_console_control_manager_refused(struct slim_console_control *ctl, uint16_t reason,
+		const char *text)
 {
 	emit(ctl, "manager refused %s %s", reason == SLIM_REFUSE_PENDING ? "pending" :
 		reason == SLIM_REFUSE_DENIED ? "denied" : "busy", text);
 }
 
-void slim_control_manager_attached(struct slim_control *ctl, uint32_t assoc)
+void slim_console_control_manager_attached(struct slim_console_control *ctl, uint32_t assoc)
 {
 	emit(ctl, "manager attached %u", assoc);
 }
 
-void slim_control_redirect(struct slim_control *ctl, const char *server)
+void slim_console_control_redirect(struct slim_console_control *ctl, const char *server)
 {
 	emit(ctl, "redirect %s", server);
 }
@@ -193,7 +198,7 @@ static bool parse_fixed(const char *s, double lo, double hi, int32_t *out)
 }
 
 /* Stamps and sends events; pointer events end with a FRAME, as libinput's do. */
-static void send_input(struct slim_control *ctl, struct slim_wire_input *ev, size_t n,
+static void send_input(struct slim_console_control *ctl, struct slim_wire_input *ev, size_t n,
 		bool pointer)
 {
 	if (pointer) {
@@ -203,15 +208,15 @@ static void send_input(struct slim_control *ctl, struct slim_wire_input *ev, siz
 	for (size_t i = 0; i < n; i++) {
 		ev[i].time_ms = now_ms;
 	}
-	bool attached = slim_link_state(ctl->link) == SLIM_LINK_ATTACHED;
+	bool attached = slim_console_link_state(ctl->link) == SLIM_LINK_ATTACHED;
 	/* not attached, the keys held still follow what was dropped */
-	if (!slim_link_send_input(ctl->link, ev, n)) {
+	if (!slim_console_link_send_input(ctl->link, ev, n)) {
 		emit(ctl, attached ? "error input queue full: input dropped" :
 			"error not attached: input dropped");
 	}
 }
 
-static bool cmd_key_or_button(struct slim_control *ctl, char **argv)
+static bool cmd_key_or_button(struct slim_console_control *ctl, char **argv)
 {
 	long code, value;
 	if (!parse_int(argv[1], 0, UINT16_MAX, &code) || !parse_int(argv[2], 0, 1, &value)) {
@@ -227,7 +232,7 @@ static bool cmd_key_or_button(struct slim_control *ctl, char **argv)
 	return true;
 }
 
-static bool cmd_motion(struct slim_control *ctl, char **argv)
+static bool cmd_motion(struct slim_console_control *ctl, char **argv)
 {
 	const struct slim_fb *fb = slim_console_core_fb(ctl->core);
 	int32_t x, y;
@@ -241,7 +246,7 @@ static bool cmd_motion(struct slim_control *ctl, char **argv)
 	return true;
 }
 
-static bool cmd_rmotion(struct slim_control *ctl, char **argv)
+static bool cmd_rmotion(struct slim_console_control *ctl, char **argv)
 {
 	int32_t dx, dy;
 	if (!parse_fixed(argv[1], -FIXED_MAX, FIXED_MAX, &dx) ||
@@ -253,7 +258,7 @@ static bool cmd_rmotion(struct slim_control *ctl, char **argv)
 	return true;
 }
 
-static bool cmd_axis(struct slim_control *ctl, char **argv)
+static bool cmd_axis(struct slim_console_control *ctl, char **argv)
 {
 	int32_t value;
 	if (!parse_fixed(argv[1], -FIXED_MAX, FIXED_MAX, &value)) {
@@ -271,7 +276,7 @@ static bool cmd_axis(struct slim_control *ctl, char **argv)
 }
 
 /* What a monitor plugged in with another mode does to --output drm. */
-static bool cmd_resize(struct slim_control *ctl, char **argv)
+static bool cmd_resize(struct slim_console_control *ctl, char **argv)
 {
 	long width, height;
 	if (!parse_int(argv[1], 1, SLIM_MAX_DIM, &width) ||
@@ -284,11 +289,11 @@ static bool cmd_resize(struct slim_control *ctl, char **argv)
 	}
 	char why[64];
 	snprintf(why, sizeof(why), "the screen is %ldx%ld now", width, height);
-	slim_link_reassociate(ctl->link, why);
+	slim_console_link_reassociate(ctl->link, why);
 	return true;
 }
 
-static bool cmd_screenshot(struct slim_control *ctl, char **argv)
+static bool cmd_screenshot(struct slim_console_control *ctl, char **argv)
 {
 	errno = 0;
 	if (slim_png_write(argv[1], slim_console_core_fb(ctl->core))) {
@@ -300,7 +305,7 @@ static bool cmd_screenshot(struct slim_control *ctl, char **argv)
 	return true;
 }
 
-static bool cmd_stats(struct slim_control *ctl, char **argv)
+static bool cmd_stats(struct slim_console_control *ctl, char **argv)
 {
 	const struct slim_console_stats *st = slim_console_core_stats(ctl->core);
 	emit(ctl, "stats frames=%llu datagrams=%llu applied=%llu bad=%llu late=%llu dup=%llu "
@@ -345,7 +350,7 @@ static bool cmd_stats(struct slim_control *ctl, char **argv)
 	return true;
 }
 
-static bool cmd_watch(struct slim_control *ctl, char **argv)
+static bool cmd_watch(struct slim_console_control *ctl, char **argv)
 {
 	long x, y;
 	if (!parse_int(argv[1], 0, SLIM_MAX_DIM - 1, &x) ||
@@ -362,13 +367,13 @@ static bool cmd_watch(struct slim_control *ctl, char **argv)
 	return true;
 }
 
-static bool cmd_sync(struct slim_control *ctl, char **argv)
+static bool cmd_sync(struct slim_console_control *ctl, char **argv)
 {
 	emit(ctl, "sync %u", ctl->last_frame);
 	return true;
 }
 
-static bool cmd_card(struct slim_control *ctl, char **argv)
+static bool cmd_card(struct slim_console_control *ctl, char **argv)
 {
 	const char *err;
 	if (!ctl->card_sink) {
@@ -382,7 +387,7 @@ static bool cmd_card(struct slim_control *ctl, char **argv)
 	return true;
 }
 
-static bool cmd_quit(struct slim_control *ctl, char **argv)
+static bool cmd_quit(struct slim_console_control *ctl, char **argv)
 {
 	ctl->quit = true;
 	return true;
@@ -393,7 +398,7 @@ struct command {
 	int argc; /* words after the name; -1: the rest of the line, not empty */
 	const char *usage;
 	/* false: bad arguments, answered with the usage */
-	bool (*run)(struct slim_control *ctl, char **argv);
+	bool (*run)(struct slim_console_control *ctl, char **argv);
 };
 
 static const struct command commands[] = {
@@ -435,7 +440,7 @@ static char *next_word(char *s, char **word)
 	return s;
 }
 
-static void run_line(struct slim_control *ctl, char *line)
+static void run_line(struct slim_console_control *ctl, char *line)
 {
 	char *argv[MAX_ARGS + 1] = { 0 };
 	char *rest = next_word(line, &argv[0]);
@@ -471,7 +476,7 @@ static void run_line(struct slim_control *ctl, char *line)
 	}
 }
 
-bool slim_control_dispatch(struct slim_control *ctl)
+bool slim_console_control_dispatch(struct slim_console_control *ctl)
 {
 	ssize_t n = read(ctl->fd, ctl->buf + ctl->len, sizeof(ctl->buf) - ctl->len);
 	if (n < 0) {

@@ -52,35 +52,40 @@
 #include "console-core.h"
 #include "link.h"
 
-struct slim_control;
+struct slim_console_control;
 
-struct slim_control *slim_control_create(int in_fd, FILE *out,
-		struct slim_console_core *core, struct slim_link *link);
-void slim_control_destroy(struct slim_control *ctl);
+struct slim_console_control *slim_console_control_create(int in_fd, FILE *out,
+		struct slim_console_core *core, struct slim_console_link *link);
+void slim_console_control_destroy(struct slim_console_control *ctl);
 
 /*
  * "card" commands become reader 0's events (--card-reader=stdin with
  * --control), handed to `card` (the program knows where CARD goes).
  */
-void slim_control_enable_cards(struct slim_control *ctl,
+void slim_console_control_enable_cards(struct slim_console_control *ctl,
 		void (*card)(void *data, const struct slim_wire_card *card), void *data);
-int slim_control_fd(const struct slim_control *ctl);
+int slim_console_control_fd(const struct slim_console_control *ctl);
 /* "audio onset US": sound began; "audio quiet US": it ended (100 ms of quiet heard). */
-void slim_control_audio_heard(struct slim_control *ctl, bool sound, uint64_t heard_us);
+void slim_console_control_audio_heard(struct slim_console_control *ctl, bool sound,
+		uint64_t heard_us);
 /* "stats" reports this sound too. */
-void slim_control_set_audio(struct slim_control *ctl, struct console_audio *audio);
+void slim_console_control_set_audio(struct slim_console_control *ctl, struct console_audio *audio);
 /* Reads and runs commands; false once "quit" was read or stdin closed. */
-bool slim_control_dispatch(struct slim_control *ctl);
+bool slim_console_control_dispatch(struct slim_console_control *ctl);
 
-void slim_control_id(struct slim_control *ctl, const char *id);
-void slim_control_connecting(struct slim_control *ctl, const char *server, const char *why);
-void slim_control_attached(struct slim_control *ctl, uint32_t assoc);
-void slim_control_frame(struct slim_control *ctl, uint32_t frame, uint64_t applied_us);
-void slim_control_refused(struct slim_control *ctl, uint16_t reason, const char *text);
-void slim_control_manager_connecting(struct slim_control *ctl, const char *manager,
+void slim_console_control_id(struct slim_console_control *ctl, const char *id);
+void slim_console_control_connecting(struct slim_console_control *ctl, const char *server,
 		const char *why);
-void slim_control_manager_refused(struct slim_control *ctl, uint16_t reason, const char *text);
-void slim_control_manager_attached(struct slim_control *ctl, uint32_t assoc);
-void slim_control_redirect(struct slim_control *ctl, const char *server);
+void slim_console_control_attached(struct slim_console_control *ctl, uint32_t assoc);
+void slim_console_control_frame(struct slim_console_control *ctl, uint32_t frame,
+		uint64_t applied_us);
+void slim_console_control_refused(struct slim_console_control *ctl, uint16_t reason,
+		const char *text);
+void slim_console_control_manager_connecting(struct slim_console_control *ctl, const char *manager,
+		const char *why);
+void slim_console_control_manager_refused(struct slim_console_control *ctl, uint16_t reason,
+		const char *text);
+void slim_console_control_manager_attached(struct slim_console_control *ctl, uint32_t assoc);
+void slim_console_control_redirect(struct slim_console_control *ctl, const char *server);
 
 #endif

@@ -10,7 +10,7 @@
 #include "slim-hex.h"
 #include "slim-log.h"
 
-struct slim_link {
+struct slim_console_link {
 	struct slim_assoc *assoc; /* the socket, handshake, HELLO, PING and card life cycle */
 	char *server;
 	enum slim_sec_mode mode;
@@ -18,7 +18,7 @@ struct slim_link {
 	char *pairing_key;
 	struct slim_console_core *core;
 	char id[SLIM_CONSOLE_ID_LEN + 1];
-	const struct slim_link_listener *listener;
+	const struct slim_console_link_listener *listener;
 	void *listener_data;
 
 	/* the endpoint, token and key of the last REDIRECT acted on */
@@ -36,7 +36,7 @@ struct slim_link {
 
 static void assoc_connecting(void *data, const char *why)
 {
-	struct slim_link *link = data;
+	struct slim_console_link *link = data;
 	if (link->listener && link->listener->connecting) {
 		link->listener->connecting(link->listener_data, why);
 	}
@@ -44,19 +44,19 @@ static void assoc_connecting(void *data, const char *why)
 
 static void assoc_send_hello(void *data, uint32_t id)
 {
-	struct slim_link *link = data;
+	struct slim_console_link *link = data;
 	slim_console_core_hello(link->core, link->id, id);
 }
 
 static void assoc_send_ping(void *data)
 {
-	struct slim_link *link = data;
+	struct slim_console_link *link = data;
 	slim_console_core_ping(link->core);
 }
 
 static void assoc_attached(void *data, uint32_t id)
 {
-	struct slim_link *link = data;
+	struct slim_console_link *link = data;
 	if (link->listener && link->listener->attached) {
 		link->listener->attached(link->listener_data, id);
 	}
@@ -64,7 +64,7 @@ static void assoc_attached(void *data, uint32_t id)
 
 static bool assoc_send_card(void *data, const struct slim_wire_card *card)
 {
-	struct slim_link *link = data;
+	struct slim_console_link *link = data;
 	return slim_console_core_send_card(link->core, card);
 }
 
@@ -72,7 +72,7 @@ static bool assoc_send_card(void *data, const struct slim_wire_card *card)
 static bool assoc_security(void *data, struct slim_sec_client_config *config, char *why,
 		size_t why_len)
 {
-	struct slim_link *link = data;
+	struct slim_console_link *link = data;
 	config->mode = link->mode;
 	config->mtu = link->mtu;
 	if (link->mode == SLIM_SEC_CLEAR) {
@@ -93,7 +93,7 @@ static bool assoc_security(void *data, struct slim_sec_client_config *config, ch
 	return slim_sec_key_file_load(link->pairing_key, false, config->psk, why, why_len);
 }
 
-static void handle_datagram(struct slim_link *link, const uint8_t *buf, size_t len,
+static void handle_datagram(struct slim_console_link *link, const uint8_t *buf, size_t len,
 		uint64_t arrived_us);
 
 static void assoc_datagram(void *data, const uint8_t *buf, size_t len, uint64_t arrived_us)
@@ -111,10 +111,11 @@ static const struct slim_assoc_impl assoc_impl = {
 	.send_card = assoc_send_card,
 };
 
-struct slim_link *slim_link_create(const char *server, const struct slim_link_config *config,
+struct slim_console_link *slim_console_link_create(const char *server,
+		const struct slim_console_link_config *config,
 		char *err, size_t err_len)
 {
-	struct slim_link *link = calloc(1, sizeof(*link));
+	struct slim_console_link *link = calloc(1, sizeof(*link));
 	if (!link) {
 		snprintf(err, err_len, "out of memory");
 		return NULL;
@@ -123,7 +124,7 @@ struct slim_link *slim_link_create(const char *server, const struct slim_link_co
 	link->mtu = config->mtu;
 	if (config->pairing_key && !(link->pairing_key = strdup(config->pairing_key))) {
 		snprintf(err, err_len, "out of memory");
-		slim_link_destroy(link);
+		slim_console_link_destroy(link);
 		return NULL;
 	}
 	/* no server: no endpoint (IDLE) until a REDIRECT names one */
@@ -131,7 +132,7 @@ struct slim_link *slim_link_create(const char *server, const struct slim_link_co
 	if (server) {
 		fd = slim_udp_connect("--server", server, err, err_len);
 		if (fd < 0) {
-			slim_link_destroy(link);
+			slim_console_link_destroy(link);
 			return NULL;
 		}
 		link->server = strdup(server);
@@ -139,13 +140,13 @@ struct slim_link *slim_link_create(const char *server, const struct slim_link_co
 	link->assoc = slim_assoc_create("link", fd, &assoc_impl, link);
 	if (!link->assoc || (server && !link->server)) {
 		snprintf(err, err_len, "out of memory");
-		slim_link_destroy(link);
+		slim_console_link_destroy(link);
 		return NULL;
 	}
 	return link;
 }
 
-void slim_link_destroy(struct slim_link *link)
+void slim_console_link_destroy(struct slim_console_link *link)
 {
 	if (!link) {
 		return;
@@ -160,12 +161,12 @@ void slim_link_destroy(struct slim_link *link)
 	free(link);
 }
 
-int slim_link_fd(const struct slim_link *link)
+int slim_console_link_fd(const struct slim_console_link *link)
 {
 	return slim_assoc_fd(link->assoc);
 }
 
-enum slim_link_state slim_link_state(const struct slim_link *link)
+enum slim_console_link_state slim_console_link_state(const struct slim_console_link *link)
 {
 	switch (slim_assoc_state(link->assoc)) {
 	case SLIM_ASSOC_CONNECTING:
@@ -180,23 +181,23 @@ enum slim_link_state slim_link_state(const struct slim_link *link)
 	return SLIM_LINK_IDLE;
 }
 
-const char *slim_link_server(const struct slim_link *link)
+const char *slim_console_link_server(const struct slim_console_link *link)
 {
 	return link->server;
 }
 
-void slim_link_send(void *data, const uint8_t *buf, size_t len)
+void slim_console_link_send(void *data, const uint8_t *buf, size_t len)
 {
-	struct slim_link *link = data;
+	struct slim_console_link *link = data;
 	slim_assoc_send(link->assoc, buf, len);
 }
 
-void slim_link_send_card(struct slim_link *link, const struct slim_wire_card *card)
+void slim_console_link_send_card(struct slim_console_link *link, const struct slim_wire_card *card)
 {
 	slim_assoc_send_card(link->assoc, card);
 }
 
-void slim_link_request_repaint(struct slim_link *link)
+void slim_console_link_request_repaint(struct slim_console_link *link)
 {
 	if (link->core && slim_assoc_state(link->assoc) == SLIM_ASSOC_ATTACHED) {
 		slim_log(SLIM_LOG_DEBUG, "link: HELLO again for a repaint, association %08x",
@@ -205,7 +206,7 @@ void slim_link_request_repaint(struct slim_link *link)
 	}
 }
 
-void slim_link_reassociate(struct slim_link *link, const char *why)
+void slim_console_link_reassociate(struct slim_console_link *link, const char *why)
 {
 	/* before a REDIRECT (--manager) there is no server to tell yet */
 	if (link->core && slim_assoc_fd(link->assoc) >= 0) {
@@ -215,7 +216,7 @@ void slim_link_reassociate(struct slim_link *link, const char *why)
 
 static void on_refused(void *data, uint16_t reason, const char *text, size_t len)
 {
-	struct slim_link *link = data;
+	struct slim_console_link *link = data;
 	link->refusal = true;
 	link->refusal_reason = reason;
 	/* the server's words, kept to one line nobody's terminal obeys */
@@ -229,7 +230,7 @@ static void on_refused(void *data, uint16_t reason, const char *text, size_t len
 
 static void on_presented(void *data, uint32_t frame, uint64_t applied_us)
 {
-	struct slim_link *link = data;
+	struct slim_console_link *link = data;
 	if (link->listener && link->listener->presented) {
 		link->listener->presented(link->listener_data, frame, applied_us);
 	}
@@ -237,7 +238,7 @@ static void on_presented(void *data, uint32_t frame, uint64_t applied_us)
 
 static void on_audio(void *data, const struct slim_cmd *cmd, bool again, uint64_t time_us)
 {
-	struct slim_link *link = data;
+	struct slim_console_link *link = data;
 	if (link->listener && link->listener->audio) {
 		link->listener->audio(link->listener_data, cmd, again, time_us);
 	}
@@ -249,8 +250,8 @@ static const struct slim_console_events core_events = {
 	.audio = on_audio,
 };
 
-void slim_link_start(struct slim_link *link, struct slim_console_core *core,
-		const char *id, const struct slim_link_listener *listener, void *data)
+void slim_console_link_start(struct slim_console_link *link, struct slim_console_core *core,
+		const char *id, const struct slim_console_link_listener *listener, void *data)
 {
 	link->core = core;
 	snprintf(link->id, sizeof(link->id), "%s", id);
@@ -275,7 +276,8 @@ static char *endpoint_name(const struct sockaddr *addr, socklen_t len)
 	return strdup(name);
 }
 
-bool slim_link_redirect(struct slim_link *link, const struct sockaddr *addr, socklen_t len,
+bool slim_console_link_redirect(struct slim_console_link *link, const struct sockaddr *addr,
+		socklen_t len,
 		const uint8_t token[SLIM_ATTACH_TOKEN_LEN], const uint8_t key[SLIM_SEC_KEY_LEN])
 {
 	bool same_peer = slim_assoc_fd(link->assoc) >= 0 && len == link->peer_len &&
@@ -307,7 +309,7 @@ bool slim_link_redirect(struct slim_link *link, const struct sockaddr *addr, soc
 	return true;
 }
 
-static void handle_refusal(struct slim_link *link, uint64_t now_us)
+static void handle_refusal(struct slim_console_link *link, uint64_t now_us)
 {
 	if (link->listener && link->listener->refused) {
 		link->listener->refused(link->listener_data, link->refusal_reason,
@@ -331,7 +333,7 @@ static void handle_refusal(struct slim_link *link, uint64_t now_us)
  * Whether a datagram of our association says the server serves us: all
  * but a refusal (the core's test for one: a REFUSE alone in its datagram).
  */
-static bool serves_us(const struct slim_link *link, const uint8_t *buf, size_t len)
+static bool serves_us(const struct slim_console_link *link, const uint8_t *buf, size_t len)
 {
 	const struct slim_fb *fb = slim_console_core_fb(link->core);
 	struct slim_reader r;
@@ -346,7 +348,7 @@ static bool serves_us(const struct slim_link *link, const uint8_t *buf, size_t l
 }
 
 /* Hands one datagram to the core and follows what it says about the association. */
-static void handle_datagram(struct slim_link *link, const uint8_t *buf, size_t len,
+static void handle_datagram(struct slim_console_link *link, const uint8_t *buf, size_t len,
 		uint64_t arrived_us)
 {
 	/*
@@ -364,13 +366,14 @@ static void handle_datagram(struct slim_link *link, const uint8_t *buf, size_t l
 	}
 }
 
-void slim_link_dispatch(struct slim_link *link)
+void slim_console_link_dispatch(struct slim_console_link *link)
 {
 	slim_assoc_dispatch(link->assoc);
 }
 
 /* Input goes to a server that serves us; otherwise only the keys held follow it. */
-bool slim_link_send_input(struct slim_link *link, const struct slim_wire_input *ev, size_t n)
+bool slim_console_link_send_input(struct slim_console_link *link,
+		const struct slim_wire_input *ev, size_t n)
 {
 	if (!link->core) {
 		return false;
@@ -382,7 +385,7 @@ bool slim_link_send_input(struct slim_link *link, const struct slim_wire_input *
 	return slim_console_core_send_input(link->core, ev, n);
 }
 
-void slim_link_tick(struct slim_link *link, uint64_t now_us)
+void slim_console_link_tick(struct slim_console_link *link, uint64_t now_us)
 {
 	slim_assoc_tick(link->assoc, now_us);
 	/* input retransmissions and the held keys' keepalive, for a server that listens */
@@ -391,7 +394,7 @@ void slim_link_tick(struct slim_link *link, uint64_t now_us)
 	}
 }
 
-int slim_link_timeout_ms(const struct slim_link *link, uint64_t now_us)
+int slim_console_link_timeout_ms(const struct slim_console_link *link, uint64_t now_us)
 {
 	int ms = slim_assoc_timeout_ms(link->assoc, now_us);
 	if (link->core && slim_assoc_state(link->assoc) == SLIM_ASSOC_ATTACHED) {

@@ -31,7 +31,7 @@
 #include "console-core.h"
 #include "slim-secure.h"
 
-enum slim_link_state {
+enum slim_console_link_state {
 	SLIM_LINK_CONNECTING,
 	SLIM_LINK_ATTACHED,
 	SLIM_LINK_BUSY,
@@ -39,7 +39,7 @@ enum slim_link_state {
 };
 
 /* What the program may want to show; every member optional. */
-struct slim_link_listener {
+struct slim_console_link_listener {
 	/* A new association is being set up; `why` is NULL at start. */
 	void (*connecting)(void *data, const char *why);
 	/* The first datagram of the association arrived. */
@@ -53,80 +53,83 @@ struct slim_link_listener {
 	void (*audio)(void *data, const struct slim_cmd *cmd, bool again, uint64_t time_us);
 };
 
-struct slim_link_config {
+struct slim_console_link_config {
 	enum slim_sec_mode mode;
 	uint16_t mtu;            /* the largest UDP payload */
 	const char *pairing_key; /* --server: the session's pairing key file */
 };
 
-struct slim_link;
+struct slim_console_link;
 
 /*
  * Resolves `server` ("HOST:PORT" or "[ADDR]:PORT") and connects a socket
  * to it. On failure returns NULL with a one-line reason in `err`. `server`
- * NULL: IDLE, with no socket until slim_link_redirect. `config` is copied.
+ * NULL: IDLE, with no socket until slim_console_link_redirect. `config` is copied.
  */
-struct slim_link *slim_link_create(const char *server, const struct slim_link_config *config,
+struct slim_console_link *slim_console_link_create(const char *server,
+		const struct slim_console_link_config *config,
 		char *err, size_t err_len);
-void slim_link_destroy(struct slim_link *link);
+void slim_console_link_destroy(struct slim_console_link *link);
 
 /*
  * The session manager's REDIRECT: the picture is at `addr`, the connection
  * there proves itself with `key` under the identity `token`, and HELLO
  * presents `token`. A new endpoint or a new token starts a new association
- * (the socket and slim_link_fd change with the endpoint); the same
+ * (the socket and slim_console_link_fd change with the endpoint); the same
  * endpoint and token again change nothing and return false.
  */
-bool slim_link_redirect(struct slim_link *link, const struct sockaddr *addr, socklen_t len,
+bool slim_console_link_redirect(struct slim_console_link *link, const struct sockaddr *addr,
+		socklen_t len,
 		const uint8_t token[SLIM_ATTACH_TOKEN_LEN], const uint8_t key[SLIM_SEC_KEY_LEN]);
 
 /* The core's slim_send_fn: `data` is the link. */
-void slim_link_send(void *data, const uint8_t *buf, size_t len);
+void slim_console_link_send(void *data, const uint8_t *buf, size_t len);
 
 /* Takes over the core's events and starts CONNECTING. `id` goes in HELLO. */
-void slim_link_start(struct slim_link *link, struct slim_console_core *core,
-		const char *id, const struct slim_link_listener *listener, void *data);
+void slim_console_link_start(struct slim_console_link *link, struct slim_console_core *core,
+		const char *id, const struct slim_console_link_listener *listener, void *data);
 
 /*
  * A card event for the server: sent now if attached, else kept (the
  * latest per reader) and sent once attached. A card still on its reader
  * is told again to every new association.
  */
-void slim_link_send_card(struct slim_link *link, const struct slim_wire_card *card);
+void slim_console_link_send_card(struct slim_console_link *link, const struct slim_wire_card *card);
 
 /*
  * The console lost its picture (the display came back after a VT switch):
  * HELLO again in the same association, which the server takes as "repaint
  * everything". Until attached a HELLO is on its way anyway.
  */
-void slim_link_request_repaint(struct slim_link *link);
+void slim_console_link_request_repaint(struct slim_console_link *link);
 /*
  * The console's screen changed size (`why` says how): a new association,
  * whose HELLO tells the server the size. A managed compositor knows the
  * console by the attach token it keeps presenting.
  */
-void slim_link_reassociate(struct slim_link *link, const char *why);
+void slim_console_link_reassociate(struct slim_console_link *link, const char *why);
 
 /*
  * Input for the server: numbered, sent and kept until acknowledged while
  * attached (slim_console_core_send_input); otherwise dropped, the keys
  * held following it. False if it was dropped.
  */
-bool slim_link_send_input(struct slim_link *link, const struct slim_wire_input *ev, size_t n);
+bool slim_console_link_send_input(struct slim_console_link *link,
+		const struct slim_wire_input *ev, size_t n);
 
 /* The socket, to poll for input; -1 while IDLE. */
-int slim_link_fd(const struct slim_link *link);
+int slim_console_link_fd(const struct slim_console_link *link);
 /* Reads and applies what arrived. */
-void slim_link_dispatch(struct slim_link *link);
+void slim_console_link_dispatch(struct slim_console_link *link);
 /*
  * Runs what is due at `now_us` (retries, pings, a refused connection,
  * input the server has not acknowledged, the held keys' keepalive).
  */
-void slim_link_tick(struct slim_link *link, uint64_t now_us);
-/* How long poll() may wait before slim_link_tick has work, in ms. */
-int slim_link_timeout_ms(const struct slim_link *link, uint64_t now_us);
+void slim_console_link_tick(struct slim_console_link *link, uint64_t now_us);
+/* How long poll() may wait before slim_console_link_tick has work, in ms. */
+int slim_console_link_timeout_ms(const struct slim_console_link *link, uint64_t now_us);
 
-enum slim_link_state slim_link_state(const struct slim_link *link);
-const char *slim_link_server(const struct slim_link *link);
+enum slim_console_link_state slim_console_link_state(const struct slim_console_link *link);
+const char *slim_console_link_server(const struct slim_console_link *link);
 
 #endif

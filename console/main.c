@@ -41,9 +41,9 @@ struct console {
 	struct slim_trust *trust; /* --manager: whose key we believe */
 	struct slim_console_backend *backend;
 	struct slim_console_core *core;
-	struct slim_link *link;
-	struct slim_manager *manager; /* --manager */
-	struct slim_control *control;
+	struct slim_console_link *link;
+	struct slim_console_manager *manager; /* --manager */
+	struct slim_console_control *control;
 	struct slim_card_reader *card;
 	struct slim_seat *seat; /* --output drm, --input libinput */
 	struct slim_input *input;
@@ -76,7 +76,7 @@ static void show_status(struct console *c, const char *line, const char *detail)
 /* The server shown now: --server's, or the manager's latest REDIRECT's. */
 static const char *server_name(struct console *c)
 {
-	const char *server = slim_link_server(c->link);
+	const char *server = slim_console_link_server(c->link);
 	return server ? server : c->opts.server;
 }
 
@@ -88,7 +88,7 @@ static void on_connecting(void *data, const char *why)
 		c->redirecting = false;
 		slim_console_status("the session manager sends this console to %s", server_name(c));
 		if (c->control) {
-			slim_control_redirect(c->control, server_name(c));
+			slim_console_control_redirect(c->control, server_name(c));
 		}
 	}
 	char line[320];
@@ -100,7 +100,7 @@ static void on_connecting(void *data, const char *why)
 		slim_console_status("connecting to %s", server_name(c));
 	}
 	if (c->control) {
-		slim_control_connecting(c->control, server_name(c), why);
+		slim_console_control_connecting(c->control, server_name(c), why);
 	}
 }
 
@@ -114,7 +114,7 @@ static void on_attached(void *data, uint32_t assoc)
 		slim_audio_sender_reset(&c->mic_sender);
 	}
 	if (c->control) {
-		slim_control_attached(c->control, assoc);
+		slim_console_control_attached(c->control, assoc);
 	}
 }
 
@@ -129,7 +129,7 @@ static void on_refused(void *data, uint16_t reason, const char *text)
 		show_status(c, line, text);
 	}
 	if (c->control) {
-		slim_control_refused(c->control, reason, text);
+		slim_console_control_refused(c->control, reason, text);
 	}
 }
 
@@ -137,7 +137,7 @@ static void on_presented(void *data, uint32_t frame, uint64_t applied_us)
 {
 	struct console *c = data;
 	if (c->control) {
-		slim_control_frame(c->control, frame, applied_us);
+		slim_console_control_frame(c->control, frame, applied_us);
 	}
 }
 
@@ -146,16 +146,17 @@ static void route_card(void *data, const struct slim_wire_card *card)
 {
 	struct console *c = data;
 	if (c->manager) {
-		slim_manager_send_card(c->manager, card);
+		slim_console_manager_send_card(c->manager, card);
 	} else {
-		slim_link_send_card(c->link, card);
+		slim_console_link_send_card(c->link, card);
 	}
 }
 
 static void on_card(void *data, const struct slim_wire_card *card)
 {
 	struct console *c = data;
-	slim_console_status("card %s on reader %u", card->event == SLIM_CARD_INSERTED ? "inserted" : "removed",
+	slim_console_status("card %s on reader %u",
+			card->event == SLIM_CARD_INSERTED ? "inserted" : "removed",
 		card->reader);
 	route_card(c, card);
 }
@@ -180,7 +181,7 @@ static bool open_card_reader(struct console *c)
 	case CARD_STDIN:
 		/* --control owns stdin: its "card" commands are the reader then */
 		if (c->control) {
-			slim_control_enable_cards(c->control, route_card, c);
+			slim_console_control_enable_cards(c->control, route_card, c);
 			return true;
 		}
 		c->card = slim_card_stdin_create(STDIN_FILENO, &card_listener, c);
@@ -212,7 +213,7 @@ static void on_audio(void *data, const struct slim_cmd *cmd, bool again, uint64_
 	}
 }
 
-static const struct slim_link_listener link_listener = {
+static const struct slim_console_link_listener link_listener = {
 	.connecting = on_connecting,
 	.attached = on_attached,
 	.refused = on_refused,
@@ -224,7 +225,7 @@ static void on_audio_microphone(void *data, const struct slim_audio_packet *p)
 {
 	struct console *c = data;
 	slim_audio_send(&c->mic_sender, p, true, slim_console_core_assoc(c->core), c->mtu,
-		slim_now_us(), slim_link_send, c->link);
+		slim_now_us(), slim_console_link_send, c->link);
 }
 
 static void on_audio_report(void *data, const struct slim_wire_audio_report *report)
@@ -237,7 +238,7 @@ static void on_audio_heard(void *data, bool sound, uint64_t heard_us)
 {
 	struct console *c = data;
 	if (c->control) {
-		slim_control_audio_heard(c->control, sound, heard_us);
+		slim_console_control_audio_heard(c->control, sound, heard_us);
 	}
 }
 
@@ -251,10 +252,10 @@ static const struct console_audio_listener audio_listener = {
 static void on_manager_connecting(void *data, const char *why)
 {
 	struct console *c = data;
-	const char *manager = slim_manager_address(c->manager);
+	const char *manager = slim_console_manager_address(c->manager);
 	/* a group's next manager has a pin of its own */
 	slim_trust_set_address(c->trust, manager);
-	if (slim_link_state(c->link) == SLIM_LINK_IDLE) {
+	if (slim_console_link_state(c->link) == SLIM_LINK_IDLE) {
 		char line[320];
 		snprintf(line, sizeof(line), "waiting for %s...", manager);
 		show_status(c, line, why ? why : "the session manager");
@@ -265,7 +266,7 @@ static void on_manager_connecting(void *data, const char *why)
 		slim_console_status("waiting for the session manager at %s", manager);
 	}
 	if (c->control) {
-		slim_control_manager_connecting(c->control, manager, why);
+		slim_console_control_manager_connecting(c->control, manager, why);
 	}
 }
 
@@ -274,7 +275,7 @@ static void on_manager_attached(void *data, uint32_t assoc)
 	struct console *c = data;
 	slim_console_status("the session manager answered (association %08x)", assoc);
 	if (c->control) {
-		slim_control_manager_attached(c->control, assoc);
+		slim_console_control_manager_attached(c->control, assoc);
 	}
 }
 
@@ -284,7 +285,7 @@ static void on_manager_redirect(void *data, const struct sockaddr *addr, socklen
 	struct console *c = data;
 	/* acted on (not a repeat), the link starts connecting: on_connecting tells */
 	c->redirecting = true;
-	slim_link_redirect(c->link, addr, len, token, key);
+	slim_console_link_redirect(c->link, addr, len, token, key);
 	c->redirecting = false;
 }
 
@@ -293,17 +294,17 @@ static void on_manager_refused(void *data, uint16_t reason, const char *text)
 {
 	struct console *c = data;
 	slim_console_status("the session manager refused this console: %s", text);
-	if (slim_link_state(c->link) == SLIM_LINK_IDLE) {
+	if (slim_console_link_state(c->link) == SLIM_LINK_IDLE) {
 		char line[320];
 		snprintf(line, sizeof(line), "console %s", c->id);
 		show_status(c, line, text);
 	}
 	if (c->control) {
-		slim_control_manager_refused(c->control, reason, text);
+		slim_console_control_manager_refused(c->control, reason, text);
 	}
 }
 
-static const struct slim_manager_listener manager_listener = {
+static const struct slim_console_manager_listener manager_listener = {
 	.connecting = on_manager_connecting,
 	.attached = on_manager_attached,
 	.redirect = on_manager_redirect,
@@ -369,7 +370,7 @@ static void on_window_input(void *data, const struct slim_wire_input *ev, size_t
 {
 	struct console *c = data;
 	/* as with --control: input for a server that is not listening is dropped */
-	slim_link_send_input(c->link, ev, n);
+	slim_console_link_send_input(c->link, ev, n);
 }
 
 static void on_window_closed(void *data)
@@ -384,7 +385,7 @@ static void on_drm_repaint(void *data)
 {
 	struct console *c = data;
 	slim_console_status("display back: asking %s for a repaint", server_name(c));
-	slim_link_request_repaint(c->link);
+	slim_console_link_request_repaint(c->link);
 }
 
 static void on_drm_lost(void *data, const char *why)
@@ -408,7 +409,7 @@ static void on_drm_resized(void *data, uint32_t width, uint32_t height)
 	}
 	char why[64];
 	snprintf(why, sizeof(why), "the display is %ux%u now", width, height);
-	slim_link_reassociate(c->link, why);
+	slim_console_link_reassociate(c->link, why);
 }
 
 static const struct slim_drm_listener drm_listener = {
@@ -421,7 +422,7 @@ static void on_input_send(void *data, const struct slim_wire_input *ev, size_t n
 {
 	struct console *c = data;
 	/* as with --control: input for a server that is not listening is dropped */
-	slim_link_send_input(c->link, ev, n);
+	slim_console_link_send_input(c->link, ev, n);
 }
 
 static void on_input_pointer(void *data, double x, double y, bool relative)
@@ -589,7 +590,7 @@ static bool create_manager(struct console *c, char *err, size_t err_len)
 	char first[300];
 	snprintf(first, sizeof(first), "%.*s", (int)strcspn(c->opts.manager, ","),
 		c->opts.manager);
-	char *address = slim_manager_address_of(first);
+	char *address = slim_console_manager_address_of(first);
 	snprintf(path, sizeof(path), "%s/known-servers", c->opts.state_dir);
 	c->trust = address ? slim_trust_create(path, address,
 		c->opts.has_server_key ? c->opts.server_key : NULL) : NULL;
@@ -598,16 +599,16 @@ static bool create_manager(struct console *c, char *err, size_t err_len)
 		snprintf(err, err_len, "out of memory");
 		return false;
 	}
-	struct slim_manager_config config = {
+	struct slim_console_manager_config config = {
 		.mode = c->opts.transport,
 		.mtu = c->opts.mtu,
 		.identity = c->identity,
 		.check_server = slim_trust_check,
 		.check_data = c->trust,
 	};
-	c->manager = slim_manager_create(c->opts.manager, c->core, c->id, &config,
+	c->manager = slim_console_manager_create(c->opts.manager, c->core, c->id, &config,
 		&manager_listener, c, err, err_len);
-	if (c->manager && !transport_allowed(c, slim_manager_fd(c->manager))) {
+	if (c->manager && !transport_allowed(c, slim_console_manager_fd(c->manager))) {
 		snprintf(err, err_len, "--manager %s is not on this machine", c->opts.manager);
 		return false;
 	}
@@ -622,10 +623,10 @@ static bool run(struct console *c)
 	struct pollfd fds[FD_COUNT] = {
 		[FD_SIGNAL] = { .fd = c->signal_fd, .events = POLLIN },
 		[FD_LINK] = { .events = POLLIN },
-		[FD_MANAGER] = { .fd = c->manager ? slim_manager_fd(c->manager) : -1,
+		[FD_MANAGER] = { .fd = c->manager ? slim_console_manager_fd(c->manager) : -1,
 			.events = POLLIN },
 		/* poll() skips a negative fd: without --control stdin is not read */
-		[FD_CONTROL] = { .fd = c->control ? slim_control_fd(c->control) : -1,
+		[FD_CONTROL] = { .fd = c->control ? slim_console_control_fd(c->control) : -1,
 			.events = POLLIN },
 		[FD_CARD] = { .events = POLLIN },
 		[FD_BACKEND] = { .events = POLLIN },
@@ -639,8 +640,8 @@ static bool run(struct console *c)
 #endif
 	while (!c->quit) {
 		/* a REDIRECT gives the link a new socket, a group's next manager the manager */
-		fds[FD_LINK].fd = slim_link_fd(c->link);
-		fds[FD_MANAGER].fd = c->manager ? slim_manager_fd(c->manager) : -1;
+		fds[FD_LINK].fd = slim_console_link_fd(c->link);
+		fds[FD_MANAGER].fd = c->manager ? slim_console_manager_fd(c->manager) : -1;
 		/* the stdin card reader is done at the end of its input */
 		fds[FD_CARD].fd = c->card ? slim_card_reader_fd(c->card) : -1;
 		fds[FD_BACKEND].fd = c->backend->impl->fd ? c->backend->impl->fd(c->backend) : -1;
@@ -650,11 +651,11 @@ static bool run(struct console *c)
 		fds[FD_HOTPLUG].fd = slim_drm_backend_is(c->backend) ?
 			slim_drm_backend_hotplug_fd(c->backend) : -1;
 #endif
-		slim_link_tick(c->link, slim_now_us());
-		int timeout_ms = slim_link_timeout_ms(c->link, slim_now_us());
+		slim_console_link_tick(c->link, slim_now_us());
+		int timeout_ms = slim_console_link_timeout_ms(c->link, slim_now_us());
 		if (c->manager) {
-			slim_manager_tick(c->manager, slim_now_us());
-			int ms = slim_manager_timeout_ms(c->manager, slim_now_us());
+			slim_console_manager_tick(c->manager, slim_now_us());
+			int ms = slim_console_manager_timeout_ms(c->manager, slim_now_us());
 			/* -1: the link waits for nothing (no REDIRECT yet) */
 			if (timeout_ms < 0 || ms < timeout_ms) {
 				timeout_ms = ms;
@@ -675,12 +676,12 @@ static bool run(struct console *c)
 			handle_signals(c);
 		}
 		if (fds[FD_LINK].revents) {
-			slim_link_dispatch(c->link);
+			slim_console_link_dispatch(c->link);
 		}
 		if (fds[FD_MANAGER].revents) {
-			slim_manager_dispatch(c->manager);
+			slim_console_manager_dispatch(c->manager);
 		}
-		if (fds[FD_CONTROL].revents && !slim_control_dispatch(c->control)) {
+		if (fds[FD_CONTROL].revents && !slim_console_control_dispatch(c->control)) {
 			c->quit = true;
 		}
 		if (fds[FD_CARD].revents) {
@@ -689,7 +690,7 @@ static bool run(struct console *c)
 		if (fds[FD_AUDIO].revents) {
 			/* the microphone is heard only by the session it shows */
 			console_audio_dispatch(c->audio,
-				slim_link_state(c->link) == SLIM_LINK_ATTACHED);
+				slim_console_link_state(c->link) == SLIM_LINK_ATTACHED);
 		}
 #ifdef SLIM_HAVE_DRM
 		/* the seat before the devices: a VT switch stops them first */
@@ -743,17 +744,17 @@ int main(int argc, char *argv[])
 	}
 	ret = EXIT_USAGE;
 	/* --manager: no server until the manager's REDIRECT names one */
-	struct slim_link_config link_config = {
+	struct slim_console_link_config link_config = {
 		.mode = c.opts.transport,
 		.mtu = c.opts.mtu,
 		.pairing_key = c.opts.pairing_key[0] ? c.opts.pairing_key : NULL,
 	};
-	c.link = slim_link_create(c.opts.server, &link_config, err, sizeof(err));
+	c.link = slim_console_link_create(c.opts.server, &link_config, err, sizeof(err));
 	if (!c.link) {
 		slim_console_status("%s", err);
 		goto out;
 	}
-	if (!transport_allowed(&c, slim_link_fd(c.link))) {
+	if (!transport_allowed(&c, slim_console_link_fd(c.link))) {
 		goto out;
 	}
 	ret = EXIT_FAILURE;
@@ -768,7 +769,7 @@ int main(int argc, char *argv[])
 	}
 	c.mtu = (uint16_t)mtu;
 	c.core = slim_console_core_create(c.opts.width, c.opts.height, c.mtu, c.backend,
-		slim_link_send, c.link);
+		slim_console_link_send, c.link);
 	if (!c.core) {
 		slim_console_status("cannot create a %ux%u screen", c.opts.width, c.opts.height);
 		goto out;
@@ -782,7 +783,7 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	if (c.opts.control) {
-		c.control = slim_control_create(STDIN_FILENO, stdout, c.core, c.link);
+		c.control = slim_console_control_create(STDIN_FILENO, stdout, c.core, c.link);
 		if (!c.control) {
 			slim_console_status("out of memory");
 			goto out;
@@ -803,27 +804,27 @@ int main(int argc, char *argv[])
 	}
 #endif
 	if (c.control) {
-		slim_control_id(c.control, c.id);
+		slim_console_control_id(c.control, c.id);
 	}
 	/* no sound device is no reason to stop: the console is silent, and says so */
 	c.audio = console_audio_create(&c.opts.audio, &audio_listener, &c);
 	slim_console_core_set_caps(c.core, console_audio_caps(c.audio));
 	if (c.control) {
-		slim_control_set_audio(c.control, c.audio);
+		slim_console_control_set_audio(c.control, c.audio);
 	}
-	slim_link_start(c.link, c.core, c.id, &link_listener, &c);
+	slim_console_link_start(c.link, c.core, c.id, &link_listener, &c);
 	if (c.manager) {
-		slim_manager_start(c.manager);
+		slim_console_manager_start(c.manager);
 	}
 	ret = run(&c) ? EXIT_SUCCESS : EXIT_FAILURE;
 
 out:
 	slim_card_reader_destroy(c.card);
-	slim_control_destroy(c.control);
-	slim_manager_destroy(c.manager);
+	slim_console_control_destroy(c.control);
+	slim_console_manager_destroy(c.manager);
 	slim_trust_destroy(c.trust);
 	/* before the core: the link lets go of the core's events */
-	slim_link_destroy(c.link);
+	slim_console_link_destroy(c.link);
 	console_audio_destroy(c.audio);
 	slim_console_core_destroy(c.core);
 #ifdef SLIM_HAVE_DRM

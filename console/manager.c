@@ -32,9 +32,9 @@
 #define SILENT_US 12000000ull
 #define MANAGERS_MAX 8
 
-struct slim_manager {
+struct slim_console_manager {
 	struct slim_assoc *assoc; /* the socket, handshake, HELLO, PING and card life cycle */
-	struct slim_manager_config config;
+	struct slim_console_manager_config config;
 	/* --manager's list, in order: the first that answers, then the next */
 	char *addresses[MANAGERS_MAX];
 	int n_addresses;
@@ -51,7 +51,7 @@ struct slim_manager {
 	uint64_t heard_us; /* the association's last datagram from the manager */
 	struct slim_console_core *core;
 	char id[SLIM_CONSOLE_ID_LEN + 1];
-	const struct slim_manager_listener *listener;
+	const struct slim_console_manager_listener *listener;
 	void *data;
 
 	uint32_t up_seq;
@@ -65,7 +65,7 @@ struct slim_manager {
 };
 
 /* "HOST[:PORT]" with the default port made explicit, as slim_udp_connect wants it. */
-char *slim_manager_address_of(const char *manager)
+char *slim_console_manager_address_of(const char *manager)
 {
 	char buf[320];
 	const char *last = strrchr(manager, ':');
@@ -84,7 +84,7 @@ char *slim_manager_address_of(const char *manager)
 }
 
 /* Numbers and sends one upstream datagram of the control association; its length. */
-static size_t send_dgram(struct slim_manager *m, struct slim_writer *w)
+static size_t send_dgram(struct slim_console_manager *m, struct slim_writer *w)
 {
 	if (++m->up_seq == 0) {
 		m->up_seq = 1;
@@ -96,7 +96,7 @@ static size_t send_dgram(struct slim_manager *m, struct slim_writer *w)
 
 static void assoc_connecting(void *data, const char *why)
 {
-	struct slim_manager *m = data;
+	struct slim_console_manager *m = data;
 	m->up_seq = 0;
 	m->connecting_since_us = slim_now_us();
 	/* the new association is told every card still on a reader once it answers */
@@ -108,7 +108,7 @@ static void assoc_connecting(void *data, const char *why)
 
 static void assoc_send_hello(void *data, uint32_t id)
 {
-	struct slim_manager *m = data;
+	struct slim_console_manager *m = data;
 	uint8_t buf[128];
 	struct slim_writer w;
 	struct slim_wire_hello hello;
@@ -124,7 +124,7 @@ static void assoc_send_hello(void *data, uint32_t id)
 
 static void assoc_send_ping(void *data)
 {
-	struct slim_manager *m = data;
+	struct slim_console_manager *m = data;
 	uint8_t buf[64];
 	struct slim_writer w;
 	slim_writer_init(&w, buf, sizeof(buf), slim_assoc_id(m->assoc), true);
@@ -134,7 +134,7 @@ static void assoc_send_ping(void *data)
 
 static void assoc_attached(void *data, uint32_t id)
 {
-	struct slim_manager *m = data;
+	struct slim_console_manager *m = data;
 	m->heard_us = slim_now_us();
 	if (m->listener->attached) {
 		m->listener->attached(m->data, id);
@@ -143,7 +143,7 @@ static void assoc_attached(void *data, uint32_t id)
 
 static bool assoc_send_card(void *data, const struct slim_wire_card *card)
 {
-	struct slim_manager *m = data;
+	struct slim_console_manager *m = data;
 	struct slim_writer w;
 	slim_writer_init(&w, m->card_dgram, sizeof(m->card_dgram), slim_assoc_id(m->assoc), true);
 	slim_put_card(&w, card);
@@ -158,7 +158,7 @@ static bool assoc_send_card(void *data, const struct slim_wire_card *card)
 /* After a MOVE: the key the manager we trusted named, and no other. */
 static const char *check_vouched(void *data, const uint8_t fp[SLIM_SEC_FINGERPRINT_LEN])
 {
-	struct slim_manager *m = data;
+	struct slim_console_manager *m = data;
 	return memcmp(fp, m->vouched, sizeof(m->vouched)) == 0 ? NULL :
 		"not the key the group's manager named for this server";
 }
@@ -167,7 +167,7 @@ static const char *check_vouched(void *data, const uint8_t fp[SLIM_SEC_FINGERPRI
 static bool assoc_security(void *data, struct slim_sec_client_config *config, char *why,
 		size_t why_len)
 {
-	struct slim_manager *m = data;
+	struct slim_console_manager *m = data;
 	config->mode = m->config.mode;
 	config->mtu = m->config.mtu;
 	config->identity = m->config.identity;
@@ -176,7 +176,7 @@ static bool assoc_security(void *data, struct slim_sec_client_config *config, ch
 	return true;
 }
 
-static void log_limited(struct slim_manager *m, const char *what, const char *why)
+static void log_limited(struct slim_console_manager *m, const char *what, const char *why)
 {
 	if (slim_ratelimit(&m->log_limit, slim_now_us())) {
 		slim_log(SLIM_LOG_ERROR, "manager: %s: %s", what, why);
@@ -184,7 +184,7 @@ static void log_limited(struct slim_manager *m, const char *what, const char *wh
 }
 
 /* A new association with the manager at `address` (one of the list, or a MOVE's). */
-static bool switch_to(struct slim_manager *m, const char *address, const char *why,
+static bool switch_to(struct slim_console_manager *m, const char *address, const char *why,
 		uint64_t now_us)
 {
 	char err[256];
@@ -199,7 +199,7 @@ static bool switch_to(struct slim_manager *m, const char *address, const char *w
 	return true;
 }
 
-static void handle_datagram(struct slim_manager *m, const uint8_t *buf, size_t len,
+static void handle_datagram(struct slim_console_manager *m, const uint8_t *buf, size_t len,
 		uint64_t now_us);
 
 static void assoc_datagram(void *data, const uint8_t *buf, size_t len, uint64_t now_us)
@@ -207,12 +207,12 @@ static void assoc_datagram(void *data, const uint8_t *buf, size_t len, uint64_t 
 	handle_datagram(data, buf, len, now_us);
 }
 
-static void fail_over(struct slim_manager *m, uint64_t now_us);
+static void fail_over(struct slim_console_manager *m, uint64_t now_us);
 
 /* A dead server's port: a group's next manager at once, not after the 2.5 s. */
 static bool assoc_refused(void *data, uint64_t now_us)
 {
-	struct slim_manager *m = data;
+	struct slim_console_manager *m = data;
 	if (m->n_addresses < 2 && !m->moved) {
 		return false;
 	}
@@ -231,12 +231,13 @@ static const struct slim_assoc_impl assoc_impl = {
 	.refused = assoc_refused,
 };
 
-struct slim_manager *slim_manager_create(const char *manager, struct slim_console_core *core,
-		const char *id, const struct slim_manager_config *config,
-		const struct slim_manager_listener *listener, void *data,
+struct slim_console_manager *slim_console_manager_create(const char *manager,
+		struct slim_console_core *core,
+		const char *id, const struct slim_console_manager_config *config,
+		const struct slim_console_manager_listener *listener, void *data,
 		char *err, size_t err_len)
 {
-	struct slim_manager *m = calloc(1, sizeof(*m));
+	struct slim_console_manager *m = calloc(1, sizeof(*m));
 	if (!m) {
 		snprintf(err, err_len, "out of memory");
 		return NULL;
@@ -250,36 +251,36 @@ struct slim_manager *slim_manager_create(const char *manager, struct slim_consol
 		if (n > 0 && n < sizeof(one) && m->n_addresses < MANAGERS_MAX) {
 			memcpy(one, p, n);
 			one[n] = '\0';
-			char *address = slim_manager_address_of(one);
+			char *address = slim_console_manager_address_of(one);
 			if (!address) {
 				snprintf(err, err_len, "out of memory");
-				slim_manager_destroy(m);
+				slim_console_manager_destroy(m);
 				return NULL;
 			}
 			m->addresses[m->n_addresses++] = address;
 		} else if (n > 0) {
 			snprintf(err, err_len, "--manager: at most %d managers of up to 299 "
 				"characters each", MANAGERS_MAX);
-			slim_manager_destroy(m);
+			slim_console_manager_destroy(m);
 			return NULL;
 		}
 		p += n + (p[n] == ',');
 	}
 	if (m->n_addresses == 0) {
 		snprintf(err, err_len, "--manager: no address");
-		slim_manager_destroy(m);
+		slim_console_manager_destroy(m);
 		return NULL;
 	}
 	m->address = m->addresses[0];
 	int fd = slim_udp_connect("--manager", m->address, err, err_len);
 	if (fd < 0) {
-		slim_manager_destroy(m);
+		slim_console_manager_destroy(m);
 		return NULL;
 	}
 	m->assoc = slim_assoc_create("manager", fd, &assoc_impl, m);
 	if (!m->assoc) {
 		snprintf(err, err_len, "out of memory");
-		slim_manager_destroy(m);
+		slim_console_manager_destroy(m);
 		return NULL;
 	}
 	m->core = core;
@@ -289,7 +290,7 @@ struct slim_manager *slim_manager_create(const char *manager, struct slim_consol
 	return m;
 }
 
-void slim_manager_destroy(struct slim_manager *m)
+void slim_console_manager_destroy(struct slim_console_manager *m)
 {
 	if (!m) {
 		return;
@@ -301,27 +302,29 @@ void slim_manager_destroy(struct slim_manager *m)
 	free(m);
 }
 
-const char *slim_manager_address(const struct slim_manager *m)
+const char *slim_console_manager_address(const struct slim_console_manager *m)
 {
 	return m->address;
 }
 
-int slim_manager_fd(const struct slim_manager *m)
+int slim_console_manager_fd(const struct slim_console_manager *m)
 {
 	return slim_assoc_fd(m->assoc);
 }
 
-void slim_manager_start(struct slim_manager *m)
+void slim_console_manager_start(struct slim_console_manager *m)
 {
 	slim_assoc_connect(m->assoc, NULL, slim_now_us());
 }
 
-void slim_manager_send_card(struct slim_manager *m, const struct slim_wire_card *card)
+void slim_console_manager_send_card(struct slim_console_manager *m,
+		const struct slim_wire_card *card)
 {
 	slim_assoc_send_card(m->assoc, card);
 }
 
-static void handle_refuse(struct slim_manager *m, const struct slim_cmd *cmd, uint64_t now_us)
+static void handle_refuse(struct slim_console_manager *m, const struct slim_cmd *cmd,
+		uint64_t now_us)
 {
 	if (cmd->refuse.reason == SLIM_REFUSE_UNKNOWN) {
 		/*
@@ -348,7 +351,7 @@ static void handle_refuse(struct slim_manager *m, const struct slim_cmd *cmd, ui
 	}
 }
 
-static void handle_redirect(struct slim_manager *m, const struct slim_wire_redirect *r)
+static void handle_redirect(struct slim_console_manager *m, const struct slim_wire_redirect *r)
 {
 	struct sockaddr_storage addr = { 0 };
 	socklen_t len;
@@ -373,7 +376,7 @@ static void handle_redirect(struct slim_manager *m, const struct slim_wire_redir
  * there): its manager, with the key ours vouched for, takes over the
  * control association; the picture stays until it redirects us.
  */
-static void handle_move(struct slim_manager *m, const struct slim_wire_move *move,
+static void handle_move(struct slim_console_manager *m, const struct slim_wire_move *move,
 		uint64_t now_us)
 {
 	char host[INET6_ADDRSTRLEN];
@@ -390,7 +393,7 @@ static void handle_move(struct slim_manager *m, const struct slim_wire_move *mov
 }
 
 /* No manager answered the new association in time: the next one. */
-static void fail_over(struct slim_manager *m, uint64_t now_us)
+static void fail_over(struct slim_console_manager *m, uint64_t now_us)
 {
 	const char *silent = m->address;
 	if (m->moved) {
@@ -404,7 +407,7 @@ static void fail_over(struct slim_manager *m, uint64_t now_us)
 	switch_to(m, m->addresses[m->current], why, now_us);
 }
 
-static void handle_datagram(struct slim_manager *m, const uint8_t *buf, size_t len,
+static void handle_datagram(struct slim_console_manager *m, const uint8_t *buf, size_t len,
 		uint64_t now_us)
 {
 	struct slim_reader r;
@@ -437,12 +440,12 @@ static void handle_datagram(struct slim_manager *m, const uint8_t *buf, size_t l
 	}
 }
 
-void slim_manager_dispatch(struct slim_manager *m)
+void slim_console_manager_dispatch(struct slim_console_manager *m)
 {
 	slim_assoc_dispatch(m->assoc);
 }
 
-void slim_manager_tick(struct slim_manager *m, uint64_t now_us)
+void slim_console_manager_tick(struct slim_console_manager *m, uint64_t now_us)
 {
 	slim_assoc_tick(m->assoc, now_us);
 	if ((m->n_addresses > 1 || m->moved) &&
@@ -460,7 +463,7 @@ void slim_manager_tick(struct slim_manager *m, uint64_t now_us)
 	}
 }
 
-int slim_manager_timeout_ms(const struct slim_manager *m, uint64_t now_us)
+int slim_console_manager_timeout_ms(const struct slim_console_manager *m, uint64_t now_us)
 {
 	int ms = slim_assoc_timeout_ms(m->assoc, now_us);
 	if ((m->n_addresses > 1 || m->moved) &&

@@ -32,7 +32,7 @@
 #include "console-core.h"
 #include "slim-secure.h"
 
-struct slim_manager_listener {
+struct slim_console_manager_listener {
 	/* HELLO on a new association; `why` is NULL at start. */
 	void (*connecting)(void *data, const char *why);
 	/* The manager answered the association's HELLO. */
@@ -48,7 +48,7 @@ struct slim_manager_listener {
 		const uint8_t token[SLIM_ATTACH_TOKEN_LEN], const uint8_t key[SLIM_SEC_KEY_LEN]);
 };
 
-struct slim_manager_config {
+struct slim_console_manager_config {
 	enum slim_sec_mode mode;
 	uint16_t mtu; /* the largest UDP payload */
 	/* DTLS: the console's key, and the judge of the manager's (slim_trust_check) */
@@ -57,7 +57,7 @@ struct slim_manager_config {
 	void *check_data;
 };
 
-struct slim_manager;
+struct slim_console_manager;
 
 /*
  * Resolves `manager` ("HOST", "HOST:PORT", "[ADDR]" or "[ADDR]:PORT"; the
@@ -67,23 +67,25 @@ struct slim_manager;
  * (size, MTU, capabilities). `config` is copied; what it points to must
  * outlive the manager. NULL with a one-line reason in `err`.
  */
-struct slim_manager *slim_manager_create(const char *manager, struct slim_console_core *core,
-		const char *id, const struct slim_manager_config *config,
-		const struct slim_manager_listener *listener, void *data,
+struct slim_console_manager *slim_console_manager_create(const char *manager,
+		struct slim_console_core *core,
+		const char *id, const struct slim_console_manager_config *config,
+		const struct slim_console_manager_listener *listener, void *data,
 		char *err, size_t err_len);
-/* "HOST:PORT" for `manager` as given to slim_manager_create (malloc'd). */
-char *slim_manager_address_of(const char *manager);
-void slim_manager_destroy(struct slim_manager *m);
+/* "HOST:PORT" for `manager` as given to slim_console_manager_create (malloc'd). */
+char *slim_console_manager_address_of(const char *manager);
+void slim_console_manager_destroy(struct slim_console_manager *m);
 
 /* Says the first HELLO. */
-void slim_manager_start(struct slim_manager *m);
-/* As slim_link_send_card: kept until attached, the latest per reader. */
-void slim_manager_send_card(struct slim_manager *m, const struct slim_wire_card *card);
+void slim_console_manager_start(struct slim_console_manager *m);
+/* As slim_console_link_send_card: kept until attached, the latest per reader. */
+void slim_console_manager_send_card(struct slim_console_manager *m,
+		const struct slim_wire_card *card);
 
-const char *slim_manager_address(const struct slim_manager *m);
-int slim_manager_fd(const struct slim_manager *m);
-void slim_manager_dispatch(struct slim_manager *m);
-void slim_manager_tick(struct slim_manager *m, uint64_t now_us);
-int slim_manager_timeout_ms(const struct slim_manager *m, uint64_t now_us);
+const char *slim_console_manager_address(const struct slim_console_manager *m);
+int slim_console_manager_fd(const struct slim_console_manager *m);
+void slim_console_manager_dispatch(struct slim_console_manager *m);
+void slim_console_manager_tick(struct slim_console_manager *m, uint64_t now_us);
+int slim_console_manager_timeout_ms(const struct slim_console_manager *m, uint64_t now_us);
 
 #endif

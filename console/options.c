@@ -164,7 +164,8 @@ int slim_options_parse(int argc, char *argv[], struct options *o)
 		case OPT_SIZE:
 			o->size_given = true;
 			if (!parse_size(optarg, &o->width, &o->height)) {
-				slim_console_status("--size %s: expected WxH, each 1..%d", optarg, SLIM_MAX_DIM);
+				slim_console_status("--size %s: expected WxH, each 1..%d",
+						optarg, SLIM_MAX_DIM);
 				return EXIT_USAGE;
 			}
 			break;

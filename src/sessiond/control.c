@@ -11,7 +11,7 @@
 #include "lines.h"
 #include "sessions.h"
 
-struct slim_control {
+struct slim_compositor_control {
 	struct slim_session *session;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int fd;
@@ -82,7 +82,7 @@ static bool parse_link(char **f, struct slim_session_net *net)
 	return parse_console(f[0], net->console);
 }
 
-void slim_control_handle_line(struct slim_session *session, char *line)
+void slim_compositor_control_handle_line(struct slim_session *session, char *line)
 {
 	char *f[8];
 	int n = slim_split(line, f, 8);
@@ -115,7 +115,7 @@ void slim_control_handle_line(struct slim_session *session, char *line)
 	} else if (n == 8 && strcmp(f[0], "link") == 0 && parse_link(f + 1, &net)) {
 		slim_session_control_net(session, &net);
 	} else if (n == 1 && strcmp(f[0], "ping") == 0) {
-		slim_control_send(session->control, "pong");
+		slim_compositor_control_send(session->control, "pong");
 	} else if (n == 1 && strcmp(f[0], "pong") == 0) {
 		/* liveness only */
 	} else {
@@ -131,7 +131,7 @@ bad:
 
 static int handle_readable(int fd, uint32_t mask, void *data)
 {
-	struct slim_control *control = data;
+	struct slim_compositor_control *control = data;
 	struct slim_session *session = control->session;
 	enum slim_lines_status status = SLIM_LINES_DATA;
 	if (mask & WL_EVENT_READABLE) {
@@ -143,7 +143,7 @@ static int handle_readable(int fd, uint32_t mask, void *data)
 	uint32_t id = session->id;
 	struct slim_manager *mgr = session->mgr;
 	while ((line = slim_lines_next(&control->lines))) {
-		slim_control_handle_line(session, line);
+		slim_compositor_control_handle_line(session, line);
 		/* a line can end the session (and this control) */
 		if (slim_manager_session(mgr, id) != session) {
 			return 0;
@@ -156,7 +156,7 @@ static int handle_readable(int fd, uint32_t mask, void *data)
 	return 0;
 }
 
-static void adopt(struct slim_control *control, int fd)
+static void adopt(struct slim_compositor_control *control, int fd)
 {
 	control->fd = fd;
 	control->connected = true;
@@ -165,7 +165,7 @@ static void adopt(struct slim_control *control, int fd)
 		handle_readable, control);
 }
 
-static bool try_connect(struct slim_control *control)
+static bool try_connect(struct slim_compositor_control *control)
 {
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
@@ -183,7 +183,7 @@ static bool try_connect(struct slim_control *control)
 
 static int handle_retry(void *data)
 {
-	struct slim_control *control = data;
+	struct slim_compositor_control *control = data;
 	if (try_connect(control)) {
 		slim_log(SLIM_LOG_DEBUG, "session %u: control socket connected",
 			control->session->id);
@@ -199,10 +199,10 @@ static int handle_retry(void *data)
 	return 0;
 }
 
-struct slim_control *slim_control_create(struct slim_session *session,
+struct slim_compositor_control *slim_compositor_control_create(struct slim_session *session,
 		const char *path, int fd)
 {
-	struct slim_control *control = calloc(1, sizeof(*control));
+	struct slim_compositor_control *control = calloc(1, sizeof(*control));
 	if (!control) {
 		return NULL;
 	}
@@ -229,7 +229,7 @@ struct slim_control *slim_control_create(struct slim_session *session,
 	return control;
 }
 
-void slim_control_destroy(struct slim_control *control)
+void slim_compositor_control_destroy(struct slim_compositor_control *control)
 {
 	if (!control) {
 		return;
@@ -246,12 +246,12 @@ void slim_control_destroy(struct slim_control *control)
 	free(control);
 }
 
-bool slim_control_connected(const struct slim_control *control)
+bool slim_compositor_control_connected(const struct slim_compositor_control *control)
 {
 	return control && control->connected;
 }
 
-bool slim_control_send(struct slim_control *control, const char *fmt, ...)
+bool slim_compositor_control_send(struct slim_compositor_control *control, const char *fmt, ...)
 {
 	if (!control || !control->connected) {
 		return false;

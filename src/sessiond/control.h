@@ -9,20 +9,20 @@
 #include <stdbool.h>
 
 struct slim_session;
-struct slim_control;
+struct slim_compositor_control;
 
 #define SLIM_CONTROL_RETRY_MS 100
 #define SLIM_CONTROL_GIVE_UP_MS 30000
 
 /* Connects to `path`, or adopts `fd` (>= 0: already connected, tests). */
-struct slim_control *slim_control_create(struct slim_session *session,
+struct slim_compositor_control *slim_compositor_control_create(struct slim_session *session,
 		const char *path, int fd);
-void slim_control_destroy(struct slim_control *control);
-bool slim_control_connected(const struct slim_control *control);
+void slim_compositor_control_destroy(struct slim_compositor_control *control);
+bool slim_compositor_control_connected(const struct slim_compositor_control *control);
 /* Sends one line; false if it could not be sent (not connected, peer gone). */
-bool slim_control_send(struct slim_control *control, const char *fmt, ...)
+bool slim_compositor_control_send(struct slim_compositor_control *control, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* One line from the compositor (what the socket delivers; fuzz targets call it). */
-void slim_control_handle_line(struct slim_session *session, char *line);
+/* One line from the compositor, as the socket delivered it (fuzz-sessiond-lines feeds them). */
+void slim_compositor_control_handle_line(struct slim_session *session, char *line);
 
 #endif

@@ -100,7 +100,7 @@ void slim_manager_destroy(struct slim_manager *mgr)
 			/* its worker keeps the PAM session open until the compositor exits */
 			mgr->ops->login_cancel(mgr->ops_data, s->login);
 		}
-		slim_control_destroy(s->control);
+		slim_compositor_control_destroy(s->control);
 		if (s->pidfd_source) {
 			wl_event_source_remove(s->pidfd_source);
 		}
@@ -193,7 +193,7 @@ struct slim_session *slim_session_add(struct slim_manager *mgr, uint32_t id,
 		s->pidfd_source = wl_event_loop_add_fd(mgr->loop, pidfd, WL_EVENT_READABLE,
 			handle_pidfd, s);
 	}
-	s->control = slim_control_create(s, control_path, control_fd);
+	s->control = slim_compositor_control_create(s, control_path, control_fd);
 	if (!s->control) {
 		slim_log(SLIM_LOG_ERROR, "session %u: cannot watch its control socket", id);
 		control_fd = -1; /* owned by nobody now */
@@ -248,7 +248,7 @@ void slim_session_destroy(struct slim_session *s)
 			c->reauth = NULL;
 		}
 	}
-	slim_control_destroy(s->control);
+	slim_compositor_control_destroy(s->control);
 	s->control = NULL;
 	if (!s->greeter && s->pid > 0 && mgr->ops->session_ended) {
 		mgr->ops->session_ended(mgr->ops_data, s->uid, s->id);

@@ -22,7 +22,7 @@
 #include "login.h"
 #include "spawn.h"
 
-struct slim_control;
+struct slim_compositor_control;
 struct slim_greeter_client;
 struct slim_group;
 
@@ -94,7 +94,7 @@ struct slim_session {
 	pid_t pid;
 	int pidfd;
 	struct wl_event_source *pidfd_source;
-	struct slim_control *control;
+	struct slim_compositor_control *control;
 	char control_path[320];
 	uint16_t port;     /* from `hello PORT PID`; 0 until then */
 	/* The console it is shown on, or being moved to (console->shows == this). */

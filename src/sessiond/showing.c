@@ -101,7 +101,7 @@ void slim_console_unshow(struct slim_console *c)
 	 * now, the console would have nothing to show until the session is up.
 	 */
 	if (old != c->greeter) {
-		slim_control_send(old->control, "detach");
+		slim_compositor_control_send(old->control, "detach");
 	}
 	if (!old->greeter) {
 		slim_session_now_detached(old);
@@ -111,7 +111,7 @@ void slim_console_unshow(struct slim_console *c)
 void slim_console_maybe_redirect(struct slim_console *c)
 {
 	struct slim_session *s = c->shows;
-	if (!s || !c->known || s->port == 0 || !slim_control_connected(s->control)) {
+	if (!s || !c->known || s->port == 0 || !slim_compositor_control_connected(s->control)) {
 		return;
 	}
 	/* a token and a key for this attach alone, told to the compositor, then the console */
@@ -125,7 +125,7 @@ void slim_console_maybe_redirect(struct slim_console *c)
 	/* §2: console ids travel in hex on the control socket, as tokens do */
 	slim_hex_encode(id_hex, (const uint8_t *)c->id, strlen(c->id));
 	slim_hex_encode(key_hex, c->key, sizeof(c->key));
-	bool sent = slim_control_send(s->control, "expect %s %s %s", hex, id_hex, key_hex);
+	bool sent = slim_compositor_control_send(s->control, "expect %s %s %s", hex, id_hex, key_hex);
 	explicit_bzero(key_hex, sizeof(key_hex));
 	if (!sent) {
 		slim_log(SLIM_LOG_ERROR, "session %u: cannot send expect", s->id);

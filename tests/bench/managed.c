@@ -105,7 +105,7 @@ static void start_display(struct bench_console *c, uint64_t now)
 static void on_mgr_connecting(void *data, const char *why)
 {
 	struct bench_console *c = data;
-	const char *address = c->mgr ? slim_manager_address(c->mgr) : NULL;
+	const char *address = c->mgr ? slim_console_manager_address(c->mgr) : NULL;
 	c->mgr_attached = false;
 	c->mgr_connects++;
 	c->mgr_connect_us = slim_now_us();
@@ -168,7 +168,7 @@ static void on_redirect(void *data, const struct sockaddr *addr, socklen_t len,
 	start_display(c, now);
 }
 
-static const struct slim_manager_listener mgr_listener = {
+static const struct slim_console_manager_listener mgr_listener = {
 	/* refusals of the control association need no action here: HELLO goes again */
 	.connecting = on_mgr_connecting,
 	.attached = on_mgr_attached,
@@ -202,26 +202,26 @@ bool bench_console_start(struct bench_console *c, const char *manager, const cha
 		return false;
 	}
 	slim_console_core_set_events(c->core, &core_events, c);
-	struct slim_manager_config config = {
+	struct slim_console_manager_config config = {
 		.mode = mode,
 		.mtu = SLIM_DEFAULT_MTU,
 		.identity = c->identity,
 		.check_server = mode == SLIM_SEC_DTLS ? trust_any : NULL,
 	};
-	c->mgr = slim_manager_create(manager, c->core, c->id, &config, &mgr_listener, c, err,
+	c->mgr = slim_console_manager_create(manager, c->core, c->id, &config, &mgr_listener, c, err,
 		sizeof(err));
 	if (!c->mgr) {
 		fprintf(stderr, "console %s: %s\n", c->id, err);
 		return false;
 	}
-	snprintf(c->manager, sizeof(c->manager), "%s", slim_manager_address(c->mgr));
-	slim_manager_start(c->mgr);
+	snprintf(c->manager, sizeof(c->manager), "%s", slim_console_manager_address(c->mgr));
+	slim_console_manager_start(c->mgr);
 	return true;
 }
 
 void bench_console_stop(struct bench_console *c)
 {
-	slim_manager_destroy(c->mgr);
+	slim_console_manager_destroy(c->mgr);
 	c->mgr = NULL;
 	if (c->fd >= 0) {
 		close(c->fd);
@@ -250,7 +250,7 @@ void bench_console_card(struct bench_console *c, bool inserted, const uint8_t *t
 		.len = (uint8_t)(len > SLIM_CARD_TOKEN_MAX ? SLIM_CARD_TOKEN_MAX : len),
 	};
 	memcpy(card.token, token, card.len);
-	slim_manager_send_card(c->mgr, &card);
+	slim_console_manager_send_card(c->mgr, &card);
 }
 
 void bench_console_key(struct bench_console *c, uint32_t code, bool down)
@@ -360,7 +360,7 @@ static void receive(struct bench_console *c)
 
 static void tick(struct bench_console *c, uint64_t now)
 {
-	slim_manager_tick(c->mgr, now);
+	slim_console_manager_tick(c->mgr, now);
 	if (c->fd < 0) {
 		return;
 	}
@@ -385,7 +385,7 @@ static void tick(struct bench_console *c, uint64_t now)
 
 static int timeout_of(const struct bench_console *c, uint64_t now)
 {
-	int t = slim_manager_timeout_ms(c->mgr, now);
+	int t = slim_console_manager_timeout_ms(c->mgr, now);
 	if (c->fd >= 0) {
 		int d = slim_sec_client_timeout_ms(c->sec, now);
 		if (slim_sec_client_established(c->sec)) {
@@ -413,7 +413,8 @@ bool bench_consoles_run(struct bench_console *const *cs, size_t n, int timeout_m
 		int wait = (int)((end - now + 999) / 1000);
 		size_t np = 0;
 		for (size_t i = 0; i < n && i < MAX_CONSOLES; i++) {
-			p[np++] = (struct pollfd){ .fd = slim_manager_fd(cs[i]->mgr), .events = POLLIN };
+			p[np++] = (struct pollfd){ .fd = slim_console_manager_fd(cs[i]->mgr),
+					.events = POLLIN };
 			p[np++] = (struct pollfd){ .fd = cs[i]->fd, .events = POLLIN };
 			int t = timeout_of(cs[i], now);
 			if (t >= 0 && t < wait) {
@@ -425,7 +426,7 @@ bool bench_consoles_run(struct bench_console *const *cs, size_t n, int timeout_m
 		}
 		for (size_t i = 0; i < n && i < MAX_CONSOLES; i++) {
 			if (p[2 * i].revents) {
-				slim_manager_dispatch(cs[i]->mgr);
+				slim_console_manager_dispatch(cs[i]->mgr);
 			}
 			/* after the manager's: a REDIRECT may have replaced the socket */
 			if (p[2 * i + 1].revents && cs[i]->fd == p[2 * i + 1].fd) {

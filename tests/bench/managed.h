@@ -42,7 +42,7 @@ struct bench_console {
 	uint32_t width, height;
 	struct slim_console_backend *backend;
 	struct slim_console_core *core;
-	struct slim_manager *mgr; /* the control association (console/manager.c) */
+	struct slim_console_manager *mgr; /* the control association (console/manager.c) */
 	bool mgr_attached;
 	/*
 	 * The control association's life, on the same clock: the manager it
