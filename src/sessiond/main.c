@@ -173,6 +173,8 @@ int main(int argc, char *argv[])
 	struct wl_event_loop *loop = NULL;
 	struct wl_event_source *sigs[3] = { NULL };
 	struct slim_manager *mgr = NULL;
+	struct slim_greeter_server *greeter = NULL;
+	struct slim_ctl_server *ctl = NULL;
 	if (!load_keys(&config, &identity, card_key)) {
 		goto out;
 	}
@@ -185,31 +187,25 @@ int main(int argc, char *argv[])
 	sigs[1] = wl_event_loop_add_signal(loop, SIGINT, handle_stop, &running);
 	sigs[2] = wl_event_loop_add_signal(loop, SIGCHLD, handle_child, NULL);
 	if (!sigs[0] || !sigs[1] || !sigs[2]) {
-		goto out_signals;
+		goto out;
 	}
 	mgr = slim_manager_create(loop, &config, run_dir, card_key, enroll_path,
 		identity ? slim_sec_identity_fingerprint(identity) : NULL, &slim_backend_ops, &backend);
 	explicit_bzero(card_key, sizeof(card_key));
 	if (!mgr) {
-		goto out_signals;
+		goto out;
 	}
 	backend.udp = slim_udp_create(mgr, config.listen, identity);
-	if (!backend.udp) {
-		goto out_manager;
-	}
-	struct slim_greeter_server *greeter = slim_greeter_server_create(mgr);
-	if (!greeter) {
-		goto out_udp;
-	}
-	struct slim_ctl_server *ctl = slim_ctl_server_create(mgr, ctl_path);
+	greeter = backend.udp ? slim_greeter_server_create(mgr) : NULL;
+	ctl = greeter ? slim_ctl_server_create(mgr, ctl_path) : NULL;
 	if (!ctl) {
-		goto out_greeter;
+		goto out;
 	}
 	backend.mgr = mgr;
 	if (config.group.etcd[0]) {
 		mgr->group = slim_group_create(mgr, &config.group);
 		if (!mgr->group) {
-			goto out_ctl;
+			goto out;
 		}
 	}
 	slim_state_restore(mgr, backend.state_path);
@@ -225,26 +221,26 @@ int main(int argc, char *argv[])
 		}
 	}
 	ret = 0;
-
-	slim_group_destroy(mgr->group);
-	mgr->group = NULL;
-out_ctl:
+out:
+	/* in the reverse order of their making; each destroy(NULL) does nothing */
+	explicit_bzero(card_key, sizeof(card_key)); /* a start that failed before the manager */
+	if (mgr) {
+		slim_group_destroy(mgr->group);
+		mgr->group = NULL;
+	}
 	slim_ctl_server_destroy(ctl);
-out_greeter:
 	slim_greeter_server_destroy(greeter);
-out_udp:
 	slim_udp_destroy(backend.udp);
-out_manager:
 	backend.mgr = NULL;
 	slim_manager_destroy(mgr);
-out_signals:
 	for (int i = 0; i < 3; i++) {
 		if (sigs[i]) {
 			wl_event_source_remove(sigs[i]);
 		}
 	}
-	wl_event_loop_destroy(loop);
-out:
+	if (loop) {
+		wl_event_loop_destroy(loop);
+	}
 	slim_sec_identity_destroy(identity);
 	return ret;
 }
