@@ -724,63 +724,66 @@ static void collect(void *data, const char *line)
 	strcat(o->text, "\n");
 }
 
-/* `audio` lines: kept for the console shown, listed by `slimlandctl audio`, bad ones refused. */
-static void test_audio_report(void **state)
+/* What `slimlandctl REQUEST` answers now. */
+static const char *ctl_says(const char *request)
 {
-	struct fake_compositor *s = alice_with_card();
-	struct slim_console *c1 = slim_manager_console(t.mgr, "c1");
-	struct slim_session *session = c1->shows;
-	struct out o = { 0 };
-	slim_ctl_run(t.mgr, "audio", collect, &o);
-	assert_null(strstr(o.text, "audio c1"));
-	comp_say(s, "audio 6331 opus 64 30 52 3");
+	static struct out o;
 	memset(&o, 0, sizeof(o));
-	slim_ctl_run(t.mgr, "audio", collect, &o);
-	char want[128];
-	snprintf(want, sizeof(want), "audio c1 %u opus 64 30 5.2 0.3\n", session->id);
-	assert_non_null(strstr(o.text, want));
-	/* what the compositor says is checked like every line: nothing changes */
-	comp_say(s, "audio 6331 mp3 64 30 0 0");
-	comp_say(s, "audio 6331 opus 64 30 1001 0");
-	comp_say(s, "audio 6331 opus 64 30 0");
-	comp_say(s, "audio zz opus 64 30 0 0");
-	assert_string_equal(session->audio.codec, "opus");
-	assert_int_equal(session->audio.loss_permille, 52);
-	/* a report of another console than the one shown is not listed */
-	comp_say(s, "audio 6332 pcm 1536 20 0 0");
-	memset(&o, 0, sizeof(o));
-	slim_ctl_run(t.mgr, "audio", collect, &o);
-	assert_null(strstr(o.text, "audio c"));
+	slim_ctl_run(t.mgr, request, collect, &o);
+	return o.text;
 }
 
-/* `link` lines: the pacer's view, kept for the console shown, listed by `slimlandctl link`. */
-static void test_link_report(void **state)
+/*
+ * A report line of the compositor's (`audio`, `link`): kept for the
+ * console shown and listed by `slimlandctl WORD` as `listed`; each of the
+ * bad lines changes nothing; a report of another console is not listed.
+ */
+static struct slim_session *check_report(const char *word, const char *good,
+		const char *listed, const char *const *bad, const char *other)
 {
 	struct fake_compositor *s = alice_with_card();
-	struct slim_console *c1 = slim_manager_console(t.mgr, "c1");
-	struct slim_session *session = c1->shows;
-	struct out o = { 0 };
-	slim_ctl_run(t.mgr, "link", collect, &o);
-	assert_null(strstr(o.text, "link c1"));
-	comp_say(s, "link 6331 1900 1805 23450 1200 3000 7");
-	memset(&o, 0, sizeof(o));
-	slim_ctl_run(t.mgr, "link", collect, &o);
-	char want[128];
-	snprintf(want, sizeof(want), "link c1 %u 1900 1805 23.450 1.200 3000 7\n", session->id);
-	assert_non_null(strstr(o.text, want));
-	/* checked like every line: nothing changes */
-	comp_say(s, "link 6331 1900 1805 1200 23450 3000 7");   /* minimum above the round trip */
-	comp_say(s, "link 6331 1900 1805 23450 1200 3000");      /* a field short */
-	comp_say(s, "link 6331 1900 1805 23450 1200 3000 -7");
-	comp_say(s, "link 6331 999999999 0 23450 1200 3000 7"); /* past any link */
-	comp_say(s, "link zz 1900 1805 23450 1200 3000 7");
-	assert_int_equal(session->net.rate_kbit, 1900);
-	assert_int_equal(session->net.rtt_us, 23450);
-	/* another console than the one shown is not listed */
-	comp_say(s, "link 6332 0 0 300 200 0 0");
-	memset(&o, 0, sizeof(o));
-	slim_ctl_run(t.mgr, "link", collect, &o);
-	assert_null(strstr(o.text, "link c"));
+	struct slim_session *session = slim_manager_console(t.mgr, "c1")->shows;
+	char prefix[32], want[160];
+	snprintf(prefix, sizeof(prefix), "%s c1", word);
+	assert_null(strstr(ctl_says(word), prefix));
+	comp_say(s, good);
+	snprintf(want, sizeof(want), "%s c1 %u %s\n", word, session->id, listed);
+	assert_non_null(strstr(ctl_says(word), want));
+	for (; *bad; bad++) {
+		comp_say(s, *bad);
+	}
+	assert_non_null(strstr(ctl_says(word), want));
+	comp_say(s, other);
+	snprintf(prefix, sizeof(prefix), "%s c", word);
+	assert_null(strstr(ctl_says(word), prefix));
+	return session;
+}
+
+/* `audio` lines: how sound fares, listed by `slimlandctl audio`. */
+static void test_audio_report(void **state)
+{
+	static const char *const bad[] = {
+		"audio 6331 mp3 64 30 0 0", "audio 6331 opus 64 30 1001 0",
+		"audio 6331 opus 64 30 0", "audio zz opus 64 30 0 0", NULL,
+	};
+	struct slim_session *session = check_report("audio", "audio 6331 opus 64 30 52 3",
+		"opus 64 30 5.2 0.3", bad, "audio 6332 pcm 1536 20 0 0");
+	assert_string_equal(session->audio.codec, "pcm");
+}
+
+/* `link` lines: the pacer's view of the link, listed by `slimlandctl link`. */
+static void test_link_report(void **state)
+{
+	static const char *const bad[] = {
+		"link 6331 1900 1805 1200 23450 3000 7",   /* minimum above the round trip */
+		"link 6331 1900 1805 23450 1200 3000",      /* a field short */
+		"link 6331 1900 1805 23450 1200 3000 -7",
+		"link 6331 999999999 0 23450 1200 3000 7", /* past any link */
+		"link zz 1900 1805 23450 1200 3000 7", NULL,
+	};
+	struct slim_session *session = check_report("link", "link 6331 1900 1805 23450 1200 3000 7",
+		"1900 1805 23.450 1.200 3000 7", bad, "link 6332 0 0 300 200 0 0");
+	assert_int_equal(session->net.rtt_us, 300);
 }
 
 static void test_console_timeout(void **state)
