@@ -123,6 +123,7 @@ class ControlClient:
         self.sock.connect(session.control_path())
         self.buf = b''
         self.actives = 0  # `active` lines: input at the console, said any time
+        self.links = []   # `link` lines: the pacer's reports, said at ACKs
 
     def close(self):
         self.sock.close()
@@ -131,10 +132,13 @@ class ControlClient:
         self.sock.sendall(line.encode() + b'\n')
 
     def read_line(self, timeout=10):
-        """The next line but `active` (counted); None at the end of the stream."""
+        """The next line but `active` (counted) and `link` (kept); None at the end."""
         line = self._read_line(timeout)
-        while line == 'active':
-            self.actives += 1
+        while line == 'active' or (line or '').startswith('link '):
+            if line == 'active':
+                self.actives += 1
+            else:
+                self.links.append(line.split())
             line = self._read_line(timeout)
         return line
 
@@ -236,6 +240,10 @@ def test():
         ctl.sync()
         if ctl.actives != 1:
             s.fail('a key at the console was said %d times as "active", not once' % ctl.actives)
+        # the pacer's view of the link, at the first ACK: a round trip, nothing held back
+        link = [f for f in ctl.links if f[1] == hexid(a.id)]
+        if not link or len(link[0]) != 8 or not 0 < int(link[0][5]) <= int(link[0][4]):
+            s.fail('no link report for console-a, or a wrong one: %s' % ctl.links)
 
         # a client inhibiting idle (a video) is told, so that reauth = idle:N waits
         inhibit = s.start_client([os.environ['SLIM_PROTOCOLS'], 'inhibit'], wait_line='ready')
