@@ -181,11 +181,10 @@ void mig_stop_sessionds(void)
 	}
 	for (int i = 0; i < MAX_SESSIONDS; i++) {
 		if (sessiond[i] > 0) {
-			for (int j = 0; j < 100 && waitpid(sessiond[i], NULL, WNOHANG) == 0; j++) {
-				usleep(20000);
+			if (!bench_wait_exit(sessiond[i], 2000)) {
+				kill(sessiond[i], SIGKILL);
+				waitpid(sessiond[i], NULL, 0);
 			}
-			kill(sessiond[i], SIGKILL);
-			waitpid(sessiond[i], NULL, 0);
 			sessiond[i] = -1;
 		}
 	}

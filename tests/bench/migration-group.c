@@ -228,11 +228,10 @@ void mig_etcd_stop(void)
 		return;
 	}
 	kill(etcd, SIGTERM);
-	for (int i = 0; i < 100 && waitpid(etcd, NULL, WNOHANG) == 0; i++) {
-		usleep(20000);
+	if (!bench_wait_exit(etcd, 2000)) {
+		kill(etcd, SIGKILL);
+		waitpid(etcd, NULL, 0);
 	}
-	kill(etcd, SIGKILL);
-	waitpid(etcd, NULL, 0);
 	etcd = -1;
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -70,6 +71,17 @@ uint16_t bench_free_port(int type)
 uint64_t bench_now_us(void)
 {
 	return slim_now_us();
+}
+
+bool bench_wait_exit(pid_t pid, int timeout_ms)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd >= 0) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		poll(&p, 1, timeout_ms);
+		close(fd);
+	}
+	return waitpid(pid, NULL, WNOHANG) == pid;
 }
 
 int bench_cmp_u64(const void *a, const void *b)

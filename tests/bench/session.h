@@ -103,5 +103,10 @@ uint64_t bench_now_us(void);
 /* CPU time a process (all its threads) has used, in microseconds. */
 uint64_t bench_process_cpu_us(pid_t pid);
 int bench_cmp_u64(const void *a, const void *b);
+/*
+ * Waits up to timeout_ms for child `pid` to exit (its pidfd, no polling)
+ * and reaps it; false if it still runs.
+ */
+bool bench_wait_exit(pid_t pid, int timeout_ms);
 
 #endif

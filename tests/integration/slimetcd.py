@@ -50,6 +50,7 @@ import os
 import shutil
 import signal
 import socket
+import select
 import subprocess
 import tempfile
 import time
@@ -226,14 +227,10 @@ class EtcdCluster:
         self._start(m, 'existing')
 
     # -- etcdctl
-    def etcdctl(self, *args, endpoints=None, timeout=5, check=True):
-        """etcdctl ARGS (API v3) in client_host's namespace against
-        `endpoints` (default: those of the running members, or all when
-        none runs), with --command-timeout=`timeout` s; the
-        CompletedProcess (text). check: raise EtcdError on a failure."""
+    def _etcdctl_argv(self, args, endpoints, timeout):
+        """argv and environment of etcdctl ARGS (see etcdctl)."""
         if endpoints is None:
             endpoints = [self.members[i].client_url for i in self.running()] or self.endpoints
-        timeout = scaled(timeout)
         argv = [ETCDCTL, '--endpoints=' + ','.join(endpoints), '--dial-timeout=%gs' % min(
             timeout, scaled(2)), '--command-timeout=%gs' % timeout]
         if self.tls:
@@ -244,6 +241,15 @@ class EtcdCluster:
             argv = self.client_host.argv(argv)
         env = _clean_env()
         env['ETCDCTL_API'] = '3'
+        return argv, env
+
+    def etcdctl(self, *args, endpoints=None, timeout=5, check=True):
+        """etcdctl ARGS (API v3) in client_host's namespace against
+        `endpoints` (default: those of the running members, or all when
+        none runs), with --command-timeout=`timeout` s; the
+        CompletedProcess (text). check: raise EtcdError on a failure."""
+        timeout = scaled(timeout)
+        argv, env = self._etcdctl_argv(args, endpoints, timeout)
         try:
             r = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                timeout=timeout + scaled(5))
@@ -265,12 +271,43 @@ class EtcdCluster:
     def get_prefix(self, prefix, timeout=5, endpoints=None):
         """The keys starting with `prefix` and their values: {key: value}
         (str), read linearizably (so with quorum only)."""
+        return self._get_prefix(prefix, timeout, endpoints)[0]
+
+    def _get_prefix(self, prefix, timeout=5, endpoints=None):
+        """get_prefix's answer, and the store's revision it was read at."""
         r = self.etcdctl('get', '--prefix', '-w', 'json', '--', prefix, endpoints=endpoints,
                          timeout=timeout)
-        kvs = json.loads(r.stdout).get('kvs', [])
-        return {base64.b64decode(kv['key']).decode('utf-8', 'replace'):
-                base64.b64decode(kv.get('value', '')).decode('utf-8', 'replace')
-                for kv in kvs}
+        answer = json.loads(r.stdout)
+        kvs = {base64.b64decode(kv['key']).decode('utf-8', 'replace'):
+               base64.b64decode(kv.get('value', '')).decode('utf-8', 'replace')
+               for kv in answer.get('kvs', [])}
+        return kvs, int(answer['header']['revision'])
+
+    def wait_prefix(self, prefix, predicate, timeout=10):
+        """The keys under `prefix` (as get_prefix) once predicate(kvs) holds:
+        read again at each change a watch from the revision read reports,
+        so none is missed and nothing is polled. None at the timeout."""
+        kvs, rev = self._get_prefix(prefix)
+        if predicate(kvs):
+            return kvs
+        argv, env = self._etcdctl_argv(('watch', '--prefix', '--rev=%d' % (rev + 1), '--',
+                                        prefix), None, scaled(timeout))
+        watch = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + scaled(timeout)
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([watch.stdout], [], [], left)[0]:
+                    return None
+                if not os.read(watch.stdout.fileno(), 65536):
+                    return None  # the watch ended
+                kvs = self.get_prefix(prefix)
+                if predicate(kvs):
+                    return kvs
+        finally:
+            watch.kill()
+            watch.wait()
 
     def delete_prefix(self, prefix, timeout=5, endpoints=None):
         """Deletes the keys starting with `prefix`; how many there were."""

@@ -198,11 +198,8 @@ def moves(g):
     sid = log_in_with_card(a, x, 'X')
     wait_views(servers, lambda n, v: complete(v, servers, {'A/' + sid: (a.user, x.id)}, n),
                'S in every view')
-    cards = {}
-    deadline = time.monotonic() + scaled(10)
-    while not cards and time.monotonic() < deadline:
-        cards = {k: json.loads(v) for k, v in etcd.get_prefix(PREFIX + 'cards/').items()}
-        time.sleep(0.1)
+    cards = {k: json.loads(v) for k, v in (etcd.wait_prefix(
+        PREFIX + 'cards/', bool) or {}).items()}
     if len(cards) != 1 or list(cards.values())[0] != {'v': 1, 'server': 'A',
                                                        'session': int(sid)}:
         raise TestFailure('the registry\'s cards: %s' % cards)
@@ -290,14 +287,11 @@ def moves(g):
     wait_views(alive, lambda n, v: complete(v, alive, {'C/' + sid_c: (c.user, y.id)}, n),
                'the new session in B\'s and C\'s views')
     want = {list(cards)[0]: {'v': 1, 'server': 'C', 'session': int(sid_c)}}
-    deadline = time.monotonic() + scaled(10)
-    while True:
-        cards = {k: json.loads(v) for k, v in etcd.get_prefix(PREFIX + 'cards/').items()}
-        if cards == want:
-            break
-        if time.monotonic() > deadline:
-            raise TestFailure('the registry\'s cards: %s, not %s' % (cards, want))
-        time.sleep(0.1)
+    def parsed(kvs):
+        return {k: json.loads(v) for k, v in kvs.items()}
+    if etcd.wait_prefix(PREFIX + 'cards/', lambda kvs: parsed(kvs) == want) is None:
+        raise TestFailure('the registry\'s cards: %s, not %s' % (
+            parsed(etcd.get_prefix(PREFIX + 'cards/')), want))
     log('the registry: the card opens C/%s now' % sid_c)
 
     # B and C stop cleanly (sanitizer builds: nothing leaked, nothing wrong)
