@@ -308,12 +308,14 @@ static bool cmd_screenshot(struct slim_console_control *ctl, char **argv)
 static bool cmd_stats(struct slim_console_control *ctl, char **argv)
 {
 	const struct slim_console_stats *st = slim_console_core_stats(ctl->core);
+	const struct slim_console_cursor *cursor = slim_console_core_cursor(ctl->core);
 	emit(ctl, "stats frames=%llu datagrams=%llu applied=%llu bad=%llu late=%llu dup=%llu "
 		"bytes=%llu fill=%llu set=%llu bitmap=%llu copy=%llu cscs=%llu palette=%llu cached=%llu "
 		"fill_px=%llu set_px=%llu bitmap_px=%llu copy_px=%llu cscs_px=%llu palette_px=%llu "
 		"cached_px=%llu "
 		"cscs_src_w=%u cscs_src_h=%u cscs_dst_w=%u cscs_dst_h=%u "
-		"input_sent=%llu input_retransmits=%llu input_acked=%llu input_dropped=%llu",
+		"input_sent=%llu input_retransmits=%llu input_acked=%llu input_dropped=%llu "
+		"cursor_x=%d cursor_y=%d",
 		(unsigned long long)st->frames, (unsigned long long)st->datagrams,
 		(unsigned long long)st->applied, (unsigned long long)st->bad,
 		(unsigned long long)st->late, (unsigned long long)st->duplicates,
@@ -334,7 +336,8 @@ static bool cmd_stats(struct slim_console_control *ctl, char **argv)
 		(unsigned long long)st->pixels[SLIM_CMD_CACHE_DRAW],
 		st->cscs_src_w, st->cscs_src_h, st->cscs_dst_w, st->cscs_dst_h,
 		(unsigned long long)st->input.sent, (unsigned long long)st->input.retransmits,
-		(unsigned long long)st->input.acked, (unsigned long long)st->input.dropped);
+		(unsigned long long)st->input.acked, (unsigned long long)st->input.dropped,
+		cursor->x, cursor->y);
 	if (ctl->audio) {
 		const struct slim_audio_stats *a = console_audio_stats(ctl->audio);
 		emit(ctl, "audio datagrams=%llu packets=%llu lost=%llu recovered=%llu "

@@ -15,6 +15,12 @@
 
 struct slim_zstd;
 
+/* How hard the server compresses a datagram (the levels: slim-zstd.c). */
+enum slim_zstd_effort {
+	SLIM_ZSTD_FAST,
+	SLIM_ZSTD_STRONG, /* fewer bytes for about twice the time */
+};
+
 struct slim_zstd *slim_zstd_create(void);
 void slim_zstd_destroy(struct slim_zstd *z);
 
@@ -32,8 +38,8 @@ bool slim_zstd_use_history(struct slim_zstd *z, struct slim_history *h, uint32_t
  * with the dictionary if there is one. Returns the length, or 0 when it
  * does not fit or is no smaller.
  */
-size_t slim_zstd_deflate(struct slim_zstd *z, const uint8_t *in, size_t len,
-		uint8_t *out, size_t cap);
+size_t slim_zstd_deflate(struct slim_zstd *z, enum slim_zstd_effort effort,
+		const uint8_t *in, size_t len, uint8_t *out, size_t cap);
 
 /*
  * Expands a SLIM_DGRAM_ZSTD datagram into `out` (SLIM_ZSTD_MAX_DGRAM

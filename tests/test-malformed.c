@@ -830,7 +830,7 @@ static void test_history(void **state)
 	/* the same commands again, the applied one as the dictionary: a few bytes */
 	memcpy(d->buf + offsetof(struct slim_wire_dgram, seq), &f->seq, sizeof(f->seq));
 	assert_true(slim_zstd_use_history(sz, sent, applied, applied));
-	size_t n = slim_zstd_deflate(sz, d->buf, d->len, z, DGRAM_CAP);
+	size_t n = slim_zstd_deflate(sz, SLIM_ZSTD_FAST, d->buf, d->len, z, DGRAM_CAP);
 	assert_true(n > 0 && n < d->len / 4);
 	assert_true(z[5] & SLIM_DGRAM_HISTORY);
 	expect_accept(f, z, n);
@@ -842,7 +842,7 @@ static void test_history(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		build_full(f, d);
 		assert_true(slim_zstd_use_history(sz, sent, applied, applied));
-		n = slim_zstd_deflate(sz, d->buf, d->len, z, DGRAM_CAP);
+		n = slim_zstd_deflate(sz, SLIM_ZSTD_FAST, d->buf, d->len, z, DGRAM_CAP);
 		struct slim_wire_history w = { applied + (uint32_t)bad[i].first,
 			applied + (uint32_t)bad[i].last };
 		memcpy(z + hdr, &w, sizeof(w));
@@ -850,7 +850,7 @@ static void test_history(void **state)
 	}
 	/* no room for what it names */
 	build_full(f, d);
-	n = slim_zstd_deflate(sz, d->buf, d->len, z, DGRAM_CAP);
+	n = slim_zstd_deflate(sz, SLIM_ZSTD_FAST, d->buf, d->len, z, DGRAM_CAP);
 	expect_reject(f, z, hdr + 4, SLIM_ERR_ZSTD);
 
 	/* a new association has kept nothing */
@@ -858,7 +858,7 @@ static void test_history(void **state)
 	test_sink_clear(f->sink);
 	f->seq = applied + 10;
 	build_full(f, d);
-	n = slim_zstd_deflate(sz, d->buf, d->len, z, DGRAM_CAP);
+	n = slim_zstd_deflate(sz, SLIM_ZSTD_FAST, d->buf, d->len, z, DGRAM_CAP);
 	expect_reject(f, z, n, SLIM_ERR_HISTORY);
 
 	slim_history_destroy(sent);
@@ -902,18 +902,18 @@ static void test_zstd(void **state)
 	build_full(f, d);
 	struct slim_zstd *sz = slim_zstd_create();
 	assert_non_null(sz);
-	size_t n = slim_zstd_deflate(sz, d->buf, d->len, z, DGRAM_CAP);
+	size_t n = slim_zstd_deflate(sz, SLIM_ZSTD_FAST, d->buf, d->len, z, DGRAM_CAP);
 	assert_true(n > 0 && n < d->len);
 	expect_accept(f, z, n);
 
 	/* cut anywhere, a byte more, or not saying its size */
 	for (size_t len = sizeof(struct slim_wire_dgram); len < n; len++) {
 		build_full(f, d);
-		slim_zstd_deflate(sz, d->buf, d->len, z, DGRAM_CAP);
+		slim_zstd_deflate(sz, SLIM_ZSTD_FAST, d->buf, d->len, z, DGRAM_CAP);
 		expect_reject(f, z, len, SLIM_ERR_ZSTD);
 	}
 	build_full(f, d);
-	n = slim_zstd_deflate(sz, d->buf, d->len, z, DGRAM_CAP);
+	n = slim_zstd_deflate(sz, SLIM_ZSTD_FAST, d->buf, d->len, z, DGRAM_CAP);
 	z[n] = 0;
 	expect_reject(f, z, n + 1, SLIM_ERR_ZSTD);
 	n = zstd_dgram(d, z, DGRAM_CAP, false);

@@ -653,9 +653,14 @@ static enum slim_error reject(struct slim_console_core *core, enum slim_error er
 {
 	core->stats.errors[err]++;
 	core->stats.bad++;
+	/*
+	 * A datagram that names one lost on the way as its dictionary (the
+	 * rest of a frame's chain, slim-history.h) is what a loss costs, not
+	 * bad input.
+	 */
 	if (slim_ratelimit(&core->log_limit, slim_now_us())) {
-		slim_log(SLIM_LOG_ERROR, "console: dropped datagram %u: %s", seq,
-			slim_error_str(err));
+		slim_log(err == SLIM_ERR_HISTORY ? SLIM_LOG_DEBUG : SLIM_LOG_ERROR,
+			"console: dropped datagram %u: %s", seq, slim_error_str(err));
 	}
 	return err;
 }

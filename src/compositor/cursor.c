@@ -133,7 +133,7 @@ void cursor_moved(struct slim_server *server)
 {
 	bool visible = !server->cursor_from_client || server->cursor_surface;
 	slim_link_cursor_pos(server->link, (int32_t)server->pointer_x,
-		(int32_t)server->pointer_y, visible);
+		(int32_t)server->pointer_y, visible, server->grab.mode != SLIM_GRAB_NONE);
 }
 
 void cursor_resend(struct slim_server *server)

@@ -57,9 +57,11 @@ struct slim_link {
 	bool ack_delay;      /* it may hold an ACK SLIM_ACK_DELAY_MS (HELLO) */
 	/*
 	 * A datagram from the console is being handled: the pointer it moved
-	 * goes out after it, with the INPUT_ACK, in one datagram.
+	 * goes out after it, with the INPUT_ACK, in one datagram; or, when it
+	 * drags a window, with the next frame (pointer_in_frame), and the
+	 * INPUT_ACK waits for that frame too.
 	 */
-	bool receiving, cursor_moved;
+	bool receiving, cursor_moved, pointer_in_frame;
 
 	/* sound: coded for the attached console if it plays it */
 	enum slim_audio_codec audio_codec;

@@ -25,6 +25,11 @@
  * under the console's shortest retransmission timeout (30 ms).
  */
 #define LINK_INPUT_ACK_MS 5
+/*
+ * ... or this long when a frame is on its way with the pointer (a window
+ * dragged: the console's next refresh), still well under.
+ */
+#define LINK_INPUT_ACK_FRAME_MS 15
 /* A console that holds keys and is silent this long is taken to have let go. */
 #define LINK_HELD_SILENCE_MS 1000
 
@@ -303,7 +308,8 @@ static void acknowledge_input(struct slim_link *link)
 	slim_encoder_input_ack(link->enc, slim_input_seq_next(&link->input));
 	if (!link->input_ack_armed) {
 		link->input_ack_armed = true;
-		wl_event_source_timer_update(link->input_ack_timer, LINK_INPUT_ACK_MS);
+		wl_event_source_timer_update(link->input_ack_timer,
+			link->pointer_in_frame ? LINK_INPUT_ACK_FRAME_MS : LINK_INPUT_ACK_MS);
 	}
 	if (slim_input_seq_held_count(&link->input) > 0 && !link->held_timer_armed) {
 		link->held_timer_armed = true;
@@ -316,6 +322,8 @@ static int handle_input_ack_timeout(void *data)
 	struct slim_link *link = data;
 	link->input_ack_armed = false;
 	if (link->attached) {
+		/* a pointer that waited for a frame in vain goes too, with the INPUT_ACK */
+		slim_encoder_flush_cursor(link->enc);
 		slim_encoder_flush_input_ack(link->enc);
 	}
 	return 0;
@@ -357,6 +365,7 @@ static void from_console(struct slim_link *link, const uint8_t *buf, size_t len)
 	link->mic_seen = false;
 	uint32_t in_flight = slim_encoder_frames_in_flight(link->enc);
 	link->receiving = true;
+	link->pointer_in_frame = false;
 	enum slim_error err = slim_encoder_receive(link->enc, buf, len, handle_other, link);
 	link->receiving = false;
 	if (err != SLIM_OK) {
@@ -689,11 +698,16 @@ void slim_link_cursor_image(struct slim_link *link, const uint32_t *argb, uint32
 	}
 }
 
-void slim_link_cursor_pos(struct slim_link *link, int32_t x, int32_t y, bool visible)
+void slim_link_cursor_pos(struct slim_link *link, int32_t x, int32_t y, bool visible,
+		bool with_frame)
 {
 	if (link->attached) {
 		slim_encoder_cursor_pos(link->enc, x, y, visible);
-		if (link->receiving) {
+		if (with_frame && link->receiving) {
+			/* the INPUT_ACK's timer sends it if no frame came by then */
+			link->pointer_in_frame = true;
+			link->handler->want_frame(link->data);
+		} else if (link->receiving) {
 			link->cursor_moved = true; /* from_console sends it */
 		} else {
 			slim_encoder_flush_cursor(link->enc);

@@ -102,7 +102,13 @@ size_t slim_link_send_frame(struct slim_link *link, const struct slim_frame *fra
 /* Cursor changes go out at once: the console moves the pointer without a frame. */
 void slim_link_cursor_image(struct slim_link *link, const uint32_t *argb, uint32_t w,
 		uint32_t h, uint32_t hot_x, uint32_t hot_y);
-void slim_link_cursor_pos(struct slim_link *link, int32_t x, int32_t y, bool visible);
+/*
+ * The same for the position, or, moved by the console's input, with the
+ * next frame (with_frame): a window dragged moves in the frame, and the
+ * pointer with it costs no datagram of its own.
+ */
+void slim_link_cursor_pos(struct slim_link *link, int32_t x, int32_t y, bool visible,
+		bool with_frame);
 /* The screen was resized to what the console asked for: repaint everything. */
 void slim_link_resized(struct slim_link *link, uint32_t width, uint32_t height);
 

@@ -45,7 +45,8 @@ static int16_t clamp16(int32_t v)
 	return (int16_t)(v < INT16_MIN ? INT16_MIN : v > INT16_MAX ? INT16_MAX : v);
 }
 
-size_t slim_encoder_flush_cursor(struct slim_encoder *enc)
+/* What changed of the cursor, into the datagram being filled. */
+void cursor_put(struct slim_encoder *enc)
 {
 	if (enc->rec.cursor_lost) {
 		enc->rec.cursor_lost = false;
@@ -53,9 +54,8 @@ size_t slim_encoder_flush_cursor(struct slim_encoder *enc)
 		enc->cursor_pos_dirty = true;
 	}
 	if (!enc->cursor_image_dirty && !enc->cursor_pos_dirty) {
-		return 0;
+		return;
 	}
-	uint64_t datagrams = enc->stats.datagrams;
 	struct slim_packer *p = &enc->packer;
 	if (enc->cursor_image_dirty) {
 		struct slim_wire_cursor_image piece = enc->cursor;
@@ -70,6 +70,12 @@ size_t slim_encoder_flush_cursor(struct slim_encoder *enc)
 	}
 	emit_cursor_pos(p, clamp16(enc->cursor_x), clamp16(enc->cursor_y), enc->cursor_visible);
 	enc->cursor_pos_dirty = false;
-	packer_flush(p);
+}
+
+size_t slim_encoder_flush_cursor(struct slim_encoder *enc)
+{
+	uint64_t datagrams = enc->stats.datagrams;
+	cursor_put(enc);
+	packer_flush(&enc->packer);
 	return (size_t)(enc->stats.datagrams - datagrams);
 }

@@ -110,6 +110,9 @@ void recovery_note_copy(struct slim_recovery *rec, uint32_t seq, struct slim_rec
 uint32_t recovery_lost(struct slim_recovery *rec, uint32_t first, uint32_t last);
 uint32_t recovery_ack(struct slim_recovery *rec, uint32_t highest);
 
+/* cursor.c */
+void cursor_put(struct slim_encoder *enc);
+
 /* packer.c */
 
 struct slim_packer {
@@ -123,8 +126,14 @@ struct slim_packer {
 	uint32_t history_first;     /* its first datagram; 0: none */
 	/* datagrams up to this one may be confirmed without having arrived */
 	uint32_t history_floor;
+	bool history_chained;       /* the dictionary names datagrams of this frame */
+	uint32_t chain_after;       /* no chains before it: the network lost a datagram lately */
 	uint8_t *zbuf;        /* a datagram compressed, mtu bytes */
 	bool incompressible;  /* this datagram carries LZ4 or CSCS: it goes raw */
+	/* a frame is being encoded: its first datagram (0: none yet), time spent compressing */
+	bool in_frame;
+	uint32_t frame_first;
+	uint64_t frame_zstd_us;
 	uint32_t seq; /* of the datagram being filled, once it has a command */
 	size_t last_cmd; /* bytes of the last command reserved, header included */
 	uint32_t next_seq;
@@ -150,6 +159,10 @@ void packer_reset(struct slim_packer *p);
  */
 void packer_distrust_history(struct slim_packer *p);
 void packer_finish(struct slim_packer *p);
+/* The datagrams between these two calls are one frame's. */
+void packer_begin_frame(struct slim_packer *p);
+void packer_end_frame(struct slim_packer *p);
+void packer_network_lost(struct slim_packer *p);
 /* Largest body a single command can have in an empty datagram. */
 size_t packer_max_body(const struct slim_packer *p);
 size_t packer_room(const struct slim_packer *p);

@@ -172,6 +172,7 @@ size_t slim_encoder_frame(struct slim_encoder *enc, const struct slim_frame *fra
 	uint64_t start_us = slim_now_us();
 	uint64_t datagrams = enc->stats.datagrams;
 	uint64_t commands = enc->packer.commands;
+	packer_begin_frame(&enc->packer);
 
 	pixman_region32_t *work = &enc->work, *repair = &enc->rec.repair;
 	if (frame->damage) {
@@ -187,6 +188,8 @@ size_t slim_encoder_frame(struct slim_encoder *enc, const struct slim_frame *fra
 	}
 	pixman_region32_intersect_rect(repair, repair, 0, 0, enc->width, enc->height);
 
+	/* a pointer that waited for the frame (a window dragged) moves with it */
+	cursor_put(enc);
 	for (size_t i = 0; i < frame->n_moves; i++) {
 		encode_move(enc, &frame->moves[i]);
 	}
@@ -232,6 +235,7 @@ size_t slim_encoder_frame(struct slim_encoder *enc, const struct slim_frame *fra
 	}
 
 	if (enc->packer.commands == commands) {
+		packer_end_frame(&enc->packer);
 		return 0; /* nothing differs: an idle session sends nothing */
 	}
 	struct slim_wire_frame_end fe = {
@@ -242,10 +246,20 @@ size_t slim_encoder_frame(struct slim_encoder *enc, const struct slim_frame *fra
 	};
 	emit_frame_end(&enc->packer, &fe);
 	packer_flush(&enc->packer);
+	packer_end_frame(&enc->packer);
 	enc->frame_end_seq = enc->rec.last_sent;
 	enc->stats.frames++;
 	enc->stats.last_frame = enc->frame;
 	return (size_t)(enc->stats.datagrams - datagrams);
+}
+
+/* Datagrams the network lost (not those the pacer dropped): chains wait a while. */
+static void network_lost(struct slim_encoder *enc, uint32_t n)
+{
+	enc->stats.recovered_seqs += n;
+	if (n > 0) {
+		packer_network_lost(&enc->packer);
+	}
 }
 
 void slim_encoder_handle_ack(struct slim_encoder *enc, const struct slim_wire_ack *ack)
@@ -262,7 +276,7 @@ void slim_encoder_handle_ack(struct slim_encoder *enc, const struct slim_wire_ac
 	if (ack->echo_us != 0 && ack->echo_us <= now) {
 		enc->stats.rtt_us = now - ack->echo_us;
 	}
-	enc->stats.recovered_seqs += recovery_ack(&enc->rec, ack->highest_seq);
+	network_lost(enc, recovery_ack(&enc->rec, ack->highest_seq));
 }
 
 void slim_encoder_handle_nack(struct slim_encoder *enc, const struct slim_cmd *nack)
@@ -273,7 +287,7 @@ void slim_encoder_handle_nack(struct slim_encoder *enc, const struct slim_cmd *n
 	for (size_t i = 0; i < nack->nack.count; i++) {
 		struct slim_wire_seq_range r;
 		slim_nack_get(nack, i, &r);
-		enc->stats.recovered_seqs += recovery_lost(&enc->rec, r.first, r.last);
+		network_lost(enc, recovery_lost(&enc->rec, r.first, r.last));
 	}
 }
 
@@ -290,7 +304,7 @@ void slim_encoder_timeout(struct slim_encoder *enc)
 {
 	struct slim_recovery *rec = &enc->rec;
 	if (rec->last_sent != rec->confirmed) {
-		enc->stats.recovered_seqs += recovery_lost(rec, rec->confirmed + 1, rec->last_sent);
+		network_lost(enc, recovery_lost(rec, rec->confirmed + 1, rec->last_sent));
 	}
 	/* Whatever was in flight is now accounted for. */
 	enc->stats.acked_frame = enc->stats.last_frame;

@@ -100,6 +100,7 @@ struct slim_encoder_stats {
 	uint64_t frames, datagrams, bytes;
 	uint64_t compressed;     /* datagrams that went through zstd */
 	uint64_t with_history;   /* of them, those with earlier datagrams as the dictionary */
+	uint64_t chained;        /* of those, the ones naming their frame's earlier datagrams */
 	uint64_t split;          /* filled past what fit compressed: the rest moved on */
 	uint64_t cache_stores;   /* tiles the console was told to keep */
 	uint64_t commands[SLIM_STAT_KINDS];

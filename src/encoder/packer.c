@@ -94,26 +94,44 @@ size_t packer_room(const struct slim_packer *p)
  * The dictionary of the datagrams compressed next: the newest run of
  * datagrams the console confirmed, which both sides still keep (the
  * console kept all it applied that the server still keeps), at most
- * SLIM_HISTORY_DICT_MAX bytes. Chosen again only when a confirmation came.
+ * SLIM_HISTORY_DICT_MAX bytes. A frame's later datagrams may also name
+ * the frame's earlier ones, confirmed or not, as a VNC server's zlib
+ * stream refers to what it sent a moment ago: the second datagram of a
+ * screenful of text then costs the glyphs the first did not have (a third
+ * off `seq 1 4000` in foot). Such a chain holds at most CHAIN_DGRAMS
+ * datagrams: a loss costs at most the rest of its chain, each datagram
+ * that named the lost one being rejected and repainted as lost.
  */
 #define HISTORY_LOOKBACK 256
+#define CHAIN_DGRAMS 8
 
-static void choose_history(struct slim_packer *p)
+/*
+ * A link that loses pays for chains in repaints (3.5 more datagrams a
+ * loss in a long frame): none while it lost one of the last CHAIN_QUIET.
+ */
+#define CHAIN_QUIET 256
+
+void packer_network_lost(struct slim_packer *p)
+{
+	p->chain_after = p->next_seq + CHAIN_QUIET;
+}
+
+/*
+ * Names the newest run from `s` down of datagrams confirmed or, from
+ * `chain` on (0: none), sent in this frame.
+ */
+static void use_run(struct slim_packer *p, uint32_t s, uint32_t chain)
 {
 	const struct slim_recovery *rec = p->rec;
-	if (!p->history || (rec->confirmed == p->history_confirmed &&
-			(p->history_first == 0 || slim_history_has(p->history, p->history_first)))) {
-		return;
-	}
-	p->history_confirmed = rec->confirmed;
 	uint32_t first = 0, last = 0;
 	size_t total = 0;
-	uint32_t s = rec->confirmed;
 	for (int k = 0; k < HISTORY_LOOKBACK && s != 0 && (int32_t)(s - p->history_floor) > 0;
 			k++, s--) {
 		const struct seq_record *r = &rec->records[s % REC_RING];
 		size_t len = slim_history_len(p->history, s);
-		if (r->seq != s || r->state != REC_CONFIRMED || len == 0) {
+		bool named = (chain != 0 && (int32_t)(s - chain) >= 0) ||
+			(r->seq == s && r->state == REC_CONFIRMED);
+		if (!named || len == 0) {
 			if (last) {
 				break;
 			}
@@ -128,6 +146,65 @@ static void choose_history(struct slim_packer *p)
 	}
 	/* what the ring has written over since goes unnamed (the console may have too) */
 	p->history_first = slim_zstd_use_history(p->zstd, p->history, first, last) ? first : 0;
+}
+
+static void choose_history(struct slim_packer *p, bool chain)
+{
+	const struct slim_recovery *rec = p->rec;
+	if (!p->history) {
+		return;
+	}
+	uint32_t k = p->seq - p->frame_first;
+	uint32_t chain_from = p->frame_first + k / CHAIN_DGRAMS * CHAIN_DGRAMS;
+	if (chain && p->in_frame && p->frame_first != 0 && chain_from != p->seq &&
+			(int32_t)(p->seq - p->chain_after) >= 0) {
+		use_run(p, p->seq - 1, chain_from);
+		p->history_chained = true;
+		return;
+	}
+	/* the confirmed run is chosen again only when a confirmation came */
+	if (!p->history_chained && rec->confirmed == p->history_confirmed &&
+			(p->history_first == 0 || slim_history_has(p->history, p->history_first))) {
+		return;
+	}
+	p->history_chained = false;
+	p->history_confirmed = rec->confirmed;
+	use_run(p, rec->confirmed, 0);
+}
+
+/*
+ * Compresses the datagram of `len` raw bytes into p->zbuf: strongly and
+ * chained while the frame has spent less than FRAME_STRONG_US compressing
+ * (a menu's 10 datagrams, a screenful of text), fast and with the
+ * confirmed run after that (a whole screen of UI: each chained datagram
+ * digests a dictionary of its own, 0.1-0.2 ms). Returns its length, 0 when
+ * it goes raw.
+ */
+#define FRAME_STRONG_US 2000
+
+static size_t deflate(struct slim_packer *p, size_t len)
+{
+	uint64_t start = slim_now_us();
+	bool strong = p->frame_zstd_us < FRAME_STRONG_US;
+	choose_history(p, strong);
+	size_t z = slim_zstd_deflate(p->zstd, strong ? SLIM_ZSTD_STRONG : SLIM_ZSTD_FAST,
+		p->buf, len, p->zbuf, p->mtu);
+	if (p->in_frame) {
+		p->frame_zstd_us += slim_now_us() - start;
+	}
+	return z;
+}
+
+void packer_begin_frame(struct slim_packer *p)
+{
+	p->in_frame = true;
+	p->frame_first = 0;
+	p->frame_zstd_us = 0;
+}
+
+void packer_end_frame(struct slim_packer *p)
+{
+	p->in_frame = false;
 }
 
 /* A datagram's commands, as the console will keep them if it applies it. */
@@ -146,9 +223,25 @@ static void send_dgram(struct slim_packer *p, const uint8_t *buf, size_t len)
 	p->stats->bytes += len;
 }
 
+/* Sends the datagram of `raw` bytes compressed into `z` bytes of p->zbuf, or raw (z 0). */
+static void send_made(struct slim_packer *p, size_t raw, size_t z)
+{
+	if (z == 0) {
+		send_dgram(p, p->buf, raw);
+		return;
+	}
+	send_dgram(p, p->zbuf, z);
+	p->stats->compressed++;
+	p->stats->with_history += p->history_first != 0;
+	p->stats->chained += p->history_first != 0 && p->history_chained;
+}
+
 static void begin_dgram(struct slim_packer *p)
 {
 	p->seq = p->next_seq++;
+	if (p->in_frame && p->frame_first == 0) {
+		p->frame_first = p->seq;
+	}
 	if (p->next_seq == 0) {
 		p->next_seq = 1; /* 0 means "nothing yet" to the console */
 	}
@@ -258,19 +351,13 @@ static void send_part(struct slim_packer *p, size_t len)
 		part.len = end;
 		part.count = k;
 		slim_writer_finish(&part, p->seq, slim_now_us());
-		size_t z = slim_zstd_deflate(p->zstd, p->buf, end, p->zbuf, p->mtu);
+		size_t z = deflate(p, end);
 		if (z == 0 && end > p->mtu) {
 			target = (end - hdr) * 3 / 4;
 			continue;
 		}
 		remember(p, p->seq, end);
-		if (z) {
-			send_dgram(p, p->zbuf, z);
-			p->stats->compressed++;
-			p->stats->with_history += p->history_first != 0;
-		} else {
-			send_dgram(p, p->buf, end); /* one command always fits raw */
-		}
+		send_made(p, end, z); /* one command always fits raw */
 		p->stats->split++;
 		memmove(p->buf + hdr, p->buf + end, len - end);
 		p->w.len = hdr + len - end;
@@ -294,8 +381,7 @@ void packer_flush(struct slim_packer *p)
 		size_t len = slim_writer_finish(&p->w, p->seq, slim_now_us());
 		size_t z = 0;
 		if (p->zstd && !p->incompressible) {
-			choose_history(p);
-			z = slim_zstd_deflate(p->zstd, p->buf, len, p->zbuf, p->mtu);
+			z = deflate(p, len);
 		}
 		if (z == 0 && len > p->mtu) {
 			send_part(p, len);
@@ -303,16 +389,10 @@ void packer_flush(struct slim_packer *p)
 		}
 		/* the console keeps what it expands to */
 		remember(p, p->seq, len);
-		if (z) {
-			if (len > p->mtu) {
-				learn_ratio(p, len, z);
-			}
-			send_dgram(p, p->zbuf, z);
-			p->stats->compressed++;
-			p->stats->with_history += p->history_first != 0;
-		} else {
-			send_dgram(p, p->buf, len);
+		if (z && len > p->mtu) {
+			learn_ratio(p, len, z);
 		}
+		send_made(p, len, z);
 		empty(p);
 	}
 }

@@ -536,7 +536,7 @@ static void coding_corpus(void)
 	size_t raw = finish(&w, 1, false);
 	struct slim_zstd *z = slim_zstd_create();
 	static uint8_t packed[MTU];
-	size_t n = z ? slim_zstd_deflate(z, w.buf, raw, packed, sizeof(packed)) : 0;
+	size_t n = z ? slim_zstd_deflate(z, SLIM_ZSTD_FAST, w.buf, raw, packed, sizeof(packed)) : 0;
 	check(n > 0, "zstd datagram");
 	write_file(d, "zstd", packed, n);
 	slim_zstd_destroy(z);
@@ -574,7 +574,7 @@ static void coding_corpus(void)
 	put_palette(&w, rect(0, 16, 64, 16), 9, true);
 	put_frame_end(&w, 1, 1);
 	size_t again = finish(&w, 2, false);
-	second = slim_zstd_deflate(z, w.buf, again, two + first, sizeof(two) - first);
+	second = slim_zstd_deflate(z, SLIM_ZSTD_FAST, w.buf, again, two + first, sizeof(two) - first);
 	check(second > 0, "history datagram");
 	write_file(d, "history", two, first + second);
 	slim_zstd_destroy(z);

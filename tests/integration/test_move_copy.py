@@ -1,5 +1,6 @@
 """Alt + drag moves a window; the console receives the move as COPY
-commands, not as the window's pixels again."""
+commands, not as the window's pixels again, and the pointer with each
+frame of the drag (it rides in the frame's datagrams)."""
 from slimtest import BTN_LEFT, KEY_LEFTALT, BACKGROUND, Session, log, run
 
 STEPS = 20
@@ -18,18 +19,24 @@ def test():
         s.motion(x0 + 128, y0 + 128)
         s.key(KEY_LEFTALT, True)
         s.button(BTN_LEFT, True)
-        for _ in range(STEPS):
+        for i in range(1, STEPS + 1):
             mark = s.console.mark()
             s.rmotion(*STEP)
             if s.console.next_frame(5, start=mark) is None:
                 s.fail('no frame after a motion step of the drag')
+            st = s.stats()
+            want = (x0 + 128 + i * STEP[0], y0 + 128 + i * STEP[1])
+            if (st['cursor_x'], st['cursor_y']) != want:
+                s.fail('after step %d of the drag the console shows the pointer at (%d, %d), '
+                       'not (%d, %d)' % (i, st['cursor_x'], st['cursor_y'], *want))
         s.button(BTN_LEFT, False)
         s.key(KEY_LEFTALT, False)
         s.settled()
         after = s.stats()
         d = {k: after[k] - before[k] for k in after}
-        log('during the drag: copy_px=%d fill_px=%d set_px=%d bitmap_px=%d frames=%d bytes=%d' % (
-            d['copy_px'], d['fill_px'], d['set_px'], d['bitmap_px'], d['frames'], d['bytes']))
+        log('during the drag: copy_px=%d fill_px=%d set_px=%d bitmap_px=%d frames=%d '
+            'datagrams=%d bytes=%d' % (d['copy_px'], d['fill_px'], d['set_px'], d['bitmap_px'],
+                                       d['frames'], d['datagrams'], d['bytes']))
         painted = d['set_px'] + d['bitmap_px'] + d['fill_px']
         if d['copy_px'] < 2 * painted:
             s.fail('the drag arrived mostly as pixels, not moves: copy_px=%d, '
