@@ -265,7 +265,10 @@ static void test_hello(void **state)
 	console_close(&c);
 }
 
-/* A frame's ACK held for the next datagram sent: input carries it, a second frame or a loss sends it at once. */
+/*
+ * A frame's ACK held for the next datagram sent: input carries it; a second
+ * frame, a loss or a frame of several datagrams sends it at once.
+ */
 static void test_ack_delay(void **state)
 {
 	struct console c;
@@ -346,6 +349,21 @@ static void test_ack_delay(void **state)
 	open_upstream(&c, 0, &r, ASSOC, 1);
 	next_cmd(&r, &cmd, SLIM_CMD_ACK);
 	assert_int_equal(cmd.ack.frame, 5);
+	test_sink_clear(c.sink);
+
+	/* a frame of two datagrams: the server learns the link from its ACK, at once */
+	fe.frame = 6;
+	fe.report_from = 7;
+	begin(&c);
+	assert_true(slim_put_fill(&c.w, (struct slim_rect){ 0, 0, 10, 10 }, 0x0000ff00));
+	assert_int_equal(send_dgram(&c, 7, 1), SLIM_OK);
+	begin(&c);
+	assert_true(slim_put_frame_end(&c.w, &fe));
+	assert_int_equal(send_dgram(&c, 8, 1), SLIM_OK);
+	assert_int_equal(c.sink->n, 1);
+	open_upstream(&c, 0, &r, ASSOC, 1);
+	next_cmd(&r, &cmd, SLIM_CMD_ACK);
+	assert_int_equal(cmd.ack.frame, 6);
 	console_close(&c);
 }
 

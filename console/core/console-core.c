@@ -32,6 +32,7 @@ struct slim_console_core {
 	struct slim_rect damage[MAX_DAMAGE];
 	size_t n_damage;
 	uint64_t frame_received_us;
+	uint32_t frame_dgrams; /* datagrams of it applied so far */
 
 	struct slim_console_cursor cursor;
 	uint32_t cursor_serial;
@@ -256,6 +257,7 @@ void slim_console_core_hello(struct slim_console_core *core, const char *console
 	slim_input_queue_reset(&core->input, 1);
 	core->n_damage = 0;
 	core->frame_received_us = 0;
+	core->frame_dgrams = 0;
 	core->cursor = (struct slim_console_cursor){ 0 };
 	core->cursor_serial = 0;
 	/* a new association starts with an empty cache: the server knows nothing of it */
@@ -452,11 +454,14 @@ static void ack_frame(struct slim_console_core *core, const struct slim_wire_fra
 		.echo_us = echo_us,
 	};
 	/*
-	 * Nothing lost and nothing held yet: the ACK waits for the next
-	 * datagram we send. A second frame (the server may be waiting to send
-	 * a third) or a loss sends at once, the newest ACK covering both.
+	 * Nothing lost, nothing held yet and a frame of one datagram (a key's
+	 * echo): the ACK waits for the next datagram we send. A second frame
+	 * (the server may be waiting to send a third) or a loss sends at once,
+	 * the newest ACK covering both. So does the ACK of a frame of several
+	 * datagrams: the server learns the link's rate from it, and an ACK is
+	 * little beside such a frame.
 	 */
-	if (core->ack_delay && w.count == 0 && !core->ack_held) {
+	if (core->ack_delay && w.count == 0 && !core->ack_held && core->frame_dgrams <= 1) {
 		core->held_ack = ack;
 		core->held_us = ack.applied_us;
 		core->ack_held = true;
@@ -591,6 +596,7 @@ static void apply(struct slim_console_core *core, const struct slim_cmd *cmd,
 			core->events->presented(core->events_data, cmd->frame_end.frame, slim_now_us());
 		}
 		core->frame_received_us = 0;
+		core->frame_dgrams = 0;
 		break;
 	}
 }
@@ -771,8 +777,9 @@ enum slim_error slim_console_core_receive_at(struct slim_console_core *core,
 	}
 	uint64_t now = slim_now_us();
 	/* an acknowledgement of input alone is no part of a frame */
-	if (core->frame_received_us == 0 && !(n == 1 && core->cmds[0].type == SLIM_CMD_INPUT_ACK)) {
-		core->frame_received_us = now;
+	if (!(n == 1 && core->cmds[0].type == SLIM_CMD_INPUT_ACK)) {
+		core->frame_received_us = core->frame_received_us ? core->frame_received_us : now;
+		core->frame_dgrams++;
 	}
 	for (size_t i = 0; i < n; i++) {
 		apply(core, &core->cmds[i], hdr.time_us);

@@ -345,6 +345,8 @@ bool bench_session_attach(struct bench_session *s)
 		return false;
 	}
 	slim_console_core_set_events(s->core, &events, s);
+	/* as slimland-console does: a frame's ACK rides on the next upstream datagram */
+	slim_console_core_set_ack_delay(s->core, true);
 	if (s->link == BENCH_LINK_ATTACH) {
 		slim_console_core_set_token(s->core, token);
 	}
@@ -454,10 +456,18 @@ bool bench_session_wait_frame(struct bench_session *s, int timeout_ms)
 	uint64_t deadline = bench_now_us() + (uint64_t)timeout_ms * 1000;
 	static uint8_t buf[SLIM_MAX_MTU];
 	while (s->presented == before) {
-		int left = (int)(((int64_t)deadline - (int64_t)bench_now_us()) / 1000);
-		struct pollfd p = { .fd = s->fd, .events = POLLIN };
-		if (left <= 0 || poll(&p, 1, left) <= 0) {
+		uint64_t now = bench_now_us();
+		int left = (int)(((int64_t)deadline - (int64_t)now) / 1000);
+		if (left <= 0) {
 			return false;
+		}
+		/* the console's timers too, as slimland-console keeps them: held ACKs, input */
+		int due = slim_console_core_timeout_ms(s->core, now);
+		struct pollfd p = { .fd = s->fd, .events = POLLIN };
+		int ready = poll(&p, 1, due >= 0 && due < left ? due : left);
+		slim_console_core_tick(s->core, bench_now_us());
+		if (ready <= 0) {
+			continue;
 		}
 		ssize_t len;
 		uint64_t rx_us;
