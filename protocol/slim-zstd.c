@@ -2,10 +2,11 @@
  * zstd for whole datagrams, at two efforts. Fast (level 3): on the
  * anti-aliased text and flat UI a desktop sends, it takes a third to a half
  * off what PALETTE and BITMAP leave, at 10-40 us for a datagram's worth of
- * commands. Strong (level 7, lazy matching): 5-10% fewer bytes again, at
- * about twice the time and a third more to digest a dictionary (levels
- * from 13 on, binary trees, take over a millisecond to digest one of
- * 64 KiB: more than a keystroke's whole path). The frame has its content
+ * commands. Strong (level 7, lazy matching): 2-8% fewer bytes again
+ * (bench-bandwidth's drag, typing and menus), for up to twice the time to
+ * compress and a quarter more to digest a dictionary (levels from 13 on,
+ * binary trees, take over a millisecond to digest one of 64 KiB: more
+ * than a keystroke's whole path). The frame has its content
  * size and no checksum or dictionary id: DTLS already protects it.
  *
  * With a dictionary (SLIM_DGRAM_HISTORY), the server compresses with a

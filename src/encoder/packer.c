@@ -177,15 +177,17 @@ static void choose_history(struct slim_packer *p, bool chain)
  * chained while the frame has spent less than FRAME_STRONG_US compressing
  * (a menu's 10 datagrams, a screenful of text), fast and with the
  * confirmed run after that (a whole screen of UI: each chained datagram
- * digests a dictionary of its own, 0.1-0.2 ms). Returns its length, 0 when
- * it goes raw.
+ * digests a dictionary of its own, 0.1-0.2 ms). Outside a frame (a pointer
+ * or an INPUT_ACK alone) strongly, so that the next frame finds the
+ * confirmed run digested at its effort. Returns its length, 0 when it goes
+ * raw.
  */
 #define FRAME_STRONG_US 2000
 
 static size_t deflate(struct slim_packer *p, size_t len)
 {
 	uint64_t start = slim_now_us();
-	bool strong = p->frame_zstd_us < FRAME_STRONG_US;
+	bool strong = !p->in_frame || p->frame_zstd_us < FRAME_STRONG_US;
 	choose_history(p, strong);
 	size_t z = slim_zstd_deflate(p->zstd, strong ? SLIM_ZSTD_STRONG : SLIM_ZSTD_FAST,
 		p->buf, len, p->zbuf, p->mtu);
