@@ -594,6 +594,18 @@ int64_t slim_etcd_int(struct json_object *obj, const char *field)
 	return (*s && *end == '\0') ? n : 0;
 }
 
+struct json_object *slim_etcd_array(struct json_object *obj, const char *field, size_t *n)
+{
+	struct json_object *v;
+	*n = 0;
+	if (!obj || !json_object_object_get_ex(obj, field, &v) ||
+			!json_object_is_type(v, json_type_array)) {
+		return NULL;
+	}
+	*n = json_object_array_length(v);
+	return v;
+}
+
 void slim_etcd_prefix_end(const char *prefix, char *out, size_t size)
 {
 	snprintf(out, size, "%s", prefix);

@@ -88,6 +88,8 @@ struct json_object *slim_etcd_b64_str(const char *text);
 bool slim_etcd_unb64(struct json_object *obj, char *out, size_t size, size_t *len);
 /* etcd's int64 fields are JSON strings; absent or malformed: 0. */
 int64_t slim_etcd_int(struct json_object *obj, const char *field);
+/* The array `field` of `obj`, and its length in *n; absent or not an array: NULL, 0. */
+struct json_object *slim_etcd_array(struct json_object *obj, const char *field, size_t *n);
 /* The end of the range of keys under `prefix` (prefix with its last byte + 1). */
 void slim_etcd_prefix_end(const char *prefix, char *out, size_t size);
 

@@ -213,12 +213,11 @@ static struct json_object *create_txn(struct slim_group *group, const char *key,
 static int64_t holder(struct json_object *result)
 {
 	struct json_object *responses, *range, *kvs;
-	if (!json_object_object_get_ex(result, "responses", &responses) ||
-			json_object_array_length(responses) < 1 ||
+	size_t n;
+	if (!(responses = slim_etcd_array(result, "responses", &n)) || n < 1 ||
 			!json_object_object_get_ex(json_object_array_get_idx(responses, 0),
 				"response_range", &range) ||
-			!json_object_object_get_ex(range, "kvs", &kvs) ||
-			json_object_array_length(kvs) < 1) {
+			!(kvs = slim_etcd_array(range, "kvs", &n)) || n < 1) {
 		return 0;
 	}
 	return slim_etcd_int(json_object_array_get_idx(kvs, 0), "lease");
@@ -605,14 +604,12 @@ static void handle_watch_event(void *data, struct json_object *result, const cha
 		wl_event_source_timer_update(group->sync_retry, 1);
 		return;
 	}
-	struct json_object *events;
-	if (!json_object_object_get_ex(result, "events", &events)) {
-		return;
-	}
-	size_t n = json_object_array_length(events);
+	size_t n;
+	struct json_object *events = slim_etcd_array(result, "events", &n);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *ev = json_object_array_get_idx(events, i), *type, *kv;
 		bool deleted = json_object_object_get_ex(ev, "type", &type) &&
+			json_object_is_type(type, json_type_string) &&
 			strcmp(json_object_get_string(type), "DELETE") == 0;
 		if (json_object_object_get_ex(ev, "kv", &kv)) {
 			mirror_apply(group, kv, deleted);
@@ -647,19 +644,20 @@ static void handle_range_done(void *data, struct json_object *result, const char
 	}
 	kv_clear(&group->mirror);
 	group->mirror_len = 0;
-	struct json_object *kvs, *header;
-	if (json_object_object_get_ex(result, "kvs", &kvs)) {
-		size_t n = json_object_array_length(kvs);
-		for (size_t i = 0; i < n; i++) {
-			mirror_apply(group, json_object_array_get_idx(kvs, i), false);
-		}
+	struct json_object *header;
+	size_t n;
+	struct json_object *kvs = slim_etcd_array(result, "kvs", &n);
+	for (size_t i = 0; i < n; i++) {
+		mirror_apply(group, json_object_array_get_idx(kvs, i), false);
 	}
 	json_object_object_get_ex(result, "header", &header);
 	group->revision = slim_etcd_int(header, "revision");
 	group->mirror_ok = true;
 	slim_group_consoles_seed(group);
 	struct json_object *create = range_body(group);
-	json_object_object_add(create, "start_revision", json_object_new_int64(group->revision + 1));
+	/* the watch goes on from the revision after (one that says INT64_MAX: no etcd's) */
+	int64_t next = group->revision < INT64_MAX ? group->revision + 1 : INT64_MAX;
+	json_object_object_add(create, "start_revision", json_object_new_int64(next));
 	struct json_object *body = json_object_new_object();
 	json_object_object_add(body, "create_request", create);
 	group->watch_since_us = slim_manager_now(group->mgr);
