@@ -265,6 +265,16 @@ static void test_hello(void **state)
 	console_close(&c);
 }
 
+/* The one datagram the console sent: an ACK of `frame`, alone. */
+static void expect_lone_ack(struct console *c, uint32_t frame)
+{
+	struct slim_reader r;
+	struct slim_cmd cmd;
+	open_upstream(c, 0, &r, ASSOC, 1);
+	next_cmd(&r, &cmd, SLIM_CMD_ACK);
+	assert_int_equal(cmd.ack.frame, frame);
+}
+
 /*
  * A frame's ACK held for the next datagram sent: input carries it; a second
  * frame, a loss or a frame of several datagrams sends it at once.
@@ -318,9 +328,7 @@ static void test_ack_delay(void **state)
 	assert_true(slim_put_frame_end(&c.w, &fe));
 	assert_int_equal(send_dgram(&c, 3, 1), SLIM_OK);
 	assert_int_equal(c.sink->n, 1);
-	open_upstream(&c, 0, &r, ASSOC, 1);
-	next_cmd(&r, &cmd, SLIM_CMD_ACK);
-	assert_int_equal(cmd.ack.frame, 3);
+	expect_lone_ack(&c, 3);
 	test_sink_clear(c.sink);
 
 	/* a loss to report: NACK and ACK at once */
@@ -346,9 +354,7 @@ static void test_ack_delay(void **state)
 	assert_int_equal(c.sink->n, 0);
 	slim_console_core_tick(c.core, now + SLIM_ACK_DELAY_MS * 1000ull);
 	assert_int_equal(c.sink->n, 1);
-	open_upstream(&c, 0, &r, ASSOC, 1);
-	next_cmd(&r, &cmd, SLIM_CMD_ACK);
-	assert_int_equal(cmd.ack.frame, 5);
+	expect_lone_ack(&c, 5);
 	test_sink_clear(c.sink);
 
 	/* a frame of two datagrams: the server learns the link from its ACK, at once */
@@ -361,9 +367,7 @@ static void test_ack_delay(void **state)
 	assert_true(slim_put_frame_end(&c.w, &fe));
 	assert_int_equal(send_dgram(&c, 8, 1), SLIM_OK);
 	assert_int_equal(c.sink->n, 1);
-	open_upstream(&c, 0, &r, ASSOC, 1);
-	next_cmd(&r, &cmd, SLIM_CMD_ACK);
-	assert_int_equal(cmd.ack.frame, 6);
+	expect_lone_ack(&c, 6);
 	console_close(&c);
 }
 

@@ -148,17 +148,29 @@ static void use_run(struct slim_packer *p, uint32_t s, uint32_t chain)
 	p->history_first = slim_zstd_use_history(p->zstd, p->history, first, last) ? first : 0;
 }
 
+/*
+ * The first datagram of the chain p->seq belongs to, 0 when it starts one
+ * (a frame's first, every CHAIN_DGRAMS-th) or none may be made.
+ */
+static uint32_t chain_start(const struct slim_packer *p)
+{
+	if (!p->in_frame || p->frame_first == 0 || (int32_t)(p->seq - p->chain_after) < 0) {
+		return 0;
+	}
+	uint32_t k = p->seq - p->frame_first;
+	uint32_t from = p->frame_first + k / CHAIN_DGRAMS * CHAIN_DGRAMS;
+	return from != p->seq ? from : 0;
+}
+
 static void choose_history(struct slim_packer *p, bool chain)
 {
 	const struct slim_recovery *rec = p->rec;
 	if (!p->history) {
 		return;
 	}
-	uint32_t k = p->seq - p->frame_first;
-	uint32_t chain_from = p->frame_first + k / CHAIN_DGRAMS * CHAIN_DGRAMS;
-	if (chain && p->in_frame && p->frame_first != 0 && chain_from != p->seq &&
-			(int32_t)(p->seq - p->chain_after) >= 0) {
-		use_run(p, p->seq - 1, chain_from);
+	uint32_t from = chain ? chain_start(p) : 0;
+	if (from != 0) {
+		use_run(p, p->seq - 1, from);
 		p->history_chained = true;
 		return;
 	}
