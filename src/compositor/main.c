@@ -283,7 +283,12 @@ int main(int argc, char *argv[])
 	} else {
 		unsetenv("DISPLAY");
 	}
-	/* before any client, so that the first finds its sound server */
+	/*
+	 * Before any client, so that the first finds its bus and its sound
+	 * server; after WAYLAND_DISPLAY and DISPLAY, which the services the
+	 * bus starts take from it.
+	 */
+	server.session_bus = slim_session_bus_start(server.sched);
 	if (audio) {
 		server_start_audio(&server);
 	}
