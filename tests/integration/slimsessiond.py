@@ -17,12 +17,14 @@ homes, the PAM file, the runtime and cgroup directories the manager made.
 """
 import os
 import pwd
+import select
 import signal
 import subprocess
 import time
 
-from slimtest import (Console, Process, Session, TestSkip, _reap_orphans, free_udp_port,
-                      images_equal, log, require_programs, scaled, _rgb)
+from slimtest import (BACKGROUND, Console, Process, Session, TestSkip, _reap_orphans,
+                      fraction_not, free_udp_port, images_equal, log, require_programs, scaled,
+                      _rgb)
 
 PASSWORD = 'Flow-pass.42'
 
@@ -51,6 +53,8 @@ def _pids_of_user(uid):
 
 
 def _pids_of(uids):
+    """The processes of these users that run (a zombie has ended: only its
+    parent's wait is missing, which for an orphan is this test's)."""
     pids = []
     for name in os.listdir('/proc'):
         if not name.isdigit():
@@ -58,6 +62,8 @@ def _pids_of(uids):
         try:
             with open('/proc/%s/status' % name) as f:
                 for line in f:
+                    if line.startswith('State:') and line.split()[1] == 'Z':
+                        break
                     if line.startswith('Uid:'):
                         if int(line.split()[1]) in uids:
                             pids.append(int(name))
@@ -392,14 +398,17 @@ class ManagerSession(Session):
 
     # -- consoles
     def approved_console(self, console_id, size, env=None, extra_args=(), host=None):
-        """A new console, approved by the administrator, settled on its greeter;
-        host: a slimnet.Host it runs in."""
+        """A new console, approved by the administrator, settled on its greeter's
+        form (what it types then reaches the form); host: a slimnet.Host it runs in."""
         console = self.start_managed_console(console_id, size, env=env, extra_args=extra_args,
                                              host=host)
         console.wait_for('manager refused pending', 15)
         self.ctl('approve', console.id)
         console.wait_for('attached', 20)
         self.wait_console_state(console.id, 'greeter', timeout=30)
+        # the compositor's screen comes before the greeter's window does
+        self.wait_screen(lambda img: fraction_not(img, BACKGROUND) > 0.5, 'the greeter window',
+                         timeout=30, console=console)
         self.settled(console=console, quiet=0.5)
         return console
 
@@ -421,21 +430,72 @@ class ManagerSession(Session):
         self.consoles.append(console)
         return console
 
-    # -- the compositors' screens
-    def compositor_display(self, user, log_name):
-        """A compositor's WAYLAND_DISPLAY, from its log (the latest one there)."""
+    # -- the users' processes
+    def processes_of(self, uid):
+        """{pid: (pidfd, name)} of every process of the user now, for wait_gone."""
+        procs = {}
+        for pid in _pids_of({uid}):
+            try:
+                fd = os.pidfd_open(pid)
+            except OSError:
+                continue  # gone already
+            try:
+                with open('/proc/%d/comm' % pid) as f:
+                    name = f.read().strip()
+            except OSError:
+                name = '?'
+            procs[pid] = (fd, name)
+        return procs
+
+    def wait_gone(self, procs, what, timeout=15):
+        """Every process of procs (processes_of) ends, each pidfd telling when;
+        closes them."""
+        deadline = time.monotonic() + scaled(timeout)
+        left = {fd: (pid, name) for pid, (fd, name) in procs.items()}
+        poller = select.poll()
+        for fd in left:
+            poller.register(fd, select.POLLIN)
+        try:
+            while left and time.monotonic() < deadline:
+                for fd, _ in poller.poll(max(1, (deadline - time.monotonic()) * 1000)):
+                    poller.unregister(fd)
+                    del left[fd]
+        finally:
+            for fd, _ in procs.values():
+                os.close(fd)
+        if left:
+            self.fail('%s: still running: %s' % (what, ', '.join(
+                '%s (%d)' % (name, pid) for pid, name in sorted(left.values()))))
+
+    # -- the compositors' logs and screens
+    def compositor_log(self, user, log_name):
+        """A compositor's log lines (RUN_DIR/log/USER/LOG_NAME.log)."""
         path = os.path.join(self.run_dir, 'log', user, log_name + '.log')
-        display = None
         try:
             with open(path, errors='replace') as f:
-                for line in f:
-                    if 'WAYLAND_DISPLAY=' in line:
-                        display = line.split('WAYLAND_DISPLAY=', 1)[1].strip()
+                return f.read().splitlines()
         except OSError:
-            pass
+            return []
+
+    def compositor_display(self, user, log_name):
+        """A compositor's WAYLAND_DISPLAY, from its log (the latest one there)."""
+        display = None
+        for line in self.compositor_log(user, log_name):
+            if 'WAYLAND_DISPLAY=' in line:
+                display = line.split('WAYLAND_DISPLAY=', 1)[1].strip()
         if display is None:
-            self.fail('no WAYLAND_DISPLAY in %s' % path)
+            self.fail('no WAYLAND_DISPLAY in %s/%s.log' % (user, log_name))
         return display
+
+    def assert_no_xwayland(self, user, log_name):
+        """The compositor never started Xwayland, as no X11 program ran in it
+        (a GTK program finding no session bus starts one through X11, where
+        dbus-x11 is installed: Xwayland for nothing)."""
+        started = [l for l in self.compositor_log(user, log_name)
+                   if 'Starting Xwayland' in l or 'xwayland: ready' in l]
+        if started:
+            self.fail('%s/%s started Xwayland with no X11 program: %s' % (user, log_name,
+                                                                         started[0]))
 
     def grim_of(self, runtime_dir, display):
         path = self.shot_path('grim')
