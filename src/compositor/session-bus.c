@@ -73,7 +73,7 @@ static struct slim_session_bus *start(const char *runtime, struct slim_sched *sc
 		return NULL;
 	}
 	setenv("DBUS_SESSION_BUS_ADDRESS", line, true);
-	slim_log(SLIM_LOG_INFO, "session bus: %s", line);
+	slim_log(SLIM_LOG_INFO, "D-Bus programs use DBUS_SESSION_BUS_ADDRESS=%s", line);
 	return bus;
 }
 

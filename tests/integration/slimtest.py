@@ -290,6 +290,13 @@ def _reap_orphans():
 _become_subreaper()
 
 
+def xwayland_started(lines):
+    """The lines of a compositor's log saying that it started Xwayland (which it
+    does only for an X11 program: a GTK program finding no session bus is one,
+    as it starts a bus through X11 where dbus-x11 is installed)."""
+    return [l for l in lines if 'Starting Xwayland' in l or 'xwayland: ready' in l]
+
+
 def _sanitizer_report(lines):
     return [l for l in lines if 'runtime error:' in l or 'AddressSanitizer' in l
             or 'LeakSanitizer' in l or 'UndefinedBehaviorSanitizer' in l]
@@ -316,6 +323,10 @@ class Compositor(Process):
         self.display = line.split('WAYLAND_DISPLAY=', 1)[1].strip()
         x11 = [l for l in self.stderr.since(0) if 'X11 programs use DISPLAY=' in l]
         self.x11_display = x11[0].split('DISPLAY=', 1)[1].strip() if x11 else None
+        # its session bus, which its own children find in their environment
+        bus = [l for l in self.stderr.since(0) if 'DBUS_SESSION_BUS_ADDRESS=' in l]
+        self.bus_address = (bus[0].split('DBUS_SESSION_BUS_ADDRESS=', 1)[1].strip() if bus
+                            else 'disabled:')
 
     def log_since(self, mark):
         return self.stderr.since(mark)
@@ -665,6 +676,8 @@ class Session:
             'WAYLAND_DISPLAY': self.compositor.display,
             # X11 programs reach the session's Xwayland (started on their first connection)
             'DISPLAY': self.compositor.x11_display or '',
+            # without it a GTK program would start a bus through X11 (dbus-x11)
+            'DBUS_SESSION_BUS_ADDRESS': self.compositor.bus_address,
             'GDK_BACKEND': 'wayland',
             'GSETTINGS_BACKEND': 'keyfile',
             'SHELL': '/bin/sh',

@@ -2,12 +2,14 @@
 (protocol/session-manager.md §3): it keeps retrying while the socket is
 missing, says hello with the console's id, starts with the user name focused
 (Enter goes on to the password), submits on Enter with the password in hex,
-and can log in again after an error."""
+and can log in again after an error. It finds the session's bus, as a
+session's programs do: Xwayland never starts."""
 import os
 import socket
 import time
 
-from slimtest import BACKGROUND, Session, fraction_not, require_programs, run, scaled
+from slimtest import (BACKGROUND, Session, fraction_not, require_programs, run, scaled,
+                      xwayland_started)
 
 GREETER = os.environ.get('SLIMLAND_GREETER', '')
 
@@ -61,6 +63,9 @@ def test():
         s.settled()
         conn.close()
         server.close()
+        started = xwayland_started(s.compositor.stderr.since(0))
+        if started:
+            s.fail('the greeter\'s session started Xwayland: %s' % started[0])
 
 
 run(test)
