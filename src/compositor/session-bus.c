@@ -86,7 +86,7 @@ struct slim_session_bus *slim_session_bus_start(struct slim_sched *sched)
 	const char *runtime = getenv("XDG_RUNTIME_DIR");
 	struct slim_session_bus *bus = NULL;
 	if (!runtime || runtime[0] != '/') {
-		slim_log(SLIM_LOG_ERROR, "session bus: no XDG_RUNTIME_DIR to listen in: none");
+		slim_log(SLIM_LOG_ERROR, "session bus: none: no XDG_RUNTIME_DIR to listen in");
 	} else {
 		bus = start(runtime, sched);
 	}

@@ -323,7 +323,8 @@ class Compositor(Process):
         self.display = line.split('WAYLAND_DISPLAY=', 1)[1].strip()
         x11 = [l for l in self.stderr.since(0) if 'X11 programs use DISPLAY=' in l]
         self.x11_display = x11[0].split('DISPLAY=', 1)[1].strip() if x11 else None
-        # its session bus, which its own children find in their environment
+        # its session bus, which its own children find in their environment (none:
+        # an address that names none, as theirs says then)
         bus = [l for l in self.stderr.since(0) if 'DBUS_SESSION_BUS_ADDRESS=' in l]
         self.bus_address = (bus[0].split('DBUS_SESSION_BUS_ADDRESS=', 1)[1].strip() if bus
                             else 'disabled:')
