@@ -7,11 +7,12 @@ closes the PAM session, and the console is back at the greeter."""
 import os
 
 from slimsessiond import ManagerSession, _pids_of_user
-from slimtest import BACKGROUND, BTN_LEFT, fraction_not, log, require_programs, run
+from slimtest import (BACKGROUND, BTN_LEFT, fraction_not, log, require_programs, run,
+                      unique_name)
 
-USER = 'slimtest-desk'
-SERVICE = 'slimland-test-desk'
-GREETER_USER = 'slimtest-desk-gr'
+# run-unique names (slimrun.py): a user, its PAM service and the greeter user
+USER = SERVICE = unique_name('desk')
+GREETER_USER = unique_name('desk-gr')
 SIZE = (1024, 768)
 PANEL_H = 28
 PANEL = (0x33, 0x40, 0x50)

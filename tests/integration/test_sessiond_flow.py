@@ -24,11 +24,12 @@ import signal
 import time
 
 from slimsessiond import PASSWORD, ManagerSession, _pids_of_user
-from slimtest import BACKGROUND, KEY_ENTER, fraction_not, log, read_fifo, run, scaled
+from slimtest import (BACKGROUND, KEY_ENTER, fraction_not, log, read_fifo, run, scaled,
+                      unique_name)
 
-USER = 'slimtest-flow'
-SERVICE = 'slimland-test-flow'
-GREETER_USER = 'slimtest-flow-gr'
+# run-unique names (slimrun.py): a user, its PAM service and the greeter user
+USER = SERVICE = unique_name('flow')
+GREETER_USER = unique_name('flow-gr')
 CARD = '04c0ffee112233'
 UNKNOWN = '04deadbeef0000'
 SIZE_A = (1024, 768)

@@ -7,11 +7,23 @@
 #define SLIM_TEST_ROOT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
+/*
+ * This run's name for `label`: "TAG-label", TAG claimed as
+ * tests/integration/slimrun.py claims it (a lock on
+ * /var/lib/slimtest/TAG.lock held until the process ends), so that two runs
+ * at once never share a user, and what a killed run left is swept by the
+ * next integration test. Exits the test (status 1) if no tag can be had.
+ */
+void root_name(char *out, size_t size, const char *label);
 int root_run(const char *cmd);
 /* 0 when running as root and every tool (NULL-terminated) is there; else 77, said why. */
 int root_require(const char *test, const char *const *tools);
-/* Calls `cleanup` at exit and on SIGTERM or SIGINT, then dies of the signal. */
+/*
+ * Calls `cleanup` at exit (then drops the run's lock file) and on SIGTERM or
+ * SIGINT, then dies of the signal.
+ */
 void root_cleanup_on_exit(void (*cleanup)(void));
 /* A PAM service file, and a user with a password and no home. */
 bool root_add_user(const char *user, const char *password, const char *service_path,
