@@ -27,6 +27,7 @@ import pwd
 import shutil
 import signal
 import subprocess
+import threading
 import time
 
 from slimrun import cgroup_roots, passwd_tool, pids_of_uids, remove_cgroup_tree
@@ -59,8 +60,9 @@ class ManagerSession(Session):
                  host=None, startup='foot', extra_config=()):
         """host: a slimnet.Host the manager (and so its compositors) runs in,
         listening on its address; consoles go there too.
-        pam_hooks: the PAM service also takes a second to authenticate
-        (pam_exec sleep) and records, in the session phase, which process
+        pam_hooks: authentication waits at a gate while the test holds it
+        (hold_pam, release_pam; pam_exec) and the PAM service records, in
+        the session phase, which process
         opened and closed the session (pam_exec runs in the process calling
         pam_open_session: its child's $PPID), in self.pam_hook_log.
         extra_config: more lines of slimland.conf ('key = value'), after
@@ -120,7 +122,14 @@ class ManagerSession(Session):
             with open(hook, 'w') as f:
                 f.write('#!/bin/sh\necho "$PAM_TYPE $PPID" >>%s\n' % self.pam_hook_log)
             os.chmod(hook, 0o755)
-            auth_hook = 'auth required pam_exec.so /bin/sleep 1\n'
+            # a FIFO while the test holds the gate: authentication waits on it
+            self.pam_gate = os.path.join(self.tmp, 'pam-gate')
+            gate_hook = os.path.join(self.tmp, 'pam-gate-hook')
+            with open(gate_hook, 'w') as f:
+                f.write('#!/bin/sh\n[ -p "$1" ] && timeout 60 sh -c \'read _ < "$1"\' sh "$1"\n'
+                        'exit 0\n')
+            os.chmod(gate_hook, 0o755)
+            auth_hook = 'auth required pam_exec.so %s %s\n' % (gate_hook, self.pam_gate)
             session_hook = 'session required pam_exec.so %s\n' % hook
         with open(self.pam_path, 'w') as f:
             f.write('# slimland integration test %s: removed when it ends\n'
@@ -129,7 +138,7 @@ class ManagerSession(Session):
                     % (self.name, auth_hook, session_hook))
         self.made.append(('file', self.pam_path))
         status, out = passwd_tool(['useradd', '-r', '-M', '-d', '/nonexistent',
-                                    '-s', '/usr/sbin/nologin', self.greeter_user])
+                                   '-s', '/usr/sbin/nologin', self.greeter_user])
         if status != 0:
             raise RuntimeError('useradd %s: %s' % (self.greeter_user, out))
         self.made.append(('user', self.greeter_user))
@@ -166,6 +175,25 @@ class ManagerSession(Session):
         log('user %s (uid %d), greeter user %s (uid %d), PAM service %s, manager on '
             '%s:%d' % (self.user, self.pw.pw_uid, self.greeter_user,
                        self.greeter_pw.pw_uid, self.service, self.manager_host, self.port))
+
+    def hold_pam(self):
+        """From now on a login's authentication waits (pam_hooks) until release_pam."""
+        os.mkfifo(self.pam_gate, 0o600)
+
+    def release_pam(self, timeout=10):
+        """Lets the authentication that waits at the gate go on; fails
+        unless one comes to wait there within the timeout."""
+        opened = []
+        # opening a FIFO to write returns once its reader, the hook, has it open
+        t = threading.Thread(target=lambda: opened.append(os.open(self.pam_gate, os.O_WRONLY)),
+                             daemon=True)
+        t.start()
+        t.join(scaled(timeout))
+        if not opened:
+            self.fail('no authentication came to wait at the PAM gate')
+        os.write(opened[0], b'go\n')
+        os.close(opened[0])
+        os.unlink(self.pam_gate)
 
     def _kill_uids(self, uids):
         """Ends every process of these (test-made) users, by PID."""

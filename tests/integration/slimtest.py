@@ -34,7 +34,6 @@ import time
 import traceback
 
 import slimrun
-from slimrun import unique_name  # noqa: F401 (the tests' name for it)
 
 try:
     from PIL import Image, ImageChops
@@ -297,6 +296,7 @@ def _reap_orphans():
 _become_subreaper()
 # The run's tag, claimed before any child starts: they all carry it (SLIMTEST_RUN).
 slimrun.tag()
+unique_name = slimrun.unique_name
 
 
 def _sanitizer_report(lines):
