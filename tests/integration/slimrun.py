@@ -21,7 +21,7 @@ itself (what it finds is logged), and drops its lock file.
 
 Anything named TAG, TAG-... or TAG.... is the run's: keep that form (and
 useradd's limit of 32 characters, the kernel's 15 for interfaces).
-The C tests take their tag the same way (tests/test-run.c); their
+The C tests take their tag the same way (tests/run-tag.c); their
 leftovers are swept by the next Python test.
 """
 import atexit
@@ -312,9 +312,10 @@ def sweep(t, why):
         _kill_all(lambda: pids_of_uids(uids), 'users %s' % sorted(uids))
     for p in users:
         say('user %s (uid %d)' % (p.pw_name, p.pw_uid))
-        runtime = '/run/user/%d' % p.pw_uid
-        if os.path.isdir(runtime):
-            subprocess.run(['rm', '-rf', '--one-file-system', runtime])
+        # the runtime directories the manager made (src/sessiond/spawn.c)
+        for runtime in ('/run/user/%d' % p.pw_uid, '/run/slimland/user-%d' % p.pw_uid):
+            if os.path.isdir(runtime):
+                subprocess.run(['rm', '-rf', '--one-file-system', runtime])
         status, out = passwd_tool(['userdel', '-r', p.pw_name])
         if status not in (0, 12):  # 12: a -M user has no mail spool to remove
             _log('userdel %s: %s' % (p.pw_name, out.strip()))

@@ -9,13 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/*
- * This run's name for `label`: "TAG-label", TAG claimed as
- * tests/integration/slimrun.py claims it (a lock on
- * /var/lib/slimtest/TAG.lock held until the process ends), so that two runs
- * at once never share a user, and what a killed run left is swept by the
- * next integration test. Exits the test (status 1) if no tag can be had.
- */
+/* This run's name for `label`, "TAG-label" (tests/run-tag.h); exits (1) if none. */
 void root_name(char *out, size_t size, const char *label);
 int root_run(const char *cmd);
 /* 0 when running as root and every tool (NULL-terminated) is there; else 77, said why. */
