@@ -54,9 +54,9 @@ void slim_cgroup_policy_defaults(struct slim_cgroup_policy *policy);
 /*
  * One slimland.conf key of the policy: cgroups = on|off, weight_CLASS = 1
  * to 10000, hidden = idle|weight, detached = idle|fair, memory_low and
- * background_soft_limit = MiB, cgroup_slice = a directory name (letters,
- * digits, '.', '_', '-', not starting with '.'). 1 applied, 0 a bad value (nothing changed),
- * -1 not a key of the policy.
+ * background_soft_limit = MiB, cgroup_slice = a directory's name (letters,
+ * digits, '.', '_', '-', not starting with '.'). 1 applied, 0 a bad value
+ * (nothing changed), -1 not a key of the policy.
  */
 int slim_cgroup_policy_apply(struct slim_cgroup_policy *policy, const char *key,
 		const char *value);

@@ -656,8 +656,9 @@ class Session:
     def compositor_env(self, suppressions=LSAN_SUPPRESSIONS):
         env = self._env()
         # Sanitizer builds: leaks inside wlroots are suppressed by name, which
-        # needs whole stacks through its frame-pointer-less code (slimland
-        # unwinds allocations in full by default then); ours still count.
+        # needs whole stacks through its frame-pointer-less code (a sanitizer
+        # build of slimland unwinds allocations in full by default); ours
+        # still count.
         env['LSAN_OPTIONS'] = _join_options(env.get('LSAN_OPTIONS'),
                                             'suppressions=' + suppressions)
         return env
