@@ -15,6 +15,10 @@ $SLIMTEST_OUTDIR/NAME (default: ./integration-output/NAME).
 
 Environment: SLIMLAND, SLIMLAND_CONSOLE, SLIM_ECHO (the programs under test),
 SLIMTEST_TIMEOUT_SCALE (multiplies every timeout; sanitizer builds are slower).
+
+Each test process is a run of its own (slimrun.py): whatever it makes in
+the machine's shared namespaces is named with unique_name('label'), and
+what a killed run left behind is swept when the next one starts.
 """
 import contextlib
 import os
@@ -28,6 +32,8 @@ import tempfile
 import threading
 import time
 import traceback
+
+import slimrun
 
 try:
     from PIL import Image, ImageChops
@@ -288,6 +294,9 @@ def _reap_orphans():
 
 
 _become_subreaper()
+# The run's tag, claimed before any child starts: they all carry it (SLIMTEST_RUN).
+slimrun.tag()
+unique_name = slimrun.unique_name
 
 
 def xwayland_started(lines):
@@ -580,7 +589,7 @@ class Session:
         require_programs('grim')
         shutil.rmtree(self.outdir, ignore_errors=True)
         os.makedirs(self.outdir)
-        self.tmp = tempfile.mkdtemp(prefix='slimtest-')
+        self.tmp = slimrun.mkdtemp('s')
         self.runtime_dir = os.path.join(self.tmp, 'run')
         os.mkdir(self.runtime_dir, 0o700)
         self.home = os.path.join(self.tmp, 'home')
@@ -656,13 +665,14 @@ class Session:
             env.pop(var, None)
         return env
 
-    def compositor_env(self):
+    def compositor_env(self, suppressions=LSAN_SUPPRESSIONS):
         env = self._env()
         # Sanitizer builds: leaks inside wlroots are suppressed by name, which
-        # needs whole stacks through its frame-pointer-less code; ours still count.
+        # needs whole stacks through its frame-pointer-less code (a sanitizer
+        # build of slimland unwinds allocations in full by default); ours
+        # still count.
         env['LSAN_OPTIONS'] = _join_options(env.get('LSAN_OPTIONS'),
-                                            'suppressions=' + LSAN_SUPPRESSIONS)
-        env['ASAN_OPTIONS'] = _join_options(env.get('ASAN_OPTIONS'), 'fast_unwind_on_malloc=0')
+                                            'suppressions=' + suppressions)
         return env
 
     def console_env(self):

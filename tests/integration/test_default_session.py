@@ -13,11 +13,12 @@ installed, as on most desktop servers)."""
 import os
 
 from slimsessiond import ManagerSession
-from slimtest import BACKGROUND, BTN_LEFT, fraction_not, log, require_programs, run
+from slimtest import (BACKGROUND, BTN_LEFT, fraction_not, log, require_programs, run,
+                      unique_name)
 
-USER = 'slimtest-desk'
-SERVICE = 'slimland-test-desk'
-GREETER_USER = 'slimtest-desk-gr'
+# run-unique names (slimrun.py): a user, its PAM service and the greeter user
+USER = SERVICE = unique_name('desk')
+GREETER_USER = unique_name('desk-gr')
 SIZE = (1024, 768)
 PANEL_H = 28
 PANEL = (0x33, 0x40, 0x50)
