@@ -24,6 +24,7 @@ compositor's log fails the test.
 """
 import os
 import pwd
+import select
 import shutil
 import signal
 import subprocess
@@ -31,9 +32,9 @@ import threading
 import time
 
 from slimrun import cgroup_roots, passwd_tool, pids_of_uids, remove_cgroup_tree
-from slimtest import (LSAN_SUPPRESSIONS, Console, Process, Session, TestSkip, _reap_orphans,
-                      _sanitizer_report, free_udp_port, images_equal, log, require_programs,
-                      scaled, _rgb)
+from slimtest import (BACKGROUND, LSAN_SUPPRESSIONS, Console, Process, Session, TestSkip,
+                      _reap_orphans, _sanitizer_report, fraction_not, free_udp_port,
+                      images_equal, log, require_programs, scaled, xwayland_started, _rgb)
 
 PASSWORD = 'Flow-pass.42'
 
