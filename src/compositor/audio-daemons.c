@@ -1,4 +1,4 @@
-#define _GNU_SOURCE /* pipe2 */
+#define _GNU_SOURCE /* pipe2, struct ucred */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -49,7 +49,11 @@ static bool socket_answers(const char *path)
 	if (fd < 0) {
 		return false;
 	}
-	bool ok = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0;
+	/* Peer check: nothing is said on it, but only a daemon of our own uid is the user's */
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	bool ok = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0 &&
+		getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == getuid();
 	close(fd);
 	return ok;
 }

@@ -59,7 +59,8 @@ struct child_plan {
 	/* the compositor class's cgroup.procs in each hierarchy, made by the parent */
 	char cgroup_procs[SLIM_CGROUP_MAX_HIER][SLIM_CGROUP_PATH + 32];
 	size_t n_cgroup_procs;
-	char *argv[16];
+	char manager_uid[16];
+	char *argv[20];
 	char *envp[SLIM_SPAWN_MAX_ENV + 1];
 	int report_fd;
 };
@@ -362,6 +363,10 @@ bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spa
 	int a = 0;
 	plan.argv[a++] = (char *)req->slimland;
 	plan.argv[a++] = "--managed";
+	/* its control socket takes us alone: not the user's other processes, nor other greeters */
+	snprintf(plan.manager_uid, sizeof(plan.manager_uid), "%u", (unsigned)geteuid());
+	plan.argv[a++] = "--manager-uid";
+	plan.argv[a++] = plan.manager_uid;
 	plan.argv[a++] = "--listen";
 	plan.argv[a++] = (char *)(req->listen ? req->listen : "0.0.0.0:0");
 	if (req->clear) {

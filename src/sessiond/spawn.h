@@ -32,8 +32,8 @@ struct slim_spawn_result {
 };
 
 /*
- * Forks and execs `slimland --managed --listen L [--video-budget B] [--size WxH]
- * -s STARTUP`
+ * Forks and execs `slimland --managed --manager-uid EUID --listen L
+ * [--video-budget B] [--size WxH] -s STARTUP`
  * as the user, in a clean environment (HOME, USER, LOGNAME, SHELL, PATH,
  * LANG if set, XDG_RUNTIME_DIR, then req->env), with XDG_RUNTIME_DIR created when missing
  * (/run/user/UID if /run/user exists, else /run/slimland/user-UID; mode 0700,
