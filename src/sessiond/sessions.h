@@ -66,6 +66,8 @@ struct slim_manager_ops {
 	 */
 	void (*user_shown)(void *data, uid_t uid, bool shown);
 	void (*session_ended)(void *data, uid_t uid, uint32_t id);
+	/* A greeter is gone: its runtime directory goes, with all in it (NULL: kept). */
+	void (*greeter_ended)(void *data, const char *runtime_dir);
 };
 
 /*

@@ -6,6 +6,7 @@
  * close-on-exec pipe, so that slim_spawn_compositor() can say it failed.
  */
 #define _GNU_SOURCE /* getgrouplist, setgroups, pipe2 */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -253,6 +254,45 @@ static bool prepare_runtime_dir(const char *from_env, uid_t uid, gid_t gid,
 		return false;
 	}
 	return true;
+}
+
+/*
+ * What the directory `dfd` holds, removed as root in a directory its user
+ * filled: every step is relative to an open directory and none follows a
+ * symlink, so nothing outside it can be reached. Closes `dfd`.
+ */
+static void remove_contents(int dfd, int depth)
+{
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+				unlinkat(dirfd(d), e->d_name, 0) == 0 || errno != EISDIR || depth == 0) {
+			continue;
+		}
+		int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0) {
+			remove_contents(sub, depth - 1);
+			unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+		}
+	}
+	closedir(d);
+}
+
+void slim_spawn_remove_runtime_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		return;
+	}
+	remove_contents(fd, 8);
+	if (rmdir(dir) != 0) {
+		slim_log(SLIM_LOG_ERROR, "spawn: cannot remove %s: %s", dir, strerror(errno));
+	}
 }
 
 static const char *env_value(char *const *env, const char *name)

@@ -43,5 +43,10 @@ struct slim_spawn_result {
  * error).
  */
 bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spawn_result *out);
+/*
+ * A greeter's runtime directory and all in it, once the greeter is gone
+ * (its user may have left symlinks there: none is followed).
+ */
+void slim_spawn_remove_runtime_dir(const char *dir);
 
 #endif
