@@ -157,6 +157,12 @@ static void attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t 
 		refuse(link, conn, assoc, SLIM_REFUSE_BUSY, "this session is not yours to show");
 		return;
 	}
+	if (!slim_screen_fits(hello->width, hello->height)) {
+		/* before anything changes: the console attached (if any) goes on */
+		log_limited(link, id, "refused: " SLIM_REFUSE_TOO_LARGE_TEXT);
+		refuse(link, conn, assoc, SLIM_REFUSE_TOO_LARGE, SLIM_REFUSE_TOO_LARGE_TEXT);
+		return;
+	}
 	if (!link->managed && link->attached && !same && !silent) {
 		char text[128];
 		snprintf(text, sizeof(text), "this session already has a console (%s)",

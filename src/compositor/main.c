@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <wlr/util/log.h>
 #include "server.h"
+#include "slim-codec.h"
 #include "slim-log.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:5555"
@@ -129,7 +130,9 @@ static bool parse_size(const char *s, uint32_t *w, uint32_t *h)
 		return false;
 	}
 	unsigned long b = strtoul(end + 1, &end, 10);
-	if (*end || a == 0 || b == 0 || a > SLIM_MAX_DIM || b > SLIM_MAX_DIM) {
+	/* each side bounded before it is narrowed to 32 bits */
+	if (*end || a > SLIM_MAX_DIM || b > SLIM_MAX_DIM ||
+			!slim_screen_fits((uint32_t)a, (uint32_t)b)) {
 		return false;
 	}
 	*w = (uint32_t)a;
@@ -203,8 +206,9 @@ int main(int argc, char *argv[])
 			break;
 		case 'S':
 			if (!parse_size(optarg, &width, &height)) {
-				fprintf(stderr, "slimland: --size wants WxH, at most %ux%u, not '%s'\n",
-					SLIM_MAX_DIM, SLIM_MAX_DIM, optarg);
+				fprintf(stderr, "slimland: --size wants WxH, at most %u a side "
+					"and %u pixels, not '%s'\n", SLIM_MAX_DIM,
+					SLIM_MAX_SCREEN_PIXELS, optarg);
 				return 2;
 			}
 			break;

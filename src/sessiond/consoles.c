@@ -268,6 +268,16 @@ static void handle_hello(struct slim_manager *mgr, const struct slim_peer *peer,
 	if (!admitted(mgr, peer, hdr->assoc, id)) {
 		return;
 	}
+	if (!slim_screen_fits(cmd->hello.width, cmd->hello.height)) {
+		/* before the table changes: no greeter is started at that size */
+		if (slim_ratelimit(&mgr->log_rl, slim_now_us())) {
+			slim_log(SLIM_LOG_INFO, "console %s: HELLO at %ux%u refused: over %u pixels",
+				id, cmd->hello.width, cmd->hello.height, SLIM_MAX_SCREEN_PIXELS);
+		}
+		send_refuse(mgr, peer->conn, peer->from, hdr->assoc, SLIM_REFUSE_TOO_LARGE,
+			SLIM_REFUSE_TOO_LARGE_TEXT);
+		return;
+	}
 	uint64_t now = slim_manager_now(mgr);
 	struct slim_console *c = slim_manager_console(mgr, id);
 	/*
