@@ -25,9 +25,9 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "slim needs a little-e
 #define SLIM_MAX_DIM 8192
 /*
  * Most pixels a screen may have (two 3840x2160 monitors; with several
- * heads, their sum): a session costs its compositor about 12 bytes a
+ * heads, their sum): a session costs its compositor about 13 bytes a
  * pixel, so this bounds what one console can make it allocate to some
- * 200 MB. A HELLO over it is refused with SLIM_REFUSE_TOO_LARGE.
+ * 225 MB. A HELLO over it is refused with SLIM_REFUSE_TOO_LARGE.
  */
 #define SLIM_MAX_SCREEN_PIXELS (2u * 3840u * 2160u)
 
