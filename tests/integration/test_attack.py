@@ -24,7 +24,7 @@ Each attack is tried and must fail, with numbers:
      it got, and keeps no state for them (its memory grows by < 2 MB);
   5. the console quits, and a console holding the pairing key says HELLO at
      8192x8192 to the free session: refused as too large, the screen stays
-     as it was and the compositor grows by < 4 MB (it took 806 MB once); the
+     as it was and the compositor grows by < 32 MB (it took 806 MB once); the
      next console of a sane size is shown the session.
 """
 import os
@@ -200,7 +200,8 @@ def test():
             line, screen[0], screen[1], rss_before, rss_after))
         if screen != tuple(s.size):
             s.fail('the screen became %dx%d' % screen)
-        if rss_after - rss_before > 4096:
+        # the ASan heap drifts by a few MB after the flood; one buffer of that screen is 256 MB
+        if rss_after - rss_before > 32768:
             s.fail('the compositor grew by %d kB for a refused HELLO' % (rss_after - rss_before))
         big.quit()
         s.console = s.start_console(endpoint=['--server', server], host=desk)

@@ -196,9 +196,8 @@ def control_intruder(s, a):
     closed = [l for l in s.manager.stderr.since(mark) if 'control socket closed' in l]
     if closed:
         s.fail('the manager lost a control socket: %s' % closed)
-    with open(os.path.join(s.run_dir, 'log', GREETER_USER, 'greeter-%s.log' % a.id),
-              errors='replace') as f:
-        refused = [l for l in f if 'control: refused a connection from uid %d' % gw.pw_uid in l]
+    refused = [l for l in s.compositor_log(GREETER_USER, 'greeter-' + a.id)
+               if 'control: refused a connection from uid %d' % gw.pw_uid in l]
     if not refused:
         s.fail('the greeter\'s log does not say it refused the intruder')
     log('greeter: %s' % refused[-1].strip())
