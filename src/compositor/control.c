@@ -185,7 +185,10 @@ static int handle_connection(int fd, uint32_t mask, void *data)
 	return 0;
 }
 
-/* A file left at `path` by a compositor that died is taken over; a live one is not. */
+/*
+ * A file left at `path` by a compositor that died is taken over; a live one
+ * is not. Peer check: none to make, nothing is said on this connection.
+ */
 static bool path_in_use(const struct sockaddr_un *addr)
 {
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
