@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* struct ucred */
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,11 @@ static bool socket_answers(const char *path)
 	if (fd < 0) {
 		return false;
 	}
-	bool ok = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0;
+	/* Peer check: nothing is said on it, but only a daemon of our own uid is the user's */
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	bool ok = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0 &&
+		getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == getuid();
 	close(fd);
 	return ok;
 }
