@@ -1,7 +1,8 @@
 /*
  * The daemon's slim_manager_ops: logins in worker processes (login.c, which
- * runs PAM and spawn.c there), spawning greeters (spawn.c), the UDP
- * socket and the state file. Tests and fuzzers supply their own.
+ * runs PAM and spawn.c there), spawning greeters and ending what their
+ * uids left (spawn.c), the UDP socket and the state file. Tests and
+ * fuzzers supply their own.
  */
 #include <stdlib.h>
 #include "login.h"
@@ -18,9 +19,12 @@ static bool do_spawn(void *data, const struct slim_spawn_request *req,
 	return slim_spawn_compositor(req, out);
 }
 
-static void do_greeter_ended(void *data, const char *runtime_dir)
+static bool do_greeter_clear(void *data, uid_t uid, const char *runtime_dir)
 {
+	/* killed first: nothing of the uid can fill the directory again as it goes */
+	bool gone = slim_spawn_end_uid(uid);
 	slim_spawn_remove_runtime_dir(runtime_dir);
+	return gone;
 }
 
 static struct slim_login *do_login(void *data, struct wl_event_loop *loop,
@@ -102,5 +106,5 @@ const struct slim_manager_ops slim_backend_ops = {
 	.changed = do_changed,
 	.user_shown = do_user_shown,
 	.session_ended = do_session_ended,
-	.greeter_ended = do_greeter_ended,
+	.greeter_clear = do_greeter_clear,
 };
