@@ -93,7 +93,10 @@ static struct slim_session *spawn_greeter(struct slim_manager *mgr, uid_t uid,
 	struct slim_launch_bufs b;
 	struct slim_spawn_request req = slim_launch_request(mgr, id, user, mgr->config.greeter,
 		env, log_name, true, console, &b);
+	char name[96];
+	slim_uid_pool_name(&mgr->greeter_uids, uid, name, sizeof(name));
 	req.as_uid = uid;
+	req.as_name = name;
 	struct slim_spawn_result res = { .pid = -1, .pidfd = -1 };
 	int control_fd = -1;
 	if (!mgr->ops->spawn(mgr->ops_data, &req, &res, &control_fd)) {
@@ -132,14 +135,22 @@ static bool clear_uid(struct slim_manager *mgr, uid_t uid)
 	return false;
 }
 
+/* Its greeter is gone: the uid is free once nothing of it runs. */
+static void release_uid(struct slim_manager *mgr, uid_t uid)
+{
+	if (clear_uid(mgr, uid)) {
+		slim_uid_pool_set(&mgr->greeter_uids, uid, SLIM_UID_FREE);
+		slim_log(SLIM_LOG_DEBUG, "greeter uid %u: nothing of it runs; free", (unsigned)uid);
+	}
+}
+
 int slim_launch_uid_retry(void *data)
 {
 	struct slim_manager *mgr = data;
 	struct slim_uid_pool *pool = &mgr->greeter_uids;
 	for (uint32_t i = 0; i < pool->count && pool->ending; i++) {
-		uid_t uid = pool->first + i;
-		if (slim_uid_pool_state(pool, uid) == SLIM_UID_ENDING && clear_uid(mgr, uid)) {
-			slim_uid_pool_set(pool, uid, SLIM_UID_FREE);
+		if (pool->state[i] == SLIM_UID_ENDING) {
+			release_uid(mgr, pool->first + i);
 		}
 	}
 	return 0;
@@ -185,9 +196,7 @@ struct slim_session *slim_launch_greeter(struct slim_console *c)
 	struct slim_session *g = spawn_greeter(mgr, uid, env, log_name, c);
 	if (!g) {
 		/* what a failed start may have left goes, and the uid with it */
-		if (clear_uid(mgr, uid)) {
-			slim_uid_pool_set(&mgr->greeter_uids, uid, SLIM_UID_FREE);
-		}
+		release_uid(mgr, uid);
 		return NULL;
 	}
 	slim_greeter_link(c, g);
@@ -207,7 +216,5 @@ void slim_launch_greeter_ended(struct slim_session *g)
 			return;
 		}
 	}
-	if (clear_uid(mgr, g->uid)) {
-		slim_uid_pool_set(&mgr->greeter_uids, g->uid, SLIM_UID_FREE);
-	}
+	release_uid(mgr, g->uid);
 }

@@ -79,6 +79,7 @@ struct slim_manager *slim_manager_create(struct wl_event_loop *loop,
 		return NULL;
 	}
 	/* a greeter must never share a uid with a user, nor with a user's container */
+	mgr->greeter_uids.greeter_user = mgr->config.greeter_user;
 	slim_uid_pool_refuse_users(&mgr->greeter_uids, "/etc/subuid");
 	return mgr;
 }

@@ -407,10 +407,11 @@ bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spa
 	}
 
 	/* A clean environment: nothing of the manager's but LANG (and sanitizer_vars). */
+	const char *name = req->as_uid && req->as_name ? req->as_name : pw->pw_name;
 	int n = 0;
 	bool ok = env_add(plan.envp, &n, env_entry("HOME", plan.home)) &&
-		env_add(plan.envp, &n, env_entry("USER", pw->pw_name)) &&
-		env_add(plan.envp, &n, env_entry("LOGNAME", pw->pw_name)) &&
+		env_add(plan.envp, &n, env_entry("USER", name)) &&
+		env_add(plan.envp, &n, env_entry("LOGNAME", name)) &&
 		env_add(plan.envp, &n, env_entry("SHELL",
 			pw->pw_shell && *pw->pw_shell ? pw->pw_shell : "/bin/sh")) &&
 		env_add(plan.envp, &n, env_entry("PATH", SLIM_SPAWN_PATH)) &&

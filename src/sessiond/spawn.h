@@ -17,6 +17,7 @@ struct slim_spawn_request {
 	 * then opened by the manager, in a directory of the manager's.
 	 */
 	uid_t as_uid;
+	const char *as_name;    /* with as_uid: its name (USER, LOGNAME), or the user's */
 	const char *slimland;   /* path of the slimland binary */
 	const char *listen;     /* --listen, e.g. "0.0.0.0:0" */
 	const char *startup;    /* -s: the session's first client */

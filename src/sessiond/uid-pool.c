@@ -6,6 +6,20 @@
 #include "slim-log.h"
 #include "uid-pool.h"
 
+void slim_uid_pool_name(const struct slim_uid_pool *pool, uid_t uid, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s-%u", pool->greeter_user ? pool->greeter_user : "greeter",
+		(unsigned)uid);
+}
+
+/* Whether the user database's pw is a greeter's record of ours, not a user. */
+static bool ours(const struct slim_uid_pool *pool, const struct passwd *pw)
+{
+	char name[96];
+	slim_uid_pool_name(pool, pw->pw_uid, name, sizeof(name));
+	return pool->greeter_user && strcmp(pw->pw_name, name) == 0;
+}
+
 bool slim_uid_pool_init(struct slim_uid_pool *pool, uid_t first, uid_t last)
 {
 	*pool = (struct slim_uid_pool){ 0 };
@@ -85,7 +99,7 @@ uint32_t slim_uid_pool_refuse_users(struct slim_uid_pool *pool, const char *subu
 	struct passwd *pw;
 	setpwent();
 	while ((pw = getpwent())) {
-		if (slim_uid_pool_state(pool, pw->pw_uid) != SLIM_UID_REFUSED) {
+		if (slim_uid_pool_state(pool, pw->pw_uid) != SLIM_UID_REFUSED && !ours(pool, pw)) {
 			if (!refused++) {
 				snprintf(first_why, sizeof(first_why), "uid %u, user %s",
 					(unsigned)pw->pw_uid, pw->pw_name);
@@ -114,7 +128,7 @@ uid_t slim_uid_pool_take(struct slim_uid_pool *pool)
 		}
 		uid_t uid = pool->first + at;
 		struct passwd *pw = getpwuid(uid);
-		if (pw) {
+		if (pw && !ours(pool, pw)) {
 			slim_log(SLIM_LOG_ERROR, "greeter_uids: uid %u belongs to user %s: never used",
 				(unsigned)uid, pw->pw_name);
 			slim_uid_pool_set(pool, uid, SLIM_UID_REFUSED);

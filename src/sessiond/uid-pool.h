@@ -9,6 +9,7 @@
 #define SLIM_SESSIOND_UID_POOL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -32,6 +33,11 @@ enum slim_uid_state {
 };
 
 struct slim_uid_pool {
+	/*
+	 * The greeter user: a record named GREETER_USER-UID (userdb.h) is a
+	 * greeter's of ours, an earlier run's, not a user (NULL: none is).
+	 */
+	const char *greeter_user;
 	uid_t first;
 	uint32_t count;
 	uint8_t *state;  /* enum slim_uid_state, one per uid of the range */
@@ -61,6 +67,8 @@ uint32_t slim_uid_pool_refuse_users(struct slim_uid_pool *pool, const char *subu
 uid_t slim_uid_pool_take(struct slim_uid_pool *pool);
 /* A greeter found again after a restart runs as uid: used. False if it is not free. */
 bool slim_uid_pool_claim(struct slim_uid_pool *pool, uid_t uid);
+/* GREETER_USER-UID: what the greeter that runs as uid is called (USER, its userdb record). */
+void slim_uid_pool_name(const struct slim_uid_pool *pool, uid_t uid, char *buf, size_t size);
 /* USED -> ENDING (its greeter is gone), ENDING -> FREE (nothing of it runs). */
 void slim_uid_pool_set(struct slim_uid_pool *pool, uid_t uid, enum slim_uid_state state);
 
