@@ -3,13 +3,12 @@
  * user's session or a console's greeter is started with, through
  * slim_manager_ops so that tests start fakes. A user's session starts in a
  * login worker (logins.c); a greeter directly, as a uid of its own from
- * greeter_uids (uid-pool.h) with the greeter user's group, name and home.
+ * greeter_uids (uid-pool.h) with the greeter user's group and home.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "lines.h"

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 #include "spawn.h"
 #include "test-root.h"
+#include "userdb.h"
 
 /*
  * the user and its cgroup: the run's own (root_name); a second user's uid
@@ -407,6 +408,33 @@ static void test_end_uid(void **state)
 	assert_int_equal(waitpid(bystander, NULL, 0), bystander);
 }
 
+/* A greeter's user record: NAME.user, UID.user linking to it, both gone again. */
+static void test_userdb(void **state)
+{
+	char dir[128], path[200], link[200];
+	snprintf(dir, sizeof(dir), "%s/userdb", tmpdir);
+	assert_true(slim_userdb_add(dir, "gr-70001", 70001, 123, "/home/a \"b\"", "/bin/sh"));
+	snprintf(path, sizeof(path), "%s/gr-70001.user", dir);
+	snprintf(link, sizeof(link), "%s/70001.user", dir);
+	assert_string_equal(read_file(path), "{\"userName\":\"gr-70001\",\"uid\":70001,"
+		"\"gid\":123,\"homeDirectory\":\"/home/a \\\"b\\\"\",\"shell\":\"/bin/sh\","
+		"\"realName\":\"slimland greeter\",\"disposition\":\"dynamic\"}\n");
+	char target[64];
+	ssize_t n = readlink(link, target, sizeof(target) - 1);
+	assert_int_equal(n, strlen("gr-70001.user"));
+	target[n] = '\0';
+	assert_string_equal(target, "gr-70001.user");
+	/* again: replaced whole */
+	assert_true(slim_userdb_add(dir, "gr-70001", 70001, 124, "/", "/bin/sh"));
+	assert_non_null(strstr(read_file(path), "\"gid\":124,"));
+	assert_false(slim_userdb_add(dir, "../evil", 70002, 1, "/", "/bin/sh"));
+	slim_userdb_remove(dir, 70001);
+	struct stat st;
+	assert_int_equal(lstat(path, &st), -1);
+	assert_int_equal(lstat(link, &st), -1);
+	slim_userdb_remove(dir, 70001); /* nothing there: nothing done */
+}
+
 int main(void)
 {
 	static const char *const tools[] = { "/usr/sbin/useradd", NULL };
@@ -425,6 +453,7 @@ int main(void)
 		cmocka_unit_test(test_remove_runtime_dir),
 		cmocka_unit_test(test_spawn_as_uid),
 		cmocka_unit_test(test_end_uid),
+		cmocka_unit_test(test_userdb),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
