@@ -4,13 +4,13 @@
  * open as a console waiting for enrollment would: a DTLS handshake with
  * its own key, then HELLO every second. One that the manager closes, or
  * forgets, starts again a second later. At most a few handshakes are under
- * way at once (the manager takes 8 from one address).
+ * way at once (the manager takes 8 from one address), keys that never held
+ * a connection first.
  *
  * Says "knocked COUNT" once every key has held a connection, and at the
  * end (SECONDS, or SIGTERM) "knock handshakes=H closed=C forgotten=F
- * open=N peak=P" (handshakes
- * completed, connections the manager closed or forgot, connections open
- * now and at most at once).
+ * open=N peak=P": handshakes completed, connections the manager closed or
+ * forgot, connections open now and at most at once.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -180,6 +180,20 @@ static void receive(struct knocker *k, uint64_t now)
 	}
 }
 
+/* Handshakes begin in turn, keys that never held a connection first. */
+static void start_some(uint64_t now)
+{
+	for (int fresh = 1; fresh >= 0; fresh--) {
+		for (int i = 0; i < g.n && g.in_flight < IN_FLIGHT; i++) {
+			struct knocker *k = &g.k[(g.next + i) % g.n];
+			if (k->state == IDLE && now >= k->next_us && k->knocked != fresh) {
+				start(k, now);
+				g.next = (int)(k - g.k + 1) % g.n;
+			}
+		}
+	}
+}
+
 static bool open_socket(struct knocker *k, const struct addrinfo *ai)
 {
 	k->fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -233,13 +247,7 @@ int main(int argc, char **argv)
 	signal(SIGTERM, handle_term);
 	uint64_t end = slim_now_us() + (uint64_t)(seconds * 1e6);
 	for (uint64_t now = slim_now_us(); now < end && !ended; now = slim_now_us()) {
-		for (int i = 0; i < g.n && g.in_flight < IN_FLIGHT; i++) {
-			struct knocker *k = &g.k[(g.next + i) % g.n];
-			if (k->state == IDLE && now >= k->next_us) {
-				start(k, now);
-				g.next = (int)(k - g.k + 1) % g.n;
-			}
-		}
+		start_some(now);
 		for (int i = 0; i < g.n; i++) {
 			struct knocker *k = &g.k[i];
 			if (k->state == HANDSHAKE &&

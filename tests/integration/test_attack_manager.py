@@ -210,7 +210,7 @@ def attack(s, lan, srv, desk, atk):
     mark = a.mark()
     rss_before = rss_kb(s.manager.pid)
     knock = subprocess.Popen(atk.argv([os.environ['SLIM_KNOCK'], '%s:%d' % (srv.addr, s.port),
-                                       str(KNOCKERS), '60']),
+                                       str(KNOCKERS), '120']),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         started = time.monotonic()
