@@ -18,11 +18,20 @@ takeover, exhaustion), on the kernel's real network path (slimnet.py):
      starts, the manager answers no more bytes than it got, its memory grows
      by less than 4 MB, and the real console's greeter answers its keys all
      along;
-  4. a process of the greeter user outside the greeter (what another
+  4. the real console starts again while ClientHellos come from its own
+     address (any port) to the manager and to its greeter, 1,000 and then
+     20,000 a second: it is back on its greeter within ATTACH_BOUND
+     seconds, as without a flood, and the manager keeps it and its greeter;
+  5. KNOCKERS consoles with keys made up on the spot hold control
+     associations open (slim-knock: a HELLO a second, a new handshake a
+     second after one is pushed out), more than the manager's room for keys
+     not enrolled: they push each other out, never the real console, whose
+     greeter answers its keys meanwhile;
+  6. a process of the greeter user outside the greeter (what another
      console's greeter could run) connects to the greeter's control socket:
      it is closed at once, never said hello, and the greeter and the
      manager's hold on it go on;
-  5. an approved console says HELLO at 8192x8192: refused as too large, no
+  7. an approved console says HELLO at 8192x8192: refused as too large, no
      greeter started for it (one at that size took 806 MB), no place in the
      table, the manager grown by less than 4 MB.
 """
@@ -30,7 +39,7 @@ import os
 import subprocess
 import time
 
-from slimnet import Lan
+from slimnet import Lan, client_hellos
 from slimsessiond import ManagerSession, _pids_of
 from slimtest import KEY_A, log, rss_kb, run, scaled, unique_name
 
@@ -43,6 +52,14 @@ FLOOD = 20000
 # impostor, within the manager's 8 handshakes at a time from one address
 # (more wait their turn, which is the bound at work, and slow)
 IMPOSTORS = 6
+# ClientHellos a second from the console's address while it comes back
+FLOOD_RATES = (1000, 20000)
+# a console is back on its greeter in a fraction of a second; a flood used to keep it out
+# for as long as it lasted, and the manager forgot it after 30 s
+ATTACH_BOUND = 3.0
+KNOCKERS = 1100
+# the manager's room for connections of keys not enrolled (src/sessiond/consoles.c)
+UNENROLLED_ROOM = 256
 
 
 # what the intruder runs: connects, and prints what the socket says before it closes
@@ -81,6 +98,15 @@ def answers_keys(s, console):
     console.tap(KEY_A)
     if console.next_frame(scaled(10), start=mark) is None:
         s.fail('%s\'s greeter drew nothing for a key' % console.name)
+
+
+def back_seconds(s, console):
+    """Seconds from the console's first handshake with the manager to its
+    attach to the greeter it is sent to."""
+    console.wait_for('manager connecting', 15)
+    start = console.last_at
+    console.wait_for('attached', 15)
+    return console.last_at - start
 
 
 def test():
@@ -172,12 +198,75 @@ def attack(s, lan, srv, desk, atk):
         s.fail('%d consoles wait, not %d: %s' % (len(pending), IMPOSTORS + 1, pending))
     s.assert_shows(a, os.path.join(s.run_dir, 'greeter-' + a.id),
                    s.compositor_display(GREETER_USER, 'greeter-' + a.id))
+    for k in knockers:
+        k.quit()
+
+    # 4. the real console comes back while its own address floods the manager and its greeter
+    greeter = [l for l in a.stdout.since(0) if l.startswith('redirect ')][-1].split()[1]
+    hellos = [dict(d, src=desk.addr, sport=None) for d in client_hellos(handshake)]
+    hellos += [dict(d, dport=int(greeter.rsplit(':', 1)[1])) for d in hellos]
+    for rate in (0,) + FLOOD_RATES:
+        a.quit()
+        flood = atk.flood(hellos, rate, 60) if rate else None
+        try:
+            a = s.start_managed_console('desk', SIZE, host=desk)
+            seconds = back_seconds(s, a)
+        finally:
+            figures = flood.stop() if flood else None
+        redirect = [l for l in a.stdout.since(0) if l.startswith('redirect ')]
+        if not redirect or any(l != 'redirect ' + greeter for l in redirect):
+            s.fail('the console was not sent back to its greeter %s: %s' % (greeter, redirect))
+        if figures is None:
+            log('the console was back on its greeter in %.3f s without a flood' % seconds)
+            continue
+        packets, _, flood_seconds = figures
+        log('the console was back on its greeter in %.3f s while its address sent %d '
+            'ClientHellos a second to the manager and the greeter (%d in %.1f s)' % (
+                seconds, packets / flood_seconds, packets, flood_seconds))
+        if seconds > ATTACH_BOUND:
+            s.fail('the console took %.1f s to come back in a flood of %d ClientHellos a '
+                   'second from its address' % (seconds, rate))
+    a.wait_for('frame ', 10)
+    answers_keys(s, a)
+    if greeters(s) != 1:
+        s.fail('%d greeters run after the floods, not the real console\'s alone' % greeters(s))
+
+    # 5. more keys not enrolled than the manager has room for, holding associations open
+    mark = a.mark()
+    rss_before = rss_kb(s.manager.pid)
+    knock = subprocess.Popen(atk.argv([os.environ['SLIM_KNOCK'], '%s:%d' % (srv.addr, s.port),
+                                       str(KNOCKERS), '120']),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        started = time.monotonic()
+        line = knock.stdout.readline().decode()
+        if not line.startswith('knocked '):
+            s.fail('slim-knock: %r %s' % (line, knock.stderr.read().decode()))
+        log('%d keys not enrolled held a connection each within %.1f s' % (
+            KNOCKERS, time.monotonic() - started))
+        answers_keys(s, a)
+    finally:
+        knock.terminate()
+        out, err = knock.communicate(timeout=20)
+    rss_after = rss_kb(s.manager.pid)
+    figures = out.decode().strip()
+    log('slim-knock: %s; manager RSS %d -> %d kB' % (figures, rss_before, rss_after))
+    lost = [l for l in a.stdout.since(mark) if l.startswith(('manager connecting', 'connecting'))]
+    if lost:
+        s.fail('the real console lost its association with the manager or its greeter: %s'
+               % lost)
+    answers_keys(s, a)
+    knocked = dict(f.split('=') for f in figures.split()[1:])
+    # each key pushes out another once the room is full; a few closes may be on the way
+    if int(knocked['closed']) == 0 or int(knocked['open']) > UNENROLLED_ROOM + 8:
+        s.fail('the manager did not hold the keys not enrolled to %d connections: %s' % (
+            UNENROLLED_ROOM, figures))
     control_intruder(s, a)
     huge_screen(s, desk)
 
 
 def control_intruder(s, a):
-    """4. the greeter user's process at the greeter's control socket."""
+    """6. the greeter user's process at the greeter's control socket."""
     pids = greeter_pids(s)
     mark = s.manager.stderr.mark()
     path = os.path.join(s.run_dir, 'greeter-' + a.id, 'slimland-control')
@@ -204,7 +293,7 @@ def control_intruder(s, a):
 
 
 def huge_screen(s, desk):
-    """5. an approved console at 8192x8192."""
+    """7. an approved console at 8192x8192."""
     rss_before = rss_kb(s.manager.pid)
     big = s.start_managed_console('big', (8192, 8192), host=desk, name='big')
     big.wait_for('manager refused pending', 30)

@@ -64,6 +64,7 @@ static struct {
 	char last_expect[256]; /* the last `expect` a compositor was told */
 	char greeter_ended[8][256]; /* the runtime directories ops.greeter_ended was given */
 	int n_greeter_ended;
+	bool admitted[32]; /* console n's connection was admitted (ops.admit) */
 } t;
 
 __attribute__((format(printf, 2, 0)))
@@ -205,6 +206,13 @@ static void fake_send(void *data, struct slim_sec_conn *conn, const uint8_t *buf
 	s->to = addr_of((int)((uintptr_t)conn - 0x1000));
 }
 
+static void fake_admit(void *data, struct slim_sec_conn *conn)
+{
+	size_t n = (size_t)((uintptr_t)conn - 0x1000);
+	assert_true(n < sizeof(t.admitted) / sizeof(t.admitted[0]));
+	t.admitted[n] = true;
+}
+
 static uint64_t fake_now(void *data)
 {
 	return t.now_us;
@@ -299,6 +307,7 @@ static const struct slim_manager_ops ops = {
 	.login = fake_login,
 	.login_cancel = fake_login_cancel,
 	.send = fake_send,
+	.admit = fake_admit,
 	.now = fake_now,
 	.greeter_ended = fake_greeter_ended,
 };
@@ -1179,6 +1188,8 @@ static void test_enroll_approve(void **state)
 	assert_int_equal(refused(1), SLIM_REFUSE_PENDING);
 	assert_int_equal(t.n_comps, 0);
 	assert_null(slim_manager_console(t.mgr, "c1"));
+	/* its connection stays among those any other key not enrolled may push out */
+	assert_false(t.admitted[1]);
 	struct out o = { "" };
 	slim_ctl_run(t.mgr, "consoles", collect, &o);
 	assert_non_null(strstr(o.text, "console c1 pending 10.0.0.1:40001 "));
@@ -1191,6 +1202,7 @@ static void test_enroll_approve(void **state)
 	assert_int_equal(t.mgr->enroll.n_pending, SLIM_ENROLL_PENDING_MAX);
 	assert_int_equal(t.n_comps, 0);
 	assert_int_equal(wl_list_length(&t.mgr->consoles), 0);
+	assert_false(t.admitted[9]);
 	/* approved while it waits, connected: told at once to say HELLO again */
 	hello(1, 0x111, "c1");
 	t.n_sent = 0;
@@ -1198,9 +1210,11 @@ static void test_enroll_approve(void **state)
 	slim_ctl_run(t.mgr, "approve c1", collect, &o);
 	assert_string_equal(o.text, "console c1 approved\nok\n");
 	assert_int_equal(refused(1), SLIM_REFUSE_UNKNOWN);
+	assert_false(t.admitted[1]);
 	hello(1, 0x112, "c1");
 	assert_int_equal(t.n_comps, 1);
 	assert_true(last_comp()->greeter);
+	assert_true(t.admitted[1]);
 	/* a prefix too short, or of nobody */
 	o.text[0] = '\0';
 	slim_ctl_run(t.mgr, "approve x", collect, &o);
@@ -1214,6 +1228,7 @@ static void test_enroll_closed(void **state)
 	assert_int_equal(refused(1), SLIM_REFUSE_DENIED);
 	assert_int_equal(t.n_comps, 0);
 	assert_null(slim_manager_console(t.mgr, "c1"));
+	assert_false(t.admitted[1]);
 }
 
 /* Revoked: refused, out of the table, its session detached and running. */
