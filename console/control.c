@@ -342,13 +342,13 @@ static bool cmd_stats(struct slim_console_control *ctl, char **argv)
 		const struct slim_audio_stats *a = console_audio_stats(ctl->audio);
 		emit(ctl, "audio datagrams=%llu packets=%llu lost=%llu recovered=%llu "
 			"concealed=%llu late=%llu dup=%llu bad=%llu skipped=%llu repaired=%llu "
-			"depth_ms=%u jitter_us=%u", (unsigned long long)st->audio,
+			"unheard=%llu depth_ms=%u jitter_us=%u", (unsigned long long)st->audio,
 			(unsigned long long)a->packets, (unsigned long long)a->lost,
 			(unsigned long long)a->recovered, (unsigned long long)a->concealed,
 			(unsigned long long)a->late, (unsigned long long)a->duplicate,
 			(unsigned long long)a->bad, (unsigned long long)a->skipped,
-			(unsigned long long)a->repaired, a->depth_ms,
-			a->jitter_us);
+			(unsigned long long)a->repaired, (unsigned long long)a->unheard,
+			a->depth_ms, a->jitter_us);
 	}
 	return true;
 }

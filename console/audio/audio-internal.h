@@ -1,7 +1,8 @@
 /*
  * Between the console's sound (audio.c) and its devices (audio-alsa.c,
  * audio-pipewire.c): a device's threads pull 10 ms to play and push 10 ms
- * the microphone heard; both are safe from any thread.
+ * the microphone heard, one thread each (a thread may do both): neither
+ * waits, allocates or logs.
  */
 #ifndef SLIM_CONSOLE_AUDIO_INTERNAL_H
 #define SLIM_CONSOLE_AUDIO_INTERNAL_H
