@@ -37,6 +37,11 @@ void console_audio_pull(struct console_audio *audio, int16_t *pcm, uint64_t dela
 /* SLIM_AUDIO_FRAME mono samples the microphone heard. */
 void console_audio_push_mic(struct console_audio *audio, const int16_t *pcm);
 /*
+ * The device stopped for good, from any one thread: a session's sound
+ * server, which it must not play into (said from the loop).
+ */
+void console_audio_stop(struct console_audio *audio);
+/*
  * The sound server here is the session's own: no device is to be tried
  * after this one (ALSA's default goes to the same server, through
  * pipewire-alsa).

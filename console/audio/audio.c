@@ -8,6 +8,7 @@
  * allocates or takes a lock.
  */
 #define _GNU_SOURCE
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "audio-internal.h"
 #include "slim-audio-feed.h"
 #include "slim-log.h"
+#include "slim-pw-mark.h"
 #include "slim-ring.h"
 
 /* The speaker's jitter buffer: 20 ms on a quiet LAN, up to 200 ms. */
@@ -58,6 +60,9 @@ struct console_audio {
 	bool no_fallback; /* see console_audio_no_fallback */
 	int wake_fd;
 	uint64_t last_report_us;
+	uint64_t mic_sent;
+	atomic_bool stopped; /* see console_audio_stop */
+	bool said_stopped;
 
 	struct slim_audio_feed *speaker; /* the loop feeds it, the device plays it */
 	struct slim_ring *mic;           /* of struct mic_packet, from the device */
@@ -131,6 +136,12 @@ void console_audio_push_mic(struct console_audio *audio, const int16_t *pcm)
 	}
 }
 
+void console_audio_stop(struct console_audio *audio)
+{
+	atomic_store(&audio->stopped, true);
+	wake(audio);
+}
+
 void console_audio_no_fallback(struct console_audio *audio)
 {
 	audio->no_fallback = true;
@@ -182,6 +193,14 @@ struct console_audio *console_audio_create(const struct console_audio_config *co
 		ok = start_device(audio, &console_audio_pipewire, NULL, pw_err, sizeof(pw_err)) ||
 			(!audio->no_fallback &&
 			start_device(audio, &console_audio_alsa, alsa, err, sizeof(err)));
+		if (ok && audio->impl == &console_audio_alsa && slim_pw_marked()) {
+			/* ALSA's default may be a way into the same PipeWire (pipewire-alsa) */
+			audio->impl->destroy(audio->dev);
+			audio->dev = NULL;
+			snprintf(err, sizeof(err), "ALSA's default may play into the PipeWire here, "
+				"a session's own: the session would hear itself");
+			ok = false;
+		}
 		break;
 	case CONSOLE_AUDIO_PIPEWIRE:
 		ok = start_device(audio, &console_audio_pipewire, NULL, err, sizeof(err));
@@ -268,6 +287,11 @@ void console_audio_dispatch(struct console_audio *audio, bool send_mic)
 {
 	uint64_t n;
 	(void)!read(audio->wake_fd, &n, sizeof(n));
+	if (atomic_load(&audio->stopped) && !audio->said_stopped) {
+		audio->said_stopped = true;
+		slim_log(SLIM_LOG_ERROR, "audio: the PipeWire here is a session's own now (it has "
+			"\"Console speaker\"): the console's sound stops, the session would hear itself");
+	}
 	struct heard h;
 	while (slim_ring_read(audio->heard, &h, 1) == 1) {
 		if (audio->listener->heard) {
@@ -282,6 +306,7 @@ void console_audio_dispatch(struct console_audio *audio, bool send_mic)
 		m.p.data = m.data;
 		if (send_mic && audio->listener->microphone) {
 			audio->listener->microphone(audio->data, &m.p);
+			audio->mic_sent++;
 		}
 	}
 }
@@ -291,3 +316,7 @@ const struct slim_audio_stats *console_audio_stats(struct console_audio *audio)
 	return slim_audio_feed_stats(audio->speaker);
 }
 
+uint64_t console_audio_mic_sent(const struct console_audio *audio)
+{
+	return audio->mic_sent;
+}

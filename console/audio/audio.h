@@ -69,5 +69,7 @@ int console_audio_fd(const struct console_audio *audio);
 void console_audio_dispatch(struct console_audio *audio, bool send_mic);
 /* The playback's figures as of the device's last 10 ms. */
 const struct slim_audio_stats *console_audio_stats(struct console_audio *audio);
+/* MIC packets handed to the listener. */
+uint64_t console_audio_mic_sent(const struct console_audio *audio);
 
 #endif

@@ -15,6 +15,7 @@
 #include "audio-daemons.h"
 #include "sched.h"
 #include "slim-log.h"
+#include "slim-pw-mark.h"
 
 /* How long a daemon may take to answer, on a loaded machine. */
 #define ANSWER_TIMEOUT_MS 5000
@@ -30,6 +31,7 @@ static const char *const names[N_DAEMONS] = {
 
 struct slim_audio_daemons {
 	pid_t pid[N_DAEMONS]; /* 0: not started here */
+	int mark_fd;          /* the PipeWire's mark as a session's (slim-pw-mark.h), or -1 */
 };
 
 static void sleep_ms(long ms)
@@ -150,6 +152,12 @@ struct slim_audio_daemons *slim_audio_daemons_start(struct slim_sched *sched)
 	}
 	char socket_path[512];
 	snprintf(socket_path, sizeof(socket_path), "%s/pipewire-0", runtime);
+	/* before the PipeWire is there, or the session's nodes are: no console can miss it */
+	d->mark_fd = slim_pw_mark(socket_path);
+	if (d->mark_fd < 0) {
+		slim_log(SLIM_LOG_ERROR, "audio: cannot mark %s as the session's: %s (a console "
+			"beside the session may play into it)", socket_path, strerror(errno));
+	}
 	if (socket_answers(socket_path)) {
 		slim_log(SLIM_LOG_INFO, "audio: the user's PipeWire runs already");
 		return d;
@@ -210,6 +218,9 @@ void slim_audio_daemons_stop(struct slim_audio_daemons *d)
 			}
 			sleep_ms(5);
 		}
+	}
+	if (d->mark_fd >= 0) {
+		close(d->mark_fd);
 	}
 	free(d);
 }

@@ -5,7 +5,9 @@
  * any desktop: a session bus if there is none (WirePlumber needs one),
  * pipewire, wireplumber (which links streams and keeps the defaults) and
  * pipewire-pulse (PulseAudio clients; ALSA clients reach PipeWire through
- * pipewire-alsa). They die with the compositor.
+ * pipewire-alsa). They die with the compositor. Either PipeWire is marked
+ * as the session's first (slim-pw-mark.h), so that a console started
+ * beside the session keeps out of it.
  *
  * No wlroots and no libpipewire here: only processes.
  */
