@@ -93,7 +93,7 @@ bool slim_audio_feed_push(struct slim_audio_feed *feed, const struct slim_audio_
 		memcpy(e.data, p->data, e.p.len);
 	}
 	if (slim_ring_write(feed->ring, &e, 1) == 0) {
-		feed->dropped++;
+		feed->dropped += !again;
 		return false;
 	}
 	return true;
@@ -126,7 +126,7 @@ static void take(struct slim_audio_feed *feed, uint64_t now_us)
 	while (slim_ring_read(feed->ring, &e, 1) == 1) {
 		int32_t after = (int32_t)(e.generation - feed->played_generation);
 		if (after < 0) {
-			feed->stale++; /* of the stream before a reset */
+			feed->stale += !e.again; /* of the stream before a reset */
 			continue;
 		}
 		if (after > 0) {
@@ -136,7 +136,7 @@ static void take(struct slim_audio_feed *feed, uint64_t now_us)
 		}
 		/* signed: the feeder may have stamped it after `now_us` was read */
 		if ((int64_t)(now_us - e.arrival_us) > feed->stale_us) {
-			feed->stale++;
+			feed->stale += !e.again;
 			continue;
 		}
 		e.p.data = e.p.len > 0 ? e.data : NULL;
