@@ -97,7 +97,6 @@ def at_once(loaded, n):
             while not answers(socket_path):
                 if give_up.wait(0.001):
                     return
-            started['at'] = time.monotonic()
             started['console'] = s.start_console(console_id='beside', wait_attached=False,
                                                  extra_args=['--audio', 'auto'])
 
