@@ -302,6 +302,25 @@ static void test_config_keys(void **state)
 	assert_int_equal(slim_cgroup_policy_apply(&p, "detached", "fair"), 1);
 	assert_false(p.detached_idle);
 	assert_int_equal(slim_cgroup_policy_apply(&p, "listen", "x"), -1);
+	/* the slice: a directory's name, nothing that climbs or hides */
+	assert_string_equal(p.slice, "slimland.slice");
+	const char *bad[] = { "", ".", "..", ".x", "a/b", "../x", "a b", "a\nb" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(slim_cgroup_policy_apply(&p, "cgroup_slice", bad[i]), 0);
+	}
+	assert_string_equal(p.slice, "slimland.slice");
+	assert_int_equal(slim_cgroup_policy_apply(&p, "cgroup_slice", "st1x-a.slice"), 1);
+	assert_string_equal(p.slice, "st1x-a.slice");
+	/* the manager's paths go below it (v1: at the hierarchy's root) */
+	struct slim_cgroup_fs v1 = { .version = 1, .n = 1, .mount = { "/nonexistent" } };
+	char where[256], path[SLIM_CGROUP_PATH];
+	slim_cgroup_manager_base(&v1, p.slice, where, sizeof(where));
+	assert_string_equal(where, "/nonexistent/st1x-a.slice");
+	slim_cgroup_path(path, sizeof(path), 5, 2);
+	assert_string_equal(path, "st1x-a.slice/user-5.slice/session-2");
+	slim_cgroup_manager_base(&v1, "slimland.slice", where, sizeof(where));
+	slim_cgroup_path(path, sizeof(path), 5, 0);
+	assert_string_equal(path, "slimland.slice/user-5.slice");
 }
 
 int main(void)

@@ -39,7 +39,19 @@ void slim_cgroup_policy_defaults(struct slim_cgroup_policy *p)
 		.memory_low = 256ull << 20,
 		.background_soft_limit = 64ull << 20,
 		.detached_idle = true,
+		.slice = "slimland.slice",
 	};
+}
+
+/* A cgroup directory's name: no path, nothing hidden, nothing odd. */
+static bool slice_name_ok(const char *name, size_t size)
+{
+	size_t n = strlen(name);
+	if (n == 0 || n >= size || name[0] == '.') {
+		return false;
+	}
+	return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		"0123456789._-") == n;
 }
 
 static bool parse_number(const char *s, unsigned long max, unsigned long *out)
@@ -71,6 +83,12 @@ int slim_cgroup_policy_apply(struct slim_cgroup_policy *p, const char *key, cons
 	unsigned long v;
 	if (strcmp(key, "cgroups") == 0) {
 		return choose(value, "on", "off", &p->enabled);
+	} else if (strcmp(key, "cgroup_slice") == 0) {
+		if (!slice_name_ok(value, sizeof(p->slice))) {
+			return 0;
+		}
+		snprintf(p->slice, sizeof(p->slice), "%s", value);
+		return 1;
 	} else if (strcmp(key, "hidden") == 0) {
 		return choose(value, "idle", "weight", &p->hidden_idle);
 	} else if (strcmp(key, "detached") == 0) {
@@ -95,12 +113,15 @@ int slim_cgroup_policy_apply(struct slim_cgroup_policy *p, const char *key, cons
 	return -1;
 }
 
-/* slim_cgroup_manager_base's finding: "" or "system.slice/slimland-sessiond.service/" */
-static char base[128];
+/*
+ * slim_cgroup_manager_base's finding and the slice: "slimland.slice/" or
+ * "system.slice/slimland-sessiond.service/slimland.slice/"
+ */
+static char base[192] = "slimland.slice/";
 
 void slim_cgroup_path(char *out, size_t size, uid_t uid, uint32_t session_id)
 {
-	int n = snprintf(out, size, "%sslimland.slice/user-%u.slice", base, (unsigned)uid);
+	int n = snprintf(out, size, "%suser-%u.slice", base, (unsigned)uid);
 	if (session_id && n > 0 && (size_t)n < size) {
 		snprintf(out + n, size - (size_t)n, "/session-%u", session_id);
 	}
@@ -328,14 +349,15 @@ static void class_knobs(const struct slim_cgroup_fs *fs, size_t i, const char *d
 	}
 }
 
-void slim_cgroup_manager_base(const struct slim_cgroup_fs *fs, char *where, size_t where_len)
+void slim_cgroup_manager_base(const struct slim_cgroup_fs *fs, const char *slice,
+		char *where, size_t where_len)
 {
 	char own[SLIM_CGROUP_PATH], dir[SLIM_CGROUP_PATH + 160];
-	base[0] = '\0';
-	snprintf(where, where_len, "%s/slimland.slice", fs->mount[0]);
+	snprintf(base, sizeof(base), "%s/", slice);
+	snprintf(where, where_len, "%s/%s", fs->mount[0], slice);
 	if (fs->version != 2 || access("/run/systemd/system", F_OK) != 0 ||
 			!slim_cgroup_of(fs, getpid(), own, sizeof(own)) || !own[0] ||
-			strlen(own) + 2 > sizeof(base)) {
+			strlen(own) + strlen(slice) + 3 > sizeof(base)) {
 		return;
 	}
 	/* a restarted manager is in its "manager" child already */
@@ -351,13 +373,13 @@ void slim_cgroup_manager_base(const struct slim_cgroup_fs *fs, char *where, size
 	if (!path_join(dir, sizeof(dir), fs->mount[0], own, "manager") ||
 			(mkdir(dir, 0755) != 0 && errno != EEXIST) ||
 			!knob(dir, "cgroup.procs", "0")) {
-		snprintf(where, where_len, "%s/slimland.slice (cannot use the service's cgroup "
-			"%s: %s)", fs->mount[0], own, strerror(errno));
+		snprintf(where, where_len, "%s/%s (cannot use the service's cgroup %s: %s)",
+			fs->mount[0], slice, own, strerror(errno));
 		return;
 	}
-	snprintf(base, sizeof(base), "%s/", own);
-	snprintf(where, where_len, "%s/%sslimland.slice (the service's delegated cgroup)",
-		fs->mount[0], base);
+	snprintf(base, sizeof(base), "%s/%s/", own, slice);
+	snprintf(where, where_len, "%s/%s/%s (the service's delegated cgroup)", fs->mount[0], own,
+		slice);
 }
 
 bool slim_cgroup_session_create(const struct slim_cgroup_fs *fs,

@@ -4,7 +4,8 @@
  * delegates it to the user) and the compositor (which, as the user, moves
  * its clients between the session's classes):
  *
- *   slimland.slice/                    the manager's
+ *   slimland.slice/                    the manager's (slimland.conf's
+ *                                      cgroup_slice)
  *     user-UID.slice/                  one per user, equal weights; idle
  *                                      while none of the user's sessions
  *                                      has a console (`detached = idle`)
@@ -46,14 +47,16 @@ struct slim_cgroup_policy {
 	uint64_t memory_low;    /* v2 memory.low of compositor and interactive, bytes */
 	uint64_t background_soft_limit; /* v1 memory.soft_limit_in_bytes of background, hidden */
 	bool detached_idle;     /* a user none of whose sessions has a console: cpu.idle */
+	char slice[64];         /* the top of the manager's tree: "slimland.slice" */
 };
 
 void slim_cgroup_policy_defaults(struct slim_cgroup_policy *policy);
 /*
  * One slimland.conf key of the policy: cgroups = on|off, weight_CLASS = 1
  * to 10000, hidden = idle|weight, detached = idle|fair, memory_low and
- * background_soft_limit = MiB. 1 applied, 0 a bad value (nothing changed),
- * -1 not a key of the policy.
+ * background_soft_limit = MiB, cgroup_slice = a directory's name (letters,
+ * digits, '.', '_', '-', not starting with '.'). 1 applied, 0 a bad value
+ * (nothing changed), -1 not a key of the policy.
  */
 int slim_cgroup_policy_apply(struct slim_cgroup_policy *policy, const char *key,
 		const char *value);
@@ -63,7 +66,8 @@ int slim_cgroup_policy_apply(struct slim_cgroup_policy *policy, const char *key,
 
 /*
  * "slimland.slice/user-UID.slice", and with "/session-ID" (id not 0), below
- * the base slim_cgroup_manager_base set (none: the hierarchy's root).
+ * the base slim_cgroup_manager_base set (none: the hierarchy's root), in
+ * the slice it was given (none: slimland.slice).
  */
 void slim_cgroup_path(char *out, size_t size, uid_t uid, uint32_t session_id);
 
@@ -84,13 +88,15 @@ struct slim_cgroup_fs {
 bool slim_cgroup_fs_detect(struct slim_cgroup_fs *fs, const char *root, char *why, size_t why_len);
 
 /*
- * The manager at its start: where its tree goes. Run by systemd as a
+ * The manager at its start: where its tree goes, `slice` its top (the
+ * policy's, e.g. "slimland.slice"). Run by systemd as a
  * service (v2, its cgroup delegated with Delegate=yes): inside that
  * cgroup, the manager itself moved to a child "manager" (a v2 cgroup
  * whose children have controllers holds no process). Elsewhere: at the
  * root. Says where in `where`.
  */
-void slim_cgroup_manager_base(const struct slim_cgroup_fs *fs, char *where, size_t where_len);
+void slim_cgroup_manager_base(const struct slim_cgroup_fs *fs, const char *slice,
+		char *where, size_t where_len);
 
 /*
  * The manager, as root: creates `rel` (e.g. "slimland.slice/user-1000.slice/

@@ -1,44 +1,27 @@
-#define _GNU_SOURCE /* pipe2 */
+#define _GNU_SOURCE /* struct ucred */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include "audio-daemons.h"
-#include "sched.h"
+#include "daemons.h"
 #include "slim-log.h"
 #include "slim-pw-mark.h"
 
-/* How long a daemon may take to answer, on a loaded machine. */
+/* How long PipeWire may take to answer, on a loaded machine. */
 #define ANSWER_TIMEOUT_MS 5000
-/* How long a daemon may take to leave when told to. */
-#define EXIT_TIMEOUT_MS 1000
 
-enum daemon { BUS, PIPEWIRE, WIREPLUMBER, PULSE, N_DAEMONS };
-
-static const char *const names[N_DAEMONS] = {
-	[BUS] = "dbus-daemon", [PIPEWIRE] = "pipewire",
-	[WIREPLUMBER] = "wireplumber", [PULSE] = "pipewire-pulse",
-};
+enum daemon { PIPEWIRE, WIREPLUMBER, PULSE, N_DAEMONS };
 
 struct slim_audio_daemons {
-	pid_t pid[N_DAEMONS]; /* 0: not started here */
-	int mark_fd;          /* the PipeWire's mark as a session's (slim-pw-mark.h), or -1 */
+	struct slim_daemon d[N_DAEMONS]; /* pid 0: not started here */
+	int mark_fd; /* the PipeWire's mark as a session's (slim-pw-mark.h), or -1 */
 };
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
-	nanosleep(&ts, NULL);
-}
 
 static bool socket_answers(const char *path)
 {
@@ -51,92 +34,20 @@ static bool socket_answers(const char *path)
 	if (fd < 0) {
 		return false;
 	}
-	bool ok = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0;
+	/* Peer check: nothing is said on it, but only a daemon of our own uid is the user's */
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	bool ok = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0 &&
+		getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == getuid();
 	close(fd);
 	return ok;
 }
 
-/*
- * Starts argv[0] from PATH with `keep_fd` (or -1) left open across exec.
- * 0 if it could not be executed (said in the log): the exec's own errno
- * comes back through a close-on-exec pipe, whose end of file means it ran.
- */
-static pid_t start(const char *const argv[], int keep_fd, struct slim_sched *sched)
-{
-	int report[2];
-	if (pipe2(report, O_CLOEXEC) < 0) {
-		return 0;
-	}
-	pid_t pid = fork();
-	if (pid == 0) {
-		sigset_t all;
-		sigemptyset(&all);
-		sigprocmask(SIG_SETMASK, &all, NULL);
-		/* a compositor that dies, even by SIGKILL, takes its sound server along */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (keep_fd >= 0) {
-			fcntl(keep_fd, F_SETFD, 0);
-		}
-		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-		if (null >= 0) {
-			dup2(null, STDOUT_FILENO);
-		}
-		execvp(argv[0], (char *const *)argv);
-		int err = errno;
-		(void)!write(report[1], &err, sizeof(err));
-		_exit(127);
-	}
-	close(report[1]);
-	int err = 0;
-	ssize_t n = pid > 0 ? read(report[0], &err, sizeof(err)) : -1;
-	close(report[0]);
-	if (pid < 0 || n != 0) {
-		slim_log(SLIM_LOG_ERROR, "audio: cannot start %s: %s", argv[0],
-			strerror(pid < 0 ? errno : err));
-		if (pid > 0) {
-			waitpid(pid, NULL, 0);
-		}
-		return 0;
-	}
-	slim_sched_server(sched, pid);
-	return pid;
-}
-
-/* A session bus of the session's own, its address read from the daemon itself. */
-static bool start_bus(struct slim_audio_daemons *d, const char *runtime,
+static bool start(struct slim_audio_daemons *d, enum daemon which, const char *name,
 		struct slim_sched *sched)
 {
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0) {
-		return false;
-	}
-	char address[512], print[32];
-	snprintf(address, sizeof(address), "--address=unix:dir=%s", runtime);
-	snprintf(print, sizeof(print), "--print-address=%d", p[1]);
-	const char *const argv[] = { names[BUS], "--session", "--nofork", "--nopidfile",
-		address, print, NULL };
-	d->pid[BUS] = start(argv, p[1], sched);
-	close(p[1]);
-	char line[512];
-	size_t len = 0;
-	struct pollfd pfd = { .fd = p[0], .events = POLLIN };
-	while (d->pid[BUS] && len < sizeof(line) - 1 && !memchr(line, '\n', len) &&
-			poll(&pfd, 1, ANSWER_TIMEOUT_MS) == 1) {
-		ssize_t n = read(p[0], line + len, sizeof(line) - 1 - len);
-		if (n <= 0) {
-			break;
-		}
-		len += (size_t)n;
-	}
-	close(p[0]);
-	char *nl = memchr(line, '\n', len);
-	if (!nl) {
-		slim_log(SLIM_LOG_ERROR, "audio: the session bus did not say its address");
-		return false;
-	}
-	*nl = '\0';
-	setenv("DBUS_SESSION_BUS_ADDRESS", line, true);
-	return true;
+	const char *const argv[] = { name, NULL };
+	return slim_daemon_start(&d->d[which], argv, -1, sched, "audio");
 }
 
 struct slim_audio_daemons *slim_audio_daemons_start(struct slim_sched *sched)
@@ -162,30 +73,25 @@ struct slim_audio_daemons *slim_audio_daemons_start(struct slim_sched *sched)
 		slim_log(SLIM_LOG_INFO, "audio: the user's PipeWire runs already");
 		return d;
 	}
-	if (!getenv("DBUS_SESSION_BUS_ADDRESS") && !start_bus(d, runtime, sched)) {
-		goto fail;
-	}
-	const char *const pipewire[] = { names[PIPEWIRE], NULL };
-	if (!(d->pid[PIPEWIRE] = start(pipewire, -1, sched))) {
+	if (!start(d, PIPEWIRE, "pipewire", sched)) {
 		goto fail;
 	}
 	/* WirePlumber and pipewire-pulse give up on a PipeWire that does not answer yet */
 	int waited = 0;
 	while (!socket_answers(socket_path)) {
-		if (waited >= ANSWER_TIMEOUT_MS || waitpid(d->pid[PIPEWIRE], NULL, WNOHANG) != 0) {
+		if (waited >= ANSWER_TIMEOUT_MS ||
+				waitpid(d->d[PIPEWIRE].pid, NULL, WNOHANG) != 0) {
 			slim_log(SLIM_LOG_ERROR, "audio: pipewire did not answer at %s", socket_path);
 			goto fail;
 		}
-		sleep_ms(5);
+		poll(NULL, 0, 5);
 		waited += 5;
 	}
-	const char *const wireplumber[] = { names[WIREPLUMBER], NULL };
-	const char *const pulse[] = { names[PULSE], NULL };
-	if (!(d->pid[WIREPLUMBER] = start(wireplumber, -1, sched))) {
+	if (!start(d, WIREPLUMBER, "wireplumber", sched)) {
 		goto fail;
 	}
 	/* without it PulseAudio clients have no server; the rest still works */
-	d->pid[PULSE] = start(pulse, -1, sched);
+	start(d, PULSE, "pipewire-pulse", sched);
 	slim_log(SLIM_LOG_INFO, "audio: PipeWire started for this session");
 	return d;
 fail:
@@ -198,27 +104,7 @@ void slim_audio_daemons_stop(struct slim_audio_daemons *d)
 	if (!d) {
 		return;
 	}
-	for (int i = N_DAEMONS - 1; i >= 0; i--) {
-		if (d->pid[i] > 0) {
-			kill(d->pid[i], SIGTERM);
-		}
-	}
-	/* the event loop's SIGCHLD handler no longer runs: reap them here, boundedly */
-	for (int i = N_DAEMONS - 1; i >= 0; i--) {
-		for (int waited = 0; d->pid[i] > 0; waited += 5) {
-			pid_t r = waitpid(d->pid[i], NULL, WNOHANG);
-			if (r != 0) {
-				break; /* gone, or reaped by the SIGCHLD handler already */
-			}
-			if (waited >= EXIT_TIMEOUT_MS) {
-				slim_log(SLIM_LOG_ERROR, "audio: %s did not exit: killed", names[i]);
-				kill(d->pid[i], SIGKILL);
-				waitpid(d->pid[i], NULL, 0);
-				break;
-			}
-			sleep_ms(5);
-		}
-	}
+	slim_daemons_stop(d->d, N_DAEMONS);
 	if (d->mark_fd >= 0) {
 		close(d->mark_fd);
 	}

@@ -160,6 +160,22 @@ static bool load_pairing_key(const char *path, uint8_t key[SLIM_SEC_KEY_LEN])
 	return true;
 }
 
+#ifdef __SANITIZE_ADDRESS__
+/*
+ * Sanitizer builds (the tests'): allocations are unwound in full, through
+ * wlroots and libwayland, which keep no frame pointers. The tests' leak
+ * suppressions name a wlroots function (tests/integration/lsan.supp) that
+ * only a whole stack shows, and a compositor started by slimland-sessiond
+ * gets no options of the test's but the sanitizers' own variables. The
+ * environment's ASAN_OPTIONS still win.
+ */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "fast_unwind_on_malloc=0";
+}
+#endif
+
 int main(int argc, char *argv[])
 {
 	const char *startup = NULL, *pairing_key = NULL;
@@ -283,7 +299,12 @@ int main(int argc, char *argv[])
 	} else {
 		unsetenv("DISPLAY");
 	}
-	/* before any client, so that the first finds its sound server */
+	/*
+	 * Before any client, so that the first finds its bus and its sound
+	 * server; after WAYLAND_DISPLAY and DISPLAY, which the services the
+	 * bus starts take from it.
+	 */
+	server.session_bus = slim_session_bus_start(server.sched);
 	if (audio) {
 		server_start_audio(&server);
 	}

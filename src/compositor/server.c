@@ -318,6 +318,7 @@ void server_finish(struct slim_server *server)
 	wl_display_destroy_clients(server->display);
 	audio_destroy(server->audio);
 	slim_audio_daemons_stop(server->audio_daemons);
+	slim_session_bus_stop(server->session_bus);
 	wl_list_remove(&server->client_created.link);
 	wl_list_remove(&server->new_xdg_surface.link);
 	wl_list_remove(&server->new_layer_surface.link);

@@ -30,6 +30,8 @@
  *   yuv-shm.c  YUV client pixels: layouts and conversions (no wlroots)
  *   audio.c    the console's speaker and microphone in the session's PipeWire
  *   audio-daemons.c  the session's PipeWire, started if the user has none
+ *   session-bus.c  the session's D-Bus session bus, started if the user has none
+ *   daemons.c  starting and ending those daemons (no wlroots)
  *
  * wlroots is called from these files only, so that a port to a later
  * wlroots touches them and nothing else.
@@ -50,6 +52,7 @@
 #include "frame-pace.h"
 #include "link.h"
 #include "sched.h"
+#include "session-bus.h"
 #include "video-detect.h"
 
 struct wlr_output;
@@ -170,6 +173,7 @@ struct slim_server {
 	struct wl_event_source *sched_timer;
 	struct slim_video *video;
 	struct slim_protocol_check *protocol_check;
+	struct slim_session_bus *session_bus;
 	struct slim_audio_daemons *audio_daemons;
 	struct slim_audio *audio;
 	struct wlr_output *screen; /* screen.c: the console's screen */

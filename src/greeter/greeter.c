@@ -31,6 +31,7 @@ struct slim_greeter {
 	GIOChannel *channel;  /* NULL while the manager is unreachable */
 	guint watch, retry;
 	bool logged_in;
+	bool said_waiting; /* the log has been told of this outage */
 };
 
 static void set_message(struct slim_greeter *g, const char *text)
@@ -127,17 +128,30 @@ static gboolean try_connect(gpointer data)
 	g->retry = 0;
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	if (!g->socket_path || strlen(g->socket_path) >= sizeof(addr.sun_path)) {
+		fprintf(stderr, "slimland-greeter: SLIMLAND_GREETER_SOCKET is %s: "
+			"no session manager to reach\n", g->socket_path ? "too long" : "not set");
 		set_message(g, "Session manager unavailable");
 		return G_SOURCE_REMOVE; /* no path: retrying will not help */
 	}
 	strcpy(addr.sun_path, g->socket_path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
+		/* once an outage: the form says it too, but nobody may be looking */
+		if (!g->said_waiting) {
+			fprintf(stderr, "slimland-greeter: waiting for the session manager at %s "
+				"(%s); trying every %d s\n", g->socket_path, strerror(errno),
+				SLIM_GREETER_RETRY_S);
+			g->said_waiting = true;
+		}
 		if (fd >= 0) {
 			close(fd);
 		}
 		disconnect(g);
 		return G_SOURCE_REMOVE;
+	}
+	if (g->said_waiting) {
+		fprintf(stderr, "slimland-greeter: connected to the session manager\n");
+		g->said_waiting = false;
 	}
 	g->channel = g_io_channel_unix_new(fd);
 	g_io_channel_set_close_on_unref(g->channel, TRUE);

@@ -92,7 +92,7 @@ static void start_cgroups(const struct slim_cgroup_policy *policy)
 	} else if (!slim_cgroup_fs_detect(&fs, "/sys/fs/cgroup", where, sizeof(where))) {
 		slim_log(SLIM_LOG_INFO, "cgroups: %s: sessions run unprioritised", where);
 	} else {
-		slim_cgroup_manager_base(&fs, where, sizeof(where));
+		slim_cgroup_manager_base(&fs, policy->slice, where, sizeof(where));
 		slim_log(SLIM_LOG_INFO, "cgroups: v%d, sessions in %s", fs.version, where);
 	}
 }

@@ -26,6 +26,18 @@
 #define SLIM_SPAWN_MAX_GROUPS 256
 #define SLIM_SPAWN_MAX_ENV 256
 
+/*
+ * A sanitizer build (the tests'): the manager's sanitizer options reach its
+ * compositors too, so that a test's leak suppressions and halt_on_error hold
+ * for them as for the manager. A release build passes none of them.
+ */
+static const char *const sanitizer_vars[] = {
+#ifdef SLIM_SANITIZER_BUILD
+	"ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS",
+#endif
+	NULL,
+};
+
 /* What the child reports before exec fails: which step, and errno. */
 struct child_error {
 	int step;
@@ -338,7 +350,7 @@ bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spa
 		plan_cgroup(&plan, req, pw);
 	}
 
-	/* A clean environment: nothing of the manager's but LANG. */
+	/* A clean environment: nothing of the manager's but LANG (and sanitizer_vars). */
 	int n = 0;
 	bool ok = env_add(plan.envp, &n, env_entry("HOME", plan.home)) &&
 		env_add(plan.envp, &n, env_entry("USER", pw->pw_name)) &&
@@ -348,6 +360,9 @@ bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spa
 		env_add(plan.envp, &n, env_entry("PATH", SLIM_SPAWN_PATH)) &&
 		(!getenv("LANG") || env_add(plan.envp, &n, env_entry("LANG", getenv("LANG")))) &&
 		env_add(plan.envp, &n, env_entry("XDG_RUNTIME_DIR", out->runtime_dir));
+	for (const char *const *v = sanitizer_vars; ok && *v; v++) {
+		ok = !getenv(*v) || env_add(plan.envp, &n, env_entry(*v, getenv(*v)));
+	}
 	for (char *const *e = req->env; ok && e && *e; e++) {
 		if (strchr(*e, '=')) {
 			ok = env_add(plan.envp, &n, strdup(*e));

@@ -70,14 +70,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "migration.h"
+#include "run-tag.h"
 #include "session.h"
 #include "slim-log.h"
 
-#define USER "slimbench-mig"
+/* the run's own names (run-tag.h): the user and its PAM service, the greeters', the slice */
+#define USER mig_user
 #define PASSWORD MIG_PASSWORD
-#define GREETER_USER "slimbench-greet"
-#define SERVICE "slimbench-migration"
-#define SERVICE_PATH "/etc/pam.d/" SERVICE
+#define GREETER_USER mig_greeter_user
+#define SERVICE mig_user
 #define WIDTH MIG_WIDTH
 #define HEIGHT MIG_HEIGHT
 #define MAX_MIGRATIONS MIG_MAX_MIGRATIONS
@@ -93,6 +94,8 @@
 static const uint8_t card_token[] = { 0x04, 0xb3, 0x1e, 0x5a, 0x72, 0x80, 0x01 };
 
 char mig_tmpdir[64];
+char mig_user[48];
+static char mig_greeter_user[48], service_path[80], cgroup_slice[64];
 bool mig_verbose;
 static pid_t sessiond[MAX_SESSIONDS] = { -1, -1, -1 };
 static uid_t uids[N_UIDS];
@@ -151,7 +154,8 @@ static void remove_cgroups(uid_t uid)
 	};
 	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
 		char dir[256];
-		snprintf(dir, sizeof(dir), "%s/slimland.slice/user-%u.slice", roots[i], (unsigned)uid);
+		snprintf(dir, sizeof(dir), "%s/%s/user-%u.slice", roots[i], cgroup_slice,
+			(unsigned)uid);
 		DIR *d = opendir(dir);
 		struct dirent *e;
 		while (d && (e = readdir(d))) {
@@ -199,16 +203,22 @@ void mig_stop_sessionds(void)
 	}
 }
 
-/* The placement's users, with what a killed earlier run left of them. */
+static void remove_user(const char *name)
+{
+	char cmd[96];
+	if (uid_of(name) != (uid_t)-1) {
+		snprintf(cmd, sizeof(cmd), "userdel -r %s >/dev/null 2>&1", name);
+		run(cmd);
+	}
+}
+
+/* The placement's users. */
 static void remove_placement_users(void)
 {
 	for (int i = 0; i < MIG_PLACEMENT_LOGINS; i++) {
-		char name[32], cmd[96];
+		char name[48];
 		mig_placement_user(i, name, sizeof(name));
-		if (uid_of(name) != (uid_t)-1) {
-			snprintf(cmd, sizeof(cmd), "userdel -r %s >/dev/null 2>&1", name);
-			run(cmd);
-		}
+		remove_user(name);
 	}
 }
 
@@ -220,7 +230,9 @@ static void cleanup(void)
 	cleaning = 1;
 	mig_stop_sessionds();
 	mig_etcd_stop();
-	unlink(SERVICE_PATH);
+	if (service_path[0]) {
+		unlink(service_path);
+	}
 	for (int i = 0; i < N_UIDS; i++) {
 		if (uids[i] != (uid_t)-1) {
 			char cmd[128];
@@ -230,8 +242,8 @@ static void cleanup(void)
 			remove_cgroups(uids[i]);
 		}
 	}
-	run("userdel -r " USER " >/dev/null 2>&1");
-	run("userdel -r " GREETER_USER " >/dev/null 2>&1");
+	remove_user(USER);
+	remove_user(GREETER_USER);
 	remove_placement_users();
 	if (mig_tmpdir[0]) {
 		char cmd[128];
@@ -239,6 +251,7 @@ static void cleanup(void)
 		run(cmd);
 		mig_tmpdir[0] = '\0';
 	}
+	run_tag_release(); /* nothing left to sweep */
 }
 
 static void on_signal(int sig)
@@ -256,23 +269,7 @@ static uid_t uid_of(const char *user)
 
 static bool setup_users(void)
 {
-	/* what a killed earlier run left */
-	uids[0] = uid_of(USER);
-	uids[1] = uid_of(GREETER_USER);
-	for (int i = 0; i < MIG_PLACEMENT_LOGINS; i++) {
-		char name[32];
-		mig_placement_user(i, name, sizeof(name));
-		uids[2 + i] = uid_of(name);
-	}
-	signal_user_processes(SIGKILL);
-	run("userdel -r " USER " >/dev/null 2>&1");
-	run("userdel -r " GREETER_USER " >/dev/null 2>&1");
-	remove_placement_users();
-	for (int i = 2; i < N_UIDS; i++) {
-		uids[i] = (uid_t)-1;
-	}
-
-	FILE *f = fopen(SERVICE_PATH, "w");
+	FILE *f = fopen(service_path, "w");
 	if (!f) {
 		return false;
 	}
@@ -283,12 +280,13 @@ static bool setup_users(void)
 		return false;
 	}
 	char cmd[256];
-	snprintf(cmd, sizeof(cmd), "useradd -m -d %s/home-user -s /bin/sh " USER, mig_tmpdir);
-	if (run(cmd) != 0 || run("echo '" USER ":" PASSWORD "' | chpasswd") != 0) {
+	snprintf(cmd, sizeof(cmd), "useradd -m -d %s/home-user -s /bin/sh %s && "
+		"echo '%s:" PASSWORD "' | chpasswd", mig_tmpdir, USER, USER);
+	if (run(cmd) != 0) {
 		return false;
 	}
-	snprintf(cmd, sizeof(cmd), "useradd -m -d %s/home-greeter -s /usr/sbin/nologin "
-		GREETER_USER, mig_tmpdir);
+	snprintf(cmd, sizeof(cmd), "useradd -m -d %s/home-greeter -s /usr/sbin/nologin %s",
+		mig_tmpdir, GREETER_USER);
 	if (run(cmd) != 0) {
 		return false;
 	}
@@ -299,13 +297,15 @@ static bool setup_users(void)
 
 void mig_placement_user(int i, char *name, size_t size)
 {
-	snprintf(name, size, "slimbench-pl%02d", i + 1);
+	char label[16];
+	snprintf(label, sizeof(label), "pl%02d", i + 1);
+	run_tag_name(name, size, label);
 }
 
 bool mig_placement_users(void)
 {
 	for (int i = 0; i < MIG_PLACEMENT_LOGINS; i++) {
-		char name[32], cmd[256];
+		char name[48], cmd[384];
 		mig_placement_user(i, name, sizeof(name));
 		snprintf(cmd, sizeof(cmd), "useradd -m -d %s/home-%s -s /bin/sh %s && "
 			"echo '%s:" PASSWORD "' | chpasswd", mig_tmpdir, name, name, name);
@@ -345,9 +345,10 @@ bool mig_start_sessiond(const char *name, uint16_t port, enum slim_sec_mode mode
 		"transport = %s\n"
 		"enroll = open\n"
 		"key_dir = %s\n"
+		"cgroup_slice = %s\n"
 		"%s",
 		port, SLIM_ECHO_BIN, SLIMLAND_GREETER_BIN, GREETER_USER, SLIMLAND_BIN, SERVICE,
-		slim_sec_mode_name(mode), key_dir, extra ? extra : "");
+		slim_sec_mode_name(mode), key_dir, cgroup_slice, extra ? extra : "");
 	if (fclose(f) != 0) {
 		return false;
 	}
@@ -731,7 +732,9 @@ static bool measure(enum slim_sec_mode mode, size_t migrations, bool takeover, b
 	bench_console_card(&mig_a, true, card_token, sizeof(card_token));
 	mig_settle(&mig_a, 200, 1000);
 	uint32_t before = mig_a.redirects;
-	mig_type_text(&mig_a, USER "\n" PASSWORD "\n");
+	char login[128];
+	snprintf(login, sizeof(login), "%s\n" PASSWORD "\n", USER);
+	mig_type_text(&mig_a, login);
 	if (!mig_wait_redirected(&mig_a, before, 1, 15000)) {
 		fprintf(stderr, "bench-migration: the login on console A did not lead to a "
 			"session\n");
@@ -964,7 +967,13 @@ int main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	atexit(cleanup);
 
-	snprintf(mig_tmpdir, sizeof(mig_tmpdir), "/tmp/slim-bench-migration-XXXXXX");
+	if (!run_tag_name(mig_user, sizeof(mig_user), "mig") ||
+			!run_tag_name(mig_greeter_user, sizeof(mig_greeter_user), "mig-gr")) {
+		return 1;
+	}
+	snprintf(service_path, sizeof(service_path), "/etc/pam.d/%s", SERVICE);
+	snprintf(cgroup_slice, sizeof(cgroup_slice), "%s.slice", USER);
+	snprintf(mig_tmpdir, sizeof(mig_tmpdir), "/tmp/%s-XXXXXX", USER);
 	if (!mkdtemp(mig_tmpdir) || chmod(mig_tmpdir, 0755) != 0) {
 		mig_tmpdir[0] = '\0';
 		fprintf(stderr, "bench-migration: cannot create a temporary directory\n");

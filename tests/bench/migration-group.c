@@ -56,6 +56,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "migration.h"
+#include "run-tag.h"
 #include "session.h"
 
 #define ETCD "etcd"
@@ -494,6 +495,8 @@ void mig_placement_run(enum slim_sec_mode mode, uint16_t port_a, uint16_t port_b
 		struct mig_placement *p)
 {
 	const char *m = slim_sec_mode_name(mode);
+	char placement_prefix[48]; /* the placement's users' names begin so */
+	run_tag_name(placement_prefix, sizeof(placement_prefix), "pl");
 	*p = (struct mig_placement){ .weights = weights()[0] ? "pinned: ram_per_user 200, "
 		"existing_users_weight 200, cpu_weight 0" : "defaults: ram_per_user 200, "
 		"existing_users_weight 100, cpu_weight 100" };
@@ -508,7 +511,7 @@ void mig_placement_run(enum slim_sec_mode mode, uint16_t port_a, uint16_t port_b
 		snprintf(at[i], sizeof(at[i]), "127.0.0.1:%u", ports[i]);
 	}
 	/* nobody's session yet: the migrations' one ends, its consoles go to greeters */
-	if (!end_sessions(server[0], "slimbench-mig")) {
+	if (!end_sessions(server[0], mig_user)) {
 		fprintf(stderr, "bench-migration: placement: the migrations' session did not end\n");
 		p->failed = MIG_PLACEMENT_LOGINS;
 		return;
@@ -595,7 +598,7 @@ void mig_placement_run(enum slim_sec_mode mode, uint16_t port_a, uint16_t port_b
 	}
 	uint32_t lo = UINT32_MAX, hi = 0;
 	for (int s = 0; s < MIG_PLACEMENT_SERVERS; s++) {
-		int n = count_sessions(server[s], "slimbench-pl", NULL, 0);
+		int n = count_sessions(server[s], placement_prefix, NULL, 0);
 		p->sessions[s] = n < 0 ? 0 : (uint32_t)n;
 		lo = p->sessions[s] < lo ? p->sessions[s] : lo;
 		hi = p->sessions[s] > hi ? p->sessions[s] : hi;
@@ -607,7 +610,7 @@ void mig_placement_run(enum slim_sec_mode mode, uint16_t port_a, uint16_t port_b
 
 	/* all ended, the consoles to greeters, then gone */
 	for (int s = 0; s < MIG_PLACEMENT_SERVERS; s++) {
-		if (!end_sessions(server[s], "slimbench-pl")) {
+		if (!end_sessions(server[s], placement_prefix)) {
 			fprintf(stderr, "bench-migration: placement: sessions left on %s\n", server[s]);
 		}
 	}

@@ -51,6 +51,8 @@ bool mig_wait_redirected(struct bench_console *c, uint32_t redirects_before,
 /* Keys for `text` (lower case, digits, '-', '\n') on c's display association. */
 void mig_type_text(struct bench_console *c, const char *text);
 
+/* The login's user (the run's own name), password MIG_PASSWORD. */
+extern char mig_user[];
 /* The placement's user i (0-based), password MIG_PASSWORD; made by mig_placement_users(). */
 void mig_placement_user(int i, char *name, size_t size);
 bool mig_placement_users(void);

@@ -52,10 +52,10 @@ import signal
 import socket
 import select
 import subprocess
-import tempfile
 import time
 import uuid
 
+import slimrun
 from slimtest import Process, TestFailure, log, require_programs, scaled
 
 ETCD = 'etcd'
@@ -140,7 +140,7 @@ class EtcdCluster:
     def __enter__(self):
         require_programs(ETCD, ETCDCTL)
         os.makedirs(self.outdir, exist_ok=True)
-        self.tmp = tempfile.mkdtemp(prefix='slimetcd-')
+        self.tmp = slimrun.mkdtemp('etcd')
         try:
             if self.hosts:
                 self.members = [Member(self, i, h.addr, CLIENT_PORT, PEER_PORT, h)

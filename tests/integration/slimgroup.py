@@ -29,7 +29,7 @@ import time
 from slimetcd import EtcdCluster
 from slimnet import Lan
 from slimsessiond import ManagerSession
-from slimtest import TestFailure, _reap_orphans, log, require_programs, scaled
+from slimtest import TestFailure, _reap_orphans, log, require_programs, scaled, unique_name
 
 PREFIX = '/slimland-test/'
 SERVERS = ('A', 'B', 'C')
@@ -248,8 +248,8 @@ class Group:
 def start_group(stack, name, tag, ttl, enroll='approve', share_card_key=False,
                 group_address=False, extra_config=()):
     """The LAN, the etcd cluster and three servers (not started yet) in
-    `stack` (a contextlib.ExitStack), all torn down with it. tag: the
-    users' and PAM services' names (slimtest-TAG-a, ...); share_card_key:
+    `stack` (a contextlib.ExitStack), all torn down with it. tag: in the
+    users' and PAM services' names (unique_name('TAG-a'), ...); share_card_key:
     one card.key in every server's key_dir, as a group's servers must have;
     group_address: `group_address = ADDR:PORT` in each server's config;
     extra_config: more lines for every server's config."""
@@ -272,8 +272,9 @@ def start_group(stack, name, tag, ttl, enroll='approve', share_card_key=False,
     for n in SERVERS:
         low = n.lower()
         s = stack.enter_context(ManagerSession(
-            '%s/%s' % (name, n), 'slimtest-%s-%s' % (tag, low), 'slimland-test-%s-%s' % (tag, low),
-            'slimtest-%s-%s-gr' % (tag, low), host=hosts[n], enroll=enroll, extra_config=[
+            '%s/%s' % (name, n), unique_name('%s-%s' % (tag, low)),
+            unique_name('%s-%s' % (tag, low)), unique_name('%s-%s-gr' % (tag, low)),
+            host=hosts[n], enroll=enroll, extra_config=[
                 'etcd = ' + ','.join(etcd.endpoints),
                 'group_prefix = ' + PREFIX,
                 'server_name = ' + n,

@@ -23,7 +23,7 @@ import os
 import subprocess
 import sys
 
-from slimtest import TestSkip, require_programs
+from slimtest import TestSkip, require_programs, unique_name
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RAWNET = os.path.join(HERE, 'rawnet.py')
@@ -48,7 +48,8 @@ class Host:
         self.name = name
         self.ns = '%s-%s' % (lan.tag, name)
         self.addr = PREFIX + str(n)
-        self.port_name = 'v%s%s' % (lan.tag[-4:], name)[:15]
+        # in the LAN's namespace, where only its own hosts' ports are
+        self.port_name = ('v' + name)[:15]
         _ip('ip', 'netns', 'add', self.ns)
         lan.namespaces.append(self.ns)
         _ip('ip', 'link', 'set', 'lo', 'up', ns=self.ns)
@@ -158,12 +159,16 @@ class Sniffer:
 
 
 class Lan:
-    """A bridge in a namespace of its own, and the hosts on it."""
+    """A bridge in a namespace of its own, and the hosts on it. The
+    namespaces are named after the run (slimrun.py), so that two runs at
+    once keep apart and a killed run's are swept."""
+
+    made = 0  # LANs made by this run
 
     def __init__(self, name):
         self.name = name
-        # short and unique: interface names have 15 characters at most
-        self.tag = 's%x' % (os.getpid() & 0xfffff)
+        self.tag = unique_name('n%d' % Lan.made)
+        Lan.made += 1
         self.ns = self.tag + '-lan'
         self.namespaces = []
         self.hosts = []

@@ -11,18 +11,30 @@ chpasswd), a PAM service of pam_unix alone (/etc/pam.d/NAME, the config's
         a = s.start_managed_console('desk-a', (1024, 768))
         s.wait_console_state('desk-a', 'greeter')
 
-Everything installed is removed at the end, failure or not: the processes
-of both users (found by their uid, ended by PID), the users and their
-homes, the PAM file, the runtime and cgroup directories the manager made.
+The users' and the PAM service's names come from slimtest.unique_name, and
+so does the manager's cgroup slice (`cgroup_slice`, the user's name and
+.slice): two runs of a test at once keep apart, and what a killed run left
+is swept by the next (slimrun.py). Everything installed is removed at the
+end, failure or not: the processes of both users (found by their uid,
+ended by PID), the users and their homes, the PAM file, the runtime
+directories and the cgroup slice the manager made. The manager passes its
+sanitizer options on to its compositors (sanitizer builds), so the leak
+suppressions of lsan.supp hold there too, and a sanitizer report in a
+compositor's log fails the test.
 """
 import os
 import pwd
+import select
+import shutil
 import signal
 import subprocess
+import threading
 import time
 
-from slimtest import (Console, Process, Session, TestSkip, _reap_orphans, free_udp_port,
-                      images_equal, log, require_programs, scaled, _rgb)
+from slimrun import cgroup_roots, passwd_tool, pids_of_uids, remove_cgroup_tree
+from slimtest import (BACKGROUND, LSAN_SUPPRESSIONS, Console, Process, Session, TestSkip,
+                      _reap_orphans, _sanitizer_report, fraction_not, free_udp_port,
+                      images_equal, log, require_programs, scaled, xwayland_started, _rgb)
 
 PASSWORD = 'Flow-pass.42'
 
@@ -35,36 +47,11 @@ def _run(argv, check=True):
     return r.returncode
 
 
-def _passwd_tool(argv):
-    """useradd/userdel, retried while another one holds /etc/passwd's lock."""
-    for _ in range(50):
-        r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        out = r.stdout.decode(errors='replace')
-        if r.returncode == 0 or 'lock' not in out:
-            return r.returncode, out
-        time.sleep(0.1)
-    return r.returncode, out
-
-
 def _pids_of_user(uid):
-    return _pids_of({uid})
+    return pids_of_uids({uid})
 
 
-def _pids_of(uids):
-    pids = []
-    for name in os.listdir('/proc'):
-        if not name.isdigit():
-            continue
-        try:
-            with open('/proc/%s/status' % name) as f:
-                for line in f:
-                    if line.startswith('Uid:'):
-                        if int(line.split()[1]) in uids:
-                            pids.append(int(name))
-                        break
-        except (OSError, ValueError):
-            pass
-    return pids
+_pids_of = pids_of_uids
 
 
 class ManagerSession(Session):
@@ -74,8 +61,9 @@ class ManagerSession(Session):
                  host=None, startup='foot', extra_config=()):
         """host: a slimnet.Host the manager (and so its compositors) runs in,
         listening on its address; consoles go there too.
-        pam_hooks: the PAM service also takes a second to authenticate
-        (pam_exec sleep) and records, in the session phase, which process
+        pam_hooks: authentication waits at a gate while the test holds it
+        (hold_pam, release_pam; pam_exec) and the PAM service records, in
+        the session phase, which process
         opened and closed the session (pam_exec runs in the process calling
         pam_open_session: its child's $PPID), in self.pam_hook_log.
         extra_config: more lines of slimland.conf ('key = value'), after
@@ -93,6 +81,7 @@ class ManagerSession(Session):
         self.service = service
         self.greeter_user = greeter_user
         self.pam_path = '/etc/pam.d/' + service
+        self.cgroup_slice = user + '.slice'
         self.greeter = os.environ.get('SLIMLAND_GREETER', '')
         self.sessiond = os.environ.get('SLIMLAND_SESSIOND', '')
         self.slimlandctl = os.environ.get('SLIMLANDCTL', '')
@@ -123,8 +112,10 @@ class ManagerSession(Session):
         os.chmod(self.tmp, 0o755)
         self.run_dir = os.path.join(self.tmp, 'sessiond')
         os.mkdir(self.run_dir, 0o755)
-        self.cgroup_before = self._cgroup_dirs()
-        self._remove_users()  # what a killed earlier run left
+        # what the compositors' sanitizers read, readable by the users
+        self.lsan_suppressions = os.path.join(self.tmp, 'lsan.supp')
+        shutil.copyfile(LSAN_SUPPRESSIONS, self.lsan_suppressions)
+        os.chmod(self.lsan_suppressions, 0o644)
         auth_hook = session_hook = ''
         if self.pam_hooks:
             self.pam_hook_log = os.path.join(self.tmp, 'pam-hook.log')
@@ -132,7 +123,14 @@ class ManagerSession(Session):
             with open(hook, 'w') as f:
                 f.write('#!/bin/sh\necho "$PAM_TYPE $PPID" >>%s\n' % self.pam_hook_log)
             os.chmod(hook, 0o755)
-            auth_hook = 'auth required pam_exec.so /bin/sleep 1\n'
+            # a FIFO while the test holds the gate: authentication waits on it
+            self.pam_gate = os.path.join(self.tmp, 'pam-gate')
+            gate_hook = os.path.join(self.tmp, 'pam-gate-hook')
+            with open(gate_hook, 'w') as f:
+                f.write('#!/bin/sh\n[ -p "$1" ] && timeout 60 sh -c \'read _ < "$1"\' sh "$1"\n'
+                        'exit 0\n')
+            os.chmod(gate_hook, 0o755)
+            auth_hook = 'auth required pam_exec.so %s %s\n' % (gate_hook, self.pam_gate)
             session_hook = 'session required pam_exec.so %s\n' % hook
         with open(self.pam_path, 'w') as f:
             f.write('# slimland integration test %s: removed when it ends\n'
@@ -140,12 +138,12 @@ class ManagerSession(Session):
                     '%ssession required pam_unix.so\npassword required pam_unix.so\n'
                     % (self.name, auth_hook, session_hook))
         self.made.append(('file', self.pam_path))
-        status, out = _passwd_tool(['useradd', '-r', '-M', '-d', '/nonexistent',
-                                    '-s', '/usr/sbin/nologin', self.greeter_user])
+        status, out = passwd_tool(['useradd', '-r', '-M', '-d', '/nonexistent',
+                                   '-s', '/usr/sbin/nologin', self.greeter_user])
         if status != 0:
             raise RuntimeError('useradd %s: %s' % (self.greeter_user, out))
         self.made.append(('user', self.greeter_user))
-        status, out = _passwd_tool(['useradd', '-m', '-s', '/bin/sh', self.user])
+        status, out = passwd_tool(['useradd', '-m', '-s', '/bin/sh', self.user])
         if status != 0:
             raise RuntimeError('useradd %s: %s' % (self.user, out))
         self.made.append(('user', self.user))
@@ -172,30 +170,31 @@ class ManagerSession(Session):
             # the host key, the card key, the enrolled consoles: the test's own
             f.write('key_dir = %s\n' % os.path.join(self.tmp, 'keys'))
             f.write('enroll = %s\n' % self.enroll)
+            f.write('cgroup_slice = %s\n' % self.cgroup_slice)
             for line in self.extra_config:
                 f.write(line + '\n')
         log('user %s (uid %d), greeter user %s (uid %d), PAM service %s, manager on '
             '%s:%d' % (self.user, self.pw.pw_uid, self.greeter_user,
                        self.greeter_pw.pw_uid, self.service, self.manager_host, self.port))
 
-    def _cgroup_dirs(self):
-        found = set()
-        for root in ('/sys/fs/cgroup', '/sys/fs/cgroup/cpu', '/sys/fs/cgroup/cpu,cpuacct',
-                     '/sys/fs/cgroup/cpuacct', '/sys/fs/cgroup/memory'):
-            base = os.path.join(root, 'slimland.slice')
-            if os.path.isdir(base):
-                for dirpath, dirnames, _ in os.walk(base):
-                    found.add(dirpath)
-        return found
+    def hold_pam(self):
+        """From now on a login's authentication waits (pam_hooks) until release_pam."""
+        os.mkfifo(self.pam_gate, 0o600)
 
-    def _remove_users(self):
-        for user in (self.user, self.greeter_user):
-            try:
-                uid = pwd.getpwnam(user).pw_uid
-            except KeyError:
-                continue
-            self._kill_uids({uid})
-            _passwd_tool(['userdel', '-r', user])
+    def release_pam(self, timeout=10):
+        """Lets the authentication that waits at the gate go on; fails
+        unless one comes to wait there within the timeout."""
+        opened = []
+        # opening a FIFO to write returns once its reader, the hook, has it open
+        t = threading.Thread(target=lambda: opened.append(os.open(self.pam_gate, os.O_WRONLY)),
+                             daemon=True)
+        t.start()
+        t.join(scaled(timeout))
+        if not opened:
+            self.fail('no authentication came to wait at the PAM gate')
+        os.write(opened[0], b'go\n')
+        os.close(opened[0])
+        os.unlink(self.pam_gate)
 
     def _kill_uids(self, uids):
         """Ends every process of these (test-made) users, by PID."""
@@ -224,7 +223,13 @@ class ManagerSession(Session):
                 self.stop_manager()
             # the manager leaves sessions running when it stops: end them here
             self._kill_uids(self.uids)
-            self._copy_session_logs()
+            reports = self._copy_session_logs()
+            if self.manager is not None:
+                reports += ['%s: %s' % (self.manager.name, l)
+                            for l in _sanitizer_report(self.manager.stderr.lines)]
+            if reports:
+                problems.append('sanitizer reports in the compositors\' logs:\n'
+                                + '\n'.join(reports[:40]))
         except BaseException as e:  # cleaning up goes on whatever happened
             problems.append('cleaning up: %r' % e)
         for kind, what in reversed(self.made):
@@ -232,7 +237,7 @@ class ManagerSession(Session):
                 if kind == 'file' and os.path.exists(what):
                     os.unlink(what)
                 elif kind == 'user':
-                    status, out = _passwd_tool(['userdel', '-r', what])
+                    status, out = passwd_tool(['userdel', '-r', what])
                     # (userdel -r says the mail spool of a -M user is missing)
                     if status not in (0, 12):
                         problems.append('userdel %s: %s' % (what, out))
@@ -240,25 +245,11 @@ class ManagerSession(Session):
                     subprocess.run(['rm', '-rf', '--one-file-system', what])
             except OSError as e:
                 problems.append('removing %s: %s' % (what, e))
-        # the test users' cgroups (src/cgroup: slimland.slice/user-UID.slice/session-N
-        # and its classes), whenever they were made: the uids are this test's;
-        # slimland.slice itself only if it is new and empty (others may use it)
-        found = self._cgroup_dirs()
-        new = found - getattr(self, 'cgroup_before', set())
-        mine = ['/user-%d.slice' % uid for uid in self.uids]
-        for d in sorted(found, key=len, reverse=True):
-            try:
-                if any(m in d for m in mine):
-                    os.rmdir(d)
-                elif d not in new:
-                    continue
-                elif d.endswith('/slimland.slice'):
-                    try:
-                        os.rmdir(d)
-                    except OSError:
-                        pass
-            except OSError as e:
-                problems.append('cgroup %s: %s' % (d, e))
+        # the manager's slice (src/cgroup: SLICE/user-UID.slice/session-N and its classes)
+        for root in cgroup_roots():
+            top = os.path.join(root, self.cgroup_slice)
+            if os.path.isdir(top):
+                problems += ['cgroup ' + p for p in remove_cgroup_tree(top)]
         if problems:
             log('cleanup problems: ' + '; '.join(problems))
         super().__exit__(exc_type, exc, tb)
@@ -267,25 +258,33 @@ class ManagerSession(Session):
         return False
 
     def _copy_session_logs(self):
-        """The compositors' logs (RUN_DIR/log/USER/*.log) next to the test's."""
+        """The compositors' logs (RUN_DIR/log/USER/*.log) next to the test's;
+        the sanitizer reports in them."""
         base = os.path.join(getattr(self, 'run_dir', ''), 'log')
+        reports = []
         if not os.path.isdir(base):
-            return
+            return reports
         for user in os.listdir(base):
             for name in os.listdir(os.path.join(base, user)):
+                copy = '%s-%s' % (user, name)
                 try:
                     with open(os.path.join(base, user, name), 'rb') as src, \
-                            open(os.path.join(self.outdir, '%s-%s' % (user, name)), 'wb') as dst:
-                        dst.write(src.read())
+                            open(os.path.join(self.outdir, copy), 'wb') as dst:
+                        data = src.read()
+                        dst.write(data)
                 except OSError:
-                    pass
+                    continue
+                lines = data.decode(errors='replace').splitlines()
+                reports += ['%s: %s' % (copy, l) for l in _sanitizer_report(lines)]
+        return reports
 
     # -- the manager
     def start_manager(self):
         argv = [self.sessiond, '--config', self.config_path, '--run-dir', self.run_dir, '-v']
         if self.host:
             argv = self.host.argv(argv)
-        self.manager = Process('sessiond-%d' % self.n_managers, argv, self._env(), self.outdir)
+        self.manager = Process('sessiond-%d' % self.n_managers, argv,
+                               self.compositor_env(self.lsan_suppressions), self.outdir)
         self.n_managers += 1
         _, line = self.manager.stderr.wait(lambda l: 'slimland-sessiond: running' in l
                                            or 'ERROR' in l, 0, time.monotonic() + scaled(10))
@@ -392,14 +391,17 @@ class ManagerSession(Session):
 
     # -- consoles
     def approved_console(self, console_id, size, env=None, extra_args=(), host=None):
-        """A new console, approved by the administrator, settled on its greeter;
-        host: a slimnet.Host it runs in."""
+        """A new console, approved by the administrator, settled on its greeter's
+        form (what it types then reaches the form); host: a slimnet.Host it runs in."""
         console = self.start_managed_console(console_id, size, env=env, extra_args=extra_args,
                                              host=host)
         console.wait_for('manager refused pending', 15)
         self.ctl('approve', console.id)
         console.wait_for('attached', 20)
         self.wait_console_state(console.id, 'greeter', timeout=30)
+        # the compositor's screen comes before the greeter's window does
+        self.wait_screen(lambda img: fraction_not(img, BACKGROUND) > 0.5, 'the greeter window',
+                         timeout=30, console=console)
         self.settled(console=console, quiet=0.5)
         return console
 
@@ -421,21 +423,69 @@ class ManagerSession(Session):
         self.consoles.append(console)
         return console
 
-    # -- the compositors' screens
-    def compositor_display(self, user, log_name):
-        """A compositor's WAYLAND_DISPLAY, from its log (the latest one there)."""
+    # -- the users' processes
+    def processes_of(self, uid):
+        """{pid: (pidfd, name)} of every process of the user now, for wait_gone."""
+        procs = {}
+        for pid in _pids_of({uid}):
+            try:
+                fd = os.pidfd_open(pid)
+            except OSError:
+                continue  # gone already
+            try:
+                with open('/proc/%d/comm' % pid) as f:
+                    name = f.read().strip()
+            except OSError:
+                name = '?'
+            procs[pid] = (fd, name)
+        return procs
+
+    def wait_gone(self, procs, what, timeout=15):
+        """Every process of procs (processes_of) ends, each pidfd telling when;
+        closes them."""
+        deadline = time.monotonic() + scaled(timeout)
+        left = {fd: (pid, name) for pid, (fd, name) in procs.items()}
+        poller = select.poll()
+        for fd in left:
+            poller.register(fd, select.POLLIN)
+        try:
+            while left and time.monotonic() < deadline:
+                for fd, _ in poller.poll(max(1, (deadline - time.monotonic()) * 1000)):
+                    poller.unregister(fd)
+                    del left[fd]
+        finally:
+            for fd, _ in procs.values():
+                os.close(fd)
+        if left:
+            self.fail('%s: still running: %s' % (what, ', '.join(
+                '%s (%d)' % (name, pid) for pid, name in sorted(left.values()))))
+
+    # -- the compositors' logs and screens
+    def compositor_log(self, user, log_name):
+        """A compositor's log lines (RUN_DIR/log/USER/LOG_NAME.log)."""
         path = os.path.join(self.run_dir, 'log', user, log_name + '.log')
-        display = None
         try:
             with open(path, errors='replace') as f:
-                for line in f:
-                    if 'WAYLAND_DISPLAY=' in line:
-                        display = line.split('WAYLAND_DISPLAY=', 1)[1].strip()
+                return f.read().splitlines()
         except OSError:
-            pass
+            return []
+
+    def compositor_display(self, user, log_name):
+        """A compositor's WAYLAND_DISPLAY, from its log (the latest one there)."""
+        display = None
+        for line in self.compositor_log(user, log_name):
+            if 'WAYLAND_DISPLAY=' in line:
+                display = line.split('WAYLAND_DISPLAY=', 1)[1].strip()
         if display is None:
-            self.fail('no WAYLAND_DISPLAY in %s' % path)
+            self.fail('no WAYLAND_DISPLAY in %s/%s.log' % (user, log_name))
         return display
+
+    def assert_no_xwayland(self, user, log_name):
+        """The compositor never started Xwayland: no X11 program ran in it."""
+        started = xwayland_started(self.compositor_log(user, log_name))
+        if started:
+            self.fail('%s/%s started Xwayland with no X11 program: %s' % (user, log_name,
+                                                                         started[0]))
 
     def grim_of(self, runtime_dir, display):
         path = self.shot_path('grim')

@@ -15,6 +15,10 @@ $SLIMTEST_OUTDIR/NAME (default: ./integration-output/NAME).
 
 Environment: SLIMLAND, SLIMLAND_CONSOLE, SLIM_ECHO (the programs under test),
 SLIMTEST_TIMEOUT_SCALE (multiplies every timeout; sanitizer builds are slower).
+
+Each test process is a run of its own (slimrun.py): whatever it makes in
+the machine's shared namespaces is named with unique_name('label'), and
+what a killed run left behind is swept when the next one starts.
 """
 import contextlib
 import os
@@ -28,6 +32,8 @@ import tempfile
 import threading
 import time
 import traceback
+
+import slimrun
 
 try:
     from PIL import Image, ImageChops
@@ -288,6 +294,16 @@ def _reap_orphans():
 
 
 _become_subreaper()
+# The run's tag, claimed before any child starts: they all carry it (SLIMTEST_RUN).
+slimrun.tag()
+unique_name = slimrun.unique_name
+
+
+def xwayland_started(lines):
+    """The lines of a compositor's log saying that it started Xwayland (which it
+    does only for an X11 program: a GTK program finding no session bus is one,
+    as it starts a bus through X11 where dbus-x11 is installed)."""
+    return [l for l in lines if 'Starting Xwayland' in l or 'xwayland: ready' in l]
 
 
 def _sanitizer_report(lines):
@@ -316,6 +332,11 @@ class Compositor(Process):
         self.display = line.split('WAYLAND_DISPLAY=', 1)[1].strip()
         x11 = [l for l in self.stderr.since(0) if 'X11 programs use DISPLAY=' in l]
         self.x11_display = x11[0].split('DISPLAY=', 1)[1].strip() if x11 else None
+        # its session bus, which its own children find in their environment (none:
+        # an address that names none, as theirs says then)
+        bus = [l for l in self.stderr.since(0) if 'DBUS_SESSION_BUS_ADDRESS=' in l]
+        self.bus_address = (bus[0].split('DBUS_SESSION_BUS_ADDRESS=', 1)[1].strip() if bus
+                            else 'disabled:')
 
     def log_since(self, mark):
         return self.stderr.since(mark)
@@ -568,7 +589,7 @@ class Session:
         require_programs('grim')
         shutil.rmtree(self.outdir, ignore_errors=True)
         os.makedirs(self.outdir)
-        self.tmp = tempfile.mkdtemp(prefix='slimtest-')
+        self.tmp = slimrun.mkdtemp('s')
         self.runtime_dir = os.path.join(self.tmp, 'run')
         os.mkdir(self.runtime_dir, 0o700)
         self.home = os.path.join(self.tmp, 'home')
@@ -644,13 +665,14 @@ class Session:
             env.pop(var, None)
         return env
 
-    def compositor_env(self):
+    def compositor_env(self, suppressions=LSAN_SUPPRESSIONS):
         env = self._env()
         # Sanitizer builds: leaks inside wlroots are suppressed by name, which
-        # needs whole stacks through its frame-pointer-less code; ours still count.
+        # needs whole stacks through its frame-pointer-less code (a sanitizer
+        # build of slimland unwinds allocations in full by default); ours
+        # still count.
         env['LSAN_OPTIONS'] = _join_options(env.get('LSAN_OPTIONS'),
-                                            'suppressions=' + LSAN_SUPPRESSIONS)
-        env['ASAN_OPTIONS'] = _join_options(env.get('ASAN_OPTIONS'), 'fast_unwind_on_malloc=0')
+                                            'suppressions=' + suppressions)
         return env
 
     def console_env(self):
@@ -665,6 +687,8 @@ class Session:
             'WAYLAND_DISPLAY': self.compositor.display,
             # X11 programs reach the session's Xwayland (started on their first connection)
             'DISPLAY': self.compositor.x11_display or '',
+            # without it a GTK program would start a bus through X11 (dbus-x11)
+            'DBUS_SESSION_BUS_ADDRESS': self.compositor.bus_address,
             'GDK_BACKEND': 'wayland',
             'GSETTINGS_BACKEND': 'keyfile',
             'SHELL': '/bin/sh',

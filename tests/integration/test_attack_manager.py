@@ -24,11 +24,11 @@ import time
 
 from slimnet import Lan
 from slimsessiond import ManagerSession, _pids_of
-from slimtest import KEY_A, log, rss_kb, run, scaled
+from slimtest import KEY_A, log, rss_kb, run, scaled, unique_name
 
-USER = 'slimtest-atk'
-SERVICE = 'slimland-test-atk'
-GREETER_USER = 'slimtest-atk-gr'
+# run-unique names (slimrun.py): a user, its PAM service and the greeter user
+USER = SERVICE = unique_name('atk')
+GREETER_USER = unique_name('atk-gr')
 SIZE = (800, 600)
 FLOOD = 20000
 # consoles with made-up keys from the attacker's own address: with the

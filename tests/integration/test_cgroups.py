@@ -19,11 +19,11 @@ import os
 import time
 
 from slimsessiond import ManagerSession
-from slimtest import BTN_LEFT, TestSkip, log, read_fifo, run, scaled
+from slimtest import BTN_LEFT, TestSkip, log, read_fifo, run, scaled, unique_name
 
-USER = 'slimtest-cg'
-SERVICE = 'slimland-test-cg'
-GREETER_USER = 'slimtest-cg-gr'
+# run-unique names (slimrun.py): a user, its PAM service and the greeter user
+USER = SERVICE = unique_name('cg')
+GREETER_USER = unique_name('cg-gr')
 CARD = '04c0ffee445566'
 SIZE = (1024, 768)
 
@@ -65,7 +65,7 @@ def ask(s, console, fd, fifo, command):
 
 def user_slice_idle(s):
     for root in ('/sys/fs/cgroup', '/sys/fs/cgroup/cpu'):
-        path = os.path.join(root, 'slimland.slice', 'user-%d.slice' % s.pw.pw_uid, 'cpu.idle')
+        path = os.path.join(root, s.cgroup_slice, 'user-%d.slice' % s.pw.pw_uid, 'cpu.idle')
         if os.path.exists(path):
             with open(path) as f:
                 return f.read().strip() == '1'
@@ -78,7 +78,7 @@ def require_cgroups():
     for root in ('/sys/fs/cgroup/cpu', '/sys/fs/cgroup'):
         if os.path.exists(os.path.join(root, 'cpu.shares' if root.endswith('cpu') else
                                        'cgroup.controllers')):
-            probe = os.path.join(root, 'slimtest-probe-%d' % os.getpid())
+            probe = os.path.join(root, unique_name('probe'))
             try:
                 os.mkdir(probe)
                 os.rmdir(probe)

@@ -3,18 +3,44 @@ after a login at the greeter the console shows the user's session with its
 panel (yambar: a terminal and an application launcher, the windows, the
 clock, log out) and a terminal, exactly as the compositor renders it. "Log
 out" on the panel ends the session: the compositor exits, the manager
-closes the PAM session, and the console is back at the greeter."""
+closes the PAM session, and the console is back at the greeter.
+
+The greeter and the session each have a session bus of their own, which
+ends with them with everything it started, as every process of theirs
+does; neither starts Xwayland, as no X11 program runs (a GTK program
+finding no session bus would start one through X11 where dbus-x11 is
+installed, as on most desktop servers)."""
 import os
 
-from slimsessiond import ManagerSession, _pids_of_user
-from slimtest import BACKGROUND, BTN_LEFT, fraction_not, log, require_programs, run
+from slimsessiond import ManagerSession
+from slimtest import (BACKGROUND, BTN_LEFT, fraction_not, log, require_programs, run,
+                      unique_name)
 
-USER = 'slimtest-desk'
-SERVICE = 'slimland-test-desk'
-GREETER_USER = 'slimtest-desk-gr'
+# run-unique names (slimrun.py): a user, its PAM service and the greeter user
+USER = SERVICE = unique_name('desk')
+GREETER_USER = unique_name('desk-gr')
 SIZE = (1024, 768)
 PANEL_H = 28
 PANEL = (0x33, 0x40, 0x50)
+
+
+def assert_has_bus(s, procs, what):
+    """A dbus-daemon among procs (ManagerSession.processes_of): the compositor's."""
+    if 'dbus-daemon' not in [name for _, name in procs.values()]:
+        s.fail('%s has no session bus of its own: %s' % (
+            what, sorted(name for _, name in procs.values())))
+
+
+def assert_all_ended(s, uid, procs, what):
+    """Every process of procs (processes_of) ends, and none of the user's
+    that started later runs either (a service its bus started late)."""
+    s.wait_gone(procs, what)
+    later = s.processes_of(uid)
+    for fd, _ in later.values():
+        os.close(fd)
+    if later:
+        s.fail('%s: still running: %s' % (what, ', '.join(
+            '%s (%d)' % (name, pid) for pid, (_, name) in sorted(later.items()))))
 
 
 def test():
@@ -24,8 +50,12 @@ def test():
                         startup=session) as s:
         s.start_manager()
         a = s.approved_console('desk-ds', SIZE)
+        greeter = s.processes_of(s.greeter_pw.pw_uid)
+        assert_has_bus(s, greeter, 'the greeter')
         row = s.log_in(a)
         sid, compositor = row[1], int(row[3])
+        assert_all_ended(s, s.greeter_pw.pw_uid, greeter, 'the greeter after the login')
+        s.assert_no_xwayland(GREETER_USER, 'greeter-' + a.id)
 
         # the panel's text on its own background, and foot's window below it
         def panel_and_terminal(img):
@@ -36,14 +66,19 @@ def test():
         s.settled(console=a, quiet=0.5)
         display = s.compositor_display(USER, 'session-%s' % sid)
         s.assert_shows(a, '/run/user/%d' % s.pw.pw_uid, display)
+        session = s.processes_of(s.pw.pw_uid)
+        if compositor not in session:
+            s.fail('the session\'s compositor (%d) is not among its user\'s processes' %
+                   compositor)
+        assert_has_bus(s, session, 'the session')
 
         # "Log out", the panel's last word at its right end
         a.motion(SIZE[0] - 20, PANEL_H // 2)
         a.click(BTN_LEFT)
         s.wait_console_state(a.id, 'greeter', timeout=30)
-        if compositor in _pids_of_user(s.pw.pw_uid):
-            s.fail('the session\'s compositor (%d) still runs after log out' % compositor)
-        log('logged out: the console is back at the greeter')
+        assert_all_ended(s, s.pw.pw_uid, session, 'the session after log out')
+        s.assert_no_xwayland(USER, 'session-%s' % sid)
+        log('logged out: the console is back at the greeter, nothing of the session runs')
 
 
 run(test)

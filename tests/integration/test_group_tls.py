@@ -28,13 +28,13 @@ import contextlib
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 
 from slimetcd import EtcdCluster
 from slimgroup import PREFIX, complete, stop_cleanly, view, wait_views
 from slimsessiond import ManagerSession
-from slimtest import TestFailure, TestSkip, log, require_programs, run, scaled
+import slimrun
+from slimtest import TestFailure, TestSkip, log, require_programs, run, scaled, unique_name
 
 NAME = 'group_tls'
 TTL = 3
@@ -79,7 +79,7 @@ def test():
     shutil.rmtree(outdir, ignore_errors=True)
     os.makedirs(outdir)
     with contextlib.ExitStack() as stack:
-        pki = tempfile.mkdtemp(prefix='slimtest-group-tls-')
+        pki = slimrun.mkdtemp('pki')
         stack.callback(shutil.rmtree, pki, ignore_errors=True)
         ca = make_ca(pki, 'ca')
         other_ca = make_ca(pki, 'other-ca')
@@ -119,8 +119,8 @@ def test():
         for n in ('A', 'B', 'C'):
             low = n.lower()
             s = stack.enter_context(ManagerSession(
-                '%s/%s' % (NAME, n), 'slimtest-gtls-%s' % low, 'slimland-test-gtls-%s' % low,
-                'slimtest-gtls-%s-gr' % low,
+                '%s/%s' % (NAME, n), unique_name('gtls-' + low), unique_name('gtls-' + low),
+                unique_name('gtls-%s-gr' % low),
                 extra_config=common + ['server_name = ' + n] + tls[n]))
             s.server = n
             servers[n] = s

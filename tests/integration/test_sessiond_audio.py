@@ -14,12 +14,12 @@ import subprocess
 import time
 
 from slimsessiond import ManagerSession
-from slimtest import log, require_programs, run, scaled
+from slimtest import log, require_programs, run, scaled, unique_name
 import soundcheck
 
-USER = 'slimtest-snd'
-SERVICE = 'slimland-test-snd'
-GREETER_USER = 'slimtest-snd-gr'
+# run-unique names (slimrun.py): a user, its PAM service and the greeter user
+USER = SERVICE = unique_name('snd')
+GREETER_USER = unique_name('snd-gr')
 CARD = '04a0d10a0d1000'
 SIZE = (800, 600)
 

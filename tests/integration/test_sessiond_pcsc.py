@@ -15,11 +15,11 @@ from card_emulator import Card
 from slimpcsc import VPCD_DRIVER, Pcscd, find_pcscd, free_tcp_port_pair
 from slimsessiond import PASSWORD, ManagerSession
 from slimtest import (BACKGROUND, TestFailure, TestSkip, fraction_not, log, read_fifo, run,
-                      scaled)
+                      scaled, unique_name)
 
-USER = 'slimtest-pcsc'
-SERVICE = 'slimland-test-pcsc'
-GREETER_USER = 'slimtest-pcsc-gr'
+# run-unique names (slimrun.py): a user, its PAM service and the greeter user
+USER = SERVICE = unique_name('pcsc')
+GREETER_USER = unique_name('pcsc-gr')
 UID = bytes.fromhex('04a1b2c3d4e5f7')
 SIZE_A = (1024, 768)
 SIZE_B = (1280, 800)

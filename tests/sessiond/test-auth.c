@@ -1,6 +1,6 @@
 /*
  * auth.c against the real PAM stack: a throwaway user and a PAM service of
- * pam_unix alone (/etc/pam.d/slimland-test), so the machine's own PAM
+ * pam_unix alone (/etc/pam.d/TAG-auth, root_name), so the machine's own PAM
  * configuration plays no part. Needs root (useradd, /etc/shadow); skipped
  * otherwise. The user and the service file are removed whatever happens.
  */
@@ -18,10 +18,21 @@
 #include "auth.h"
 #include "test-root.h"
 
-#define TEST_USER "slimtest-auth"
 #define TEST_PASSWORD "c0rrect horse ünïcode"
-#define TEST_SERVICE "slimland-test"
-#define TEST_SERVICE_PATH "/etc/pam.d/" TEST_SERVICE
+
+/* the user and the PAM service: the run's own (root_name) */
+static char test_user[48], test_service_path[64];
+#define TEST_USER test_user
+#define TEST_SERVICE test_user
+#define TEST_SERVICE_PATH test_service_path
+
+/* chage with these arguments, on the test user */
+static int chage(const char *args)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "chage %s %s", args, TEST_USER);
+	return root_run(cmd);
+}
 
 static void cleanup(void)
 {
@@ -30,7 +41,6 @@ static void cleanup(void)
 
 static int setup(void **state)
 {
-	cleanup(); /* what a killed earlier run left */
 	if (!root_add_user(TEST_USER, TEST_PASSWORD, TEST_SERVICE_PATH,
 			"auth required pam_unix.so\n"
 			"account required pam_unix.so\n"
@@ -76,20 +86,20 @@ static void test_unknown_user(void **state)
 
 static void test_expired_account(void **state)
 {
-	assert_int_equal(root_run("chage -E 0 " TEST_USER), 0);
+	assert_int_equal(chage("-E 0"), 0);
 	const char *why = NULL;
 	struct slim_auth *auth = slim_auth_login(TEST_SERVICE, TEST_USER, TEST_PASSWORD, &why);
-	root_run("chage -E -1 " TEST_USER);
+	chage("-E -1");
 	assert_null(auth);
 	assert_string_equal(why, "Account expired or locked");
 }
 
 static void test_expired_password(void **state)
 {
-	assert_int_equal(root_run("chage -d 0 " TEST_USER), 0);
+	assert_int_equal(chage("-d 0"), 0);
 	const char *why = NULL;
 	struct slim_auth *auth = slim_auth_login(TEST_SERVICE, TEST_USER, TEST_PASSWORD, &why);
-	root_run("chage -d -1 " TEST_USER);
+	chage("-d -1");
 	assert_null(auth);
 	assert_string_equal(why, "Password expired: change it first");
 }
@@ -101,6 +111,8 @@ int main(void)
 	if (skip) {
 		return skip;
 	}
+	root_name(test_user, sizeof(test_user), "auth");
+	snprintf(test_service_path, sizeof(test_service_path), "/etc/pam.d/%s", TEST_SERVICE);
 	root_cleanup_on_exit(cleanup);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_right_password),

@@ -2,7 +2,7 @@
  * login.c against the real PAM stack and a throwaway user: PAM runs in a
  * worker process, never in the manager's (this test's) own, and a login in
  * progress never blocks the manager's event loop. The PAM service
- * (/etc/pam.d/slimland-test-login) is pam_unix with two pam_exec hooks: one
+ * (/etc/pam.d/TAG-login, root_name) is pam_unix with two pam_exec hooks: one
  * that takes a second to authenticate, and one that records, in the session
  * phase, which process called pam_open_session / pam_close_session (pam_exec
  * runs in that process: its child's $PPID). Needs root; skipped otherwise.
@@ -25,10 +25,13 @@
 #include "login.h"
 #include "test-root.h"
 
-#define TEST_USER "slimtest-login"
 #define TEST_PASSWORD "c0rrect horse"
-#define TEST_SERVICE "slimland-test-login"
-#define TEST_SERVICE_PATH "/etc/pam.d/" TEST_SERVICE
+
+/* the user and the PAM service: the run's own (root_name) */
+static char test_user[48], test_service_path[64];
+#define TEST_USER test_user
+#define TEST_SERVICE test_user
+#define TEST_SERVICE_PATH test_service_path
 
 static char tmpdir[64];
 
@@ -63,7 +66,7 @@ static bool write_file(const char *path, const char *text, mode_t mode)
 static int setup(void **state)
 {
 	cleanup();
-	strcpy(tmpdir, "/tmp/slimtest-login-XXXXXX");
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/%s-XXXXXX", TEST_USER);
 	if (!mkdtemp(tmpdir) || chmod(tmpdir, 0755) != 0) {
 		return -1;
 	}
@@ -266,6 +269,8 @@ int main(void)
 	if (skip) {
 		return skip;
 	}
+	root_name(test_user, sizeof(test_user), "login");
+	snprintf(test_service_path, sizeof(test_service_path), "/etc/pam.d/%s", TEST_SERVICE);
 	root_cleanup_on_exit(cleanup);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wrong_password_does_not_block),

@@ -3,10 +3,16 @@
  * datagrams into slim_consoles_receive, compositors as real child processes
  * (for pidfds and SIGTERM) whose control sockets are socketpairs the test
  * speaks for, PAM as a fake that accepts the password "right".
+ *
+ * Time is the test's: the manager's clock (ops.now) and its event loop
+ * timers (wl_event_loop_add_timer and friends, wrapped at link time with
+ * --wrap) run on a fake clock that advance_ms moves, firing each timer
+ * as its moment comes. Only real processes exiting are waited for.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -54,7 +60,7 @@ static struct {
 	struct sent sent[256];
 	int n_sent;
 	int logins, logouts;
-	uint64_t skew_us; /* added to the manager's clock (ops.now) */
+	uint64_t now_us; /* the manager's clock (ops.now) and its timers' */
 	char last_expect[256]; /* the last `expect` a compositor was told */
 } t;
 
@@ -192,7 +198,84 @@ static void fake_send(void *data, struct slim_sec_conn *conn, const uint8_t *buf
 
 static uint64_t fake_now(void *data)
 {
-	return slim_now_us() + t.skew_us;
+	return t.now_us;
+}
+
+/*
+ * The manager's timers: real event sources (for wl_event_source_remove),
+ * never armed; their due times are on the fake clock.
+ */
+struct fake_timer {
+	struct wl_event_source *source;
+	wl_event_loop_timer_func_t func;
+	void *data;
+	uint64_t due_us; /* 0: disarmed */
+};
+
+static struct fake_timer timers[128];
+
+struct wl_event_source *__real_wl_event_loop_add_timer(struct wl_event_loop *loop,
+		wl_event_loop_timer_func_t func, void *data);
+int __real_wl_event_source_timer_update(struct wl_event_source *source, int ms_delay);
+int __real_wl_event_source_remove(struct wl_event_source *source);
+struct wl_event_source *__wrap_wl_event_loop_add_timer(struct wl_event_loop *loop,
+		wl_event_loop_timer_func_t func, void *data);
+int __wrap_wl_event_source_timer_update(struct wl_event_source *source, int ms_delay);
+int __wrap_wl_event_source_remove(struct wl_event_source *source);
+
+static struct fake_timer *fake_timer(struct wl_event_source *source)
+{
+	for (size_t i = 0; i < sizeof(timers) / sizeof(timers[0]); i++) {
+		if (timers[i].source == source) {
+			return &timers[i];
+		}
+	}
+	return NULL;
+}
+
+struct wl_event_source *__wrap_wl_event_loop_add_timer(struct wl_event_loop *loop,
+		wl_event_loop_timer_func_t func, void *data)
+{
+	struct wl_event_source *source = __real_wl_event_loop_add_timer(loop, func, data);
+	if (source) {
+		struct fake_timer *ft = fake_timer(NULL);
+		assert_non_null(ft);
+		*ft = (struct fake_timer){ .source = source, .func = func, .data = data };
+	}
+	return source;
+}
+
+int __wrap_wl_event_source_timer_update(struct wl_event_source *source, int ms_delay)
+{
+	struct fake_timer *ft = fake_timer(source);
+	if (!ft) {
+		return __real_wl_event_source_timer_update(source, ms_delay);
+	}
+	ft->due_us = ms_delay > 0 ? t.now_us + (uint64_t)ms_delay * 1000 : 0;
+	return 0;
+}
+
+int __wrap_wl_event_source_remove(struct wl_event_source *source)
+{
+	struct fake_timer *ft = fake_timer(source);
+	if (ft) {
+		*ft = (struct fake_timer){ 0 };
+	}
+	return __real_wl_event_source_remove(source);
+}
+
+/* The armed timer due first, if it is due by `by_us`. */
+static struct fake_timer *next_timer(uint64_t by_us)
+{
+	struct fake_timer *next = NULL;
+	for (size_t i = 0; i < sizeof(timers) / sizeof(timers[0]); i++) {
+		struct fake_timer *ft = &timers[i];
+		if (ft->source && ft->due_us && ft->due_us <= by_us &&
+				(!next || ft->due_us < next->due_us)) {
+			next = ft;
+		}
+	}
+	return next;
 }
 
 static const struct slim_manager_ops ops = {
@@ -203,12 +286,56 @@ static const struct slim_manager_ops ops = {
 	.now = fake_now,
 };
 
-static void pump_ms(int ms)
+/* Runs the loop until nothing is ready now: sockets, pidfds, idle callbacks. */
+static void settle(void)
 {
-	uint64_t end = slim_now_us() + (uint64_t)ms * 1000;
+	struct pollfd p = { .fd = wl_event_loop_get_fd(t.loop), .events = POLLIN };
 	do {
-		wl_event_loop_dispatch(t.loop, 5);
-	} while (slim_now_us() < end);
+		wl_event_loop_dispatch(t.loop, 0);
+	} while (poll(&p, 1, 0) > 0);
+}
+
+/* Moves the fake clock on by ms, firing the timers as they fall due, in order. */
+static void advance_ms(unsigned ms)
+{
+	uint64_t end = t.now_us + (uint64_t)ms * 1000;
+	settle();
+	struct fake_timer *ft;
+	while ((ft = next_timer(end))) {
+		if (ft->due_us > t.now_us) {
+			t.now_us = ft->due_us;
+		}
+		ft->due_us = 0;
+		ft->func(ft->data);
+		settle();
+	}
+	t.now_us = end;
+	settle();
+}
+
+/* Runs the loop until done(), moving the fake clock on to each timer in turn. */
+static bool run_until(bool (*done)(void *data), void *data)
+{
+	settle();
+	while (!done(data)) {
+		struct fake_timer *ft = next_timer(UINT64_MAX);
+		if (!ft) {
+			return false;
+		}
+		advance_ms((unsigned)((ft->due_us - t.now_us + 999) / 1000));
+	}
+	return true;
+}
+
+static bool alive(pid_t pid)
+{
+	int status;
+	return waitpid(pid, &status, WNOHANG) == 0;
+}
+
+static bool login_done(void *data)
+{
+	return ((struct slim_console *)data)->login == NULL;
 }
 
 /* A login at c's greeter, waited for: what the greeter would be told. */
@@ -219,40 +346,41 @@ static bool login(struct slim_console *c, const char *user, const char *password
 		return false;
 	}
 	assert_non_null(c->login);
-	uint64_t end = slim_now_us() + 1000000;
-	while (c->login && slim_now_us() < end) {
-		wl_event_loop_dispatch(t.loop, 5);
-	}
-	assert_null(c->login);
+	assert_true(run_until(login_done, c));
 	*why = c->login_error;
 	return c->login_ok;
 }
 
-/* The next line the manager sent this compositor, within a second. */
-static char *comp_line(struct fake_compositor *fc)
+/*
+ * Until the child the manager ended has exited (real time: a second at
+ * most), and the manager has seen it go.
+ */
+static void wait_gone(pid_t pid)
 {
-	uint64_t end = slim_now_us() + 1000000;
-	for (;;) {
-		char *line = slim_lines_next(&fc->lines);
-		if (line) {
-			return line;
-		}
-		slim_lines_fill(&fc->lines, fc->fd);
-		line = slim_lines_next(&fc->lines);
-		if (line) {
-			return line;
-		}
-		if (slim_now_us() > end) {
-			return NULL;
-		}
+	uint64_t deadline = slim_now_us() + 1000000;
+	while (alive(pid) && slim_now_us() < deadline) {
 		wl_event_loop_dispatch(t.loop, 5);
 	}
+	assert_false(alive(pid));
+	settle();
+}
+
+/* The next line the manager has sent this compositor, or NULL. */
+static char *comp_line(struct fake_compositor *fc)
+{
+	settle();
+	char *line = slim_lines_next(&fc->lines);
+	if (!line) {
+		slim_lines_fill(&fc->lines, fc->fd);
+		line = slim_lines_next(&fc->lines);
+	}
+	return line;
 }
 
 static void comp_say(struct fake_compositor *fc, const char *line)
 {
 	assert_true(slim_line_send(fc->fd, "%s", line));
-	pump_ms(10);
+	settle();
 }
 
 static struct sockaddr_in addr_of(int n)
@@ -295,7 +423,7 @@ static void console_send_keyed(int n, uint32_t assoc, uint32_t seq, int type, co
 		.local = (struct sockaddr *)&local, .local_len = sizeof(local),
 	};
 	slim_consoles_receive(t.mgr, &peer, buf, len);
-	pump_ms(5);
+	settle();
 }
 
 static void hello(int n, uint32_t assoc, const char *id)
@@ -389,12 +517,6 @@ static void attach(struct fake_compositor *fc, const char *console)
 	comp_say(fc, line);
 }
 
-static bool alive(pid_t pid)
-{
-	int status;
-	return waitpid(pid, &status, WNOHANG) == 0;
-}
-
 static const uint8_t card_key[SLIM_SEC_KEY_LEN] = { 1, 2, 3 };
 
 static struct slim_manager *create_manager(const struct slim_config *config)
@@ -412,6 +534,8 @@ static void test_config(struct slim_config *config)
 static int setup(void **state)
 {
 	memset(&t, 0, sizeof(t));
+	memset(timers, 0, sizeof(timers));
+	t.now_us = slim_now_us();
 	t.loop = wl_event_loop_create();
 	struct slim_config config;
 	test_config(&config);
@@ -457,12 +581,12 @@ static struct fake_compositor *console_on_greeter(int n, uint32_t assoc, const c
 	assert_int_equal(c->state, SLIM_CONSOLE_WAITING);
 	/* repeated every 200 ms until attached */
 	int sent = t.n_sent;
-	pump_ms(450);
-	assert_true(t.n_sent >= sent + 2);
+	advance_ms(450);
+	assert_int_equal(t.n_sent, sent + 2);
 	attach(g, id);
 	assert_int_equal(c->state, SLIM_CONSOLE_GREETER);
 	sent = t.n_sent;
-	pump_ms(300);
+	advance_ms(300);
 	assert_int_equal(t.n_sent, sent);
 	return g;
 }
@@ -490,9 +614,7 @@ static void test_greeter_and_login(void **state)
 	attach(s, "c1");
 	assert_int_equal(c->state, SLIM_CONSOLE_SESSION);
 	/* the greeter is done: SIGTERM, and its exit (pidfd) takes it off the table */
-	pump_ms(200);
-	assert_false(alive(g->pid));
-	pump_ms(20);
+	wait_gone(g->pid);
 	assert_null(c->greeter);
 	/* a second login by alice elsewhere shows the same session */
 	struct fake_compositor *g2 = console_on_greeter(2, 0x222, "c2");
@@ -577,7 +699,7 @@ static void test_cards(void **state)
 	assert_string_equal(line, "detach");
 	/* the compositor exits: its token is freed, nothing crashes */
 	kill(s->pid, SIGTERM);
-	pump_ms(100);
+	wait_gone(s->pid);
 	assert_null(slim_manager_session(t.mgr, 2));
 	assert_int_equal(wl_list_length(&t.mgr->bindings), 0);
 	assert_int_equal(t.logouts, 1);
@@ -685,13 +807,12 @@ static void test_control_closed(void **state)
 	int comps = t.n_comps;
 	close(s->fd);
 	s->fd = -1;
-	pump_ms(50);
+	settle();
 	/* gone from the table, SIGTERMed, tokens freed, the console on a new greeter */
 	assert_int_equal(wl_list_length(&t.mgr->bindings), 0);
 	assert_int_equal(c1->why, SLIM_WHY_SESSION_ENDED);
 	assert_int_equal(t.n_comps, comps + 1);
-	pump_ms(100);
-	assert_false(alive(s->pid));
+	wait_gone(s->pid);
 }
 
 static void test_detached_timeout(void **state)
@@ -699,18 +820,18 @@ static void test_detached_timeout(void **state)
 	struct fake_compositor *s = alice_with_card();
 	t.mgr->config.detached_timeout_s = 1;
 	card(1, 0x111, 3, false, 7);
-	pump_ms(600);
+	advance_ms(999);
 	assert_true(alive(s->pid));
-	pump_ms(700);
-	assert_false(alive(s->pid));
+	advance_ms(1);
+	wait_gone(s->pid);
 }
 
 /* Moves the manager's clock on and runs the sweep its timer would. */
 static void advance_s(unsigned s)
 {
-	t.skew_us += s * 1000000ull;
+	advance_ms(s * 1000);
 	slim_manager_console_sweep(t.mgr);
-	pump_ms(20);
+	settle();
 }
 
 struct out {
@@ -815,8 +936,7 @@ static void test_console_timeout(void **state)
 	/* 35 s: the silent console on a greeter is forgotten, its greeter ended */
 	advance_s(15);
 	assert_null(slim_manager_console(t.mgr, "forged"));
-	pump_ms(100);
-	assert_false(alive(g3->pid));
+	wait_gone(g3->pid);
 	/* the one showing a session is only marked away: the session keeps it */
 	assert_ptr_equal(slim_manager_console(t.mgr, "c1"), c1);
 	assert_true(c1->away);
@@ -839,8 +959,7 @@ static void test_console_timeout(void **state)
 	/* 35 s more: c2 (on its greeter) is forgotten; c1 away again */
 	advance_s(35);
 	assert_null(slim_manager_console(t.mgr, "c2"));
-	pump_ms(100);
-	assert_false(alive(g2->pid));
+	wait_gone(g2->pid);
 	assert_true(c1->away);
 	assert_true(alive(s->pid));
 
@@ -861,15 +980,15 @@ static void test_greeter_hello_twice(void **state)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
 	assert_non_null(slim_greeter_client_create(t.mgr, sv[0]));
 	assert_true(slim_line_send(sv[1], "hello c2"));
-	pump_ms(10);
+	settle();
 	assert_non_null(c2->client);
 	assert_true(slim_line_send(sv[1], "hello c1"));
-	pump_ms(10);
+	settle();
 	assert_non_null(c1->client);
 	assert_null(c2->client);
 	/* the client goes: neither console points at it */
 	close(sv[1]);
-	pump_ms(10);
+	settle();
 	assert_null(c1->client);
 	assert_null(c2->client);
 	slim_console_message(c2, "nobody hears this");
@@ -918,8 +1037,7 @@ static void test_ctl(void **state)
 	memset(&o, 0, sizeof(o));
 	slim_ctl_run(t.mgr, "end 2", collect, &o);
 	assert_string_equal(o.text, "ok\n");
-	pump_ms(100);
-	assert_false(alive(s->pid));
+	wait_gone(s->pid);
 	assert_null(slim_manager_session(t.mgr, 2));
 }
 
@@ -1087,7 +1205,7 @@ static void test_state_round_trip(void **state)
 	struct slim_cmd cmd;
 	assert_non_null(last_sent(1, SLIM_CMD_REFUSE, &cmd));
 	hello(1, 0x5555, "c1");
-	pump_ms(300);
+	advance_ms(300);
 	assert_null(last_sent(1, SLIM_CMD_REDIRECT, &cmd));
 	assert_int_equal(c1->state, SLIM_CONSOLE_SESSION);
 	assert_int_equal(c1->shows->id, 2);

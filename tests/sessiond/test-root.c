@@ -4,9 +4,17 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "run-tag.h"
 #include "test-root.h"
 
 static void (*cleanup_fn)(void);
+
+void root_name(char *out, size_t size, const char *label)
+{
+	if (!run_tag_name(out, size, label)) {
+		exit(1);
+	}
+}
 
 int root_run(const char *cmd)
 {
@@ -36,12 +44,18 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
+static void at_exit(void)
+{
+	cleanup_fn();
+	run_tag_release(); /* cleaned up: nothing left to sweep */
+}
+
 void root_cleanup_on_exit(void (*cleanup)(void))
 {
 	cleanup_fn = cleanup;
 	signal(SIGTERM, on_signal); /* meson's timeout */
 	signal(SIGINT, on_signal);
-	atexit(cleanup);
+	atexit(at_exit);
 }
 
 bool root_add_user(const char *user, const char *password, const char *service_path,

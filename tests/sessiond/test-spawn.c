@@ -22,8 +22,10 @@
 #include "spawn.h"
 #include "test-root.h"
 
-#define TEST_USER "slimtest-spawn"
-#define TEST_CGROUP "slimland-test.slice/spawn-test"
+/* the user and its cgroup: the run's own (root_name) */
+static char test_user[48], test_cgroup[96];
+#define TEST_USER test_user
+#define TEST_CGROUP test_cgroup
 
 static char tmpdir[64];
 
@@ -70,7 +72,7 @@ static void cleanup(void)
 static int setup(void **state)
 {
 	cleanup();
-	strcpy(tmpdir, "/tmp/slimtest-spawn-XXXXXX");
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/%s-XXXXXX", TEST_USER);
 	if (!mkdtemp(tmpdir) || chmod(tmpdir, 0755) != 0) {
 		return -1;
 	}
@@ -80,7 +82,7 @@ static int setup(void **state)
 	if (!f || fputs(fake_slimland, f) < 0 || fclose(f) != 0 || chmod(path, 0755) != 0) {
 		return -1;
 	}
-	snprintf(cmd, sizeof(cmd), "useradd -m -d %s/home -s /bin/sh " TEST_USER, tmpdir);
+	snprintf(cmd, sizeof(cmd), "useradd -m -d %s/home -s /bin/sh %s", tmpdir, TEST_USER);
 	return root_run(cmd) == 0 ? 0 : -1;
 }
 
@@ -183,8 +185,10 @@ static void test_spawn(void **state)
 	assert_null(strstr(log, "leaked:"));
 	snprintf(want, sizeof(want), "env: HOME=%s/home\n", tmpdir);
 	assert_contains(log, want);
-	assert_contains(log, "env: USER=" TEST_USER "\n");
-	assert_contains(log, "env: LOGNAME=" TEST_USER "\n");
+	snprintf(want, sizeof(want), "env: USER=%s\n", TEST_USER);
+	assert_contains(log, want);
+	snprintf(want, sizeof(want), "env: LOGNAME=%s\n", TEST_USER);
+	assert_contains(log, want);
 	assert_contains(log, "env: SHELL=/bin/sh\n");
 	assert_contains(log, "env: PATH=/usr/bin:/bin\n"); /* the request's wins */
 	snprintf(want, sizeof(want), "env: XDG_RUNTIME_DIR=%s\n", runtime);
@@ -193,7 +197,8 @@ static void test_spawn(void **state)
 	assert_null(strstr(log, "SLIMTEST_SECRET"));
 	/* Where cgroups can be made here, the session is in its compositor class. */
 	if (strstr(log, TEST_CGROUP)) {
-		assert_contains(log, TEST_CGROUP "/compositor\n");
+		snprintf(want, sizeof(want), "%s/compositor\n", TEST_CGROUP);
+		assert_contains(log, want);
 		print_message("in cgroup %s/compositor\n", TEST_CGROUP);
 	} else {
 		print_message("not in cgroup %s (no writable hierarchy here)\n", TEST_CGROUP);
@@ -227,6 +232,8 @@ int main(void)
 		return skip;
 	}
 	setenv("SLIMTEST_SECRET", "1", 1);
+	root_name(test_user, sizeof(test_user), "spawn");
+	snprintf(test_cgroup, sizeof(test_cgroup), "%s.slice/spawn-test", TEST_USER);
 	root_cleanup_on_exit(cleanup);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spawn),
