@@ -188,6 +188,13 @@ void slim_assoc_destroy(struct slim_assoc *assoc)
 	if (!assoc) {
 		return;
 	}
+	/*
+	 * The console quits (or this peer is done with): over DTLS the server
+	 * hears so at once, and a session frees its seat for the next console.
+	 */
+	if (assoc->sec && assoc->fd >= 0) {
+		slim_sec_client_goodbye(assoc->sec);
+	}
 	if (assoc->fd >= 0) {
 		close(assoc->fd);
 	}

@@ -137,6 +137,9 @@ void slim_console_control_refused(struct slim_console_control *ctl, uint16_t rea
 	case SLIM_REFUSE_UNKNOWN:
 		emit(ctl, "refused unknown");
 		break;
+	case SLIM_REFUSE_TOO_LARGE:
+		emit(ctl, "refused too-large %s", text);
+		break;
 	default:
 		emit(ctl, "refused %u %s", reason, text);
 		break;
@@ -157,7 +160,8 @@ void slim_console_control_manager_refused(struct slim_console_control *ctl, uint
 		const char *text)
 {
 	emit(ctl, "manager refused %s %s", reason == SLIM_REFUSE_PENDING ? "pending" :
-		reason == SLIM_REFUSE_DENIED ? "denied" : "busy", text);
+		reason == SLIM_REFUSE_DENIED ? "denied" :
+		reason == SLIM_REFUSE_TOO_LARGE ? "too-large" : "busy", text);
 }
 
 void slim_console_control_manager_attached(struct slim_console_control *ctl, uint32_t assoc)

@@ -317,7 +317,8 @@ static void handle_refusal(struct slim_console_link *link, uint64_t now_us)
 	}
 	switch (link->refusal_reason) {
 	case SLIM_REFUSE_BUSY:
-		/* until the seat is free */
+	case SLIM_REFUSE_TOO_LARGE:
+		/* until the seat is free, or (too large) asking now and then is all it can do */
 		slim_assoc_busy(link->assoc, now_us);
 		break;
 	case SLIM_REFUSE_UNKNOWN:

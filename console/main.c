@@ -121,11 +121,13 @@ static void on_attached(void *data, uint32_t assoc)
 static void on_refused(void *data, uint16_t reason, const char *text)
 {
 	struct console *c = data;
-	if (reason == SLIM_REFUSE_BUSY && !c->busy_shown) {
+	if ((reason == SLIM_REFUSE_BUSY || reason == SLIM_REFUSE_TOO_LARGE) && !c->busy_shown) {
 		c->busy_shown = true;
-		slim_console_status("server busy: %s", text);
+		bool busy = reason == SLIM_REFUSE_BUSY;
+		slim_console_status("server %s: %s", busy ? "busy" : "refused this screen", text);
 		char line[320];
-		snprintf(line, sizeof(line), "%s is busy:", server_name(c));
+		snprintf(line, sizeof(line), "%s %s", server_name(c),
+			busy ? "is busy:" : "refused this screen:");
 		show_status(c, line, text);
 	}
 	if (c->control) {

@@ -248,6 +248,14 @@ bool slim_put_refuse(struct slim_writer *w, uint16_t reason, const char *text)
 	return true;
 }
 
+_Static_assert(SLIM_MAX_SCREEN_PIXELS == 16588800u, "SLIM_REFUSE_TOO_LARGE_TEXT names it");
+
+bool slim_screen_fits(uint32_t width, uint32_t height)
+{
+	return width > 0 && height > 0 && width <= SLIM_MAX_DIM && height <= SLIM_MAX_DIM &&
+		(uint64_t)width * height <= SLIM_MAX_SCREEN_PIXELS;
+}
+
 bool slim_put_card(struct slim_writer *w, const struct slim_wire_card *card)
 {
 	return put(w, SLIM_CMD_CARD, 0, card, sizeof(*card));

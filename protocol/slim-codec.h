@@ -90,6 +90,13 @@ bool slim_put_nack(struct slim_writer *w, const struct slim_wire_seq_range *rang
 /* `text` is cut at SLIM_REFUSE_TEXT_MAX bytes. */
 bool slim_put_refuse(struct slim_writer *w, uint16_t reason, const char *text);
 bool slim_put_ping(struct slim_writer *w);
+/*
+ * Whether a screen of this size is served: at most SLIM_MAX_DIM a side and
+ * SLIM_MAX_SCREEN_PIXELS in all. A HELLO over it is answered with
+ * SLIM_REFUSE_TOO_LARGE and this text (shorter than the HELLO it answers).
+ */
+bool slim_screen_fits(uint32_t width, uint32_t height);
+#define SLIM_REFUSE_TOO_LARGE_TEXT "screen too large: over 16588800 pixels"
 /* AUDIO (or, upstream, MIC) with SLIM_AUDIO_*_HALF `flags`; 1..SLIM_AUDIO_MAX_WIRE_PAYLOAD bytes. */
 bool slim_put_audio(struct slim_writer *w, bool upstream, uint8_t flags,
 		const struct slim_wire_audio *hdr, const uint8_t *payload, size_t len);

@@ -21,8 +21,15 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "slim needs a little-e
 #define SLIM_MIN_MTU 256
 #define SLIM_MAX_MTU 65000
 
-/* Largest screen (and so largest rectangle) either side accepts. */
+/* Largest screen side (and so largest rectangle) either side accepts. */
 #define SLIM_MAX_DIM 8192
+/*
+ * Most pixels a screen may have (two 3840x2160 monitors; with several
+ * heads, their sum): a session costs its compositor about 13 bytes a
+ * pixel, so this bounds what one console can make it allocate to some
+ * 225 MB. A HELLO over it is refused with SLIM_REFUSE_TOO_LARGE.
+ */
+#define SLIM_MAX_SCREEN_PIXELS (2u * 3840u * 2160u)
 
 /* One SET piece, or the source samples of one CSCS piece, at most. */
 #define SLIM_MAX_PIECE_PIXELS 65536
@@ -125,6 +132,7 @@ enum slim_refuse_reason {
 	SLIM_REFUSE_UNKNOWN = 2, /* no such association (the server restarted): say HELLO */
 	SLIM_REFUSE_PENDING = 3, /* the session manager waits for an administrator to enroll us */
 	SLIM_REFUSE_DENIED = 4,  /* the session manager does not serve this console */
+	SLIM_REFUSE_TOO_LARGE = 5, /* the screen is over SLIM_MAX_SCREEN_PIXELS */
 };
 
 #define SLIM_REFUSE_TEXT_MAX 200

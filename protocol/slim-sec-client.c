@@ -80,6 +80,14 @@ void slim_sec_client_stop(struct slim_sec_client *c)
 	c->inbox.data = NULL;
 }
 
+void slim_sec_client_goodbye(struct slim_sec_client *c)
+{
+	if (c->state == CLIENT_ESTABLISHED && c->tls) {
+		/* one alert record, sent now: no answer is waited for */
+		gnutls_bye(c->tls, GNUTLS_SHUT_WR);
+	}
+}
+
 void slim_sec_client_destroy(struct slim_sec_client *c)
 {
 	if (!c) {

@@ -57,6 +57,7 @@ struct slim_sec_conn {
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 	bool established, dead;
+	bool goodbye; /* the client's close_notify ended it */
 	gnutls_session_t tls;
 	uint8_t client_random[32]; /* which ClientHello a half-open one answers */
 	uint64_t started_us, last_in_us;
@@ -377,6 +378,7 @@ static void conn_feed(struct slim_sec_server *srv, struct slim_sec_conn *conn,
 		if (n > 0) {
 			srv->handler->datagram(srv->data, conn, srv->out, (size_t)n);
 		} else if (n == 0) {
+			conn->goodbye = true;
 			conn_end(conn, "the client closed the connection", true);
 		} else if (n != GNUTLS_E_AGAIN && gnutls_error_is_fatal((int)n)) {
 			conn_end(conn, gnutls_strerror((int)n), true);
@@ -876,6 +878,11 @@ const uint8_t *slim_sec_conn_peer_key(const struct slim_sec_conn *conn)
 const char *slim_sec_conn_psk_identity(const struct slim_sec_conn *conn)
 {
 	return conn->psk_identity;
+}
+
+bool slim_sec_conn_goodbye(const struct slim_sec_conn *conn)
+{
+	return conn->goodbye;
 }
 
 void slim_sec_conn_set_user(struct slim_sec_conn *conn, void *user)

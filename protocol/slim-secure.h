@@ -156,6 +156,11 @@ bool slim_sec_client_start(struct slim_sec_client *c, const struct slim_sec_clie
 		uint64_t now_us);
 /* Forgets the connection; nothing goes out until the next start. */
 void slim_sec_client_stop(struct slim_sec_client *c);
+/*
+ * The console is going: over DTLS an established connection's close_notify
+ * tells the server at once (slim_sec_conn_goodbye). Nothing in clear.
+ */
+void slim_sec_client_goodbye(struct slim_sec_client *c);
 bool slim_sec_client_established(const struct slim_sec_client *c);
 
 /* One datagram as one record; false (nothing sent) unless established. */
@@ -250,6 +255,8 @@ const struct sockaddr *slim_sec_conn_address(const struct slim_sec_conn *conn, s
 const uint8_t *slim_sec_conn_peer_key(const struct slim_sec_conn *conn);
 /* Pre-shared key: the identity the client used; "" otherwise. */
 const char *slim_sec_conn_psk_identity(const struct slim_sec_conn *conn);
+/* In closed(): whether the client ended it with its authenticated close_notify. */
+bool slim_sec_conn_goodbye(const struct slim_sec_conn *conn);
 void slim_sec_conn_set_user(struct slim_sec_conn *conn, void *user);
 void *slim_sec_conn_user(const struct slim_sec_conn *conn);
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <xf86drm.h>
 #include "drm-internal.h"
+#include "slim-codec.h"
 
 #define MAX_CARDS 16
 
@@ -24,10 +25,10 @@ bool slim_drm_device_present(void)
 	return false;
 }
 
+/* A mode a server serves: an 8K monitor is driven at a smaller mode it has. */
 static bool mode_fits(const drmModeModeInfo *m)
 {
-	return m->hdisplay > 0 && m->vdisplay > 0 && m->hdisplay <= SLIM_MAX_DIM &&
-		m->vdisplay <= SLIM_MAX_DIM;
+	return slim_screen_fits(m->hdisplay, m->vdisplay);
 }
 
 /* The asked size if the display has it, else its preferred mode, else its first. */

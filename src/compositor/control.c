@@ -1,4 +1,4 @@
-#define _GNU_SOURCE /* accept4, explicit_bzero */
+#define _GNU_SOURCE /* accept4, explicit_bzero, struct ucred */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,6 +26,7 @@ struct slim_control {
 	const struct slim_control_handler *handler;
 	void *data;
 	uint16_t port;
+	uid_t manager_uid; /* the one peer allowed: the session manager's uid */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	bool created; /* the file at `path` is ours to remove */
 
@@ -148,6 +149,24 @@ static int handle_connection(int fd, uint32_t mask, void *data)
 		}
 		return 0;
 	}
+	/*
+	 * Peer check: the manager's uid, nobody else. The file's mode is not
+	 * enough: every greeter runs as one user, so another console's greeter
+	 * could otherwise take this socket from the manager, which would then
+	 * end this session. The manager's connection is kept.
+	 */
+	struct ucred cred = { .pid = 0, .uid = (uid_t)-1 };
+	socklen_t len = sizeof(cred);
+	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+			cred.uid != ctl->manager_uid) {
+		if (slim_ratelimit(&ctl->log_limit, slim_now_us())) {
+			slim_log(SLIM_LOG_ERROR, "control: refused a connection from uid %d (pid %d): "
+				"only the session manager's uid %u may connect", (int)cred.uid,
+				(int)cred.pid, (unsigned)ctl->manager_uid);
+		}
+		close(conn);
+		return 0;
+	}
 	/* the manager restarted, or reconnects: it alone speaks for this session */
 	close_connection(ctl, "replaced by a new connection");
 	ctl->readable = wl_event_loop_add_fd(ctl->loop, conn, WL_EVENT_READABLE,
@@ -166,7 +185,10 @@ static int handle_connection(int fd, uint32_t mask, void *data)
 	return 0;
 }
 
-/* A file left at `path` by a compositor that died is taken over; a live one is not. */
+/*
+ * A file left at `path` by a compositor that died is taken over; a live one
+ * is not. Peer check: none to make, nothing is said on this connection.
+ */
 static bool path_in_use(const struct sockaddr_un *addr)
 {
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -217,7 +239,7 @@ static bool open_socket(struct slim_control *ctl)
 }
 
 struct slim_control *slim_control_create(struct wl_event_loop *loop, uint16_t port,
-		const struct slim_control_handler *handler, void *data)
+		uid_t manager_uid, const struct slim_control_handler *handler, void *data)
 {
 	struct slim_control *ctl = calloc(1, sizeof(*ctl));
 	if (!ctl) {
@@ -226,6 +248,7 @@ struct slim_control *slim_control_create(struct wl_event_loop *loop, uint16_t po
 	ctl->listen_fd = ctl->fd = -1;
 	ctl->loop = loop;
 	ctl->port = port;
+	ctl->manager_uid = manager_uid;
 	ctl->handler = handler;
 	ctl->data = data;
 	ctl->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);

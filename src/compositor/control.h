@@ -2,8 +2,9 @@
  * --managed: the control socket through which the session manager tells
  * this compositor which console to expect, and hears which one attached
  * (protocol/session-manager.md section 2). A unix stream socket at
- * $XDG_RUNTIME_DIR/slimland-control, mode 0600, one manager connection
- * at a time: a new one replaces the old (a manager that restarted).
+ * $XDG_RUNTIME_DIR/slimland-control, mode 0600, that accepts only peers of
+ * the manager's uid (SO_PEERCRED), one manager connection at a time: a new
+ * one replaces the old (a manager that restarted).
  *
  * No wlroots here: only the Wayland event loop.
  */
@@ -27,9 +28,12 @@ struct slim_control_handler {
 
 struct slim_control;
 
-/* Listens at $XDG_RUNTIME_DIR/slimland-control; says "hello PORT PID" to each manager. */
+/*
+ * Listens at $XDG_RUNTIME_DIR/slimland-control; says "hello PORT PID" to
+ * each manager, a peer of `manager_uid`.
+ */
 struct slim_control *slim_control_create(struct wl_event_loop *loop, uint16_t port,
-		const struct slim_control_handler *handler, void *data);
+		uid_t manager_uid, const struct slim_control_handler *handler, void *data);
 /* Closes the connection and removes the socket's file. NULL is a no-op. */
 void slim_control_destroy(struct slim_control *ctl);
 

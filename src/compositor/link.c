@@ -157,6 +157,12 @@ static void attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t 
 		refuse(link, conn, assoc, SLIM_REFUSE_BUSY, "this session is not yours to show");
 		return;
 	}
+	if (!slim_screen_fits(hello->width, hello->height)) {
+		/* before anything changes: the console attached (if any) goes on */
+		log_limited(link, id, "refused: " SLIM_REFUSE_TOO_LARGE_TEXT);
+		refuse(link, conn, assoc, SLIM_REFUSE_TOO_LARGE, SLIM_REFUSE_TOO_LARGE_TEXT);
+		return;
+	}
 	if (!link->managed && link->attached && !same && !silent) {
 		char text[128];
 		snprintf(text, sizeof(text), "this session already has a console (%s)",
@@ -471,17 +477,23 @@ static void handle_sec_datagram(void *data, struct slim_sec_conn *conn, const ui
 static void handle_sec_closed(void *data, struct slim_sec_conn *conn, const char *why)
 {
 	struct slim_link *link = data;
-	if (conn == link->conn) {
-		/*
-		 * Kept attached: a console renewing its association (a new
-		 * handshake from its address replaced this connection) says
-		 * HELLO on the new one in a moment; a console that went away
-		 * falls silent, and the ACK timeouts detach it.
-		 */
-		slim_log(SLIM_LOG_INFO, "link: console %s: connection closed: %s",
-			link->console_id, why);
-		link->conn = NULL;
+	if (conn != link->conn) {
+		return;
 	}
+	if (slim_sec_conn_goodbye(conn)) {
+		/* the console quit: the session is free for the next one at once */
+		link->conn = NULL; /* closed already */
+		detach(link, "the console said goodbye");
+		return;
+	}
+	/*
+	 * Kept attached: a console renewing its association (a new handshake
+	 * from its address replaced this connection) says HELLO on the new one
+	 * in a moment; a console that went away falls silent, and the ACK
+	 * timeouts detach it.
+	 */
+	slim_log(SLIM_LOG_INFO, "link: console %s: connection closed: %s", link->console_id, why);
+	link->conn = NULL;
 }
 
 static const struct slim_sec_server_handler sec_handler = {

@@ -1,7 +1,7 @@
 /*
  * slimland: one user's Wayland session, streamed to a console.
  *
- *   slimland [--listen ADDRESS:PORT] [--managed] [--pairing-key FILE]
+ *   slimland [--listen ADDRESS:PORT] [--managed [--manager-uid UID]] [--pairing-key FILE]
  *            [--transport dtls|clear] [--size WxH] [--video-budget MBIT]
  *            [--audio opus[:KBIT]|pcm] [--no-audio] [-s COMMAND] [-v]
  */
@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <wlr/util/log.h>
 #include "server.h"
+#include "slim-codec.h"
 #include "slim-log.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:5555"
@@ -24,12 +25,15 @@
 
 static void usage(FILE *f, const char *prog)
 {
-	fprintf(f, "usage: %s [--listen ADDRESS:PORT] [--managed] [--pairing-key FILE]\n"
+	fprintf(f, "usage: %s [--listen ADDRESS:PORT] [--managed [--manager-uid UID]]\n"
+		"          [--pairing-key FILE]\n"
 		"          [--transport dtls|clear] [--size WxH] [--video-budget MBIT]\n"
 		"          [--audio opus[:KBIT]|pcm] [--no-audio] [-s COMMAND] [-v]\n"
 		"  --listen      where consoles reach this session (default %s; port 0: any)\n"
 		"  --managed     only consoles the session manager sends are shown; it connects\n"
 		"                to $XDG_RUNTIME_DIR/slimland-control\n"
+		"  --manager-uid the only uid whose processes may connect there (default:\n"
+		"                this compositor's own; slimland-sessiond says 0)\n"
 		"  --pairing-key the key a console must hold to be shown this session (made\n"
 		"                there, 0600, if missing; default\n"
 		"                $XDG_RUNTIME_DIR/slimland-pairing.key); not with --managed\n"
@@ -126,7 +130,9 @@ static bool parse_size(const char *s, uint32_t *w, uint32_t *h)
 		return false;
 	}
 	unsigned long b = strtoul(end + 1, &end, 10);
-	if (*end || a == 0 || b == 0 || a > SLIM_MAX_DIM || b > SLIM_MAX_DIM) {
+	/* each side bounded before it is narrowed to 32 bits */
+	if (*end || a > SLIM_MAX_DIM || b > SLIM_MAX_DIM ||
+			!slim_screen_fits((uint32_t)a, (uint32_t)b)) {
 		return false;
 	}
 	*w = (uint32_t)a;
@@ -183,11 +189,13 @@ int main(int argc, char *argv[])
 	uint32_t width = 1280, height = 720;
 	unsigned long video_budget = DEFAULT_VIDEO_BUDGET;
 	bool audio = true;
+	uid_t manager_uid = getuid();
 	enum wlr_log_importance verbosity = WLR_INFO;
 	static const struct option options[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "size", required_argument, NULL, 'S' },
 		{ "managed", no_argument, NULL, 'M' },
+		{ "manager-uid", required_argument, NULL, 'U' },
 		{ "pairing-key", required_argument, NULL, 'P' },
 		{ "transport", required_argument, NULL, 'T' },
 		{ "video-budget", required_argument, NULL, 'B' },
@@ -214,8 +222,9 @@ int main(int argc, char *argv[])
 			break;
 		case 'S':
 			if (!parse_size(optarg, &width, &height)) {
-				fprintf(stderr, "slimland: --size wants WxH, at most %ux%u, not '%s'\n",
-					SLIM_MAX_DIM, SLIM_MAX_DIM, optarg);
+				fprintf(stderr, "slimland: --size wants WxH, at most %u a side "
+					"and %u pixels, not '%s'\n", SLIM_MAX_DIM,
+					SLIM_MAX_SCREEN_PIXELS, optarg);
 				return 2;
 			}
 			break;
@@ -232,6 +241,16 @@ int main(int argc, char *argv[])
 		case 'M':
 			link.managed = true;
 			break;
+		case 'U': {
+			char *end;
+			unsigned long uid = strtoul(optarg, &end, 10);
+			if (*end || optarg[0] == '-' || optarg[0] == '\0' || uid >= (uid_t)-1) {
+				fprintf(stderr, "slimland: --manager-uid wants a uid, not '%s'\n", optarg);
+				return 2;
+			}
+			manager_uid = (uid_t)uid;
+			break;
+		}
 		case 'a':
 			if (!parse_audio(optarg, &link)) {
 				fprintf(stderr, "slimland: --audio wants opus, opus:KBIT (16 to 256) "
@@ -269,7 +288,7 @@ int main(int argc, char *argv[])
 	slim_log_init(verbosity == WLR_DEBUG ? SLIM_LOG_DEBUG : SLIM_LOG_INFO, log_to_wlr);
 
 	int status = 1;
-	struct slim_server server = { 0 };
+	struct slim_server server = { .manager_uid = manager_uid };
 	struct wl_event_source *sigint = NULL, *sigterm = NULL, *sigchld = NULL;
 	bool have_key = link.managed || link.mode == SLIM_SEC_CLEAR ||
 		load_pairing_key(pairing_key, link.pairing_key);

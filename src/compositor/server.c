@@ -219,7 +219,7 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 	}
 	if (link->managed) {
 		server->control = slim_control_create(server->loop, slim_link_port(server->link),
-			&control_handler, server);
+			server->manager_uid, &control_handler, server);
 		if (!server->control) {
 			return false;
 		}

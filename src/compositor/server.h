@@ -169,6 +169,7 @@ struct slim_server {
 	struct wlr_foreign_toplevel_manager_v1 *toplevels;
 	struct slim_link *link;
 	struct slim_control *control; /* --managed only */
+	uid_t manager_uid;            /* --managed: the control socket's one peer uid */
 	struct slim_sched *sched;
 	struct wl_event_source *sched_timer;
 	struct slim_video *video;

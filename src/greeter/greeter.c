@@ -10,7 +10,7 @@
  * The socket's path and the console's id come in SLIMLAND_GREETER_SOCKET
  * and SLIMLAND_CONSOLE.
  */
-#define _DEFAULT_SOURCE /* explicit_bzero */
+#define _GNU_SOURCE /* explicit_bzero, struct ucred */
 #include <errno.h>
 #include <gtk/gtk.h>
 #include <signal.h>
@@ -122,6 +122,19 @@ static gboolean handle_socket(GIOChannel *channel, GIOCondition cond, gpointer d
 	}
 }
 
+/*
+ * Peer check: passwords go to root (slimland-sessiond) alone, or to a
+ * process of our own uid, which can read what we type anyway (a test's
+ * stand-in; the manager's socket is in a directory only root writes).
+ */
+static bool peer_is_manager(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+		(cred.uid == 0 || cred.uid == getuid());
+}
+
 static gboolean try_connect(gpointer data)
 {
 	struct slim_greeter *g = data;
@@ -146,6 +159,16 @@ static gboolean try_connect(gpointer data)
 		if (fd >= 0) {
 			close(fd);
 		}
+		disconnect(g);
+		return G_SOURCE_REMOVE;
+	}
+	if (!peer_is_manager(fd)) {
+		if (!g->said_waiting) {
+			fprintf(stderr, "slimland-greeter: %s is not the session manager's: nothing "
+				"goes there; trying every %d s\n", g->socket_path, SLIM_GREETER_RETRY_S);
+			g->said_waiting = true;
+		}
+		close(fd);
 		disconnect(g);
 		return G_SOURCE_REMOVE;
 	}

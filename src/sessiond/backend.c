@@ -18,6 +18,11 @@ static bool do_spawn(void *data, const struct slim_spawn_request *req,
 	return slim_spawn_compositor(req, out);
 }
 
+static void do_greeter_ended(void *data, const char *runtime_dir)
+{
+	slim_spawn_remove_runtime_dir(runtime_dir);
+}
+
 static struct slim_login *do_login(void *data, struct wl_event_loop *loop,
 		const struct slim_login_request *req,
 		const struct slim_login_callbacks *cb, void *cb_data)
@@ -97,4 +102,5 @@ const struct slim_manager_ops slim_backend_ops = {
 	.changed = do_changed,
 	.user_shown = do_user_shown,
 	.session_ended = do_session_ended,
+	.greeter_ended = do_greeter_ended,
 };

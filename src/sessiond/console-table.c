@@ -97,6 +97,7 @@ void slim_console_heard(struct slim_console *c, uint64_t now)
 {
 	struct slim_manager *mgr = c->mgr;
 	c->last_heard_us = now;
+	c->gone = false;
 	if (c->away) {
 		c->away = false;
 		slim_log(SLIM_LOG_INFO, "console %s: heard again", c->id);
@@ -114,13 +115,15 @@ int slim_manager_console_sweep(void *data)
 		return 0;
 	}
 	uint64_t timeout = mgr->config.console_timeout_s * 1000000ull;
+	char silent[32];
+	snprintf(silent, sizeof(silent), "silent for %u s", mgr->config.console_timeout_s);
 	uint64_t now = slim_manager_now(mgr);
 	uint64_t next = UINT64_MAX;
 	bool changed = false;
 	struct slim_console *c, *tmp;
 	wl_list_for_each_safe(c, tmp, &mgr->consoles, link) {
 		uint64_t deadline = c->last_heard_us + timeout;
-		if (now < deadline) {
+		if (now < deadline && !c->gone) {
 			next = deadline < next ? deadline : next;
 			continue;
 		}
@@ -128,8 +131,8 @@ int slim_manager_console_sweep(void *data)
 			/* its session keeps it, as with card_removal = keep; looked at again later */
 			if (!c->away) {
 				c->away = true;
-				slim_log(SLIM_LOG_INFO, "console %s: silent for %u s, away from session %u",
-					c->id, mgr->config.console_timeout_s, c->shows->id);
+				slim_log(SLIM_LOG_INFO, "console %s: %s, away from session %u", c->id,
+					c->gone ? "said goodbye" : silent, c->shows->id);
 			}
 			next = now + timeout < next ? now + timeout : next;
 			continue;
@@ -140,8 +143,8 @@ int slim_manager_console_sweep(void *data)
 			continue;
 		}
 		if (slim_ratelimit(&mgr->log_rl, slim_now_us())) {
-			slim_log(SLIM_LOG_INFO, "console %s: silent for %u s, forgotten", c->id,
-				mgr->config.console_timeout_s);
+			slim_log(SLIM_LOG_INFO, "console %s: %s, forgotten", c->id,
+				c->gone ? "said goodbye" : silent);
 		}
 		slim_console_forget(c);
 		changed = true;
@@ -153,6 +156,14 @@ int slim_manager_console_sweep(void *data)
 		slim_manager_changed(mgr);
 	}
 	return 0;
+}
+
+void slim_console_goodbye(struct slim_console *c)
+{
+	c->gone = true;
+	/* its next HELLO is a new start: what detaches it now brings no greeter to it */
+	c->known = false;
+	slim_manager_console_sweep(c->mgr);
 }
 
 void slim_console_forget(struct slim_console *c)

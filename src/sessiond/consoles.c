@@ -268,6 +268,16 @@ static void handle_hello(struct slim_manager *mgr, const struct slim_peer *peer,
 	if (!admitted(mgr, peer, hdr->assoc, id)) {
 		return;
 	}
+	if (!slim_screen_fits(cmd->hello.width, cmd->hello.height)) {
+		/* before the table changes: no greeter is started at that size */
+		if (slim_ratelimit(&mgr->log_rl, slim_now_us())) {
+			slim_log(SLIM_LOG_INFO, "console %s: HELLO at %ux%u refused: over %u pixels",
+				id, cmd->hello.width, cmd->hello.height, SLIM_MAX_SCREEN_PIXELS);
+		}
+		send_refuse(mgr, peer->conn, peer->from, hdr->assoc, SLIM_REFUSE_TOO_LARGE,
+			SLIM_REFUSE_TOO_LARGE_TEXT);
+		return;
+	}
 	uint64_t now = slim_manager_now(mgr);
 	struct slim_console *c = slim_manager_console(mgr, id);
 	/*
@@ -383,15 +393,19 @@ void slim_consoles_receive(struct slim_manager *mgr, const struct slim_peer *pee
 	}
 }
 
-void slim_consoles_closed(struct slim_manager *mgr, struct slim_sec_conn *conn)
+void slim_consoles_closed(struct slim_manager *mgr, struct slim_sec_conn *conn, bool goodbye)
 {
-	struct slim_console *c;
+	struct slim_console *c, *gone = NULL;
 	wl_list_for_each(c, &mgr->consoles, link) {
 		if (c->conn == conn) {
 			c->conn = NULL; /* its next PING draws a hint, and it says HELLO again */
+			gone = goodbye ? c : NULL;
 		}
 	}
 	slim_enroll_forget_conn(&mgr->enroll, conn);
+	if (gone) {
+		slim_console_goodbye(gone);
+	}
 }
 
 static void arm_timer(struct slim_udp *udp)
@@ -429,7 +443,7 @@ static void handle_sec_datagram(void *data, struct slim_sec_conn *conn, const ui
 static void handle_sec_closed(void *data, struct slim_sec_conn *conn, const char *why)
 {
 	struct slim_udp *udp = data;
-	slim_consoles_closed(udp->mgr, conn);
+	slim_consoles_closed(udp->mgr, conn, slim_sec_conn_goodbye(conn));
 }
 
 static const struct slim_sec_server_handler sec_handler = {

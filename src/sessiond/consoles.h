@@ -45,8 +45,8 @@ const struct slim_sec_stats *slim_udp_stats(const struct slim_udp *udp);
 /* One authenticated datagram from `peer`. Everything consoles send comes through here. */
 void slim_consoles_receive(struct slim_manager *mgr, const struct slim_peer *peer,
 		const uint8_t *buf, size_t len);
-/* A connection ended: no console keeps it. */
-void slim_consoles_closed(struct slim_manager *mgr, struct slim_sec_conn *conn);
+/* A connection ended: no console keeps it; with `goodbye` (the console quit) its console is gone. */
+void slim_consoles_closed(struct slim_manager *mgr, struct slim_sec_conn *conn, bool goodbye);
 
 void slim_console_send_redirect(struct slim_console *console, uint16_t port,
 		const uint8_t *token, const uint8_t *key);

@@ -1,4 +1,4 @@
-#define _GNU_SOURCE /* SOCK_NONBLOCK, SOCK_CLOEXEC */
+#define _GNU_SOURCE /* SOCK_NONBLOCK, SOCK_CLOEXEC, struct ucred */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -174,6 +174,24 @@ static bool try_connect(struct slim_compositor_control *control)
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	memcpy(sun.sun_path, control->path, sizeof(sun.sun_path));
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		close(fd);
+		return false;
+	}
+	/*
+	 * Peer check: the compositor we started, listening as its user. A
+	 * socket another process put at this path is not the session's: it is
+	 * tried again until the compositor's own is there, or we give up.
+	 */
+	struct slim_session *s = control->session;
+	struct ucred cred = { .pid = 0, .uid = (uid_t)-1 };
+	socklen_t len = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+			cred.uid != s->uid || cred.pid != s->pid) {
+		if (slim_ratelimit(&s->mgr->log_rl, slim_now_us())) {
+			slim_log(SLIM_LOG_ERROR, "session %u: %s is held by pid %d uid %d, "
+				"not by its compositor", s->id, control->path, (int)cred.pid,
+				(int)cred.uid);
+		}
 		close(fd);
 		return false;
 	}

@@ -495,7 +495,10 @@ static int handle_accept(int fd, uint32_t mask, void *data)
 	if (cfd < 0) {
 		return 0;
 	}
-	/* the socket is 0600 already; this also holds if someone chmods it */
+	/*
+	 * Peer check: root, or the manager's own uid. The socket is 0600
+	 * already; this also holds if someone chmods it.
+	 */
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||

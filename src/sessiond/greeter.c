@@ -15,6 +15,7 @@
 
 struct slim_greeter_server {
 	struct slim_manager *mgr;
+	uid_t greeter_uid; /* the one peer uid: the greeter user's ((uid_t)-1: none) */
 	int fd;
 	struct wl_event_source *source;
 };
@@ -248,9 +249,26 @@ static int handle_accept(int fd, uint32_t mask, void *data)
 {
 	struct slim_greeter_server *server = data;
 	int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (cfd >= 0) {
-		slim_greeter_client_create(server->mgr, cfd);
+	if (cfd < 0) {
+		return 0;
 	}
+	/*
+	 * Peer check: the greeter user's uid, whatever the file's mode says;
+	 * then `hello` takes only a process of that console's greeter
+	 * compositor (peer_belongs).
+	 */
+	struct ucred cred = { .pid = 0, .uid = (uid_t)-1 };
+	socklen_t len = sizeof(cred);
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+			cred.uid != server->greeter_uid) {
+		if (slim_ratelimit(&server->mgr->log_rl, slim_now_us())) {
+			slim_log(SLIM_LOG_ERROR, "greeter socket: refused pid %d of uid %d: "
+				"not the greeter user", (int)cred.pid, (int)cred.uid);
+		}
+		close(cfd);
+		return 0;
+	}
+	slim_greeter_client_create(server->mgr, cfd);
 	return 0;
 }
 
@@ -261,6 +279,7 @@ struct slim_greeter_server *slim_greeter_server_create(struct slim_manager *mgr)
 		return NULL;
 	}
 	server->mgr = mgr;
+	server->greeter_uid = (uid_t)-1;
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	if (strlen(mgr->greeter_socket) >= sizeof(sun.sun_path)) {
 		free(server);
@@ -282,6 +301,7 @@ struct slim_greeter_server *slim_greeter_server_create(struct slim_manager *mgr)
 	}
 	struct passwd *pw = getpwnam(mgr->config.greeter_user);
 	if (pw) {
+		server->greeter_uid = pw->pw_uid;
 		if (chown(sun.sun_path, 0, pw->pw_gid) < 0 && geteuid() == 0) {
 			slim_log(SLIM_LOG_ERROR, "greeter socket: chown: %s", strerror(errno));
 		}

@@ -14,6 +14,9 @@
 #include "lines.h"
 #include "sessions-internal.h"
 
+/* RUN_DIR/greeter-CONSOLE: a greeter's runtime directory */
+#define GREETER_DIR "greeter-"
+
 static const char *listen_any(struct slim_manager *mgr, char *buf, size_t size)
 {
 	/* compositors listen where the manager does, on a port of their own */
@@ -106,9 +109,10 @@ struct slim_session *slim_launch_greeter(struct slim_console *c)
 	snprintf(log_name, sizeof(log_name), "greeter-%s", c->id);
 	/*
 	 * Every greeter runs as the same user: a runtime directory each, or
-	 * they would all want the same $XDG_RUNTIME_DIR/slimland-control.
+	 * they would all want the same $XDG_RUNTIME_DIR/slimland-control
+	 * (whose peer check keeps the other greeters out of this one's).
 	 */
-	snprintf(runtime_env, sizeof(runtime_env), "XDG_RUNTIME_DIR=%s/greeter-%s",
+	snprintf(runtime_env, sizeof(runtime_env), "XDG_RUNTIME_DIR=%s/" GREETER_DIR "%s",
 		mgr->run_dir, c->id);
 	char *const env[] = { sock_env, console_env, runtime_env, NULL };
 	struct slim_session *g = spawn(mgr, mgr->config.greeter_user, mgr->config.greeter,
@@ -117,4 +121,31 @@ struct slim_session *slim_launch_greeter(struct slim_console *c)
 		slim_greeter_link(c, g);
 	}
 	return g;
+}
+
+void slim_launch_greeter_ended(struct slim_session *g)
+{
+	struct slim_manager *mgr = g->mgr;
+	if (!mgr->ops->greeter_ended) {
+		return;
+	}
+	/* RUN_DIR/greeter-ID/slimland-control: a directory of ours, not a user's */
+	char dir[sizeof(g->control_path)];
+	snprintf(dir, sizeof(dir), "%s", g->control_path);
+	char *slash = strrchr(dir, '/');
+	size_t run_len = strlen(mgr->run_dir);
+	if (!slash || strncmp(dir, mgr->run_dir, run_len) != 0 ||
+			strncmp(dir + run_len, "/" GREETER_DIR, strlen("/" GREETER_DIR)) != 0 ||
+			memchr(dir + run_len + 1, '/', (size_t)(slash - dir) - run_len - 1)) {
+		return;
+	}
+	*slash = '\0';
+	/* the console's next greeter may have started already, in the same directory */
+	struct slim_session *s;
+	wl_list_for_each(s, &mgr->sessions, link) {
+		if (s->greeter && strcmp(s->control_path, g->control_path) == 0) {
+			return;
+		}
+	}
+	mgr->ops->greeter_ended(mgr->ops_data, dir);
 }

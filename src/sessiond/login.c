@@ -275,6 +275,7 @@ struct slim_login *slim_login_start(struct wl_event_loop *loop,
 	l->cb = *cb;
 	l->data = data;
 	l->fd = -1;
+	/* Peer check: none to make, a socketpair whose other end is our own fork */
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		slim_log(SLIM_LOG_ERROR, "login: socketpair: %s", strerror(errno));

@@ -64,5 +64,7 @@ struct slim_spawn_request slim_launch_request(struct slim_manager *mgr, uint32_t
 		bool greeter, const struct slim_console *console, struct slim_launch_bufs *b);
 /* The console's greeter compositor, linked to it; NULL if it could not be started. */
 struct slim_session *slim_launch_greeter(struct slim_console *console);
+/* A greeter is gone (out of the table already): its runtime directory goes too. */
+void slim_launch_greeter_ended(struct slim_session *greeter);
 
 #endif

@@ -266,6 +266,9 @@ void slim_session_destroy(struct slim_session *s)
 		/* the worker closes the PAM session once the compositor has exited */
 		mgr->ops->login_cancel(mgr->ops_data, s->login);
 	}
+	if (s->greeter) {
+		slim_launch_greeter_ended(s);
+	}
 	struct slim_console *shown_on = s->console;
 	if (s->greeter_for && s->greeter_for->greeter == s) {
 		slim_greeter_unlink(s->greeter_for);

@@ -66,6 +66,8 @@ struct slim_manager_ops {
 	 */
 	void (*user_shown)(void *data, uid_t uid, bool shown);
 	void (*session_ended)(void *data, uid_t uid, uint32_t id);
+	/* A greeter is gone: its runtime directory goes, with all in it (NULL: kept). */
+	void (*greeter_ended)(void *data, const char *runtime_dir);
 };
 
 /*
@@ -159,6 +161,7 @@ struct slim_console {
 	uint32_t caps;
 	uint64_t last_heard_us; /* slim_manager_now: HELLO, PING or CARD */
 	bool away;         /* silent for console_timeout while showing a session */
+	bool gone;         /* it said goodbye: the sweep need not wait for its silence */
 	uint32_t card_seq; /* the last CARD datagram's seq: replays are older */
 
 	enum slim_console_state state;
@@ -261,12 +264,15 @@ void slim_session_end(struct slim_session *session);
 /* A HELLO, PING or CARD came from the console (its association): it is alive. */
 void slim_console_heard(struct slim_console *console, uint64_t now);
 /*
- * The sweep timer: a console silent for console_timeout that shows no
- * user's session is dropped and its greeter compositor ended; one that
- * shows a session is only marked away (the session keeps it, as with
- * card_removal = keep). Re-arms itself for the next deadline.
+ * The sweep timer: a console silent for console_timeout (or gone at once,
+ * slim_console_goodbye) that shows no user's session is dropped and its
+ * greeter compositor ended; one that shows a session is only marked away
+ * (the session keeps it, as with card_removal = keep). Re-arms itself for
+ * the next deadline.
  */
 int slim_manager_console_sweep(void *data);
+/* The console quit (its close_notify): gone at once, as if silent long enough. */
+void slim_console_goodbye(struct slim_console *console);
 void slim_console_hello(struct slim_console *console, bool new_assoc);
 void slim_console_card(struct slim_console *console, const struct slim_wire_card *card);
 

@@ -73,6 +73,19 @@ int main(int argc, char *argv[])
 		perror(path);
 		return 1;
 	}
+	/*
+	 * Peer check: the manager is root (or, unprivileged, ourselves): the
+	 * answers of anyone else who put a socket at --socket's path are not
+	 * its.
+	 */
+	struct ucred cred = { .pid = 0, .uid = (uid_t)-1 };
+	socklen_t cred_len = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) != 0 ||
+			(cred.uid != 0 && cred.uid != getuid())) {
+		fprintf(stderr, "slimlandctl: %s is not slimland-sessiond's (uid %d)\n", path,
+			(int)cred.uid);
+		return 1;
+	}
 	if (write(fd, request, len) != (ssize_t)len) {
 		perror("write");
 		return 1;

@@ -6,6 +6,7 @@
  * close-on-exec pipe, so that slim_spawn_compositor() can say it failed.
  */
 #define _GNU_SOURCE /* getgrouplist, setgroups, pipe2 */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -71,7 +72,8 @@ struct child_plan {
 	/* the compositor class's cgroup.procs in each hierarchy, made by the parent */
 	char cgroup_procs[SLIM_CGROUP_MAX_HIER][SLIM_CGROUP_PATH + 32];
 	size_t n_cgroup_procs;
-	char *argv[16];
+	char manager_uid[16];
+	char *argv[20];
 	char *envp[SLIM_SPAWN_MAX_ENV + 1];
 	int report_fd;
 };
@@ -266,6 +268,45 @@ static bool prepare_runtime_dir(const char *from_env, uid_t uid, gid_t gid,
 	return true;
 }
 
+/*
+ * What the directory `dfd` holds, removed as root in a directory its user
+ * filled: every step is relative to an open directory and none follows a
+ * symlink, so nothing outside it can be reached. Closes `dfd`.
+ */
+static void remove_contents(int dfd, int depth)
+{
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+				unlinkat(dirfd(d), e->d_name, 0) == 0 || errno != EISDIR || depth == 0) {
+			continue;
+		}
+		int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0) {
+			remove_contents(sub, depth - 1);
+			unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+		}
+	}
+	closedir(d);
+}
+
+void slim_spawn_remove_runtime_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		return;
+	}
+	remove_contents(fd, 8);
+	if (rmdir(dir) != 0) {
+		slim_log(SLIM_LOG_ERROR, "spawn: cannot remove %s: %s", dir, strerror(errno));
+	}
+}
+
 static const char *env_value(char *const *env, const char *name)
 {
 	size_t len = strlen(name);
@@ -377,6 +418,10 @@ bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spa
 	int a = 0;
 	plan.argv[a++] = (char *)req->slimland;
 	plan.argv[a++] = "--managed";
+	/* its control socket takes us alone: not the user's other processes, nor other greeters */
+	snprintf(plan.manager_uid, sizeof(plan.manager_uid), "%u", (unsigned)geteuid());
+	plan.argv[a++] = "--manager-uid";
+	plan.argv[a++] = plan.manager_uid;
 	plan.argv[a++] = "--listen";
 	plan.argv[a++] = (char *)(req->listen ? req->listen : "0.0.0.0:0");
 	if (req->clear) {

@@ -32,8 +32,8 @@ struct slim_spawn_result {
 };
 
 /*
- * Forks and execs `slimland --managed --listen L [--video-budget B] [--size WxH]
- * -s STARTUP`
+ * Forks and execs `slimland --managed --manager-uid EUID --listen L
+ * [--video-budget B] [--size WxH] -s STARTUP`
  * as the user, in a clean environment (HOME, USER, LOGNAME, SHELL, PATH,
  * LANG if set, XDG_RUNTIME_DIR, then req->env), with XDG_RUNTIME_DIR created when missing
  * (/run/user/UID if /run/user exists, else /run/slimland/user-UID; mode 0700,
@@ -43,5 +43,10 @@ struct slim_spawn_result {
  * error).
  */
 bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spawn_result *out);
+/*
+ * A greeter's runtime directory and all in it, once the greeter is gone
+ * (its user may have left symlinks there: none is followed).
+ */
+void slim_spawn_remove_runtime_dir(const char *dir);
 
 #endif

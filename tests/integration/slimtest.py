@@ -373,7 +373,8 @@ class Console(Process):
         console_env = session.console_env()
         console_env.update(env or {})
         super().__init__(name, argv, console_env, session.outdir, stdout_lines=True)
-        self.id = self.wait_for('id ', 10).split()[1]
+        # a huge screen (the attack tests' 8192x8192) takes seconds to set up under ASan
+        self.id = self.wait_for('id ', 10 + size[0] * size[1] // 2000000).split()[1]
 
     # -- events
     def mark(self):

@@ -21,7 +21,11 @@ Each attack is tried and must fail, with numbers:
      its name, and never a picture;
   4. a flood of 20,000 ClientHellos from spoofed sources: the session keeps
      answering its console's keys meanwhile, the server sends no more than
-     it got, and keeps no state for them (its memory grows by < 2 MB).
+     it got, and keeps no state for them (its memory grows by < 2 MB);
+  5. the console quits, and a console holding the pairing key says HELLO at
+     8192x8192 to the free session: refused as too large, the screen stays
+     as it was and the compositor grows by < 32 MB (it took 806 MB once); the
+     next console of a sane size is shown the session.
 """
 import os
 import select
@@ -180,6 +184,27 @@ def test():
                 s.fail('the session lost keys after the flood')
         finally:
             os.close(fd)
+
+        # 5. the seat free, a console with the key at 8192x8192
+        s.console.quit()
+        s.grim_image()  # the screencopy's buffers, there before as after
+        rss_before = rss_kb(s.compositor.pid)
+        big = s.start_console(size=(8192, 8192), console_id='big-screen', wait_attached=False,
+                              endpoint=['--server', server], host=atk)
+        line = big.wait_for('refused ', 30)
+        if not line.startswith('refused too-large '):
+            s.fail('a console at 8192x8192 was told %r, not "refused too-large ..."' % line)
+        screen = s.grim_image().size  # a frame rendered since: at the size it would have taken
+        rss_after = rss_kb(s.compositor.pid)
+        log('8192x8192: %s; the screen is %dx%d; compositor RSS %d -> %d kB' % (
+            line, screen[0], screen[1], rss_before, rss_after))
+        if screen != tuple(s.size):
+            s.fail('the screen became %dx%d' % screen)
+        # the ASan heap drifts by a few MB after the flood; one buffer of that screen is 256 MB
+        if rss_after - rss_before > 32768:
+            s.fail('the compositor grew by %d kB for a refused HELLO' % (rss_after - rss_before))
+        big.quit()
+        s.console = s.start_console(endpoint=['--server', server], host=desk)
         s.assert_screens_equal()
 
 

@@ -17,9 +17,17 @@ takeover, exhaustion), on the kernel's real network path (slimnet.py):
      made up on the spot knock from the attacker's own address: no greeter
      starts, the manager answers no more bytes than it got, its memory grows
      by less than 4 MB, and the real console's greeter answers its keys all
-     along.
+     along;
+  4. a process of the greeter user outside the greeter (what another
+     console's greeter could run) connects to the greeter's control socket:
+     it is closed at once, never said hello, and the greeter and the
+     manager's hold on it go on;
+  5. an approved console says HELLO at 8192x8192: refused as too large, no
+     greeter started for it (one at that size took 806 MB), no place in the
+     table, the manager grown by less than 4 MB.
 """
 import os
+import subprocess
 import time
 
 from slimnet import Lan
@@ -37,16 +45,34 @@ FLOOD = 20000
 IMPOSTORS = 6
 
 
-def greeters(s):
+# what the intruder runs: connects, and prints what the socket says before it closes
+PROBE = """
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+s.settimeout(float(sys.argv[2]))
+try:
+    print(repr(s.recv(4096)))
+except socket.timeout:
+    print('timeout')
+"""
+
+
+def greeter_pids(s):
     """Greeter compositors running now (the greeter user's slimland processes)."""
-    n = 0
+    pids = []
     for pid in _pids_of({s.greeter_pw.pw_uid}):
         try:
             with open('/proc/%d/comm' % pid) as f:
-                n += f.read().strip() == 'slimland'
+                if f.read().strip() == 'slimland':
+                    pids.append(pid)
         except OSError:
             pass
-    return n
+    return sorted(pids)
+
+
+def greeters(s):
+    return len(greeter_pids(s))
 
 
 def answers_keys(s, console):
@@ -146,6 +172,51 @@ def attack(s, lan, srv, desk, atk):
         s.fail('%d consoles wait, not %d: %s' % (len(pending), IMPOSTORS + 1, pending))
     s.assert_shows(a, os.path.join(s.run_dir, 'greeter-' + a.id),
                    s.compositor_display(GREETER_USER, 'greeter-' + a.id))
+    control_intruder(s, a)
+    huge_screen(s, desk)
+
+
+def control_intruder(s, a):
+    """4. the greeter user's process at the greeter's control socket."""
+    pids = greeter_pids(s)
+    mark = s.manager.stderr.mark()
+    path = os.path.join(s.run_dir, 'greeter-' + a.id, 'slimland-control')
+    gw = s.greeter_pw
+    r = subprocess.run(['/usr/bin/python3', '-c', PROBE, path, str(scaled(5))],
+                       user=gw.pw_uid, group=gw.pw_gid, extra_groups=[],
+                       capture_output=True, timeout=scaled(15))
+    said = r.stdout.decode().strip()
+    log('the greeter user at %s: %s %s' % (path, said, r.stderr.decode().strip()))
+    if r.returncode != 0 or said != "b''":
+        s.fail('the greeter\'s control socket answered the greeter user: %r (%s)' % (
+            said, r.stderr.decode(errors='replace')))
+    answers_keys(s, a)
+    if greeter_pids(s) != pids:
+        s.fail('the greeters changed: %s, then %s' % (pids, greeter_pids(s)))
+    closed = [l for l in s.manager.stderr.since(mark) if 'control socket closed' in l]
+    if closed:
+        s.fail('the manager lost a control socket: %s' % closed)
+    refused = [l for l in s.compositor_log(GREETER_USER, 'greeter-' + a.id)
+               if 'control: refused a connection from uid %d' % gw.pw_uid in l]
+    if not refused:
+        s.fail('the greeter\'s log does not say it refused the intruder')
+    log('greeter: %s' % refused[-1].strip())
+
+
+def huge_screen(s, desk):
+    """5. an approved console at 8192x8192."""
+    rss_before = rss_kb(s.manager.pid)
+    big = s.start_managed_console('big', (8192, 8192), host=desk, name='big')
+    big.wait_for('manager refused pending', 30)
+    s.ctl('approve', big.id)
+    line = big.wait_for('manager refused too-large ', 30)
+    rss_after = rss_kb(s.manager.pid)
+    log('8192x8192: %s; manager RSS %d -> %d kB' % (line, rss_before, rss_after))
+    if greeters(s) != 1 or ('console', big.id) in s.listing():
+        s.fail('a console at 8192x8192 got a greeter or a place in the table: %s' % s.listing())
+    if rss_after - rss_before > 4096:
+        s.fail('the manager grew by %d kB for a console at 8192x8192' % (rss_after - rss_before))
+    big.quit()
 
 
 run(test)

@@ -1,6 +1,10 @@
 """A second console (another id) is refused as busy; the first one keeps
-working, and the compositor's log says it refused."""
-from slimtest import KEY_A, Session, log, run
+working, and the compositor's log says it refused. Once the first one
+quits (its goodbye, a DTLS close_notify), a third console is shown the
+session at once, never told busy."""
+import time
+
+from slimtest import KEY_A, Session, log, run, scaled
 
 
 def test():
@@ -26,6 +30,24 @@ def test():
             s.fail('the compositor\'s log does not say it refused console-b (%s)' % second.id)
         log('compositor: %s' % refusals[0])
         second.quit()
+
+        # the first console quits: its goodbye frees the session at once
+        log_mark = s.compositor.stderr.mark()
+        first = s.console
+        first.quit()
+        _, line = s.compositor.stderr.wait(lambda l: 'said goodbye' in l and first.id in l,
+                                           log_mark, time.monotonic() + scaled(10))
+        if line is None:
+            s.fail('the compositor did not hear console-a say goodbye')
+        log('compositor: %s' % line.strip())
+        third = s.start_console(console_id='console-c', wait_attached=False)
+        line = third.wait_for(('attached', 'refused '), 15)
+        if not line.startswith('attached'):
+            s.fail('a console after the first one quit was told "%s"' % line)
+        third.wait_for('frame ', 10)
+        s.console = third
+        s.assert_screens_equal()
+        log('console-c shown the session at once')
 
 
 run(test)

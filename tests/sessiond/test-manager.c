@@ -62,6 +62,8 @@ static struct {
 	int logins, logouts;
 	uint64_t now_us; /* the manager's clock (ops.now) and its timers' */
 	char last_expect[256]; /* the last `expect` a compositor was told */
+	char greeter_ended[8][256]; /* the runtime directories ops.greeter_ended was given */
+	int n_greeter_ended;
 } t;
 
 __attribute__((format(printf, 2, 0)))
@@ -107,6 +109,13 @@ static bool fake_spawn(void *data, const struct slim_spawn_request *req,
 	out->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	assert_true(out->pidfd >= 0);
 	snprintf(out->control_path, sizeof(out->control_path), "/nonexistent/%d", pid);
+	for (char *const *e = req->env; e && *e; e++) {
+		if (strncmp(*e, "XDG_RUNTIME_DIR=", 16) == 0) {
+			/* a greeter's, as slim_spawn_compositor says it */
+			snprintf(out->control_path, sizeof(out->control_path), "%s/slimland-control",
+				*e + 16);
+		}
+	}
 	*control_fd = sv[0];
 	return true;
 }
@@ -278,12 +287,20 @@ static struct fake_timer *next_timer(uint64_t by_us)
 	return next;
 }
 
+static void fake_greeter_ended(void *data, const char *runtime_dir)
+{
+	assert_true(t.n_greeter_ended < 8);
+	snprintf(t.greeter_ended[t.n_greeter_ended++], sizeof(t.greeter_ended[0]), "%s",
+		runtime_dir);
+}
+
 static const struct slim_manager_ops ops = {
 	.spawn = fake_spawn,
 	.login = fake_login,
 	.login_cancel = fake_login_cancel,
 	.send = fake_send,
 	.now = fake_now,
+	.greeter_ended = fake_greeter_ended,
 };
 
 /* Runs the loop until nothing is ready now: sockets, pidfds, idle callbacks. */
@@ -971,6 +988,71 @@ static void test_console_timeout(void **state)
 	assert_true(last_comp()->greeter);
 }
 
+/*
+ * A HELLO over SLIM_MAX_SCREEN_PIXELS is refused before anything changes; a
+ * console that says goodbye is gone at once, as if silent for
+ * console_timeout; a greeter gone takes its runtime directory along.
+ */
+static void test_goodbye_and_size(void **state)
+{
+	struct fake_compositor *s = alice_with_card();
+	struct slim_console *c1 = slim_manager_console(t.mgr, "c1");
+	struct fake_compositor *g2 = console_on_greeter(2, 0x222, "c2");
+	struct slim_console *c2 = slim_manager_console(t.mgr, "c2");
+	int comps = t.n_comps, consoles = wl_list_length(&t.mgr->consoles);
+	/* c1's greeter ended when alice's session took the console: its directory went */
+	assert_int_equal(t.n_greeter_ended, 1);
+	assert_string_equal(t.greeter_ended[0], "/tmp/greeter-c1");
+
+	/* 8192x8192, a new console and a known one: refused, no greeter, no change */
+	struct slim_wire_hello h = { .version = 1, .width = 8192, .height = 8192, .mtu = 1400 };
+	memcpy(h.console_id, "huge", 4);
+	console_send(3, 0x333, 1, SLIM_CMD_HELLO, &h);
+	assert_int_equal(refused(3), SLIM_REFUSE_TOO_LARGE);
+	assert_null(slim_manager_console(t.mgr, "huge"));
+	memset(h.console_id, 0, sizeof(h.console_id));
+	memcpy(h.console_id, "c2", 2);
+	h.width = 3841 * 2; /* one pixel a row over two 4K heads */
+	h.height = 2160;
+	console_send(2, 0x2223, 1, SLIM_CMD_HELLO, &h);
+	assert_int_equal(refused(2), SLIM_REFUSE_TOO_LARGE);
+	assert_int_equal(c2->assoc, 0x222);
+	assert_int_equal(c2->width, 640);
+	assert_int_equal(t.n_comps, comps);
+	assert_int_equal(wl_list_length(&t.mgr->consoles), consoles);
+	/* two 4K heads exactly: served */
+	h.width = 3840 * 2;
+	console_send(2, 0x2224, 1, SLIM_CMD_HELLO, &h);
+	assert_int_equal(c2->assoc, 0x2224);
+	assert_int_equal(c2->width, 3840 * 2);
+
+	/* c2 (on its greeter) says goodbye: forgotten now, its greeter ended and cleaned up */
+	slim_consoles_closed(t.mgr, conn_of(2), true);
+	assert_null(slim_manager_console(t.mgr, "c2"));
+	wait_gone(g2->pid);
+	assert_int_equal(t.n_greeter_ended, 2);
+	assert_string_equal(t.greeter_ended[1], "/tmp/greeter-c2");
+
+	/* c1 (on alice's session) says goodbye: away, the session keeps it and runs on */
+	slim_consoles_closed(t.mgr, conn_of(1), true);
+	assert_ptr_equal(slim_manager_console(t.mgr, "c1"), c1);
+	assert_true(c1->away);
+	assert_false(c1->known);
+	/* its compositor then reports it gone: no greeter is started for a console that quit */
+	comps = t.n_comps;
+	char line[120], hex[2 * SLIM_CONSOLE_ID_LEN + 1];
+	slim_hex_encode(hex, (const uint8_t *)"c1", 2);
+	snprintf(line, sizeof(line), "detached %s", hex);
+	comp_say(s, line);
+	assert_int_equal(t.n_comps, comps);
+	assert_true(alive(s->pid));
+
+	/* a connection closed without a goodbye (replaced, idle) forgets nothing */
+	console_on_greeter(4, 0x444, "c4");
+	slim_consoles_closed(t.mgr, conn_of(4), false);
+	assert_non_null(slim_manager_console(t.mgr, "c4"));
+}
+
 /* A greeter client that says hello twice belongs to the second console only. */
 static void test_greeter_hello_twice(void **state)
 {
@@ -1290,6 +1372,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_detached_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_console_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_greeter_hello_twice, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_goodbye_and_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ctl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_file, setup, teardown),

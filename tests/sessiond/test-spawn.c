@@ -173,8 +173,10 @@ static void test_spawn(void **state)
 	const char *log = read_file(log_path);
 	assert_non_null(log);
 	char want[256];
-	assert_contains(log,
-		"args: --managed --listen 127.0.0.1:0 --video-budget 40 -s foot --title 'a b'\n");
+	/* its control socket takes the manager's uid alone */
+	snprintf(want, sizeof(want), "args: --managed --manager-uid %u --listen 127.0.0.1:0 "
+		"--video-budget 40 -s foot --title 'a b'\n", (unsigned)geteuid());
+	assert_contains(log, want);
 	snprintf(want, sizeof(want), "ids: %u %u\n", (unsigned)uid, (unsigned)gid);
 	assert_contains(log, want);
 	snprintf(want, sizeof(want), "cwd: %s/home\n", tmpdir);
@@ -224,6 +226,43 @@ static void test_failures(void **state)
 	assert_false(slim_spawn_compositor(&req, &out));
 }
 
+static void make_file(const char *dir, const char *name)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+/* A greeter's runtime directory goes whole; what its symlinks point at stays. */
+static void test_remove_runtime_dir(void **state)
+{
+	char dir[128], sub[160], outside[128], link[200], kept[200];
+	snprintf(dir, sizeof(dir), "%s/greeter-c1", tmpdir);
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	snprintf(outside, sizeof(outside), "%s/outside", tmpdir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	assert_int_equal(mkdir(outside, 0700), 0);
+	make_file(dir, "wayland-0.lock");
+	make_file(sub, "deeper");
+	make_file(outside, "precious");
+	/* what a hostile greeter could leave: links to a directory and to a file elsewhere */
+	snprintf(link, sizeof(link), "%s/to-dir", dir);
+	assert_int_equal(symlink(outside, link), 0);
+	snprintf(link, sizeof(link), "%s/to-file", sub);
+	snprintf(kept, sizeof(kept), "%s/precious", outside);
+	assert_int_equal(symlink(kept, link), 0);
+
+	slim_spawn_remove_runtime_dir(dir);
+	struct stat st;
+	assert_int_equal(lstat(dir, &st), -1);
+	assert_int_equal(stat(kept, &st), 0);
+	/* a directory that is not there: nothing to do, nothing said */
+	slim_spawn_remove_runtime_dir(dir);
+}
+
 int main(void)
 {
 	static const char *const tools[] = { "/usr/sbin/useradd", NULL };
@@ -238,6 +277,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spawn),
 		cmocka_unit_test(test_failures),
+		cmocka_unit_test(test_remove_runtime_dir),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
