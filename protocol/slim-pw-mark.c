@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "slim-pw-mark.h"
 
@@ -17,6 +18,13 @@ static bool mark_path(char *buf, size_t len, const char *socket_path)
 	return n > 0 && (size_t)n < len;
 }
 
+/* Only a file of this user's marks: another's (a runtime directory others may write to) does not. */
+static bool ours(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid();
+}
+
 int slim_pw_mark(const char *socket_path)
 {
 	char path[4096];
@@ -26,6 +34,11 @@ int slim_pw_mark(const char *socket_path)
 	}
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
+		return -1;
+	}
+	if (!ours(fd)) {
+		close(fd);
+		errno = EPERM;
 		return -1;
 	}
 	/* shared: a second session on the same PipeWire marks it too; waits out a console's test */
@@ -57,8 +70,12 @@ bool slim_pw_marked(void)
 			!mark_path(path, sizeof(path), socket_path)) {
 		return false;
 	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
+		return false;
+	}
+	if (!ours(fd)) {
+		close(fd);
 		return false;
 	}
 	/* held by a session if an exclusive lock cannot be had; had, it goes at once */

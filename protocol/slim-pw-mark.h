@@ -7,6 +7,7 @@
  * a PipeWire whose lock is held would play the session's sound into the
  * session's own sink and send it back as its microphone: a loop. The lock
  * goes with the compositor, however it ends; the file stays, unlocked.
+ * Only a regular file of the user's own is a mark.
  */
 #ifndef SLIM_PW_MARK_H
 #define SLIM_PW_MARK_H
