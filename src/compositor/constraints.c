@@ -88,7 +88,7 @@ bool constraints_move(struct slim_constraints *c, double *x, double *y, double d
 	wl_list_for_each(view, &server->views, link) {
 		struct wlr_surface *s = view->impl->surface(view);
 		if (view->mapped && s == wlr_surface_get_root_surface(c->active->surface)) {
-			struct wlr_box geo = view->impl->geometry(view);
+			struct wlr_box geo = view_geometry(view);
 			double x0 = view->x - geo.x, y0 = view->y - geo.y;
 			double x1 = x0 + s->current.width - 1, y1 = y0 + s->current.height - 1;
 			*x = *x < x0 ? x0 : *x > x1 ? x1 : *x;

@@ -8,6 +8,7 @@
  *   output.c   the output: rendered frames' damage and pixels -> encoder
  *   frame-pace.c  when the output renders: the console's ACKs as its vblank (no wlroots)
  *   view.c     windows: focus, stacking, placement, maximize, fullscreen
+ *   geometry.h what clients send made geometry: 64 bits, clamped (no wlroots)
  *   xdg.c      xdg-shell toplevels (as views) and popups
  *   xwayland.c X11 windows (as views), Xwayland started on the first X11 client
  *   protocols.c decorations, idle inhibit, activation, shortcuts inhibit
@@ -306,6 +307,9 @@ void view_map(struct slim_view *view);
 void view_unmap(struct slim_view *view);
 /* The view is going: no grab, focus or list keeps it. */
 void view_finish(struct slim_view *view);
+/* Its window geometry, what the client said, clamped (geometry.h). */
+struct wlr_box view_geometry(struct slim_view *view);
+/* Where it is and its size. */
 struct wlr_box view_box(struct slim_view *view);
 void view_set_state(struct slim_view *view, bool maximized, bool fullscreen);
 /* Its title bar follows the window's width (after a commit that resized it). */

@@ -144,9 +144,11 @@ static void handle_vp_motion_absolute(struct wl_listener *listener, void *data)
 {
 	struct device *d = wl_container_of(listener, d, b);
 	struct wlr_event_pointer_motion_absolute *e = data;
+	/* x / x_extent, both the client's: any fraction, which would not fit an int32 */
+	double x = e->x < 0 ? 0 : e->x > 1 ? 1 : e->x, y = e->y < 0 ? 0 : e->y > 1 ? 1 : e->y;
 	console_event(d, (struct slim_wire_input){ .kind = SLIM_INPUT_MOTION_ABS,
-		.x = (int32_t)(e->x * d->server->width * 256),
-		.y = (int32_t)(e->y * d->server->height * 256) });
+		.x = (int32_t)(x * d->server->width * 256),
+		.y = (int32_t)(y * d->server->height * 256) });
 }
 
 static void handle_vp_button(struct wl_listener *listener, void *data)
