@@ -13,6 +13,7 @@
 #include <wlr/types/wlr_seat.h>
 #include <wlr/util/log.h>
 #include "server.h"
+#include "slim-alloc.h"
 #include "slim-log.h"
 
 struct slim_constraints {
@@ -101,10 +102,7 @@ bool constraints_move(struct slim_constraints *c, double *x, double *y, double d
 
 struct slim_constraints *constraints_create(struct slim_server *server)
 {
-	struct slim_constraints *c = calloc(1, sizeof(*c));
-	if (!c) {
-		return NULL;
-	}
+	struct slim_constraints *c = slim_znew(struct slim_constraints);
 	c->server = server;
 	c->manager = wlr_pointer_constraints_v1_create(server->display);
 	c->relative = wlr_relative_pointer_manager_v1_create(server->display);

@@ -32,6 +32,7 @@
 #include <wlr/util/log.h>
 #include "server.h"
 #include "viewporter-protocol.h"
+#include "slim-alloc.h"
 #include "slim-log.h"
 #include "yuv-shm.h"
 
@@ -275,10 +276,7 @@ static void log_request(void *data, enum wl_protocol_logger_type type,
 
 struct slim_protocol_check *protocol_check_create(struct wl_display *display)
 {
-	struct slim_protocol_check *c = calloc(1, sizeof(*c));
-	if (!c) {
-		return NULL;
-	}
+	struct slim_protocol_check *c = slim_znew(struct slim_protocol_check);
 	wl_list_init(&c->pools);
 	wl_list_init(&c->viewports);
 	c->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);

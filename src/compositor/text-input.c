@@ -35,6 +35,7 @@
 #include <wlr/util/log.h>
 #include "geometry.h"
 #include "server.h"
+#include "slim-alloc.h"
 #include "slim-log.h"
 
 struct slim_text_inputs {
@@ -487,12 +488,12 @@ static void handle_focus_change(struct wl_listener *listener, void *data)
 
 struct slim_text_inputs *text_inputs_create(struct slim_server *server)
 {
-	struct slim_text_inputs *relay = calloc(1, sizeof(*relay));
+	struct slim_text_inputs *relay = slim_znew(struct slim_text_inputs);
 	struct wlr_text_input_manager_v3 *text_inputs =
 		wlr_text_input_manager_v3_create(server->display);
 	struct wlr_input_method_manager_v2 *input_methods =
 		wlr_input_method_manager_v2_create(server->display);
-	if (!relay || !text_inputs || !input_methods) {
+	if (!text_inputs || !input_methods) {
 		free(relay);
 		return NULL;
 	}

@@ -15,6 +15,7 @@
 #include <wlr/types/wlr_virtual_pointer_v1.h>
 #include <wlr/util/log.h>
 #include "server.h"
+#include "slim-alloc.h"
 
 struct slim_virtual_input {
 	struct slim_server *server;
@@ -199,9 +200,9 @@ static void handle_new_pointer(struct wl_listener *listener, void *data)
 
 struct slim_virtual_input *virtual_input_create(struct slim_server *server)
 {
-	struct slim_virtual_input *vi = calloc(1, sizeof(*vi));
-	struct wlr_virtual_keyboard_manager_v1 *kb = vi ?
-		wlr_virtual_keyboard_manager_v1_create(server->display) : NULL;
+	struct slim_virtual_input *vi = slim_znew(struct slim_virtual_input);
+	struct wlr_virtual_keyboard_manager_v1 *kb =
+		wlr_virtual_keyboard_manager_v1_create(server->display);
 	struct wlr_virtual_pointer_manager_v1 *ptr = kb ?
 		wlr_virtual_pointer_manager_v1_create(server->display) : NULL;
 	if (!ptr) {

@@ -14,6 +14,7 @@
 #include <wlr/xwayland.h>
 #include "geometry.h"
 #include "server.h"
+#include "slim-alloc.h"
 
 struct slim_xwayland {
 	struct slim_server *server;
@@ -301,10 +302,7 @@ static void handle_ready(struct wl_listener *listener, void *data)
 struct slim_xwayland *xwayland_create(struct slim_server *server,
 		struct wlr_compositor *compositor)
 {
-	struct slim_xwayland *xw = calloc(1, sizeof(*xw));
-	if (!xw) {
-		return NULL;
-	}
+	struct slim_xwayland *xw = slim_znew(struct slim_xwayland);
 	xw->server = server;
 	/* lazy: Xwayland runs only once an X11 client connects */
 	xw->wlr = wlr_xwayland_create(server->display, compositor, true);
