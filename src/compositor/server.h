@@ -28,6 +28,7 @@
  *   content-type.c  wp_content_type_v1, the client's word on it
  *   renderer.c the pixman renderer, with viewport offsets and YUV wl_shm buffers
  *   protocol-check.c  what wlroots 0.15 leaves unchecked: YUV buffers, viewports
+ *   xdg-check.c  xdg-shell's errors that wlroots 0.15 misses or misnames
  *   yuv-shm.c  YUV client pixels: layouts and conversions (no wlroots)
  *   audio.c    the console's speaker and microphone in the session's PipeWire
  *   audio-daemons.c  the session's PipeWire, started if the user has none
