@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -841,6 +842,51 @@ static void test_control_closed(void **state)
 	wait_gone(s->pid);
 }
 
+static pid_t paused_child(void)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		signal(SIGTERM, SIG_DFL);
+		for (;;) {
+			pause();
+		}
+	}
+	return pid;
+}
+
+static bool fd_closed(int fd)
+{
+	return fcntl(fd, F_GETFD) < 0 && errno == EBADF;
+}
+
+/*
+ * A compositor whose control socket or exit the manager cannot watch (epoll
+ * takes no memfd) is not added: it is ended, and the fds it came with are
+ * closed, as slim_session_add promises.
+ */
+static void test_unwatchable(void **state)
+{
+	int sessions = wl_list_length(&t.mgr->sessions);
+	pid_t pid = paused_child();
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	int control = memfd_create("not a socket", MFD_CLOEXEC);
+	assert_true(pidfd >= 0 && control >= 0);
+	assert_null(slim_session_add(t.mgr, 0, "alice", getuid(), pid, pidfd, NULL, control,
+		false));
+	assert_true(fd_closed(pidfd) && fd_closed(control));
+	assert_int_equal(waitpid(pid, NULL, 0), pid); /* SIGTERMed */
+
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	int not_pidfd = memfd_create("not a pidfd", MFD_CLOEXEC);
+	assert_null(slim_session_add(t.mgr, 0, "alice", getuid(), -1, not_pidfd, NULL, sv[0],
+		false));
+	assert_true(fd_closed(not_pidfd) && fd_closed(sv[0]));
+	close(sv[1]);
+	assert_int_equal(wl_list_length(&t.mgr->sessions), sessions);
+}
+
 static void test_detached_timeout(void **state)
 {
 	struct fake_compositor *s = alice_with_card();
@@ -1384,6 +1430,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_audio_report, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_link_report, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_control_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unwatchable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_detached_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_console_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_greeter_hello_twice, setup, teardown),
