@@ -319,7 +319,7 @@ static bool cmd_stats(struct slim_console_control *ctl, char **argv)
 		"cached_px=%llu "
 		"cscs_src_w=%u cscs_src_h=%u cscs_dst_w=%u cscs_dst_h=%u "
 		"input_sent=%llu input_retransmits=%llu input_acked=%llu input_dropped=%llu "
-		"cursor_x=%d cursor_y=%d",
+		"cursor_x=%d cursor_y=%d audio=%llu",
 		(unsigned long long)st->frames, (unsigned long long)st->datagrams,
 		(unsigned long long)st->applied, (unsigned long long)st->bad,
 		(unsigned long long)st->late, (unsigned long long)st->duplicates,
@@ -341,18 +341,19 @@ static bool cmd_stats(struct slim_console_control *ctl, char **argv)
 		st->cscs_src_w, st->cscs_src_h, st->cscs_dst_w, st->cscs_dst_h,
 		(unsigned long long)st->input.sent, (unsigned long long)st->input.retransmits,
 		(unsigned long long)st->input.acked, (unsigned long long)st->input.dropped,
-		cursor->x, cursor->y);
+		cursor->x, cursor->y, (unsigned long long)st->audio);
 	if (ctl->audio) {
 		const struct slim_audio_stats *a = console_audio_stats(ctl->audio);
 		emit(ctl, "audio datagrams=%llu packets=%llu lost=%llu recovered=%llu "
 			"concealed=%llu late=%llu dup=%llu bad=%llu skipped=%llu repaired=%llu "
-			"depth_ms=%u jitter_us=%u", (unsigned long long)st->audio,
+			"unheard=%llu depth_ms=%u jitter_us=%u mic=%llu", (unsigned long long)st->audio,
 			(unsigned long long)a->packets, (unsigned long long)a->lost,
 			(unsigned long long)a->recovered, (unsigned long long)a->concealed,
 			(unsigned long long)a->late, (unsigned long long)a->duplicate,
 			(unsigned long long)a->bad, (unsigned long long)a->skipped,
-			(unsigned long long)a->repaired, a->depth_ms,
-			a->jitter_us);
+			(unsigned long long)a->repaired, (unsigned long long)a->unheard,
+			a->depth_ms, a->jitter_us,
+			(unsigned long long)console_audio_mic_sent(ctl->audio));
 	}
 	return true;
 }

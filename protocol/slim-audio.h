@@ -109,6 +109,8 @@ struct slim_audio_stats {
 	uint64_t concealed;  /* made up by the decoder (or silence, for PCM) */
 	uint64_t skipped;    /* dropped to bring the delay down */
 	uint64_t repaired;   /* holes filled by a copy sent with a later packet */
+	/* packets (not copies) handed over to be played, not taken in time or before a reset */
+	uint64_t unheard;
 	uint32_t depth_ms;   /* what the buffer aims to hold */
 	uint32_t jitter_us;  /* RFC 3550's estimate of arrival jitter */
 };

@@ -4,11 +4,12 @@
  * Every datagram is looked at in this order, and the cheapest test that
  * settles it wins:
  *   1. not a DTLS record (short, or a cleartext slim datagram): dropped;
- *   2. a ClientHello: rate-limited per source, then its cookie is checked
- *      (stateless, HMAC). Without a valid cookie the answer is a
- *      HelloVerifyRequest no larger than the ClientHello, at a rate in all,
- *      and nothing is kept. With one, a half-open handshake is made, within
- *      per-source and global bounds;
+ *   2. a ClientHello: its cookie is checked first (stateless, one HMAC).
+ *      Without a valid cookie the answer is a HelloVerifyRequest no larger
+ *      than the ClientHello, at a rate in all, and nothing is kept. With
+ *      one (the sender receives at its address) no rate applies that
+ *      others could have spent: a half-open handshake is made, within
+ *      per-address, per-source and global bounds;
  *   3. a record of a connection of its address: handed to it (the
  *      handshake record to a half-open one, the rest to the established);
  *   4. an encrypted record nobody here knows (the server restarted): a
@@ -30,6 +31,8 @@
 #define HASH_BUCKETS 1024
 #define SOURCE_BUCKETS 256
 #define COOKIE_ROTATE_US (60 * 1000000ull)
+/* A handshake under way is replaced by another from its address only once this old. */
+#define RESTART_US 1000000ull
 /* A half-open handshake sends at most this many times what it received. */
 #define AMPLIFICATION 3
 /* Hints: a restarted server's consoles need one each, not a stream. */
@@ -58,6 +61,7 @@ struct slim_sec_conn {
 	socklen_t addr_len;
 	bool established, dead;
 	bool goodbye; /* the client's close_notify ended it */
+	bool admitted; /* the user vouched for it: only an admitted one pushes it out */
 	gnutls_session_t tls;
 	uint8_t client_random[32]; /* which ClientHello a half-open one answers */
 	uint64_t started_us, last_in_us;
@@ -88,7 +92,7 @@ struct slim_sec_server {
 	size_t n_conns, cap_conns;
 	int busy; /* inside receive or tick: closed connections are freed at the end */
 
-	struct rate_bucket hello_all, hello_source[SOURCE_BUCKETS];
+	struct rate_bucket hello_all;
 	struct rate_bucket hint_all, hint_source[SOURCE_BUCKETS];
 	struct slim_sec_stats stats;
 	struct slim_ratelimit log_rl;
@@ -300,6 +304,30 @@ static void conn_end(struct slim_sec_conn *conn, const char *why, bool tell)
 	}
 }
 
+/*
+ * Over the bound of `conn`'s kind, the other connection of that kind heard
+ * from least recently makes room (it may come back). Admitted connections
+ * and the others have bounds of their own, so that no number of keys
+ * nobody vouched for can push out one the user did.
+ */
+static void make_room(struct slim_sec_server *srv, struct slim_sec_conn *conn)
+{
+	struct slim_sec_conn *oldest = NULL;
+	unsigned live = 0;
+	for (size_t i = 0; i < srv->n_conns; i++) {
+		struct slim_sec_conn *c = srv->conns[i];
+		if (c->established && !c->dead && c->admitted == conn->admitted) {
+			live++;
+			if (c != conn && (!oldest || c->last_in_us < oldest->last_in_us)) {
+				oldest = c;
+			}
+		}
+	}
+	if (live > (conn->admitted ? srv->cfg.max_conns : srv->cfg.max_unadmitted) && oldest) {
+		conn_end(oldest, "too many connections", true);
+	}
+}
+
 static void become_established(struct slim_sec_server *srv, struct slim_sec_conn *conn)
 {
 	/* one established connection an address: a new handshake means a new console start */
@@ -308,26 +336,15 @@ static void become_established(struct slim_sec_server *srv, struct slim_sec_conn
 		conn_end(old, "replaced by a new connection from its address", true);
 	}
 	conn->established = true;
+	conn->admitted = srv->cfg.max_unadmitted == 0;
 	srv->stats.half_open--;
 	srv->stats.conns++;
 	srv->stats.handshakes++;
-	/* over the bound, the one heard from least recently makes room (it may come back) */
-	struct slim_sec_conn *oldest = NULL;
-	unsigned live = 0;
-	for (size_t i = 0; i < srv->n_conns; i++) {
-		struct slim_sec_conn *c = srv->conns[i];
-		if (c->established && !c->dead) {
-			live++;
-			if (c != conn && (!oldest || c->last_in_us < oldest->last_in_us)) {
-				oldest = c;
-			}
-		}
-	}
-	if (live > srv->cfg.max_conns && oldest) {
-		conn_end(oldest, "too many connections", true);
-	}
 	if (srv->handler->established) {
-		srv->handler->established(srv->data, conn);
+		srv->handler->established(srv->data, conn); /* which may admit it */
+	}
+	if (!conn->dead) {
+		make_room(srv, conn);
 	}
 }
 
@@ -516,11 +533,10 @@ static void client_hello(struct slim_sec_server *srv, const uint8_t *buf, size_t
 		const struct addr_key *key, const struct sockaddr *from, socklen_t from_len,
 		uint64_t now_us)
 {
-	uint32_t source = key_hash(srv, key, false) % SOURCE_BUCKETS;
-	if (!take(&srv->hello_source[source], srv->cfg.source_rate, now_us)) {
-		srv->stats.rate_limited++;
-		return;
-	}
+	/*
+	 * The cookie first, before anything a spoofed flood could have spent:
+	 * a valid one proves that the sender receives at its address.
+	 */
 	rotate_cookie_key(srv, now_us);
 	gnutls_dtls_prestate_st prestate;
 	bool valid = false;
@@ -532,9 +548,10 @@ static void client_hello(struct slim_sec_server *srv, const uint8_t *buf, size_t
 	}
 	if (!valid) {
 		/*
-		 * The answers to unproven addresses have a rate in all; a ClientHello
-		 * with a valid cookie does not wait behind them, so a flood from
-		 * spoofed sources delays no console that can receive its cookie.
+		 * The answers to unproven addresses have a rate in all and none per
+		 * source: a HelloVerifyRequest is no larger than what came, and a
+		 * rate per source would be spent by a flood in a console's name
+		 * before the console's own ClientHello, which needs its cookie.
 		 */
 		if (!take(&srv->hello_all, srv->cfg.hello_rate, now_us)) {
 			srv->stats.rate_limited++;
@@ -555,6 +572,19 @@ static void client_hello(struct slim_sec_server *srv, const uint8_t *buf, size_t
 	struct slim_sec_conn *conn = lookup(srv, key, false);
 	if (conn && memcmp(conn->client_random, buf + random_at, 32) == 0) {
 		conn_feed(srv, conn, buf, len, now_us); /* the client sent it again */
+		return;
+	}
+	/*
+	 * A cookie holds for a minute or two, so a ClientHello recorded on the
+	 * wire may come again from its address: it must neither end the
+	 * handshake a console has under way (one younger than RESTART_US stays,
+	 * which also holds an address to one handshake begun a second) nor
+	 * begin one for the connection the address has.
+	 */
+	struct slim_sec_conn *live = lookup(srv, key, true);
+	if ((conn && now_us - conn->started_us < RESTART_US) ||
+			(live && memcmp(live->client_random, buf + random_at, 32) == 0)) {
+		srv->stats.half_open_full++;
 		return;
 	}
 	if (conn) {
@@ -669,7 +699,6 @@ struct slim_sec_server *slim_sec_server_create(const struct slim_sec_server_conf
 	c->max_half_open = c->max_half_open ? c->max_half_open : 16;
 	c->max_per_source = c->max_per_source ? c->max_per_source : 4;
 	c->hello_rate = c->hello_rate ? c->hello_rate : 20000;
-	c->source_rate = c->source_rate ? c->source_rate : 50;
 	c->idle_ms = c->idle_ms ? c->idle_ms : 30000;
 	c->handshake_ms = c->handshake_ms ? c->handshake_ms : 10000;
 	if (!slim_sec_random(&srv->salt, sizeof(srv->salt))) {
@@ -883,6 +912,15 @@ const char *slim_sec_conn_psk_identity(const struct slim_sec_conn *conn)
 bool slim_sec_conn_goodbye(const struct slim_sec_conn *conn)
 {
 	return conn->goodbye;
+}
+
+void slim_sec_conn_admit(struct slim_sec_conn *conn)
+{
+	if (conn->admitted || conn->dead || !conn->established) {
+		return;
+	}
+	conn->admitted = true;
+	make_room(conn->srv, conn);
 }
 
 void slim_sec_conn_set_user(struct slim_sec_conn *conn, void *user)

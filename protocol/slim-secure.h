@@ -19,9 +19,14 @@
  * stateless and never larger than what it received: a ClientHello without
  * a valid cookie gets a HelloVerifyRequest (44 bytes), a record for a
  * connection the server does not have gets, at a limited rate, a 32-byte
- * cleartext "forgotten" hint. State (a half-open handshake) exists only
- * after a valid cookie, within per-source and global bounds, and what it
- * sends is held to three times what it received (as QUIC does).
+ * cleartext "forgotten" hint. The cookie is checked before any rate that
+ * others could spend, so a flood in a client's name never delays its
+ * ClientHello with a valid cookie. State (a half-open handshake) exists
+ * only after a valid cookie, within per-address, per-source and global
+ * bounds, and what it sends is held to three times what it received (as
+ * QUIC does). Established connections the user vouches for
+ * (slim_sec_conn_admit) have a bound of their own that the others never
+ * reach into.
  *
  * `SLIM_SEC_CLEAR` carries the datagrams unprotected through the same
  * interface: for benchmarks comparing both, on loopback only
@@ -190,11 +195,16 @@ struct slim_sec_server_config {
 	 */
 	bool (*psk_lookup)(void *data, const char *identity, uint8_t key[SLIM_SEC_KEY_LEN]);
 	/* Bounds; 0 takes the default in brackets. */
-	unsigned max_conns;       /* established connections [64] */
+	unsigned max_conns;       /* established connections (admitted ones) [64] */
+	/*
+	 * Established connections not admitted (slim_sec_conn_admit), which
+	 * make room among themselves only; 0: every connection is admitted
+	 * once established.
+	 */
+	unsigned max_unadmitted;
 	unsigned max_half_open;   /* handshakes under way [16] */
-	unsigned max_per_source;  /* of each, from one IP address [4] */
+	unsigned max_per_source;  /* ... from one IP address [4] */
 	unsigned hello_rate;      /* cookies sent a second, in all [20000] */
-	unsigned source_rate;     /* ... from one IP address [50] */
 	uint32_t idle_ms;         /* a connection heard nothing from for this long ends [30000] */
 	uint32_t handshake_ms;    /* a handshake not done by then ends [10000] */
 };
@@ -203,11 +213,12 @@ struct slim_sec_server_config {
 struct slim_sec_stats {
 	uint64_t datagrams;        /* received */
 	uint64_t dropped;          /* not a record of ours: short, cleartext, unknown */
-	uint64_t rate_limited;     /* ClientHellos over a rate */
+	uint64_t rate_limited;     /* ClientHellos without a valid cookie over the rate */
 	uint64_t cookies_sent;     /* HelloVerifyRequests */
 	uint64_t hints_sent;       /* "forgotten" hints */
 	uint64_t unverified_bytes; /* sent to addresses without a valid cookie */
-	uint64_t half_open_full;   /* handshakes turned away (per source) or evicted (in all) */
+	/* handshakes turned away (per source, or one under way from the address) or evicted */
+	uint64_t half_open_full;
 	uint64_t amplification;    /* handshake bytes not sent: over 3x what came */
 	uint64_t handshakes;       /* completed */
 	uint64_t handshakes_failed;
@@ -218,7 +229,7 @@ struct slim_sec_stats {
 struct slim_sec_conn;
 
 struct slim_sec_server_handler {
-	/* A client proved itself; its datagrams follow. */
+	/* A client proved itself (admit it here if it is known); its datagrams follow. */
 	void (*established)(void *data, struct slim_sec_conn *conn);
 	void (*datagram)(void *data, struct slim_sec_conn *conn, const uint8_t *buf, size_t len);
 	/*
@@ -248,6 +259,11 @@ enum slim_sec_mode slim_sec_server_mode(const struct slim_sec_server *srv);
 
 /* One datagram as one record to the client; false if it could not go. */
 bool slim_sec_conn_send(struct slim_sec_conn *conn, const uint8_t *buf, size_t len);
+/*
+ * The user vouches for the connection's client (an enrolled console): from
+ * now on only another admitted connection can make it end for room.
+ */
+void slim_sec_conn_admit(struct slim_sec_conn *conn);
 /* Ends the connection, telling the client (an authenticated close_notify). */
 void slim_sec_conn_close(struct slim_sec_conn *conn);
 const struct sockaddr *slim_sec_conn_address(const struct slim_sec_conn *conn, socklen_t *len);

@@ -453,7 +453,7 @@ static void test_session(void **state)
 	expect_line(&c, "stats frames=1 datagrams=1 applied=1 bad=0 late=0 dup=0 bytes=68 "
 		"fill=1 set=0 bitmap=0 copy=0 cscs=0 palette=0 cached=0 fill_px=3072 set_px=0 "
 		"bitmap_px=0 copy_px=0 cscs_px=0 palette_px=0 cached_px=0 cscs_src_w=0 cscs_src_h=0 cscs_dst_w=0 cscs_dst_h=0 input_sent=0 input_retransmits=0 input_acked=0 input_dropped=0 "
-		"cursor_x=0 cursor_y=0");
+		"cursor_x=0 cursor_y=0 audio=0");
 	child_send(&c, "sync");
 	expect_line(&c, "sync 1");
 
@@ -553,7 +553,7 @@ static void test_session(void **state)
 		"bytes=432 fill=4 set=0 bitmap=0 copy=0 cscs=0 palette=0 cached=0 fill_px=12288 "
 		"set_px=0 bitmap_px=0 copy_px=0 cscs_px=0 palette_px=0 cached_px=0 cscs_src_w=0 cscs_src_h=0 cscs_dst_w=0 cscs_dst_h=0 "
 		"input_sent=9 input_retransmits=%llu input_acked=9 "
-		"input_dropped=0 cursor_x=0 cursor_y=0", retransmits);
+		"input_dropped=0 cursor_x=0 cursor_y=0 audio=0", retransmits);
 	assert_string_equal(stats, want);
 	child_send(&c, "quit");
 	assert_int_equal(child_wait(&c), 0);

@@ -28,6 +28,8 @@ struct dgram {
 struct client {
 	struct slim_sec_client *c;
 	struct sockaddr_in addr;
+	struct slim_sec_conn *conn; /* the server's end, once established (pump_with) */
+	int ended; /* times the server ended it */
 	int established, failed, forgotten, closed;
 	int data;
 	uint8_t last[2048];
@@ -50,6 +52,7 @@ static struct {
 	struct slim_sec_identity *server_id, *client_id;
 	uint8_t psk[SLIM_SEC_KEY_LEN];
 	const char *refuse_server; /* what check_server answers */
+	bool admit; /* on_established admits the connection */
 	uint8_t checked_fp[SLIM_SEC_FINGERPRINT_LEN];
 } w;
 
@@ -79,6 +82,9 @@ static void on_established(void *data, struct slim_sec_conn *conn)
 {
 	w.established++;
 	w.conn = conn;
+	if (w.admit) {
+		slim_sec_conn_admit(conn);
+	}
 }
 
 static void on_datagram(void *data, struct slim_sec_conn *conn, const uint8_t *buf, size_t len)
@@ -92,6 +98,12 @@ static void on_datagram(void *data, struct slim_sec_conn *conn, const uint8_t *b
 static void on_closed(void *data, struct slim_sec_conn *conn, const char *why)
 {
 	w.closed++;
+	for (size_t i = 0; i < w.n_clients; i++) {
+		if (w.clients[i].conn == conn) {
+			w.clients[i].conn = NULL;
+			w.clients[i].ended++;
+		}
+	}
 	if (w.conn == conn) {
 		w.conn = NULL;
 	}
@@ -467,6 +479,161 @@ static void test_spoofed_flood(void **state)
 }
 
 /*
+ * Delivers what is in flight both ways until the wire is quiet, and before
+ * each step `n` copies of `flood` from the address of `cl` (`same_port`:
+ * its port too, else any other port of its IP address).
+ */
+static void pump_with(struct client *cl, const struct dgram *flood, int n, bool same_port)
+{
+	int rounds = 0;
+	do {
+		for (int i = 0; i < n; i++) {
+			struct sockaddr_in from = cl->addr;
+			if (!same_port) {
+				from.sin_port = htons((uint16_t)(1024 + (rounds * n + i) % 30000));
+			}
+			slim_sec_server_receive(w.srv, flood->buf, flood->len, (struct sockaddr *)&from,
+				sizeof(from), slim_now_us());
+		}
+		size_t n_down = w.n_down;
+		struct dgram *down = malloc(n_down * sizeof(*down) + 1);
+		memcpy(down, w.down, n_down * sizeof(*down));
+		w.n_down = 0;
+		for (size_t i = 0; i < n_down; i++) {
+			struct client *to = client_at(&down[i].addr);
+			if (to) {
+				const uint8_t *out = NULL;
+				size_t out_len = 0;
+				client_event(to, slim_sec_client_receive(to->c, down[i].buf, down[i].len,
+					&out, &out_len), out, out_len);
+			}
+		}
+		free(down);
+		size_t n_up = w.n_up;
+		struct dgram *up = malloc(n_up * sizeof(*up) + 1);
+		memcpy(up, w.up, n_up * sizeof(*up));
+		w.n_up = 0;
+		for (size_t i = 0; i < n_up; i++) {
+			slim_sec_server_receive(w.srv, up[i].buf, up[i].len,
+				(struct sockaddr *)&up[i].addr, sizeof(up[i].addr), slim_now_us());
+		}
+		free(up);
+	} while ((w.n_up || w.n_down) && ++rounds < 100);
+}
+
+/*
+ * ClientHellos in the client's name, from its address, while it connects:
+ * the cookie is checked before any rate the flood spends, and the
+ * HelloVerifyRequests the flood draws to its port end no handshake.
+ */
+static void test_flood_in_clients_name(void **state)
+{
+	make_psk_server();
+	struct client *cl = add_client(40000);
+	struct slim_sec_client_config ccfg = psk_config(w.psk);
+	slim_sec_client_start(cl->c, &ccfg, slim_now_us());
+	struct dgram hello = w.up[0]; /* as an attacker records it */
+	w.n_up = 0;
+	for (int same_port = 0; same_port < 2; same_port++) {
+		int before = cl->established;
+		assert_true(slim_sec_client_start(cl->c, &ccfg, slim_now_us()));
+		pump_with(cl, &hello, 200, same_port);
+		if (cl->established != before + 1) {
+			fail_msg("%s: the client did not connect (%s); %lu ClientHellos over the rate",
+				same_port ? "its port" : "its address", slim_sec_client_error(cl->c),
+				(unsigned long)slim_sec_server_stats(w.srv)->rate_limited);
+		}
+	}
+	assert_int_equal(slim_sec_server_stats(w.srv)->rate_limited, 0);
+}
+
+/* Starts the client: its ClientHello with the cookie, not yet delivered. */
+static struct dgram cookie_hello(struct client *cl, const struct slim_sec_client_config *cfg)
+{
+	assert_true(slim_sec_client_start(cl->c, cfg, slim_now_us()));
+	struct dgram first = w.up[--w.n_up];
+	slim_sec_server_receive(w.srv, first.buf, first.len, (struct sockaddr *)&first.addr,
+		sizeof(first.addr), slim_now_us());
+	assert_int_equal(w.n_down, 1);
+	const uint8_t *out;
+	size_t out_len;
+	slim_sec_client_receive(cl->c, w.down[0].buf, w.down[0].len, &out, &out_len);
+	w.n_down = 0;
+	assert_int_equal(w.n_up, 1);
+	return w.up[--w.n_up];
+}
+
+/*
+ * ClientHellos with valid cookies, recorded and replayed from the client's
+ * address: they neither end the handshake it has under way nor start one
+ * when they are its connection's own.
+ */
+static void test_cookie_replay(void **state)
+{
+	make_psk_server();
+	struct client *cl = add_client(40000);
+	struct slim_sec_client_config ccfg = psk_config(w.psk);
+	struct dgram abandoned = cookie_hello(cl, &ccfg);
+	struct dgram hello = cookie_hello(cl, &ccfg);
+	slim_sec_server_receive(w.srv, hello.buf, hello.len, (struct sockaddr *)&hello.addr,
+		sizeof(hello.addr), slim_now_us());
+	pump_with(cl, &abandoned, 20, true);
+	assert_int_equal(cl->established, 1);
+	assert_int_equal(w.established, 1);
+	/*
+	 * The connection's own ClientHello again, while the client makes a new
+	 * one (once the handshake the older one started has run out).
+	 */
+	slim_sec_server_tick(w.srv, slim_now_us() + 11000000);
+	assert_int_equal(slim_sec_server_stats(w.srv)->half_open, 0);
+	uint64_t turned_away = slim_sec_server_stats(w.srv)->half_open_full;
+	assert_true(slim_sec_client_start(cl->c, &ccfg, slim_now_us()));
+	pump_with(cl, &hello, 20, true);
+	assert_int_equal(cl->established, 2);
+	assert_true(slim_sec_server_stats(w.srv)->half_open_full > turned_away);
+}
+
+/*
+ * Admitted connections have their bound, the others theirs: any number of
+ * keys nobody vouched for makes room among themselves, never by ending an
+ * admitted connection; admitted ones make room among themselves.
+ */
+static void test_admitted_bound(void **state)
+{
+	struct slim_sec_server_config cfg = {
+		.mode = SLIM_SEC_DTLS, .psk_lookup = psk_lookup, .max_conns = 2,
+		.max_unadmitted = 2,
+	};
+	make_server(&cfg);
+	w.admit = true;
+	struct client *enrolled = add_client(40000);
+	connect_psk(enrolled, w.psk);
+	enrolled->conn = w.conn;
+	w.admit = false;
+	for (int i = 0; i < 5; i++) {
+		struct client *stranger = add_client((uint16_t)(41000 + i));
+		connect_psk(stranger, w.psk);
+		stranger->conn = w.conn;
+		assert_int_equal(stranger->established, 1);
+	}
+	assert_int_equal(enrolled->ended, 0);
+	assert_int_equal(w.closed, 3);
+	assert_int_equal(slim_sec_server_stats(w.srv)->conns, 3);
+	/* admitted later (an approval): the strangers make room for it, not the enrolled */
+	struct client *last = &w.clients[w.n_clients - 1];
+	slim_sec_conn_admit(last->conn);
+	assert_int_equal(enrolled->ended, 0);
+	assert_int_equal(w.closed, 3);
+	/* a third admitted one: the admitted heard from least recently makes room */
+	w.admit = true;
+	struct client *another = add_client(42000);
+	connect_psk(another, w.psk);
+	assert_int_equal(enrolled->ended, 1);
+	assert_int_equal(last->ended, 0);
+	assert_int_equal(w.closed, 4);
+}
+
+/*
  * A valid cookie and then silence: the handshake sends at most 3x what came.
  * The pairing key's ECDHE flight is the larger of the two kinds of PSK.
  */
@@ -750,6 +917,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_wrong_psk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_certificates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spoofed_flood, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flood_in_clients_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cookie_replay, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_admitted_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_amplification_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replace_and_close, setup, teardown),

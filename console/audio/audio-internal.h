@@ -1,7 +1,8 @@
 /*
  * Between the console's sound (audio.c) and its devices (audio-alsa.c,
  * audio-pipewire.c): a device's threads pull 10 ms to play and push 10 ms
- * the microphone heard; both are safe from any thread.
+ * the microphone heard, one thread each (a thread may do both): neither
+ * waits, allocates or logs.
  */
 #ifndef SLIM_CONSOLE_AUDIO_INTERNAL_H
 #define SLIM_CONSOLE_AUDIO_INTERNAL_H
@@ -35,6 +36,11 @@ extern const struct console_audio_device_impl console_audio_pipewire;
 void console_audio_pull(struct console_audio *audio, int16_t *pcm, uint64_t delay_us);
 /* SLIM_AUDIO_FRAME mono samples the microphone heard. */
 void console_audio_push_mic(struct console_audio *audio, const int16_t *pcm);
+/*
+ * The device stopped for good, from any one thread: a session's sound
+ * server, which it must not play into (said from the loop).
+ */
+void console_audio_stop(struct console_audio *audio);
 /*
  * The sound server here is the session's own: no device is to be tried
  * after this one (ALSA's default goes to the same server, through

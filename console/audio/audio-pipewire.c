@@ -5,9 +5,12 @@
  * quanta. PipeWire's data thread calls them; whatever its quantum, the
  * console's side moves whole 10 ms frames and keeps the remainder.
  *
- * A PipeWire that holds slimland's "Console speaker" is a session's own (a
- * console run beside the session, in its runtime directory): played into,
- * the session would hear itself again and again. It is refused.
+ * A PipeWire that is a session's own (a console run beside the session, in
+ * its runtime directory) is refused: played into, the session would hear
+ * itself again and again. The session marks it from before it starts
+ * (slim-pw-mark.h), which tells at once, however soon the console came;
+ * its "Console speaker" appearing, then or later (a session that took
+ * the user's PipeWire), stops the streams.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,6 +21,7 @@
 #include "audio-internal.h"
 #include "slim-log.h"
 #include "slim-pipewire.h"
+#include "slim-pw-mark.h"
 
 #define LATENCY "480/48000"
 /* What the compositor calls its sink (src/compositor/audio.c). */
@@ -136,13 +140,24 @@ static struct pw_stream *make_stream(struct console_audio_device *dev, const cha
 		PW_STREAM_FLAG_AUTOCONNECT, listener, events, dev);
 }
 
+/* PipeWire's loop thread (not its data thread), under the loop's lock. */
 static void handle_registry_global(void *data, uint32_t id, uint32_t permissions,
 		const char *type, uint32_t version, const struct spa_dict *props)
 {
 	struct console_audio_device *dev = data;
 	const char *name = props ? spa_dict_lookup(props, PW_KEY_NODE_NAME) : NULL;
-	if (strcmp(type, PW_TYPE_INTERFACE_Node) == 0 && name && strcmp(name, SESSION_SINK) == 0) {
-		dev->session_sink = true;
+	if (strcmp(type, PW_TYPE_INTERFACE_Node) != 0 || !name || strcmp(name, SESSION_SINK) != 0 ||
+			dev->session_sink) {
+		return;
+	}
+	dev->session_sink = true;
+	if (dev->playback) {
+		/* a session came to this PipeWire after the console did */
+		pw_stream_disconnect(dev->playback);
+		if (dev->capture) {
+			pw_stream_disconnect(dev->capture);
+		}
+		console_audio_stop(dev->audio);
 	}
 }
 
@@ -165,7 +180,10 @@ static const struct pw_core_events core_events = {
 	.done = handle_core_done,
 };
 
-/* Under the loop's lock: whether the server lists a session's sink (a round trip). */
+/*
+ * Under the loop's lock: whether the server lists a session's sink (a
+ * round trip) or, connected, is marked as a session's.
+ */
 static bool is_a_sessions(struct console_audio_device *dev)
 {
 	pw_core_add_listener(dev->core, &dev->core_listener, &core_events, dev);
@@ -180,7 +198,7 @@ static bool is_a_sessions(struct console_audio_device *dev)
 			break; /* a server that does not answer: its streams will not work either */
 		}
 	}
-	return dev->session_sink;
+	return dev->session_sink || slim_pw_marked();
 }
 
 static void pipewire_destroy(struct console_audio_device *dev)
@@ -258,8 +276,8 @@ static struct console_audio_device *pipewire_create(struct console_audio *audio,
 	}
 	if (echo) {
 		console_audio_no_fallback(audio);
-		snprintf(err, err_len, "the PipeWire here is a session's own (it has \"Console "
-			"speaker\"): the session would hear itself");
+		snprintf(err, err_len, "the PipeWire here is a session's own: the session would "
+			"hear itself");
 		goto fail;
 	}
 	if (!dev->playback) {

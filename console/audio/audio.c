@@ -1,27 +1,39 @@
 /*
- * The console's sound between its poll() loop and the device's threads:
- * the speaker's jitter buffer (pushed from the loop, pulled by the
- * device), and a queue of the microphone's coded packets (pushed by the
- * device, sent from the loop, which an eventfd wakes). One mutex guards
- * both; each holder does one push or one 10 ms pull.
+ * The console's sound between its poll() loop and the device's threads,
+ * which never wait on the loop (PipeWire's is a real-time thread): the
+ * speaker's packets go into a jitter buffer the device alone plays
+ * (slim-audio-feed.h); the microphone's coded packets, and when a sound
+ * began or ended, come back through rings (slim-ring.h) and an eventfd
+ * that wakes the loop. Nothing a device's thread calls here logs,
+ * allocates or takes a lock.
  */
 #define _GNU_SOURCE
-#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 #include "audio-internal.h"
+#include "slim-audio-feed.h"
 #include "slim-log.h"
+#include "slim-pw-mark.h"
+#include "slim-ring.h"
 
 /* The speaker's jitter buffer: 20 ms on a quiet LAN, up to 200 ms. */
 #define JITTER_MIN_MS 20
 #define JITTER_MAX_MS 200
 /* The microphone: Opus, mono, speech-sized. */
 #define MIC_BITRATE 32000
-/* Coded microphone packets waiting for the loop: 160 ms. */
+/*
+ * Coded microphone packets the loop sends at most when it comes to them:
+ * 160 ms, the newest (the ring holds 640 ms: a loop that fell further
+ * behind loses the newest instead, as only the loop can drop the oldest).
+ */
 #define MIC_QUEUE 16
+#define MIC_RING 64
+/* Sounds begun or ended, waiting for the loop. */
+#define HEARD_QUEUE 16
 /* How often the playback's figures go to the session while sound arrives. */
 #define REPORT_US 2000000
 /* Onset: louder than this after at least this much quiet. */
@@ -31,6 +43,11 @@
 struct mic_packet {
 	struct slim_audio_packet p;
 	uint8_t data[SLIM_AUDIO_MAX_PAYLOAD];
+};
+
+struct heard {
+	bool sound; /* began; else ended */
+	uint64_t at_us;
 };
 
 struct console_audio {
@@ -43,20 +60,21 @@ struct console_audio {
 	bool no_fallback; /* see console_audio_no_fallback */
 	int wake_fd;
 	uint64_t last_report_us;
+	uint64_t mic_sent;
+	atomic_bool stopped; /* see console_audio_stop */
+	bool said_stopped;
 
-	pthread_mutex_t lock;
-	/* under the lock */
-	struct slim_audio_jitter *jitter;
-	struct slim_audio_stats stats; /* a copy, for the loop */
-	struct slim_audio_encoder *mic_enc;
-	struct mic_packet mic[MIC_QUEUE];
-	unsigned mic_head, mic_count;
-	uint64_t mic_dropped;
+	struct slim_audio_feed *speaker; /* the loop feeds it, the device plays it */
+	struct slim_ring *mic;           /* of struct mic_packet, from the device */
+	struct slim_ring *heard;         /* of struct heard, from the device */
+
+	/* the playing thread's */
 	unsigned quiet; /* frames played quiet in a row (a device that played nothing: quiet) */
 	uint64_t last_pull_us;
-	uint64_t onset_us; /* an onset not yet told; 0: none */
-	uint64_t quiet_us; /* the end of a sound, not yet told; 0: none */
-	bool sounding;     /* an onset was told and no end yet */
+	bool sounding;  /* an onset was told and no end yet */
+
+	/* the capturing thread's */
+	struct slim_audio_encoder *mic_enc;
 };
 
 static void wake(struct console_audio *audio)
@@ -76,51 +94,51 @@ static bool loud(const int16_t *pcm, size_t n, size_t *at)
 	return false;
 }
 
+/* The playing thread's: a sound began or ended, for the loop. */
+static void tell_heard(struct console_audio *audio, bool sound, uint64_t at_us)
+{
+	struct heard h = { .sound = sound, .at_us = at_us };
+	if (slim_ring_write(audio->heard, &h, 1) == 1) {
+		wake(audio);
+	}
+}
+
 void console_audio_pull(struct console_audio *audio, int16_t *pcm, uint64_t delay_us)
 {
 	uint64_t now = slim_now_us();
-	pthread_mutex_lock(&audio->lock);
 	if (now - audio->last_pull_us > ONSET_QUIET_FRAMES * 10000) {
 		/* a sound server runs its graph only while something plays: quiet till now */
 		audio->quiet = ONSET_QUIET_FRAMES;
 	}
 	audio->last_pull_us = now;
-	slim_audio_jitter_pull(audio->jitter, pcm);
+	slim_audio_feed_pull(audio->speaker, pcm, now);
 	size_t at;
 	bool heard = loud(pcm, SLIM_AUDIO_FRAME * CONSOLE_AUDIO_CHANNELS, &at);
-	bool tell = heard && audio->quiet >= ONSET_QUIET_FRAMES;
-	if (tell) {
-		audio->onset_us = now + delay_us +
-			(uint64_t)(at / CONSOLE_AUDIO_CHANNELS) * 1000000 / SLIM_AUDIO_RATE;
+	if (heard && audio->quiet >= ONSET_QUIET_FRAMES) {
+		tell_heard(audio, true, now + delay_us +
+			(uint64_t)(at / CONSOLE_AUDIO_CHANNELS) * 1000000 / SLIM_AUDIO_RATE);
 		audio->sounding = true;
 	}
 	audio->quiet = heard ? 0 : audio->quiet + 1;
 	if (audio->sounding && audio->quiet == ONSET_QUIET_FRAMES) {
 		/* as long a quiet as an onset needs: the sound is over, all of it played */
-		audio->quiet_us = now + delay_us;
+		tell_heard(audio, false, now + delay_us);
 		audio->sounding = false;
-		tell = true;
-	}
-	pthread_mutex_unlock(&audio->lock);
-	if (tell) {
-		wake(audio);
 	}
 }
 
 void console_audio_push_mic(struct console_audio *audio, const int16_t *pcm)
 {
-	pthread_mutex_lock(&audio->lock);
-	/* the oldest goes if the loop has not sent it: the newest sound matters */
-	if (audio->mic_count == MIC_QUEUE) {
-		audio->mic_head = (audio->mic_head + 1) % MIC_QUEUE;
-		audio->mic_count--;
-		audio->mic_dropped++;
+	struct mic_packet m;
+	if (slim_audio_encode(audio->mic_enc, pcm, m.data, sizeof(m.data), &m.p) > 0 &&
+			slim_ring_write(audio->mic, &m, 1) == 1) {
+		wake(audio);
 	}
-	struct mic_packet *m = &audio->mic[(audio->mic_head + audio->mic_count) % MIC_QUEUE];
-	if (slim_audio_encode(audio->mic_enc, pcm, m->data, sizeof(m->data), &m->p) > 0) {
-		audio->mic_count++;
-	}
-	pthread_mutex_unlock(&audio->lock);
+}
+
+void console_audio_stop(struct console_audio *audio)
+{
+	atomic_store(&audio->stopped, true);
 	wake(audio);
 }
 
@@ -155,13 +173,15 @@ struct console_audio *console_audio_create(const struct console_audio_config *co
 	audio->listener = listener;
 	audio->data = data;
 	audio->microphone = config->microphone;
-	pthread_mutex_init(&audio->lock, NULL);
 	audio->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	audio->jitter = slim_audio_jitter_create(CONSOLE_AUDIO_CHANNELS, JITTER_MIN_MS,
+	audio->speaker = slim_audio_feed_create(CONSOLE_AUDIO_CHANNELS, JITTER_MIN_MS,
 		JITTER_MAX_MS);
+	audio->mic = slim_ring_create(sizeof(struct mic_packet), MIC_RING);
+	audio->heard = slim_ring_create(sizeof(struct heard), HEARD_QUEUE);
 	audio->mic_enc = slim_audio_encoder_create(SLIM_AUDIO_OPUS, CONSOLE_MIC_CHANNELS,
 		MIC_BITRATE, 10);
-	if (audio->wake_fd < 0 || !audio->jitter || !audio->mic_enc) {
+	if (audio->wake_fd < 0 || !audio->speaker || !audio->mic || !audio->heard ||
+			!audio->mic_enc) {
 		slim_log(SLIM_LOG_ERROR, "audio: out of memory: no sound");
 		goto fail;
 	}
@@ -173,6 +193,14 @@ struct console_audio *console_audio_create(const struct console_audio_config *co
 		ok = start_device(audio, &console_audio_pipewire, NULL, pw_err, sizeof(pw_err)) ||
 			(!audio->no_fallback &&
 			start_device(audio, &console_audio_alsa, alsa, err, sizeof(err)));
+		if (ok && audio->impl == &console_audio_alsa && slim_pw_marked()) {
+			/* ALSA's default may be a way into the same PipeWire (pipewire-alsa) */
+			audio->impl->destroy(audio->dev);
+			audio->dev = NULL;
+			snprintf(err, sizeof(err), "ALSA's default may play into the PipeWire here, "
+				"a session's own: the session would hear itself");
+			ok = false;
+		}
 		break;
 	case CONSOLE_AUDIO_PIPEWIRE:
 		ok = start_device(audio, &console_audio_pipewire, NULL, err, sizeof(err));
@@ -205,12 +233,13 @@ void console_audio_destroy(struct console_audio *audio)
 		/* its threads end here: nothing pulls or pushes after */
 		audio->impl->destroy(audio->dev);
 	}
-	slim_audio_jitter_destroy(audio->jitter);
+	slim_audio_feed_destroy(audio->speaker);
+	slim_ring_destroy(audio->mic);
+	slim_ring_destroy(audio->heard);
 	slim_audio_encoder_destroy(audio->mic_enc);
 	if (audio->wake_fd >= 0) {
 		close(audio->wake_fd);
 	}
-	pthread_mutex_destroy(&audio->lock);
 	free(audio);
 }
 
@@ -228,17 +257,10 @@ void console_audio_receive(struct console_audio *audio, const struct slim_cmd *c
 	struct slim_audio_packet p;
 	slim_audio_packet_from_cmd(cmd, &p);
 	uint64_t now = slim_now_us();
-	pthread_mutex_lock(&audio->lock);
-	if (again) {
-		slim_audio_jitter_push_again(audio->jitter, &p);
-	} else {
-		slim_audio_jitter_push(audio->jitter, &p, now);
-	}
-	audio->stats = *slim_audio_jitter_stats(audio->jitter);
-	pthread_mutex_unlock(&audio->lock);
+	slim_audio_feed_push(audio->speaker, &p, again, now);
 	if (now - audio->last_report_us >= REPORT_US && audio->listener->report) {
 		audio->last_report_us = now;
-		const struct slim_audio_stats *s = &audio->stats;
+		const struct slim_audio_stats *s = slim_audio_feed_stats(audio->speaker);
 		struct slim_wire_audio_report report = {
 			.received = (uint32_t)s->packets,
 			.repaired = (uint32_t)s->repaired,
@@ -253,9 +275,7 @@ void console_audio_receive(struct console_audio *audio, const struct slim_cmd *c
 
 void console_audio_reset(struct console_audio *audio)
 {
-	pthread_mutex_lock(&audio->lock);
-	slim_audio_jitter_reset(audio->jitter);
-	pthread_mutex_unlock(&audio->lock);
+	slim_audio_feed_reset(audio->speaker);
 }
 
 int console_audio_fd(const struct console_audio *audio)
@@ -267,37 +287,36 @@ void console_audio_dispatch(struct console_audio *audio, bool send_mic)
 {
 	uint64_t n;
 	(void)!read(audio->wake_fd, &n, sizeof(n));
-	for (;;) {
-		struct mic_packet m;
-		uint64_t onset = 0, quiet = 0;
-		pthread_mutex_lock(&audio->lock);
-		bool have = audio->mic_count > 0;
-		if (have) {
-			m = audio->mic[audio->mic_head];
-			audio->mic_head = (audio->mic_head + 1) % MIC_QUEUE;
-			audio->mic_count--;
+	if (atomic_load(&audio->stopped) && !audio->said_stopped) {
+		audio->said_stopped = true;
+		slim_log(SLIM_LOG_ERROR, "audio: the PipeWire here is a session's own now (it has "
+			"\"Console speaker\"): the console's sound stops, the session would hear itself");
+	}
+	struct heard h;
+	while (slim_ring_read(audio->heard, &h, 1) == 1) {
+		if (audio->listener->heard) {
+			audio->listener->heard(audio->data, h.sound, h.at_us);
 		}
-		onset = audio->onset_us;
-		quiet = audio->quiet_us;
-		audio->onset_us = audio->quiet_us = 0;
-		pthread_mutex_unlock(&audio->lock);
-		if (onset && audio->listener->heard) {
-			audio->listener->heard(audio->data, true, onset);
-		}
-		if (quiet && audio->listener->heard) {
-			audio->listener->heard(audio->data, false, quiet);
-		}
-		if (!have) {
-			break;
-		}
+	}
+	struct mic_packet m;
+	for (uint32_t old = slim_ring_count(audio->mic); old > MIC_QUEUE; old--) {
+		slim_ring_read(audio->mic, &m, 1);
+	}
+	while (slim_ring_read(audio->mic, &m, 1) == 1) {
 		m.p.data = m.data;
 		if (send_mic && audio->listener->microphone) {
 			audio->listener->microphone(audio->data, &m.p);
+			audio->mic_sent++;
 		}
 	}
 }
 
-const struct slim_audio_stats *console_audio_stats(const struct console_audio *audio)
+const struct slim_audio_stats *console_audio_stats(struct console_audio *audio)
 {
-	return &audio->stats;
+	return slim_audio_feed_stats(audio->speaker);
+}
+
+uint64_t console_audio_mic_sent(const struct console_audio *audio)
+{
+	return audio->mic_sent;
 }

@@ -67,6 +67,9 @@ void console_audio_reset(struct console_audio *audio);
 int console_audio_fd(const struct console_audio *audio);
 /* Hands what is ready to the listener; `send_mic` false: the microphone's go nowhere. */
 void console_audio_dispatch(struct console_audio *audio, bool send_mic);
-const struct slim_audio_stats *console_audio_stats(const struct console_audio *audio);
+/* The playback's figures as of the device's last 10 ms. */
+const struct slim_audio_stats *console_audio_stats(struct console_audio *audio);
+/* MIC packets handed to the listener. */
+uint64_t console_audio_mic_sent(const struct console_audio *audio);
 
 #endif

@@ -1,4 +1,5 @@
 #define _GNU_SOURCE /* struct ucred */
+#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "audio-daemons.h"
 #include "daemons.h"
 #include "slim-log.h"
+#include "slim-pw-mark.h"
 
 /* How long PipeWire may take to answer, on a loaded machine. */
 #define ANSWER_TIMEOUT_MS 5000
@@ -18,6 +20,7 @@ enum daemon { PIPEWIRE, WIREPLUMBER, PULSE, N_DAEMONS };
 
 struct slim_audio_daemons {
 	struct slim_daemon d[N_DAEMONS]; /* pid 0: not started here */
+	int mark_fd; /* the PipeWire's mark as a session's (slim-pw-mark.h), or -1 */
 };
 
 static bool socket_answers(const char *path)
@@ -60,6 +63,12 @@ struct slim_audio_daemons *slim_audio_daemons_start(struct slim_sched *sched)
 	}
 	char socket_path[512];
 	snprintf(socket_path, sizeof(socket_path), "%s/pipewire-0", runtime);
+	/* before the PipeWire is there, or the session's nodes are: no console can miss it */
+	d->mark_fd = slim_pw_mark(socket_path);
+	if (d->mark_fd < 0) {
+		slim_log(SLIM_LOG_ERROR, "audio: cannot mark %s as the session's: %s (a console "
+			"beside the session may play into it)", socket_path, strerror(errno));
+	}
 	if (socket_answers(socket_path)) {
 		slim_log(SLIM_LOG_INFO, "audio: the user's PipeWire runs already");
 		return d;
@@ -96,5 +105,8 @@ void slim_audio_daemons_stop(struct slim_audio_daemons *d)
 		return;
 	}
 	slim_daemons_stop(d->d, N_DAEMONS);
+	if (d->mark_fd >= 0) {
+		close(d->mark_fd);
+	}
 	free(d);
 }

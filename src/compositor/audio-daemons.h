@@ -5,7 +5,9 @@
  * sound server as on any desktop: pipewire, wireplumber (which links
  * streams and keeps the defaults; it wants the session bus, session-bus.h,
  * started first) and pipewire-pulse (PulseAudio clients; ALSA clients
- * reach PipeWire through pipewire-alsa).
+ * reach PipeWire through pipewire-alsa). Either PipeWire is marked as the
+ * session's first (slim-pw-mark.h), so that a console started beside the
+ * session keeps out of it.
  *
  * No wlroots and no libpipewire here: only processes.
  */

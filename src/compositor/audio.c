@@ -10,13 +10,14 @@
  *   "Console microphone"  a source: the console's microphone through a
  *                         jitter buffer, silence while there is none
  *
- * PipeWire calls the process callbacks on its own thread (pw_thread_loop).
- * The speaker's samples go to the compositor's event loop through a ring
- * of fixed size (a client that floods the sink overwrites nothing: the
- * ring drops what the compositor has not taken) and an eventfd; the
- * microphone's jitter buffer is shared under a spin lock (held for one
- * push or one 10 ms pull). PipeWire missing or
- * dying is said once; the pixels never wait on it.
+ * PipeWire calls the process callbacks on its real-time data thread,
+ * which never waits on the compositor's: the speaker's samples go to the
+ * event loop through a ring (slim-ring.h: a client that floods the sink
+ * overwrites nothing, the ring drops what the compositor has not taken)
+ * and an eventfd; the microphone's packets come the other way into a
+ * jitter buffer the data thread alone plays (slim-audio-feed.h). Nothing
+ * there logs, allocates or takes a lock. PipeWire missing or dying is said
+ * once; the pixels never wait on it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,8 +28,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 #include "audio.h"
+#include "slim-audio-feed.h"
 #include "slim-log.h"
 #include "slim-pipewire.h"
+#include "slim-ring.h"
 
 #define CHANNELS 2
 /* Above every device's, so that the console is where sound goes by default. */
@@ -54,16 +57,13 @@ struct slim_audio {
 	const struct slim_audio_handler *handler;
 	void *data;
 
-	/* the speaker's samples, from PipeWire's thread to the compositor's */
-	int16_t ring[RING_FRAMES * CHANNELS];
-	atomic_uint ring_head; /* frames written, by PipeWire's thread */
-	atomic_uint ring_tail; /* frames taken, by the compositor's */
-	atomic_uint dropped;   /* frames the compositor did not take in time */
+	/* the speaker's stereo frames, from PipeWire's thread to the compositor's */
+	struct slim_ring *ring;
+	uint32_t ring_part; /* frames put in (or dropped) since the last whole 10 ms */
 
 	/* the console's microphone, from the compositor's thread to PipeWire's */
-	atomic_flag mic_lock;
-	struct slim_audio_jitter *mic;
-	int16_t mic_frame[SLIM_AUDIO_FRAME]; /* pulled, not yet all played */
+	struct slim_audio_feed *mic;
+	int16_t mic_frame[SLIM_AUDIO_FRAME]; /* pulled, not yet all played: PipeWire's thread's */
 	uint32_t mic_used;                   /* of mic_frame, played */
 	uint64_t mic_said;                   /* packets the log has counted */
 
@@ -74,12 +74,6 @@ struct slim_audio {
 	bool said_heard, said_lost;
 };
 
-static void lock(atomic_flag *flag)
-{
-	while (atomic_flag_test_and_set_explicit(flag, memory_order_acquire)) {
-	}
-}
-
 static void wake(struct slim_audio *audio)
 {
 	uint64_t one = 1;
@@ -89,21 +83,11 @@ static void wake(struct slim_audio *audio)
 /* PipeWire's thread: into the ring; what the compositor has not taken is dropped. */
 static void ring_put(struct slim_audio *audio, const int16_t *s, uint32_t frames)
 {
-	uint32_t head = atomic_load_explicit(&audio->ring_head, memory_order_relaxed);
-	uint32_t tail = atomic_load_explicit(&audio->ring_tail, memory_order_acquire);
-	uint32_t room = RING_FRAMES - (head - tail);
-	if (frames > room) {
-		atomic_fetch_add(&audio->dropped, frames - room);
-		frames = room;
-	}
-	for (uint32_t i = 0; i < frames; i++) {
-		uint32_t at = (head + i) % RING_FRAMES;
-		audio->ring[at * CHANNELS] = s[i * CHANNELS];
-		audio->ring[at * CHANNELS + 1] = s[i * CHANNELS + 1];
-	}
-	atomic_store_explicit(&audio->ring_head, head + frames, memory_order_release);
-	if ((head % SLIM_AUDIO_FRAME) + frames >= SLIM_AUDIO_FRAME) {
-		wake(audio); /* a whole 10 ms is there */
+	slim_ring_write(audio->ring, s, frames);
+	audio->ring_part += frames;
+	if (audio->ring_part >= SLIM_AUDIO_FRAME) {
+		audio->ring_part %= SLIM_AUDIO_FRAME;
+		wake(audio); /* another whole 10 ms */
 	}
 }
 
@@ -156,15 +140,14 @@ static void handle_microphone_process(void *data)
 			frames = (uint32_t)b->requested;
 		}
 		int16_t *out = d->data;
-		lock(&audio->mic_lock);
+		uint64_t now = slim_now_us();
 		for (uint32_t i = 0; i < frames; i++) {
 			if (audio->mic_used == SLIM_AUDIO_FRAME) {
-				slim_audio_jitter_pull(audio->mic, audio->mic_frame);
+				slim_audio_feed_pull(audio->mic, audio->mic_frame, now);
 				audio->mic_used = 0;
 			}
 			out[i] = audio->mic_frame[audio->mic_used++];
 		}
-		atomic_flag_clear_explicit(&audio->mic_lock, memory_order_release);
 		d->chunk->offset = 0;
 		d->chunk->stride = (int32_t)stride;
 		d->chunk->size = frames * stride;
@@ -203,17 +186,9 @@ static int handle_wake(int fd, uint32_t mask, void *data)
 	uint64_t n;
 	(void)!read(fd, &n, sizeof(n));
 	/* every whole 10 ms the ring holds, oldest first */
-	uint32_t tail = atomic_load_explicit(&audio->ring_tail, memory_order_relaxed);
-	while (atomic_load_explicit(&audio->ring_head, memory_order_acquire) - tail >=
-			SLIM_AUDIO_FRAME) {
+	while (slim_ring_count(audio->ring) >= SLIM_AUDIO_FRAME) {
 		int16_t pcm[SLIM_AUDIO_FRAME * CHANNELS];
-		for (uint32_t i = 0; i < SLIM_AUDIO_FRAME; i++) {
-			uint32_t at = (tail + i) % RING_FRAMES;
-			pcm[i * CHANNELS] = audio->ring[at * CHANNELS];
-			pcm[i * CHANNELS + 1] = audio->ring[at * CHANNELS + 1];
-		}
-		tail += SLIM_AUDIO_FRAME;
-		atomic_store_explicit(&audio->ring_tail, tail, memory_order_release);
+		slim_ring_read(audio->ring, pcm, SLIM_AUDIO_FRAME);
 		audio->handler->speaker(audio->data, pcm);
 	}
 	if (atomic_load(&audio->heard) && !audio->said_heard) {
@@ -246,37 +221,30 @@ static struct pw_stream *make_stream(struct slim_audio *audio, const char *name,
 void audio_microphone_packet(struct slim_audio *audio, const struct slim_audio_packet *p,
 		bool again)
 {
-	lock(&audio->mic_lock);
-	if (again) {
-		slim_audio_jitter_push_again(audio->mic, p);
-	} else {
-		slim_audio_jitter_push(audio->mic, p, slim_now_us());
-	}
-	atomic_flag_clear_explicit(&audio->mic_lock, memory_order_release);
+	slim_audio_feed_push(audio->mic, p, again, slim_now_us());
 }
 
-/* Under the lock: what the microphone's stream did, once it did something new. */
+/* What the microphone's stream did, once it did something new. */
 static void say_microphone_stats(struct slim_audio *audio)
 {
-	const struct slim_audio_stats *st = slim_audio_jitter_stats(audio->mic);
-	if (st->packets > audio->mic_said) {
+	const struct slim_audio_stats *st = slim_audio_feed_stats(audio->mic);
+	if (st->packets + st->unheard > audio->mic_said) {
 		slim_log(SLIM_LOG_INFO, "audio: the microphone so far: %llu packets, %llu lost "
-			"(%llu rebuilt, %llu concealed), %llu late, %llu skipped, %llu bad; "
-			"buffer %u ms, jitter %u us",
+			"(%llu rebuilt, %llu concealed), %llu late, %llu skipped, %llu bad, "
+			"%llu unheard (nothing recorded); buffer %u ms, jitter %u us",
 			(unsigned long long)st->packets, (unsigned long long)st->lost,
 			(unsigned long long)st->recovered, (unsigned long long)st->concealed,
 			(unsigned long long)st->late, (unsigned long long)st->skipped,
-			(unsigned long long)st->bad, st->depth_ms, st->jitter_us);
-		audio->mic_said = st->packets;
+			(unsigned long long)st->bad, (unsigned long long)st->unheard,
+			st->depth_ms, st->jitter_us);
+		audio->mic_said = st->packets + st->unheard;
 	}
 }
 
 void audio_microphone_reset(struct slim_audio *audio)
 {
-	lock(&audio->mic_lock);
 	say_microphone_stats(audio);
-	slim_audio_jitter_reset(audio->mic);
-	atomic_flag_clear_explicit(&audio->mic_lock, memory_order_release);
+	slim_audio_feed_reset(audio->mic);
 }
 
 struct slim_audio *audio_create(struct wl_event_loop *loop,
@@ -289,12 +257,12 @@ struct slim_audio *audio_create(struct wl_event_loop *loop,
 	audio->handler = handler;
 	audio->data = data;
 	audio->mic_used = SLIM_AUDIO_FRAME;
-	atomic_flag_clear(&audio->mic_lock);
 	pw_init(NULL, NULL);
-	audio->mic = slim_audio_jitter_create(1, MIC_MIN_MS, MIC_MAX_MS);
+	audio->ring = slim_ring_create(CHANNELS * sizeof(int16_t), RING_FRAMES);
+	audio->mic = slim_audio_feed_create(1, MIC_MIN_MS, MIC_MAX_MS);
 	audio->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	audio->thread = pw_thread_loop_new("slimland-audio", NULL);
-	if (audio->wake_fd < 0 || !audio->thread || !audio->mic) {
+	if (audio->wake_fd < 0 || !audio->thread || !audio->ring || !audio->mic) {
 		goto fail;
 	}
 	audio->wake = wl_event_loop_add_fd(loop, audio->wake_fd, WL_EVENT_READABLE,
@@ -370,7 +338,8 @@ void audio_destroy(struct slim_audio *audio)
 	if (audio->mic) {
 		say_microphone_stats(audio);
 	}
-	slim_audio_jitter_destroy(audio->mic);
+	slim_audio_feed_destroy(audio->mic);
+	slim_ring_destroy(audio->ring);
 	free(audio);
 	pw_deinit();
 }

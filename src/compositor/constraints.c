@@ -13,6 +13,7 @@
 #include <wlr/types/wlr_seat.h>
 #include <wlr/util/log.h>
 #include "server.h"
+#include "slim-alloc.h"
 #include "slim-log.h"
 
 struct slim_constraints {
@@ -88,7 +89,7 @@ bool constraints_move(struct slim_constraints *c, double *x, double *y, double d
 	wl_list_for_each(view, &server->views, link) {
 		struct wlr_surface *s = view->impl->surface(view);
 		if (view->mapped && s == wlr_surface_get_root_surface(c->active->surface)) {
-			struct wlr_box geo = view->impl->geometry(view);
+			struct wlr_box geo = view_geometry(view);
 			double x0 = view->x - geo.x, y0 = view->y - geo.y;
 			double x1 = x0 + s->current.width - 1, y1 = y0 + s->current.height - 1;
 			*x = *x < x0 ? x0 : *x > x1 ? x1 : *x;
@@ -101,10 +102,7 @@ bool constraints_move(struct slim_constraints *c, double *x, double *y, double d
 
 struct slim_constraints *constraints_create(struct slim_server *server)
 {
-	struct slim_constraints *c = calloc(1, sizeof(*c));
-	if (!c) {
-		return NULL;
-	}
+	struct slim_constraints *c = slim_znew(struct slim_constraints);
 	c->server = server;
 	c->manager = wlr_pointer_constraints_v1_create(server->display);
 	c->relative = wlr_relative_pointer_manager_v1_create(server->display);

@@ -13,6 +13,7 @@
 #include <wlr/types/wlr_xcursor_manager.h>
 #include <wlr/util/log.h>
 #include <wlr/xcursor.h>
+#include "geometry.h"
 #include "server.h"
 
 bool cursor_init(struct slim_server *server)
@@ -93,8 +94,8 @@ static void handle_cursor_commit(struct wl_listener *listener, void *data)
 	struct slim_server *server = wl_container_of(listener, server, cursor_commit);
 	struct wlr_surface *surface = server->cursor_surface;
 	/* A hotspot moved by the client moves with its buffer's offset. */
-	server->cursor_hot_x -= surface->current.dx;
-	server->cursor_hot_y -= surface->current.dy;
+	server->cursor_hot_x = geo_coord((int64_t)server->cursor_hot_x - surface->current.dx);
+	server->cursor_hot_y = geo_coord((int64_t)server->cursor_hot_y - surface->current.dy);
 	send_client_cursor(server);
 }
 
@@ -114,8 +115,8 @@ void cursor_handle_request(struct wl_listener *listener, void *data)
 	}
 	forget_client_cursor(server);
 	server->cursor_from_client = true;
-	server->cursor_hot_x = event->hotspot_x;
-	server->cursor_hot_y = event->hotspot_y;
+	server->cursor_hot_x = geo_coord(event->hotspot_x);
+	server->cursor_hot_y = geo_coord(event->hotspot_y);
 	if (!event->surface) {
 		cursor_moved(server); /* hidden */
 		return;

@@ -13,7 +13,7 @@ void grab_begin(struct slim_view *view, enum slim_grab_mode mode, uint32_t edges
 	if (view->fullscreen || !view->mapped) {
 		return;
 	}
-	struct wlr_box geo = view->impl->geometry(view);
+	struct wlr_box geo = view_geometry(view);
 	server->grab = (struct slim_grab){
 		.mode = mode,
 		.view = view,

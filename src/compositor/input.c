@@ -168,7 +168,7 @@ static void pointer_button(struct slim_server *server, uint32_t button, bool pre
 		uint32_t mods = wlr_keyboard_get_modifiers(server->keyboard->keyboard);
 		if ((mods & GRAB_MODIFIER) && (button == BTN_LEFT || button == BTN_RIGHT)) {
 			/* Resize from the corner nearest to the pointer. */
-			struct wlr_box geo = view->impl->geometry(view);
+			struct wlr_box geo = view_geometry(view);
 			uint32_t edges = (server->pointer_x < view->x + geo.width / 2 ?
 				WLR_EDGE_LEFT : WLR_EDGE_RIGHT) |
 				(server->pointer_y < view->y + geo.height / 2 ? WLR_EDGE_TOP : WLR_EDGE_BOTTOM);

@@ -13,6 +13,7 @@
 #include <wlr/types/wlr_seat.h>
 #include <wlr/types/wlr_surface.h>
 #include <wlr/util/log.h>
+#include "geometry.h"
 #include "server.h"
 
 struct slim_layer_surface {
@@ -26,21 +27,33 @@ struct slim_layer_surface {
 #define ANCHOR_H (ZWLR_LAYER_SURFACE_V1_ANCHOR_LEFT | ZWLR_LAYER_SURFACE_V1_ANCHOR_RIGHT)
 #define ANCHOR_V (ZWLR_LAYER_SURFACE_V1_ANCHOR_TOP | ZWLR_LAYER_SURFACE_V1_ANCHOR_BOTTOM)
 
-/* One axis: where a surface of `want` (0: all there is) goes in [lo, lo + len). */
+/*
+ * One axis: where a surface of `want` (0: all there is) goes in [lo, lo + len),
+ * on an output [0, out). Margins are any int32 a client sends: in 64 bits,
+ * the size clamped to the output's and the place to where the surface
+ * touches the output or lies just beyond it.
+ */
 static void place_axis(uint32_t anchor, uint32_t first, uint32_t second, int32_t lo, int32_t len,
-		uint32_t want, int32_t m1, int32_t m2, int32_t *pos, int32_t *size)
+		int32_t out, uint32_t want, int32_t m1, int32_t m2, int32_t *pos, int32_t *size)
 {
 	bool a = anchor & first, b = anchor & second;
-	int32_t s = want ? (int32_t)want : len - m1 - m2;
-	s = s > 0 ? s : 1;
+	int32_t s = geo_clamp(want ? (int64_t)want : (int64_t)len - m1 - m2, 1, out);
+	int64_t p;
 	if (a && !b) {
-		*pos = lo + m1;
+		p = (int64_t)lo + m1;
 	} else if (b && !a) {
-		*pos = lo + len - s - m2;
+		p = (int64_t)lo + len - s - m2;
 	} else {
-		*pos = lo + m1 + (len - m1 - m2 - s) / 2;
+		p = (int64_t)lo + m1 + ((int64_t)len - m1 - m2 - s) / 2;
 	}
+	*pos = geo_clamp(p, -s, out);
 	*size = s;
+}
+
+/* What an exclusive zone and its margin take off an edge `len` long: never all of it. */
+static int32_t zone_taken(int32_t zone, uint32_t margin, int32_t len)
+{
+	return geo_clamp((int64_t)zone + (int32_t)margin, 0, len - 1);
 }
 
 /* Places one surface within `area`; takes its exclusive zone off `usable`. */
@@ -50,10 +63,10 @@ static void place(struct slim_layer_surface *l, struct wlr_box area, struct wlr_
 	struct wlr_box bounds = st->exclusive_zone < 0 ? area : *usable;
 	int32_t x, y, w, h;
 	place_axis(st->anchor, ZWLR_LAYER_SURFACE_V1_ANCHOR_LEFT, ZWLR_LAYER_SURFACE_V1_ANCHOR_RIGHT,
-		bounds.x, bounds.width, st->desired_width, (int32_t)st->margin.left,
+		bounds.x, bounds.width, area.width, st->desired_width, (int32_t)st->margin.left,
 		(int32_t)st->margin.right, &x, &w);
 	place_axis(st->anchor, ZWLR_LAYER_SURFACE_V1_ANCHOR_TOP, ZWLR_LAYER_SURFACE_V1_ANCHOR_BOTTOM,
-		bounds.y, bounds.height, st->desired_height, (int32_t)st->margin.top,
+		bounds.y, bounds.height, area.height, st->desired_height, (int32_t)st->margin.top,
 		(int32_t)st->margin.bottom, &y, &h);
 	wlr_scene_node_set_position(l->node, x, y);
 	wlr_layer_surface_v1_configure(l->ls, (uint32_t)w, (uint32_t)h);
@@ -62,22 +75,20 @@ static void place(struct slim_layer_surface *l, struct wlr_box area, struct wlr_
 	}
 	/* an edge: anchored to it and to both ends along it (or to it alone) */
 	uint32_t a = st->anchor;
-	int32_t zone = st->exclusive_zone;
+	int32_t zone = st->exclusive_zone, taken;
 	if ((a & ZWLR_LAYER_SURFACE_V1_ANCHOR_TOP) && !(a & ZWLR_LAYER_SURFACE_V1_ANCHOR_BOTTOM)) {
-		zone += (int32_t)st->margin.top;
-		usable->y += zone;
-		usable->height -= zone;
+		taken = zone_taken(zone, st->margin.top, usable->height);
+		usable->y += taken;
+		usable->height -= taken;
 	} else if ((a & ZWLR_LAYER_SURFACE_V1_ANCHOR_BOTTOM) && !(a & ZWLR_LAYER_SURFACE_V1_ANCHOR_TOP)) {
-		usable->height -= zone + (int32_t)st->margin.bottom;
+		usable->height -= zone_taken(zone, st->margin.bottom, usable->height);
 	} else if ((a & ZWLR_LAYER_SURFACE_V1_ANCHOR_LEFT) && !(a & ZWLR_LAYER_SURFACE_V1_ANCHOR_RIGHT)) {
-		zone += (int32_t)st->margin.left;
-		usable->x += zone;
-		usable->width -= zone;
+		taken = zone_taken(zone, st->margin.left, usable->width);
+		usable->x += taken;
+		usable->width -= taken;
 	} else if ((a & ZWLR_LAYER_SURFACE_V1_ANCHOR_RIGHT) && !(a & ZWLR_LAYER_SURFACE_V1_ANCHOR_LEFT)) {
-		usable->width -= zone + (int32_t)st->margin.right;
+		usable->width -= zone_taken(zone, st->margin.right, usable->width);
 	}
-	usable->width = usable->width > 1 ? usable->width : 1;
-	usable->height = usable->height > 1 ? usable->height : 1;
 }
 
 /* Everything again: exclusive zones first (from the top layer down), then the rest. */

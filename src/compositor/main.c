@@ -289,7 +289,7 @@ int main(int argc, char *argv[])
 
 	int status = 1;
 	struct slim_server server = { .manager_uid = manager_uid };
-	struct wl_event_source *sigint = NULL, *sigterm = NULL, *sigchld = NULL;
+	struct wl_event_source *sigs[3] = { NULL };
 	bool have_key = link.managed || link.mode == SLIM_SEC_CLEAR ||
 		load_pairing_key(pairing_key, link.pairing_key);
 	bool started = have_key && server_init(&server, width, height, &link,
@@ -298,9 +298,13 @@ int main(int argc, char *argv[])
 	if (!started) {
 		goto out;
 	}
-	sigint = wl_event_loop_add_signal(server.loop, SIGINT, handle_signal, server.display);
-	sigterm = wl_event_loop_add_signal(server.loop, SIGTERM, handle_signal, server.display);
-	sigchld = wl_event_loop_add_signal(server.loop, SIGCHLD, handle_child, NULL);
+	sigs[0] = wl_event_loop_add_signal(server.loop, SIGINT, handle_signal, server.display);
+	sigs[1] = wl_event_loop_add_signal(server.loop, SIGTERM, handle_signal, server.display);
+	sigs[2] = wl_event_loop_add_signal(server.loop, SIGCHLD, handle_child, NULL);
+	if (!sigs[0] || !sigs[1] || !sigs[2]) {
+		wlr_log(WLR_ERROR, "cannot watch for signals");
+		goto out;
+	}
 	const char *socket = wl_display_add_socket_auto(server.display);
 	if (!socket) {
 		wlr_log(WLR_ERROR, "cannot open a Wayland socket");
@@ -336,10 +340,10 @@ int main(int argc, char *argv[])
 	wl_display_run(server.display);
 	status = 0;
 out:
-	if (sigint) {
-		wl_event_source_remove(sigint);
-		wl_event_source_remove(sigterm);
-		wl_event_source_remove(sigchld);
+	for (int i = 0; i < 3; i++) {
+		if (sigs[i]) {
+			wl_event_source_remove(sigs[i]);
+		}
 	}
 	server_finish(&server);
 	return status;

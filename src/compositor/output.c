@@ -176,7 +176,10 @@ void output_create(struct slim_server *server, struct wlr_output *wlr)
 	output->server = server;
 	output->wlr = wlr;
 	output->pace = slim_frame_pace_create(server->loop, &pace_handler, output);
-	if (!output->pace) {
+	output->scene_output = output->pace ? wlr_scene_output_create(server->scene, wlr) : NULL;
+	if (!output->scene_output) {
+		wlr_log(WLR_ERROR, "out of memory for the output %s", wlr->name);
+		slim_frame_pace_destroy(output->pace);
 		free(output);
 		return;
 	}
@@ -190,7 +193,6 @@ void output_create(struct slim_server *server, struct wlr_output *wlr)
 	output->destroy.notify = handle_destroy;
 	wl_signal_add(&wlr->events.destroy, &output->destroy);
 	wlr_output_layout_add(server->layout, wlr, 0, 0);
-	output->scene_output = wlr_scene_output_create(server->scene, wlr);
 	server->output = output;
 }
 

@@ -13,6 +13,7 @@
  * - A viewport's source rectangle outside the buffer, which the viewporter
  *   spec makes the error out_of_buffer at commit: each surface given a
  *   wp_viewport is watched, and its viewport found again by its id.
+ * - xdg-shell's errors (xdg-check.c).
  * - A virtual keyboard's keymap, which wlroots maps and hands to xkbcommon
  *   as a string: a size beyond the file's end would fault (SIGBUS) and a
  *   keymap without its terminating NUL would be read past the mapping. Such
@@ -32,7 +33,9 @@
 #include <wlr/util/log.h>
 #include "server.h"
 #include "viewporter-protocol.h"
+#include "slim-alloc.h"
 #include "slim-log.h"
+#include "xdg-check.h"
 #include "yuv-shm.h"
 
 struct pool {
@@ -55,6 +58,7 @@ struct viewport {
 
 struct slim_protocol_check {
 	struct wl_protocol_logger *logger;
+	struct slim_xdg_check *xdg;
 	struct wl_list pools, viewports;
 	struct slim_ratelimit log_limit;
 };
@@ -235,6 +239,9 @@ static void log_request(void *data, enum wl_protocol_logger_type type,
 	if (type != WL_PROTOCOL_LOGGER_REQUEST) {
 		return;
 	}
+	if (xdg_check_request(c->xdg, m)) {
+		return;
+	}
 	const char *class = wl_resource_get_class(m->resource);
 	const char *name = m->message->name;
 	struct wl_client *client = wl_resource_get_client(m->resource);
@@ -275,15 +282,14 @@ static void log_request(void *data, enum wl_protocol_logger_type type,
 
 struct slim_protocol_check *protocol_check_create(struct wl_display *display)
 {
-	struct slim_protocol_check *c = calloc(1, sizeof(*c));
-	if (!c) {
-		return NULL;
-	}
+	struct slim_protocol_check *c = slim_znew(struct slim_protocol_check);
 	wl_list_init(&c->pools);
 	wl_list_init(&c->viewports);
 	c->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
+	c->xdg = xdg_check_create();
 	c->logger = wl_display_add_protocol_logger(display, log_request, c);
 	if (!c->logger) {
+		xdg_check_destroy(c->xdg);
 		free(c);
 		return NULL;
 	}
@@ -304,5 +310,6 @@ void protocol_check_destroy(struct slim_protocol_check *c)
 		viewport_destroy(v);
 	}
 	wl_protocol_logger_destroy(c->logger);
+	xdg_check_destroy(c->xdg);
 	free(c);
 }

@@ -8,6 +8,7 @@
  *   output.c   the output: rendered frames' damage and pixels -> encoder
  *   frame-pace.c  when the output renders: the console's ACKs as its vblank (no wlroots)
  *   view.c     windows: focus, stacking, placement, maximize, fullscreen
+ *   geometry.h what clients send made geometry: 64 bits, clamped (no wlroots)
  *   xdg.c      xdg-shell toplevels (as views) and popups
  *   xwayland.c X11 windows (as views), Xwayland started on the first X11 client
  *   protocols.c decorations, idle inhibit, activation, shortcuts inhibit
@@ -27,6 +28,7 @@
  *   content-type.c  wp_content_type_v1, the client's word on it
  *   renderer.c the pixman renderer, with viewport offsets and YUV wl_shm buffers
  *   protocol-check.c  what wlroots 0.15 leaves unchecked: YUV buffers, viewports
+ *   xdg-check.c  xdg-shell's errors that wlroots 0.15 misses or misnames
  *   yuv-shm.c  YUV client pixels: layouts and conversions (no wlroots)
  *   audio.c    the console's speaker and microphone in the session's PipeWire
  *   audio-daemons.c  the session's PipeWire, started if the user has none
@@ -311,6 +313,9 @@ void view_map(struct slim_view *view);
 void view_unmap(struct slim_view *view);
 /* The view is going: no grab, focus or list keeps it. */
 void view_finish(struct slim_view *view);
+/* Its window geometry, what the client said, clamped (geometry.h). */
+struct wlr_box view_geometry(struct slim_view *view);
+/* Where it is and its size. */
 struct wlr_box view_box(struct slim_view *view);
 void view_set_state(struct slim_view *view, bool maximized, bool fullscreen);
 /* Its title bar follows the window's width (after a commit that resized it). */

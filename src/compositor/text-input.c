@@ -33,7 +33,9 @@
 #include <wlr/types/wlr_seat.h>
 #include <wlr/types/wlr_text_input_v3.h>
 #include <wlr/util/log.h>
+#include "geometry.h"
 #include "server.h"
+#include "slim-alloc.h"
 #include "slim-log.h"
 
 struct slim_text_inputs {
@@ -180,16 +182,21 @@ static void place_popup(struct popup *p)
 	if (!at.found) {
 		return;
 	}
+	/* the client's rectangle, any int32s: on the screen, in 64 bits */
 	struct wlr_box cursor = ti->input->current.cursor_rectangle;
-	int cx = at.x + cursor.x, cy = at.y + cursor.y;
-	int width = p->popup->surface->current.width;
-	int height = p->popup->surface->current.height;
-	int x = cx, y = cy + cursor.height;
-	if (y + height > (int)server->height && cy - height >= 0) {
+	int32_t sw = (int32_t)server->width, sh = (int32_t)server->height;
+	int32_t cx = geo_clamp((int64_t)at.x + cursor.x, 0, sw);
+	int32_t cy = geo_clamp((int64_t)at.y + cursor.y, 0, sh);
+	cursor.width = geo_clamp(cursor.width, 0, sw - cx);
+	cursor.height = geo_clamp(cursor.height, 0, sh - cy);
+	int32_t width = geo_size(p->popup->surface->current.width);
+	int32_t height = geo_size(p->popup->surface->current.height);
+	int32_t x = cx, y = cy + cursor.height;
+	if (y + height > sh && cy - height >= 0) {
 		y = cy - height;
 	}
-	if (x + width > (int)server->width) {
-		x = (int)server->width - width;
+	if (x + width > sw) {
+		x = sw - width;
 	}
 	x = x < 0 ? 0 : x;
 	wlr_scene_node_set_position(p->node, x, y);
@@ -481,12 +488,12 @@ static void handle_focus_change(struct wl_listener *listener, void *data)
 
 struct slim_text_inputs *text_inputs_create(struct slim_server *server)
 {
-	struct slim_text_inputs *relay = calloc(1, sizeof(*relay));
+	struct slim_text_inputs *relay = slim_znew(struct slim_text_inputs);
 	struct wlr_text_input_manager_v3 *text_inputs =
 		wlr_text_input_manager_v3_create(server->display);
 	struct wlr_input_method_manager_v2 *input_methods =
 		wlr_input_method_manager_v2_create(server->display);
-	if (!relay || !text_inputs || !input_methods) {
+	if (!text_inputs || !input_methods) {
 		free(relay);
 		return NULL;
 	}

@@ -22,6 +22,7 @@
 #include <wlr/types/wlr_scene.h>
 #include <wlr/types/wlr_surface.h>
 #include <wlr/util/log.h>
+#include "geometry.h"
 #include "server.h"
 #include "slim-log.h"
 
@@ -263,8 +264,10 @@ static void place_surface(struct wlr_surface *surface, int sx, int sy, void *dat
 		video->placed = p;
 		video->placed_cap = cap;
 	}
+	/* a client's numbers (a subsurface's place, a viewport's size): any int32s */
 	video->placed[video->n_placed++] = (struct placed){ surface,
-		{ sx, sy, sx + surface->current.width, sy + surface->current.height } };
+		{ geo_coord(sx), geo_coord(sy), geo_coord((int64_t)sx + surface->current.width),
+			geo_coord((int64_t)sy + surface->current.height) } };
 }
 
 /* What of the i-th placed surface is on screen and under nothing else. */
@@ -464,11 +467,13 @@ bool video_frame(struct slim_video *video, const struct slim_fb *fb,
 		slim_yuv_fit(share, fps, c->rect.w, c->rect.h, &w, &h);
 		/* never more samples than the client drew: an upscaled video goes at its own size */
 		if (st->width > 0 && st->buffer_width < st->width) {
-			uint32_t cap = (uint32_t)c->rect.w * (uint32_t)st->buffer_width / (uint32_t)st->width;
+			uint32_t cap = (uint32_t)((uint64_t)c->rect.w * (uint32_t)st->buffer_width /
+				(uint32_t)st->width);
 			w = (uint16_t)(w < cap ? w : cap > 2 ? cap : 2);
 		}
 		if (st->height > 0 && st->buffer_height < st->height) {
-			uint32_t cap = (uint32_t)c->rect.h * (uint32_t)st->buffer_height / (uint32_t)st->height;
+			uint32_t cap = (uint32_t)((uint64_t)c->rect.h * (uint32_t)st->buffer_height /
+				(uint32_t)st->height);
 			h = (uint16_t)(h < cap ? h : cap > 2 ? cap : 2);
 		}
 		if (slim_yuv_from_fb(img, &video->planes[frame->n_yuv], fb, c->rect,

@@ -10,22 +10,28 @@
 #include <wlr/types/wlr_scene.h>
 #include <wlr/types/wlr_seat.h>
 #include <wlr/util/log.h>
+#include "geometry.h"
 #include "server.h"
+
+struct wlr_box view_geometry(struct slim_view *view)
+{
+	return geo_box(view->impl->geometry(view));
+}
 
 struct wlr_box view_box(struct slim_view *view)
 {
-	struct wlr_box geo = view->impl->geometry(view);
+	struct wlr_box geo = view_geometry(view);
 	return (struct wlr_box){ view->x, view->y, geo.width, geo.height };
 }
 
 /* Merges with the last hint when it moved the same pixels on. */
 static void note_move(struct slim_server *server, struct slim_view *view, int32_t dx, int32_t dy)
 {
-	struct wlr_box geo = view->impl->geometry(view);
+	struct wlr_box geo = view_geometry(view);
 	struct wlr_surface *surface = view->impl->surface(view);
 	/* The whole surface, shadows and all: that is what moved on screen. */
-	struct wlr_box box = { view->x - geo.x, view->y - geo.y,
-		surface->current.width, surface->current.height };
+	struct wlr_box box = geo_box((struct wlr_box){ view->x - geo.x, view->y - geo.y,
+		surface->current.width, surface->current.height });
 	if (box.width <= 0 || box.height <= 0) {
 		return;
 	}
@@ -41,8 +47,9 @@ static void note_move(struct slim_server *server, struct slim_view *view, int32_
 	if (server->n_moves == sizeof(server->moves) / sizeof(server->moves[0])) {
 		return; /* no hint: the pixels are simply sent */
 	}
-	if (box.x < 0 || box.y < 0) {
-		return;
+	if (box.x < 0 || box.y < 0 || box.x + box.width > UINT16_MAX ||
+			box.y + box.height > UINT16_MAX) {
+		return; /* hints are 16-bit */
 	}
 	server->moves[server->n_moves++] = (struct slim_move_hint){
 		.src = { (uint16_t)box.x, (uint16_t)box.y, (uint16_t)box.width,
@@ -133,7 +140,7 @@ void view_cycle(struct slim_server *server)
 void view_update_titlebar(struct slim_view *view)
 {
 	if (view->titlebar) {
-		struct wlr_box geo = view->impl->geometry(view);
+		struct wlr_box geo = view_geometry(view);
 		wlr_scene_rect_set_size(view->titlebar, geo.width, VIEW_TITLEBAR_H);
 		wlr_scene_node_set_position(&view->close_button->node,
 			geo.width - VIEW_TITLEBAR_H + 4, 4);
@@ -154,7 +161,8 @@ static void fill_output(struct slim_view *view)
 	struct wlr_box area = server->usable;
 	int32_t top = view->titlebar ? VIEW_TITLEBAR_H : 0;
 	view_move_to(view, area.x, area.y + top);
-	view->impl->set_size(view, (uint32_t)area.width, (uint32_t)(area.height - top));
+	view->impl->set_size(view, (uint32_t)area.width,
+		(uint32_t)geo_clamp((int64_t)area.height - top, 1, area.height));
 }
 
 void view_set_decorated(struct slim_view *view, bool decorated)
@@ -185,7 +193,7 @@ void view_set_decorated(struct slim_view *view, bool decorated)
 
 void view_titlebar_click(struct slim_view *view, double x)
 {
-	struct wlr_box geo = view->impl->geometry(view);
+	struct wlr_box geo = view_geometry(view);
 	if (x >= geo.width - VIEW_TITLEBAR_H && view->impl->close) {
 		view->impl->close(view);
 		return;

@@ -15,6 +15,7 @@
 #include <wlr/types/wlr_virtual_pointer_v1.h>
 #include <wlr/util/log.h>
 #include "server.h"
+#include "slim-alloc.h"
 
 struct slim_virtual_input {
 	struct slim_server *server;
@@ -144,9 +145,11 @@ static void handle_vp_motion_absolute(struct wl_listener *listener, void *data)
 {
 	struct device *d = wl_container_of(listener, d, b);
 	struct wlr_event_pointer_motion_absolute *e = data;
+	/* x / x_extent, both the client's: any fraction, which would not fit an int32 */
+	double x = e->x < 0 ? 0 : e->x > 1 ? 1 : e->x, y = e->y < 0 ? 0 : e->y > 1 ? 1 : e->y;
 	console_event(d, (struct slim_wire_input){ .kind = SLIM_INPUT_MOTION_ABS,
-		.x = (int32_t)(e->x * d->server->width * 256),
-		.y = (int32_t)(e->y * d->server->height * 256) });
+		.x = (int32_t)(x * d->server->width * 256),
+		.y = (int32_t)(y * d->server->height * 256) });
 }
 
 static void handle_vp_button(struct wl_listener *listener, void *data)
@@ -197,9 +200,9 @@ static void handle_new_pointer(struct wl_listener *listener, void *data)
 
 struct slim_virtual_input *virtual_input_create(struct slim_server *server)
 {
-	struct slim_virtual_input *vi = calloc(1, sizeof(*vi));
-	struct wlr_virtual_keyboard_manager_v1 *kb = vi ?
-		wlr_virtual_keyboard_manager_v1_create(server->display) : NULL;
+	struct slim_virtual_input *vi = slim_znew(struct slim_virtual_input);
+	struct wlr_virtual_keyboard_manager_v1 *kb =
+		wlr_virtual_keyboard_manager_v1_create(server->display);
 	struct wlr_virtual_pointer_manager_v1 *ptr = kb ?
 		wlr_virtual_pointer_manager_v1_create(server->display) : NULL;
 	if (!ptr) {

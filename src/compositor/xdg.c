@@ -195,8 +195,7 @@ static void create_popup(struct slim_server *server, struct wlr_xdg_surface *xdg
 	if (!view) {
 		return;
 	}
-	struct wlr_box geo;
-	wlr_xdg_surface_get_geometry(root, &geo);
+	struct wlr_box geo = view_geometry(view);
 	struct wlr_box box = { geo.x - view->x, geo.y - view->y, (int)server->width,
 		(int)server->height };
 	wlr_xdg_popup_unconstrain_from_box(xdg->popup, &box);

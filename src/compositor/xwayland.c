@@ -12,7 +12,9 @@
 #include <wlr/types/wlr_seat.h>
 #include <wlr/util/log.h>
 #include <wlr/xwayland.h>
+#include "geometry.h"
 #include "server.h"
+#include "slim-alloc.h"
 
 struct slim_xwayland {
 	struct slim_server *server;
@@ -46,18 +48,20 @@ static struct wlr_box x11_geometry(struct slim_view *view)
 	return (struct wlr_box){ 0, 0, xs->width, xs->height };
 }
 
+/* X11's geometry is 16-bit: a place and a size beyond it are clamped, not truncated. */
 static void x11_set_size(struct slim_view *view, uint32_t width, uint32_t height)
 {
-	wlr_xwayland_surface_configure(x11_view(view)->xs, (int16_t)view->x, (int16_t)view->y,
-		(uint16_t)width, (uint16_t)height);
+	wlr_xwayland_surface_configure(x11_view(view)->xs,
+		(int16_t)geo_clamp(view->x, INT16_MIN, INT16_MAX),
+		(int16_t)geo_clamp(view->y, INT16_MIN, INT16_MAX),
+		(uint16_t)geo_clamp(width, 1, UINT16_MAX), (uint16_t)geo_clamp(height, 1, UINT16_MAX));
 }
 
 /* X11 clients place their menus from where they think they are. */
 static void x11_moved(struct slim_view *view)
 {
 	struct wlr_xwayland_surface *xs = x11_view(view)->xs;
-	wlr_xwayland_surface_configure(xs, (int16_t)view->x, (int16_t)view->y, xs->width,
-		xs->height);
+	x11_set_size(view, xs->width, xs->height);
 }
 
 static void x11_set_activated(struct slim_view *view, bool activated)
@@ -183,8 +187,7 @@ static void handle_request_configure(struct wl_listener *listener, void *data)
 		x11_moved(&view->base); /* it keeps the screen's size */
 		return;
 	}
-	wlr_xwayland_surface_configure(view->xs, (int16_t)view->base.x, (int16_t)view->base.y,
-		event->width, event->height);
+	x11_set_size(&view->base, event->width, event->height);
 }
 
 /* Override-redirect windows say where they are. */
@@ -299,10 +302,7 @@ static void handle_ready(struct wl_listener *listener, void *data)
 struct slim_xwayland *xwayland_create(struct slim_server *server,
 		struct wlr_compositor *compositor)
 {
-	struct slim_xwayland *xw = calloc(1, sizeof(*xw));
-	if (!xw) {
-		return NULL;
-	}
+	struct slim_xwayland *xw = slim_znew(struct slim_xwayland);
 	xw->server = server;
 	/* lazy: Xwayland runs only once an X11 client connects */
 	xw->wlr = wlr_xwayland_create(server->display, compositor, true);

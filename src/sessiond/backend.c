@@ -76,6 +76,11 @@ static void do_close(void *data, struct slim_sec_conn *conn)
 	slim_sec_conn_close(conn);
 }
 
+static void do_admit(void *data, struct slim_sec_conn *conn)
+{
+	slim_sec_conn_admit(conn);
+}
+
 static void do_changed(void *data)
 {
 	struct slim_backend *backend = data;
@@ -130,6 +135,7 @@ const struct slim_manager_ops slim_backend_ops = {
 	.login_cancel = do_login_cancel,
 	.send = do_send,
 	.close = do_close,
+	.admit = do_admit,
 	.changed = do_changed,
 	.user_shown = do_user_shown,
 	.session_ended = do_session_ended,

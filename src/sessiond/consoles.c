@@ -12,6 +12,12 @@
 
 /* A manager serves hundreds of consoles; a few more connections are new ones, or old ones ending. */
 #define MAX_CONNS 1024
+/*
+ * Connections of keys not enrolled (waiting for an administrator, refused,
+ * or not yet said HELLO) make room among themselves: four times the list of
+ * those waiting, and never at an enrolled console's expense.
+ */
+#define MAX_UNADMITTED (4 * SLIM_ENROLL_PENDING_MAX)
 #define MAX_HALF_OPEN 64
 /* Consoles in a lab may share an address (tests share 127.0.0.1). */
 #define MAX_PER_SOURCE 8
@@ -238,6 +244,9 @@ static bool admitted(struct slim_manager *mgr, const struct slim_peer *peer, uin
 	};
 	switch (slim_enroll_check(&mgr->enroll, &hello, slim_manager_now(mgr))) {
 	case SLIM_ENROLL_ADMIT:
+		if (mgr->ops->admit) {
+			mgr->ops->admit(mgr->ops_data, peer->conn);
+		}
 		return true;
 	case SLIM_ENROLL_WAIT:
 		snprintf(text, sizeof(text), "waiting for an administrator: slimlandctl approve %s", id);
@@ -440,6 +449,20 @@ static void handle_sec_datagram(void *data, struct slim_sec_conn *conn, const ui
 	slim_consoles_receive(udp->mgr, &peer, buf, len);
 }
 
+/* A key enrolled here is admitted before its HELLO: from its handshake on. */
+static void handle_sec_established(void *data, struct slim_sec_conn *conn)
+{
+	struct slim_udp *udp = data;
+	const uint8_t *key = slim_sec_conn_peer_key(conn);
+	char id[SLIM_CONSOLE_ID_LEN + 1];
+	if (key) {
+		slim_sec_fingerprint_id(key, id);
+		if (slim_enroll_serves(&udp->mgr->enroll, id)) {
+			slim_sec_conn_admit(conn);
+		}
+	}
+}
+
 static void handle_sec_closed(void *data, struct slim_sec_conn *conn, const char *why)
 {
 	struct slim_udp *udp = data;
@@ -447,6 +470,7 @@ static void handle_sec_closed(void *data, struct slim_sec_conn *conn, const char
 }
 
 static const struct slim_sec_server_handler sec_handler = {
+	.established = handle_sec_established,
 	.datagram = handle_sec_datagram,
 	.closed = handle_sec_closed,
 };
@@ -529,6 +553,7 @@ struct slim_udp *slim_udp_create(struct slim_manager *mgr, const char *listen,
 		.mode = identity ? SLIM_SEC_DTLS : SLIM_SEC_CLEAR,
 		.identity = identity,
 		.max_conns = MAX_CONNS,
+		.max_unadmitted = MAX_UNADMITTED,
 		.max_half_open = MAX_HALF_OPEN,
 		.max_per_source = MAX_PER_SOURCE,
 		.idle_ms = idle_s * 1000,

@@ -156,13 +156,19 @@ static int handle_readable(int fd, uint32_t mask, void *data)
 	return 0;
 }
 
-static void adopt(struct slim_compositor_control *control, int fd)
+/* Takes `fd`: watched from now on, or closed. */
+static bool adopt(struct slim_compositor_control *control, int fd)
 {
-	control->fd = fd;
-	control->connected = true;
 	struct wl_event_loop *loop = control->session->mgr->loop;
 	control->fd_source = wl_event_loop_add_fd(loop, fd, WL_EVENT_READABLE,
 		handle_readable, control);
+	if (!control->fd_source) {
+		close(fd);
+		return false;
+	}
+	control->fd = fd;
+	control->connected = true;
+	return true;
 }
 
 static bool try_connect(struct slim_compositor_control *control)
@@ -195,8 +201,7 @@ static bool try_connect(struct slim_compositor_control *control)
 		close(fd);
 		return false;
 	}
-	adopt(control, fd);
-	return true;
+	return adopt(control, fd);
 }
 
 static int handle_retry(void *data)
@@ -222,13 +227,19 @@ struct slim_compositor_control *slim_compositor_control_create(struct slim_sessi
 {
 	struct slim_compositor_control *control = calloc(1, sizeof(*control));
 	if (!control) {
+		if (fd >= 0) {
+			close(fd);
+		}
 		return NULL;
 	}
 	control->session = session;
 	control->fd = -1;
 	slim_lines_init(&control->lines);
 	if (fd >= 0) {
-		adopt(control, fd);
+		if (!adopt(control, fd)) {
+			free(control);
+			return NULL;
+		}
 		return control;
 	}
 	if (!path || strlen(path) >= sizeof(control->path)) {

@@ -14,7 +14,10 @@ struct slim_compositor_control;
 #define SLIM_CONTROL_RETRY_MS 100
 #define SLIM_CONTROL_GIVE_UP_MS 30000
 
-/* Connects to `path`, or adopts `fd` (>= 0: already connected, tests). */
+/*
+ * Connects to `path`, or adopts `fd` (>= 0: already connected), which is
+ * then its own to close, whether it is made or not.
+ */
 struct slim_compositor_control *slim_compositor_control_create(struct slim_session *session,
 		const char *path, int fd);
 void slim_compositor_control_destroy(struct slim_compositor_control *control);

@@ -282,6 +282,16 @@ static bool open_allows(struct slim_enroll *e, uint64_t now_us)
 	return true;
 }
 
+bool slim_enroll_serves(const struct slim_enroll *e, const char *id)
+{
+	for (size_t i = 0; i < e->n; i++) {
+		if (strcmp(e->list[i].id, id) == 0) {
+			return !e->list[i].revoked;
+		}
+	}
+	return false;
+}
+
 enum slim_enroll_verdict slim_enroll_check(struct slim_enroll *e,
 		const struct slim_enroll_hello *h, uint64_t now_us)
 {

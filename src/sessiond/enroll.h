@@ -95,6 +95,9 @@ struct slim_enroll_hello {
 	uint32_t assoc;
 };
 
+/* Whether the console is enrolled and not revoked. */
+bool slim_enroll_serves(const struct slim_enroll *e, const char *id);
+
 /* What to do with a HELLO, at `now_us`. */
 enum slim_enroll_verdict slim_enroll_check(struct slim_enroll *e,
 		const struct slim_enroll_hello *hello, uint64_t now_us);

@@ -14,6 +14,7 @@
 #include "control.h"
 #include "greeter.h"
 #include "sessions-internal.h"
+#include "slim-alloc.h"
 
 /* The manager */
 
@@ -34,10 +35,7 @@ struct slim_manager *slim_manager_create(struct wl_event_loop *loop,
 		const uint8_t card_key[SLIM_SEC_KEY_LEN], const char *enroll_path,
 		const uint8_t *host_key, const struct slim_manager_ops *ops, void *ops_data)
 {
-	struct slim_manager *mgr = calloc(1, sizeof(*mgr));
-	if (!mgr) {
-		return NULL;
-	}
+	struct slim_manager *mgr = slim_znew(struct slim_manager);
 	if (!slim_enroll_init(&mgr->enroll, enroll_path, config->enroll)) {
 		free(mgr);
 		return NULL;
@@ -206,10 +204,12 @@ struct slim_session *slim_session_add(struct slim_manager *mgr, uint32_t id,
 		s->pidfd_source = wl_event_loop_add_fd(mgr->loop, pidfd, WL_EVENT_READABLE,
 			handle_pidfd, s);
 	}
+	/* control_fd is the control's from here, made or not */
 	s->control = slim_compositor_control_create(s, control_path, control_fd);
-	if (!s->control) {
-		slim_log(SLIM_LOG_ERROR, "session %u: cannot watch its control socket", id);
-		control_fd = -1; /* owned by nobody now */
+	if (!s->control || (pidfd >= 0 && !s->pidfd_source)) {
+		/* one that could not be told anything, or whose exit would go unheard */
+		slim_log(SLIM_LOG_ERROR, "session %u: cannot watch its %s", id,
+			s->control ? "compositor" : "control socket");
 		slim_session_end(s);
 		slim_session_destroy(s);
 		return NULL;

@@ -54,6 +54,11 @@ struct slim_manager_ops {
 	void (*send)(void *data, struct slim_sec_conn *conn, const uint8_t *buf, size_t len);
 	/* Ends a connection (a console revoked). NULL: nothing to end. */
 	void (*close)(void *data, struct slim_sec_conn *conn);
+	/*
+	 * The connection is an enrolled console's (slim_sec_conn_admit): no
+	 * connection of a key not enrolled may end it for room. NULL: no matter.
+	 */
+	void (*admit)(void *data, struct slim_sec_conn *conn);
 	/* The state changed: write it out (NULL: nothing is kept). */
 	void (*changed)(void *data);
 	/*

@@ -188,8 +188,6 @@ static struct slim_sec_server *server_create(enum kind kind, unsigned hello_rate
 		.identity = kind == KIND_CERT ? w.server_id : NULL,
 		.psk_lookup = kind == KIND_ATTACH || kind == KIND_PAIRING ? psk_lookup : NULL,
 		.hello_rate = hello_rate,
-		/* the handshake benchmark comes from many addresses, one at a time */
-		.source_rate = 1000000,
 	};
 	char err[256];
 	struct slim_sec_server *srv = slim_sec_server_create(&cfg, &handler, NULL, server_send_to,

@@ -22,8 +22,16 @@
  *                    requests in random order with random serials, a
  *                    keyboard grab and a candidate popup, one of them
  *                    destroyed midway
+ *
+ * The integers it draws (not the sizes of the buffers it fills) are
+ * extremes half of the time: INT32_MIN, INT32_MAX, 0, -1 and other
+ * negatives, 2^31 and UINT32_MAX.
+ *
+ * slim-hostile extremes WxH: each integer argument alone, at each extreme,
+ * against a compositor whose screen is WxH (extremes.c).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,45 +42,58 @@
 #include <wayland-client.h>
 #include "content-type-v1-client-protocol.h"
 #include "globals.h"
+#include "hostile.h"
 #include "input-method-v2.h"
 #include "text-input-unstable-v3-client-protocol.h"
 #include "viewporter-client-protocol.h"
 #include "wlr-unstable.h"
+#include "xdg-decoration-unstable-v1-client-protocol.h"
 #include "xdg-shell-client-protocol.h"
-
-struct conn {
-	struct wl_display *display;
-	struct test_globals g;
-	uint32_t configure_serial;
-};
 
 static uint64_t rng_state;
 
-static uint32_t rnd(uint32_t n)
+uint32_t rnd(uint32_t n)
 {
 	rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
 	return n ? (uint32_t)(rng_state >> 33) % n : 0;
+}
+
+/* A signed argument: half of the time an extreme, else one of [lo, lo + n). */
+static int32_t any_i32(int32_t lo, uint32_t n)
+{
+	static const int32_t extremes[] = { INT32_MIN, INT32_MIN + 1, -65536, -1, 0, INT32_MAX };
+	return rnd(2) ? extremes[rnd(sizeof(extremes) / sizeof(extremes[0]))] :
+		(int32_t)((int64_t)lo + rnd(n));
+}
+
+/* An unsigned argument: half of the time an extreme, else one of [0, n). */
+static uint32_t any_u32(uint32_t n)
+{
+	static const uint32_t extremes[] = { 0, INT32_MAX, 0x80000000u, UINT32_MAX - 1, UINT32_MAX };
+	return rnd(2) ? extremes[rnd(sizeof(extremes) / sizeof(extremes[0]))] : rnd(n);
 }
 
 static void xdg_surface_configure(void *data, struct xdg_surface *xs, uint32_t serial)
 {
 	struct conn *c = data;
 	c->configure_serial = serial;
-	xdg_surface_ack_configure(xs, serial);
+	if (!c->manual_ack) {
+		xdg_surface_ack_configure(xs, serial);
+	}
 }
 
 static const struct xdg_surface_listener xdg_surface_listener = {
 	.configure = xdg_surface_configure,
 };
 
-static bool conn_open(struct conn *c)
+bool conn_open(struct conn *c)
 {
 	*c = (struct conn){ 0 };
 	c->display = test_globals_connect(&c->g);
 	return c->display != NULL;
 }
 
-static struct wl_buffer *buffer(struct conn *c, int32_t w, int32_t h)
+struct wl_buffer *buffer(struct conn *c, int32_t w, int32_t h)
 {
 	size_t size = (size_t)w * h * 4;
 	uint8_t *mem;
@@ -87,13 +108,7 @@ static struct wl_buffer *buffer(struct conn *c, int32_t w, int32_t h)
 	return b;
 }
 
-struct window {
-	struct wl_surface *surface;
-	struct xdg_surface *xdg;
-	struct xdg_toplevel *toplevel;
-};
-
-static struct window toplevel(struct conn *c)
+struct window toplevel(struct conn *c)
 {
 	struct window w = { .surface = wl_compositor_create_surface(c->g.compositor) };
 	w.xdg = xdg_wm_base_get_xdg_surface(c->g.wm_base, w.surface);
@@ -104,7 +119,7 @@ static struct window toplevel(struct conn *c)
 	return w;
 }
 
-static void map(struct conn *c, struct window *w)
+void map(struct conn *c, struct window *w)
 {
 	wl_display_roundtrip(c->display); /* the first configure, acked */
 	wl_surface_attach(w->surface, buffer(c, 64 + (int32_t)rnd(200), 64 + (int32_t)rnd(200)),
@@ -119,6 +134,19 @@ static struct xdg_popup *popup(struct conn *c, struct xdg_surface *parent,
 	struct xdg_positioner *pos = xdg_wm_base_create_positioner(c->g.wm_base);
 	xdg_positioner_set_size(pos, 50, 40);
 	xdg_positioner_set_anchor_rect(pos, 0, 0, 10, 10);
+	if (rnd(2)) { /* one of them at an extreme */
+		switch (rnd(6)) {
+		case 0: xdg_positioner_set_size(pos, any_i32(1, 100), any_i32(1, 100)); break;
+		case 1:
+			xdg_positioner_set_anchor_rect(pos, any_i32(-50, 100), any_i32(-50, 100),
+				any_i32(0, 100), any_i32(0, 100));
+			break;
+		case 2: xdg_positioner_set_offset(pos, any_i32(-50, 100), any_i32(-50, 100)); break;
+		case 3: xdg_positioner_set_anchor(pos, any_u32(9)); break;
+		case 4: xdg_positioner_set_gravity(pos, any_u32(9)); break;
+		default: xdg_positioner_set_constraint_adjustment(pos, any_u32(64)); break;
+		}
+	}
 	*surface = wl_compositor_create_surface(c->g.compositor);
 	struct xdg_surface *xs = xdg_wm_base_get_xdg_surface(c->g.wm_base, *surface);
 	xdg_surface_add_listener(xs, &xdg_surface_listener, c);
@@ -131,8 +159,9 @@ static struct xdg_popup *popup(struct conn *c, struct xdg_surface *parent,
 static void move_unmapped(struct conn *c)
 {
 	struct window w = toplevel(c);
-	xdg_toplevel_move(w.toplevel, c->g.seat, rnd(1000));
-	xdg_toplevel_resize(w.toplevel, c->g.seat, rnd(1000), XDG_TOPLEVEL_RESIZE_EDGE_BOTTOM_RIGHT);
+	xdg_toplevel_move(w.toplevel, c->g.seat, any_u32(1000));
+	xdg_toplevel_resize(w.toplevel, c->g.seat, any_u32(1000),
+		rnd(2) ? XDG_TOPLEVEL_RESIZE_EDGE_BOTTOM_RIGHT : any_u32(11));
 	wl_display_roundtrip(c->display);
 	xdg_toplevel_destroy(w.toplevel);
 	xdg_surface_destroy(w.xdg);
@@ -178,7 +207,7 @@ static void bad_ack(struct conn *c)
 {
 	struct window w = toplevel(c);
 	map(c, &w);
-	xdg_surface_ack_configure(w.xdg, c->configure_serial + 1000);
+	xdg_surface_ack_configure(w.xdg, rnd(2) ? c->configure_serial + 1000 : any_u32(1000));
 }
 
 static void detach(struct conn *c)
@@ -186,8 +215,9 @@ static void detach(struct conn *c)
 	struct window w = toplevel(c);
 	map(c, &w);
 	struct wl_buffer *b = buffer(c, 100, 100);
-	wl_surface_attach(w.surface, b, 0, 0);
-	wl_surface_damage(w.surface, 0, 0, 100, 100);
+	wl_surface_attach(w.surface, b, any_i32(0, 1), any_i32(0, 1));
+	wl_surface_damage(w.surface, any_i32(0, 100), any_i32(0, 100), any_i32(0, 100),
+		any_i32(0, 100));
 	wl_surface_commit(w.surface);
 	wl_buffer_destroy(b);
 	wl_surface_attach(w.surface, NULL, 0, 0);
@@ -203,9 +233,12 @@ static void random_requests(struct conn *c)
 	for (int i = 0; i < 50; i++) {
 		switch (rnd(10)) {
 		case 0: map(c, &w); break;
-		case 1: xdg_toplevel_move(w.toplevel, c->g.seat, rnd(100)); break;
+		case 1: xdg_toplevel_move(w.toplevel, c->g.seat, any_u32(100)); break;
 		case 2: xdg_toplevel_set_maximized(w.toplevel); break;
-		case 3: wl_surface_attach(w.surface, NULL, 0, 0); wl_surface_commit(w.surface); break;
+		case 3:
+			wl_surface_attach(w.surface, NULL, any_i32(0, 1), any_i32(0, 1));
+			wl_surface_commit(w.surface);
+			break;
 		case 4: {
 			struct wl_surface *s;
 			popup(c, rnd(2) ? w.xdg : NULL, &s);
@@ -216,7 +249,7 @@ static void random_requests(struct conn *c)
 				vp = wp_viewporter_get_viewport(c->g.viewporter, w.surface);
 			}
 			if (vp) {
-				wp_viewport_set_destination(vp, 1 + (int32_t)rnd(300), 1 + (int32_t)rnd(300));
+				wp_viewport_set_destination(vp, any_i32(1, 300), any_i32(1, 300));
 			}
 			break;
 		case 6:
@@ -224,21 +257,17 @@ static void random_requests(struct conn *c)
 				struct wp_content_type_v1 *ct =
 					wp_content_type_manager_v1_get_surface_content_type(c->g.content_type,
 						w.surface);
-				wp_content_type_v1_set_content_type(ct, rnd(4));
+				wp_content_type_v1_set_content_type(ct, any_u32(4));
 			}
 			break;
 		case 7: wl_surface_commit(w.surface); break;
-		case 8: xdg_toplevel_set_min_size(w.toplevel, (int32_t)rnd(500), (int32_t)rnd(500)); break;
+		case 8:
+			xdg_toplevel_set_min_size(w.toplevel, any_i32(0, 500), any_i32(0, 500));
+			break;
 		default: wl_display_roundtrip(c->display); break;
 		}
 	}
 }
-
-/* The globals only these rounds use: layer shell, text input, input method. */
-struct extra {
-	struct wl_proxy *layer_shell, *input_methods;
-	struct zwp_text_input_manager_v3 *text_inputs;
-};
 
 static void extra_global(void *data, struct wl_registry *r, uint32_t name, const char *iface,
 		uint32_t version)
@@ -250,6 +279,8 @@ static void extra_global(void *data, struct wl_registry *r, uint32_t name, const
 		x->input_methods = wl_registry_bind(r, name, &zwp_input_method_manager_v2_interface, 1);
 	} else if (strcmp(iface, zwp_text_input_manager_v3_interface.name) == 0) {
 		x->text_inputs = wl_registry_bind(r, name, &zwp_text_input_manager_v3_interface, 1);
+	} else if (strcmp(iface, zxdg_decoration_manager_v1_interface.name) == 0) {
+		x->decorations = wl_registry_bind(r, name, &zxdg_decoration_manager_v1_interface, 1);
 	}
 }
 
@@ -259,7 +290,7 @@ static void extra_global_remove(void *data, struct wl_registry *r, uint32_t name
 
 static const struct wl_registry_listener extra_listener = { extra_global, extra_global_remove };
 
-static struct extra extra_globals(struct conn *c)
+struct extra extra_globals(struct conn *c)
 {
 	struct extra x = { 0 };
 	struct wl_registry *registry = wl_display_get_registry(c->display);
@@ -273,7 +304,8 @@ static void layer_configure(void *data, struct wl_proxy *ls, uint32_t serial, ui
 {
 	/* acked, most of the time */
 	if (rnd(4)) {
-		wl_proxy_marshal_flags(ls, LAYER_SURFACE_ACK_CONFIGURE, NULL, 1, 0, serial);
+		wl_proxy_marshal_flags(ls, LAYER_SURFACE_ACK_CONFIGURE, NULL, 1, 0, rnd(8) ? serial :
+			any_u32(100));
 	}
 }
 
@@ -291,29 +323,30 @@ static void layer_random(struct conn *c)
 	}
 	struct wl_surface *s = wl_compositor_create_surface(c->g.compositor);
 	struct wl_proxy *ls = wl_proxy_marshal_flags(x.layer_shell, LAYER_SHELL_GET_LAYER_SURFACE,
-		&zwlr_layer_surface_v1_interface, 1, 0, NULL, s, NULL, rnd(5), "slim-hostile");
+		&zwlr_layer_surface_v1_interface, 1, 0, NULL, s, NULL, rnd(2) ? rnd(4) : any_u32(5),
+		"slim-hostile");
 	wl_proxy_add_listener(ls, (void (**)(void))&layer_listener, c);
 	for (int i = 0; i < 30; i++) {
 		switch (rnd(9)) {
 		case 0:
 			wl_proxy_marshal_flags(ls, LAYER_SURFACE_SET_SIZE, NULL, 1, 0,
-				rnd(2) ? 0 : rnd(400), rnd(2) ? 0 : rnd(400));
+				rnd(2) ? 0 : any_u32(400), rnd(2) ? 0 : any_u32(400));
 			break;
 		case 1:
-			wl_proxy_marshal_flags(ls, LAYER_SURFACE_SET_ANCHOR, NULL, 1, 0, rnd(20));
+			wl_proxy_marshal_flags(ls, LAYER_SURFACE_SET_ANCHOR, NULL, 1, 0, any_u32(20));
 			break;
 		case 2:
 			wl_proxy_marshal_flags(ls, LAYER_SURFACE_SET_EXCLUSIVE_ZONE, NULL, 1, 0,
-				(int32_t)rnd(700) - 100);
+				any_i32(-100, 700));
 			break;
 		case 3:
 			wl_proxy_marshal_flags(ls, LAYER_SURFACE_SET_MARGIN, NULL, 1, 0,
-				(int32_t)rnd(400) - 200, (int32_t)rnd(400) - 200,
-				(int32_t)rnd(400) - 200, (int32_t)rnd(400) - 200);
+				any_i32(-200, 400), any_i32(-200, 400), any_i32(-200, 400),
+				any_i32(-200, 400));
 			break;
 		case 4:
 			wl_proxy_marshal_flags(ls, LAYER_SURFACE_SET_KEYBOARD_INTERACTIVITY, NULL, 1, 0,
-				rnd(4));
+				any_u32(4));
 			break;
 		case 5:
 			wl_surface_commit(s);
@@ -323,7 +356,7 @@ static void layer_random(struct conn *c)
 			wl_surface_commit(s);
 			break;
 		case 7:
-			wl_proxy_marshal_flags(ls, LAYER_SURFACE_ACK_CONFIGURE, NULL, 1, 0, rnd(100));
+			wl_proxy_marshal_flags(ls, LAYER_SURFACE_ACK_CONFIGURE, NULL, 1, 0, any_u32(100));
 			break;
 		default:
 			wl_display_roundtrip(c->display);
@@ -353,21 +386,21 @@ static void input_method_random(struct conn *c)
 		switch (rnd(12)) {
 		case 0: zwp_text_input_v3_enable(ti); break;
 		case 1: zwp_text_input_v3_disable(ti); break;
-		case 2: zwp_text_input_v3_set_surrounding_text(ti, "surrounding", (int32_t)rnd(20),
-			(int32_t)rnd(20)); break;
-		case 3: zwp_text_input_v3_set_cursor_rectangle(ti, (int32_t)rnd(400) - 100,
-			(int32_t)rnd(400) - 100, (int32_t)rnd(100), (int32_t)rnd(100)); break;
+		case 2: zwp_text_input_v3_set_surrounding_text(ti, "surrounding", any_i32(0, 20),
+			any_i32(0, 20)); break;
+		case 3: zwp_text_input_v3_set_cursor_rectangle(ti, any_i32(-100, 400),
+			any_i32(-100, 400), any_i32(0, 100), any_i32(0, 100)); break;
 		case 4: zwp_text_input_v3_commit(ti); break;
 		case 5:
 			wl_proxy_marshal_flags(im, IM_SET_PREEDIT_STRING, NULL, 1, 0, "予測",
-				(int32_t)rnd(10) - 2, (int32_t)rnd(10) - 2);
+				any_i32(-2, 10), any_i32(-2, 10));
 			break;
 		case 6: wl_proxy_marshal_flags(im, IM_COMMIT_STRING, NULL, 1, 0, "変換"); break;
 		case 7:
-			wl_proxy_marshal_flags(im, IM_DELETE_SURROUNDING_TEXT, NULL, 1, 0, rnd(50),
-				rnd(50));
+			wl_proxy_marshal_flags(im, IM_DELETE_SURROUNDING_TEXT, NULL, 1, 0, any_u32(50),
+				any_u32(50));
 			break;
-		case 8: wl_proxy_marshal_flags(im, IM_COMMIT, NULL, 1, 0, rnd(8)); break;
+		case 8: wl_proxy_marshal_flags(im, IM_COMMIT, NULL, 1, 0, any_u32(8)); break;
 		case 9:
 			if (!grabbed) {
 				wl_proxy_marshal_flags(im, IM_GRAB_KEYBOARD,
@@ -416,6 +449,12 @@ static const struct {
 
 int main(int argc, char *argv[])
 {
+	unsigned width, height;
+	if (argc == 3 && strcmp(argv[1], "extremes") == 0 &&
+			sscanf(argv[2], "%ux%u", &width, &height) == 2) {
+		rng_state = 1;
+		return extremes(width, height) == 0 ? 0 : 1;
+	}
 	rng_state = argc > 1 ? strtoull(argv[1], NULL, 10) : 1;
 	double seconds = argc > 2 ? atof(argv[2]) : 5;
 	struct timespec t0, t;
@@ -436,8 +475,10 @@ int main(int argc, char *argv[])
 		}
 		const struct wl_interface *iface = NULL;
 		uint32_t id, code = ok < 0 ? wl_display_get_protocol_error(c.display, &iface, &id) : 0;
-		if (ok < 0 && iface) {
-			printf("round %u %s: error %s %u\n", rounds, scenarios[k].name, iface->name, code);
+		if (ok < 0 && (iface || wl_display_get_error(c.display) == EPROTO)) {
+			/* no interface: the object was destroyed before the error came */
+			printf("round %u %s: error %s %u\n", rounds, scenarios[k].name,
+				iface ? iface->name : "(destroyed)", code);
 		} else {
 			printf("round %u %s: %s\n", rounds, scenarios[k].name, ok < 0 ? "dropped" : "ok");
 		}

@@ -265,11 +265,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[256];
 	struct slim_sec_server_config psk_cfg = {
 		.mode = SLIM_SEC_DTLS, .psk_lookup = psk_lookup, .max_half_open = 4,
-		.max_per_source = 2, .hello_rate = 100, .source_rate = 20,
+		.max_per_source = 2, .hello_rate = 100,
 	};
 	struct slim_sec_server_config cert_cfg = {
 		.mode = SLIM_SEC_DTLS, .identity = f.server_id, .max_half_open = 4,
-		.max_per_source = 2, .hello_rate = 100, .source_rate = 20,
+		.max_per_source = 2, .hello_rate = 100,
 	};
 	f.servers[0] = slim_sec_server_create(&psk_cfg, &handler, (void *)0, server_send_to, NULL,
 		err, sizeof(err));

@@ -7,13 +7,20 @@ What an attacker on the LAN does with raw sockets, for the attack tests
       "repeat" (optional)} on stdin and sends each as an IPv4/UDP datagram
       with exactly that source, true or not; prints "sent PACKETS BYTES"
       (UDP payload bytes) at the end.
+  rawnet.py flood RATE SECONDS
+      reads datagrams as send does ("sport" null: a new random source port
+      for each one sent) and sends them in turn at RATE a second for
+      SECONDS or until SIGTERM; prints "flooding" once the first one went,
+      then at the end "sent PACKETS BYTES SECONDS".
   rawnet.py sniff IFNAME PORT COUNT SECONDS
       prints "ready", then each IPv4/UDP datagram seen on IFNAME from or to
       PORT as a JSON line like send's input, until COUNT were seen or
       SECONDS passed.
 """
 import json
+import random
 import select
+import signal
 import socket
 import struct
 import sys
@@ -48,6 +55,45 @@ def send():
     print('sent %d %d' % (packets, payload_bytes), flush=True)
 
 
+def flood(rate, seconds):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    rng = random.Random(1)
+    packets = []
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        d = json.loads(line)
+        payload = bytes.fromhex(d['data'])
+        # random ports made beforehand: the loop below does nothing but send
+        ports = [d['sport']] if d['sport'] is not None else \
+            [rng.randrange(1024, 65536) for _ in range(512)]
+        for port in ports:
+            packets.append((udp_packet(d['src'], port, d['dst'], d['dport'], payload),
+                            d['dst'], len(payload)))
+    rng.shuffle(packets)
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    tried = sent = payload_bytes = 0
+    start = time.monotonic()
+    elapsed = 0.0
+    while elapsed < seconds and not stop:
+        due = min(int(elapsed * rate) + 1, int(seconds * rate))
+        while tried < due:
+            pkt, dst, n = packets[tried % len(packets)]
+            tried += 1
+            try:
+                sock.sendto(pkt, (dst, 0))
+            except OSError:
+                continue  # the kernel's queue is full: that one is not sent
+            sent += 1
+            payload_bytes += n
+            if sent == 1:
+                print('flooding', flush=True)
+        time.sleep(0.0005)
+        elapsed = time.monotonic() - start
+    print('sent %d %d %.3f' % (sent, payload_bytes, time.monotonic() - start), flush=True)
+
+
 def sniff(ifname, port, count, seconds):
     # every frame (bound to ETH_P_IP alone, a bridge port shows none), IPv4 kept
     sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
@@ -78,6 +124,8 @@ def sniff(ifname, port, count, seconds):
 if __name__ == '__main__':
     if sys.argv[1:2] == ['send']:
         send()
+    elif sys.argv[1:2] == ['flood'] and len(sys.argv) == 4:
+        flood(float(sys.argv[2]), float(sys.argv[3]))
     elif sys.argv[1:2] == ['sniff'] and len(sys.argv) == 6:
         sniff(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]))
     else:

@@ -137,6 +137,50 @@ class Host:
         _, packets, payload = lines[-1].split()
         return int(packets), int(payload)
 
+    def flood(self, datagrams, rate, seconds):
+        """Sends datagrams (as spoof's; 'sport' None: a random port each) in
+        turn at `rate` a second for `seconds`, in the background: a Flood,
+        under way once constructed."""
+        return Flood(self, datagrams, rate, seconds)
+
+
+class Flood:
+    """rawnet.py flood running in a host."""
+
+    def __init__(self, host, datagrams, rate, seconds):
+        self.proc = subprocess.Popen(host.argv([sys.executable, RAWNET, 'flood', str(rate),
+                                                str(seconds)]),
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE)
+        self.proc.stdin.write('\n'.join(json.dumps(d) for d in datagrams).encode())
+        self.proc.stdin.close()
+        if self.proc.stdout.readline().strip() != b'flooding':
+            self.proc.kill()
+            raise RuntimeError('rawnet flood: %s' % self.proc.stderr.read().decode())
+
+    def stop(self):
+        """Ends it now: (packets, payload bytes, seconds it took)."""
+        self.proc.terminate()
+        return self.finish(10)
+
+    def finish(self, timeout=120):
+        """Waits for its end: (packets, payload bytes, seconds it took)."""
+        self.proc.wait(timeout)
+        out, err = self.proc.stdout.read(), self.proc.stderr.read()
+        if self.proc.returncode != 0:
+            raise RuntimeError('rawnet flood: %s' % err.decode(errors='replace'))
+        _, packets, payload, seconds = out.decode().split()
+        return int(packets), int(payload), float(seconds)
+
+
+def client_hellos(datagrams):
+    """The DTLS ClientHellos among datagrams (as a Sniffer gives them)."""
+    def is_hello(d):
+        data = bytes.fromhex(d['data'])
+        # a handshake record of epoch 0 whose message is a ClientHello
+        return len(data) > 13 and data[0] == 22 and data[3:5] == b'\0\0' and data[13] == 1
+    return [d for d in datagrams if is_hello(d)]
+
 
 class Sniffer:
     """rawnet.py sniffing a host's port of the bridge, as a switch's mirror

@@ -126,6 +126,7 @@ class _LineLog:
 
     def __init__(self, pipe, path, first_lines=()):
         self.lines = list(first_lines)
+        self.times = [time.monotonic()] * len(self.lines)  # when each line was read
         self.cond = threading.Condition()
         self.closed = False
         self.file = open(path, 'a', encoding='utf-8', errors='replace')
@@ -140,6 +141,7 @@ class _LineLog:
             line = raw.decode('utf-8', 'replace').rstrip('\n')
             with self.cond:
                 self.lines.append(line)
+                self.times.append(time.monotonic())
                 # a process's children may hold the pipe after finish()
                 if not self.file.closed:
                     self.file.write(line + '\n')
@@ -157,6 +159,11 @@ class _LineLog:
     def since(self, mark):
         with self.cond:
             return list(self.lines[mark:])
+
+    def time_of(self, i):
+        """time.monotonic() when line i was read."""
+        with self.cond:
+            return self.times[i]
 
     def tail(self, n=40):
         with self.cond:
@@ -382,8 +389,9 @@ class Console(Process):
 
     def wait_for(self, prefix, timeout=10, start=None, allow_errors=False):
         """The first line starting with `prefix` from `start` (default: the
-        first line not yet consumed); consumes up to it. Fails on timeout,
-        and on an `error` line unless allow_errors."""
+        first line not yet consumed); consumes up to it, and notes in
+        last_at when it was read. Fails on timeout, and on an `error` line
+        unless allow_errors."""
         start = self.pos if start is None else start
 
         def match(line):
@@ -394,6 +402,7 @@ class Console(Process):
             self.session.fail('%s: no "%s" line within %gs' % (self.name, prefix,
                                                                scaled(timeout)))
         self.pos = max(self.pos, i + 1)
+        self.last_at = self.stdout.time_of(i)
         if not line.startswith(prefix):
             self.session.fail('%s said "%s" while waiting for "%s"' % (self.name, line, prefix))
         return line

@@ -18,7 +18,16 @@ takeover, exhaustion), on the kernel's real network path (slimnet.py):
      starts, the manager answers no more bytes than it got, its memory grows
      by less than 4 MB, and the real console's greeter answers its keys all
      along;
-  4. a second console's greeter runs as another uid (greeter_uids); a
+  4. the real console starts again while ClientHellos come from its own
+     address (any port) to the manager and to its greeter, 1,000 and then
+     20,000 a second: it is back on its greeter within ATTACH_BOUND
+     seconds, as without a flood, and the manager keeps it and its greeter;
+  5. KNOCKERS consoles with keys made up on the spot hold control
+     associations open (slim-knock: a HELLO a second, a new handshake a
+     second after one is pushed out), more than the manager's room for keys
+     not enrolled: they push each other out, never the real console, whose
+     greeter answers its keys meanwhile;
+  6. a second console's greeter runs as another uid (greeter_uids); a
      process of that uid (what its greeter could run) cannot enter the
      first greeter's runtime directory, reach its control socket, nor
      signal any of its processes (EPERM), and the manager's greeter socket
@@ -27,10 +36,10 @@ takeover, exhaustion), on the kernel's real network path (slimnet.py):
      is closed at once there; a process of the first greeter's own uid at
      its control socket is closed at once, never said hello, and the
      greeter and the manager's hold on it go on;
-  5. the second console quits: nothing of its greeter's uid runs any more,
+  7. the second console quits: nothing of its greeter's uid runs any more,
      its runtime directory is gone, and the uid is free: with two uids in
      greeter_uids, a third console's greeter gets it;
-  6. an approved console says HELLO at 8192x8192: refused as too large, no
+  8. an approved console says HELLO at 8192x8192: refused as too large, no
      greeter started for it (one at that size took 806 MB), no place in the
      table, the manager grown by less than 4 MB.
 """
@@ -39,7 +48,7 @@ import os
 import subprocess
 import time
 
-from slimnet import Lan
+from slimnet import Lan, client_hellos
 from slimsessiond import ManagerSession, _pids_of
 from slimtest import KEY_A, log, rss_kb, run, scaled, unique_name
 
@@ -54,6 +63,14 @@ GREETER_UIDS = 2
 # impostor, within the manager's 8 handshakes at a time from one address
 # (more wait their turn, which is the bound at work, and slow)
 IMPOSTORS = 6
+# ClientHellos a second from the console's address while it comes back
+FLOOD_RATES = (1000, 20000)
+# a console is back on its greeter in a fraction of a second; a flood used to keep it out
+# for as long as it lasted, and the manager forgot it after 30 s
+ATTACH_BOUND = 3.0
+KNOCKERS = 1100
+# the manager's room for connections of keys not enrolled (src/sessiond/consoles.c)
+UNENROLLED_ROOM = 256
 
 
 # what the intruder runs: connects, and prints what the socket says before it closes
@@ -126,6 +143,15 @@ def answers_keys(s, console):
     console.tap(KEY_A)
     if console.next_frame(scaled(10), start=mark) is None:
         s.fail('%s\'s greeter drew nothing for a key' % console.name)
+
+
+def back_seconds(s, console):
+    """Seconds from the console's first handshake with the manager to its
+    attach to the greeter it is sent to."""
+    console.wait_for('manager connecting', 15)
+    start = console.last_at
+    console.wait_for('attached', 15)
+    return console.last_at - start
 
 
 def test():
@@ -218,6 +244,71 @@ def attack(s, lan, srv, desk, atk):
         s.fail('%d consoles wait, not %d: %s' % (len(pending), IMPOSTORS + 1, pending))
     s.assert_shows(a, s.greeter_runtime(a.id),
                    s.compositor_display(GREETER_USER, 'greeter-' + a.id))
+    for k in knockers:
+        k.quit()
+
+    # 4. the real console comes back while its own address floods the manager and its greeter
+    greeter = [l for l in a.stdout.since(0) if l.startswith('redirect ')][-1].split()[1]
+    hellos = [dict(d, src=desk.addr, sport=None) for d in client_hellos(handshake)]
+    hellos += [dict(d, dport=int(greeter.rsplit(':', 1)[1])) for d in hellos]
+    for rate in (0,) + FLOOD_RATES:
+        a.quit()
+        flood = atk.flood(hellos, rate, 60) if rate else None
+        try:
+            a = s.start_managed_console('desk', SIZE, host=desk)
+            seconds = back_seconds(s, a)
+        finally:
+            figures = flood.stop() if flood else None
+        redirect = [l for l in a.stdout.since(0) if l.startswith('redirect ')]
+        if not redirect or any(l != 'redirect ' + greeter for l in redirect):
+            s.fail('the console was not sent back to its greeter %s: %s' % (greeter, redirect))
+        if figures is None:
+            log('the console was back on its greeter in %.3f s without a flood' % seconds)
+            continue
+        packets, _, flood_seconds = figures
+        log('the console was back on its greeter in %.3f s while its address sent %d '
+            'ClientHellos a second to the manager and the greeter (%d in %.1f s)' % (
+                seconds, packets / flood_seconds, packets, flood_seconds))
+        if seconds > ATTACH_BOUND:
+            s.fail('the console took %.1f s to come back in a flood of %d ClientHellos a '
+                   'second from its address' % (seconds, rate))
+    a.wait_for('frame ', 10)
+    answers_keys(s, a)
+    if greeters(s) != 1:
+        s.fail('%d greeters run after the floods, not the real console\'s alone' % greeters(s))
+
+    # 5. more keys not enrolled than the manager has room for, holding associations open
+    mark = a.mark()
+    rss_before = rss_kb(s.manager.pid)
+    knock = subprocess.Popen(atk.argv([os.environ['SLIM_KNOCK'], '%s:%d' % (srv.addr, s.port),
+                                       str(KNOCKERS), '120']),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        started = time.monotonic()
+        line = knock.stdout.readline().decode()
+        if not line.startswith('knocked '):
+            s.fail('slim-knock: %r %s' % (line, knock.stderr.read().decode()))
+        log('%d keys not enrolled held a connection each within %.1f s' % (
+            KNOCKERS, time.monotonic() - started))
+        answers_keys(s, a)
+    finally:
+        knock.terminate()
+        out, err = knock.communicate(timeout=20)
+    rss_after = rss_kb(s.manager.pid)
+    figures = out.decode().strip()
+    log('slim-knock: %s; manager RSS %d -> %d kB' % (figures, rss_before, rss_after))
+    lost = [l for l in a.stdout.since(mark) if l.startswith(('manager connecting', 'connecting'))]
+    if lost:
+        s.fail('the real console lost its association with the manager or its greeter: %s'
+               % lost)
+    answers_keys(s, a)
+    knocked = dict(f.split('=') for f in figures.split()[1:])
+    # each key pushes out another once the room is full; a few closes may be on the way
+    if int(knocked['closed']) == 0 or int(knocked['open']) > UNENROLLED_ROOM + 8:
+        s.fail('the manager did not hold the keys not enrolled to %d connections: %s' % (
+            UNENROLLED_ROOM, figures))
+
+    # 6. a second console's greeter, as a uid of its own
     b = s.approved_console('desk-b', SIZE, host=desk)
     uid_b = greeter_intruders(s, a, b)
     control_intruder(s, a)
@@ -237,7 +328,7 @@ def run_as(s, uid, script, *args):
 
 
 def greeter_intruders(s, a, b):
-    """4. another greeter's uid, and the greeter user's, against a's greeter."""
+    """6. another greeter's uid, and the greeter user's, against a's greeter."""
     uid_a, uid_b = s.greeter_uid(a.id), s.greeter_uid(b.id)
     if uid_a == uid_b:
         s.fail('two consoles\' greeters run as one uid, %d' % uid_a)
@@ -271,7 +362,7 @@ def greeter_intruders(s, a, b):
 
 
 def control_intruder(s, a):
-    """4. a process of a's greeter's own uid at its control socket."""
+    """6. a process of a's greeter's own uid at its control socket."""
     pids = greeter_pids(s)
     mark = s.manager.stderr.mark()
     uid = s.greeter_uid(a.id)
@@ -294,7 +385,7 @@ def control_intruder(s, a):
 
 
 def uid_returned(s, b, uid_b, desk):
-    """5. b quits: its greeter's uid is left with nothing running, and free."""
+    """7. b quits: its greeter's uid is left with nothing running, and free."""
     procs = s.processes_of(uid_b)
     runtime = os.path.join(s.run_dir, 'greeter-%d' % uid_b)
     mark = s.manager.stderr.mark()
@@ -316,7 +407,7 @@ def uid_returned(s, b, uid_b, desk):
 
 
 def huge_screen(s, desk):
-    """6. an approved console at 8192x8192."""
+    """8. an approved console at 8192x8192."""
     rss_before = rss_kb(s.manager.pid)
     big = s.start_managed_console('big', (8192, 8192), host=desk, name='big')
     big.wait_for('manager refused pending', 30)

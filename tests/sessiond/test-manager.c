@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -71,6 +72,7 @@ static struct {
 	} cleared[64];
 	int n_cleared;
 	uid_t lingering; /* a uid whose processes take a while to die (0: none) */
+	bool admitted[32]; /* console n's connection was admitted (ops.admit) */
 } t;
 
 __attribute__((format(printf, 2, 0)))
@@ -214,6 +216,13 @@ static void fake_send(void *data, struct slim_sec_conn *conn, const uint8_t *buf
 	s->to = addr_of((int)((uintptr_t)conn - 0x1000));
 }
 
+static void fake_admit(void *data, struct slim_sec_conn *conn)
+{
+	size_t n = (size_t)((uintptr_t)conn - 0x1000);
+	assert_true(n < sizeof(t.admitted) / sizeof(t.admitted[0]));
+	t.admitted[n] = true;
+}
+
 static uint64_t fake_now(void *data)
 {
 	return t.now_us;
@@ -324,6 +333,7 @@ static const struct slim_manager_ops ops = {
 	.login = fake_login,
 	.login_cancel = fake_login_cancel,
 	.send = fake_send,
+	.admit = fake_admit,
 	.now = fake_now,
 	.greeter_clear = fake_greeter_clear,
 };
@@ -857,6 +867,51 @@ static void test_control_closed(void **state)
 	wait_gone(s->pid);
 }
 
+static pid_t paused_child(void)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		signal(SIGTERM, SIG_DFL);
+		for (;;) {
+			pause();
+		}
+	}
+	return pid;
+}
+
+static bool fd_closed(int fd)
+{
+	return fcntl(fd, F_GETFD) < 0 && errno == EBADF;
+}
+
+/*
+ * A compositor whose control socket or exit the manager cannot watch (epoll
+ * takes no memfd) is not added: it is ended, and the fds it came with are
+ * closed, as slim_session_add promises.
+ */
+static void test_unwatchable(void **state)
+{
+	int sessions = wl_list_length(&t.mgr->sessions);
+	pid_t pid = paused_child();
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	int control = memfd_create("not a socket", MFD_CLOEXEC);
+	assert_true(pidfd >= 0 && control >= 0);
+	assert_null(slim_session_add(t.mgr, 0, "alice", getuid(), pid, pidfd, NULL, control,
+		false));
+	assert_true(fd_closed(pidfd) && fd_closed(control));
+	assert_int_equal(waitpid(pid, NULL, 0), pid); /* SIGTERMed */
+
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	int not_pidfd = memfd_create("not a pidfd", MFD_CLOEXEC);
+	assert_null(slim_session_add(t.mgr, 0, "alice", getuid(), -1, not_pidfd, NULL, sv[0],
+		false));
+	assert_true(fd_closed(not_pidfd) && fd_closed(sv[0]));
+	close(sv[1]);
+	assert_int_equal(wl_list_length(&t.mgr->sessions), sessions);
+}
+
 static void test_detached_timeout(void **state)
 {
 	struct fake_compositor *s = alice_with_card();
@@ -1323,6 +1378,8 @@ static void test_enroll_approve(void **state)
 	assert_int_equal(refused(1), SLIM_REFUSE_PENDING);
 	assert_int_equal(t.n_comps, 0);
 	assert_null(slim_manager_console(t.mgr, "c1"));
+	/* its connection stays among those any other key not enrolled may push out */
+	assert_false(t.admitted[1]);
 	struct out o = { "" };
 	slim_ctl_run(t.mgr, "consoles", collect, &o);
 	assert_non_null(strstr(o.text, "console c1 pending 10.0.0.1:40001 "));
@@ -1335,6 +1392,7 @@ static void test_enroll_approve(void **state)
 	assert_int_equal(t.mgr->enroll.n_pending, SLIM_ENROLL_PENDING_MAX);
 	assert_int_equal(t.n_comps, 0);
 	assert_int_equal(wl_list_length(&t.mgr->consoles), 0);
+	assert_false(t.admitted[9]);
 	/* approved while it waits, connected: told at once to say HELLO again */
 	hello(1, 0x111, "c1");
 	t.n_sent = 0;
@@ -1342,9 +1400,11 @@ static void test_enroll_approve(void **state)
 	slim_ctl_run(t.mgr, "approve c1", collect, &o);
 	assert_string_equal(o.text, "console c1 approved\nok\n");
 	assert_int_equal(refused(1), SLIM_REFUSE_UNKNOWN);
+	assert_false(t.admitted[1]);
 	hello(1, 0x112, "c1");
 	assert_int_equal(t.n_comps, 1);
 	assert_true(last_comp()->greeter);
+	assert_true(t.admitted[1]);
 	/* a prefix too short, or of nobody */
 	o.text[0] = '\0';
 	slim_ctl_run(t.mgr, "approve x", collect, &o);
@@ -1358,6 +1418,7 @@ static void test_enroll_closed(void **state)
 	assert_int_equal(refused(1), SLIM_REFUSE_DENIED);
 	assert_int_equal(t.n_comps, 0);
 	assert_null(slim_manager_console(t.mgr, "c1"));
+	assert_false(t.admitted[1]);
 }
 
 /* Revoked: refused, out of the table, its session detached and running. */
@@ -1513,6 +1574,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_audio_report, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_link_report, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_control_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unwatchable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_detached_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_console_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_greeter_hello_twice, setup, teardown),

@@ -10,6 +10,7 @@
  * input_handle_console, the path a console's INPUT takes.
  */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,7 @@ struct slim_wlcs {
 	struct slim_server server;
 	bool initialised, running;
 	pthread_t thread;
+	pthread_t caller; /* the one thread that calls on_server */
 	int call_fd;
 	struct wl_event_source *call_source;
 	pthread_mutex_t lock;
@@ -73,14 +75,20 @@ static int handle_call(int fd, uint32_t mask, void *data)
 	return 0;
 }
 
-/* Runs fn on the compositor's thread (here if it is not running) and waits for it. */
+/*
+ * Runs fn on the compositor's thread (here if it is not running) and waits
+ * for it. One call at a time, from the thread that started the server:
+ * the one slot would let a second caller overwrite a call not yet made.
+ */
 static void on_server(struct slim_wlcs *wlcs, void (*fn)(struct slim_wlcs *, void *), void *data)
 {
 	if (!wlcs->running) {
 		fn(wlcs, data);
 		return;
 	}
+	assert(pthread_equal(pthread_self(), wlcs->caller));
 	pthread_mutex_lock(&wlcs->lock);
+	assert(!wlcs->call);
 	wlcs->call = fn;
 	wlcs->call_data = data;
 	uint64_t one = 1;
@@ -104,6 +112,7 @@ static void start(WlcsDisplayServer *base)
 {
 	struct slim_wlcs *wlcs = wl_container_of(base, wlcs, base);
 	/* server_init started the backend and made the output */
+	wlcs->caller = pthread_self();
 	wlcs->running = pthread_create(&wlcs->thread, NULL, run_server, wlcs) == 0;
 }
 
