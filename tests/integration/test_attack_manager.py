@@ -45,6 +45,7 @@ takeover, exhaustion), on the kernel's real network path (slimnet.py):
 """
 import json
 import os
+import signal
 import subprocess
 import time
 
@@ -252,7 +253,8 @@ def attack(s, lan, srv, desk, atk):
     hellos = [dict(d, src=desk.addr, sport=None) for d in client_hellos(handshake)]
     hellos += [dict(d, dport=int(greeter.rsplit(':', 1)[1])) for d in hellos]
     for rate in (0,) + FLOOD_RATES:
-        a.quit()
+        # killed, not quit: a console that quits says goodbye, and its greeter ends with it
+        a.stop(signal.SIGKILL)
         flood = atk.flood(hellos, rate, 60) if rate else None
         try:
             a = s.start_managed_console('desk', SIZE, host=desk)
