@@ -41,10 +41,10 @@ struct slim_spawn_result {
 /*
  * Forks and execs `slimland --managed --manager-uid EUID --listen L
  * [--video-budget B] [--size WxH] -s STARTUP`
- * as the user, in a clean environment (HOME, USER, LOGNAME, SHELL, PATH,
+ * as the user (or as_uid), in a clean environment (HOME, USER, LOGNAME, SHELL, PATH,
  * LANG if set, XDG_RUNTIME_DIR, then req->env), with XDG_RUNTIME_DIR created when missing
  * (/run/user/UID if /run/user exists, else /run/slimland/user-UID; mode 0700,
- * owned by the user), in its own session (setsid) and, when req->cgroup is
+ * owned by the uid it runs as), in its own session (setsid) and, when req->cgroup is
  * set, in that cgroup's compositor class (src/cgroup/cgroup.h; with the
  * policy off, in the cgroup itself; a failure there is a warning, not an
  * error).
