@@ -1,6 +1,7 @@
 #define _DEFAULT_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +11,14 @@
 #include <unistd.h>
 #include "run-tag.h"
 
+/* slimrun.py's UIDS_FIRST, UIDS_LAST and UID_BLOCK */
+#define UIDS_FIRST 80000u
+#define UIDS_LAST 99999u
+#define UID_BLOCK 32u
+
 static char run_tag[8];
 static char lock_path[320];
+static unsigned uid_block; /* its first uid; 0: none claimed */
 
 static const char *runs_dir(void)
 {
@@ -73,8 +80,68 @@ bool run_tag_name(char *out, size_t size, const char *label)
 	return n > 0 && (size_t)n < size;
 }
 
+static bool any_user(unsigned first, unsigned last)
+{
+	for (unsigned uid = first; uid <= last; uid++) {
+		if (getpwuid(uid)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+bool run_tag_uids(unsigned *first, unsigned *last)
+{
+	char tag_name[16];
+	unsigned char r[2];
+	if (uid_block || !run_tag_name(tag_name, sizeof(tag_name), "x") ||
+			getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+		return false;
+	}
+	unsigned blocks = (UIDS_LAST - UIDS_FIRST + 1) / UID_BLOCK;
+	unsigned start = (unsigned)(r[0] << 8 | r[1]) % blocks;
+	for (unsigned i = 0; i < blocks; i++) {
+		unsigned f = UIDS_FIRST + (start + i) % blocks * UID_BLOCK, l = f + UID_BLOCK - 1;
+		char path[320];
+		snprintf(path, sizeof(path), "%s/uids-%u", runs_dir(), f);
+		if (any_user(f, l)) {
+			continue;
+		}
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			continue;
+		}
+		bool ok = dprintf(fd, "%s %u %u\n", run_tag, f, l) > 0;
+		close(fd);
+		if (ok) {
+			uid_block = *first = f;
+			*last = l;
+			return true;
+		}
+		unlink(path);
+	}
+	return false;
+}
+
 void run_tag_release(void)
 {
+	if (uid_block) {
+		for (unsigned uid = uid_block; uid < uid_block + UID_BLOCK; uid++) {
+			char link[64], target[256], path[320];
+			snprintf(link, sizeof(link), "/run/userdb/%u.user", uid);
+			ssize_t n = readlink(link, target, sizeof(target) - 1);
+			if (n > 0 && !memchr(target, '/', (size_t)n)) {
+				target[n] = '\0';
+				snprintf(path, sizeof(path), "/run/userdb/%s", target);
+				unlink(path);
+			}
+			unlink(link);
+		}
+		char path[320];
+		snprintf(path, sizeof(path), "%s/uids-%u", runs_dir(), uid_block);
+		unlink(path);
+		uid_block = 0;
+	}
 	if (run_tag[0]) {
 		unlink(lock_path);
 	}

@@ -15,7 +15,18 @@
 
 /* "TAG-label" into out (the tag claimed on first use); false if no tag can be had. */
 bool run_tag_name(char *out, size_t size, const char *label);
-/* At a clean exit: the lock file goes (nothing is left to sweep). */
+/*
+ * A block of uids that belong to no user and that no other run has (for a
+ * manager's greeter_uids), claimed as slimrun.claim_uids claims one: the
+ * file RUNS_DIR/uids-FIRST holding the tag, removed at run_tag_release or
+ * swept with the run. False if none can be had.
+ */
+bool run_tag_uids(unsigned *first, unsigned *last);
+/*
+ * At a clean exit: the lock file goes (nothing is left to sweep), with the
+ * claimed uids and their user records (/run/userdb/UID.user, which a
+ * manager leaves for the greeters it leaves running).
+ */
 void run_tag_release(void);
 
 #endif

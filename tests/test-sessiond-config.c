@@ -27,6 +27,8 @@ static void test_defaults(void **state)
 	assert_string_equal(c.startup, "slimland-session");
 	assert_string_equal(c.greeter, "slimland-greeter");
 	assert_string_equal(c.greeter_user, "slimland-greeter");
+	assert_int_equal(c.greeter_uid_first, 70000);
+	assert_int_equal(c.greeter_uid_last, 70999);
 	assert_int_equal(c.reauth, SLIM_REAUTH_NEVER);
 	assert_true(c.card_removal_detach);
 	assert_int_equal(c.detached_timeout_s, 0);
@@ -72,6 +74,7 @@ static void test_values(void **state)
 		"  startup=foot --title x   # trailing comment\n"
 		"greeter = /usr/bin/slimland-greeter\r\n"
 		"greeter_user = gdm\n"
+		"greeter_uids = 80000-145535\n"
 		"reauth = idle:300\n"
 		"card_removal = keep\n"
 		"detached_timeout = 3600\n"
@@ -114,6 +117,8 @@ static void test_values(void **state)
 	assert_string_equal(c.startup, "foot --title x");
 	assert_string_equal(c.greeter, "/usr/bin/slimland-greeter");
 	assert_string_equal(c.greeter_user, "gdm");
+	assert_int_equal(c.greeter_uid_first, 80000);
+	assert_int_equal(c.greeter_uid_last, 145535); /* 65536 uids, the most */
 	assert_int_equal(c.reauth, SLIM_REAUTH_IDLE);
 	assert_int_equal(c.reauth_idle_s, 300);
 	assert_false(c.card_removal_detach);
@@ -171,7 +176,15 @@ static void test_bad_lines_keep_defaults(void **state)
 		"group_ttl = soon\n"
 		"ram_per_user = 0\n"
 		"existing_users_weight = -1\n"
-		"etcd_ca = relative.pem\n"), 31);
+		"etcd_ca = relative.pem\n"
+		"greeter_uids = 0-10\n"
+		"greeter_uids = 90-80\n"
+		"greeter_uids = 80000-145536\n"
+		"greeter_uids = 80000\n"
+		"greeter_uids = 80000-\n"
+		"greeter_uids = -5-10\n"
+		"greeter_uids = 80000 - 80010\n"
+		"greeter_uids = 3000000000-3000000010\n"), 39);
 	struct slim_config d;
 	slim_config_defaults(&d);
 	assert_memory_equal(&c, &d, sizeof(c));

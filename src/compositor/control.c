@@ -151,9 +151,9 @@ static int handle_connection(int fd, uint32_t mask, void *data)
 	}
 	/*
 	 * Peer check: the manager's uid, nobody else. The file's mode is not
-	 * enough: every greeter runs as one user, so another console's greeter
-	 * could otherwise take this socket from the manager, which would then
-	 * end this session. The manager's connection is kept.
+	 * enough: any process of this compositor's own uid (its clients) could
+	 * otherwise take this socket from the manager, which would then end
+	 * this session. The manager's connection is kept.
 	 */
 	struct ucred cred = { .pid = 0, .uid = (uid_t)-1 };
 	socklen_t len = sizeof(cred);

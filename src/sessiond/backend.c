@@ -1,8 +1,10 @@
 /*
  * The daemon's slim_manager_ops: logins in worker processes (login.c, which
- * runs PAM and spawn.c there), spawning greeters (spawn.c), the UDP
- * socket and the state file. Tests and fuzzers supply their own.
+ * runs PAM and spawn.c there), spawning greeters and ending what their
+ * uids left (spawn.c), the UDP socket and the state file. Tests and
+ * fuzzers supply their own.
  */
+#include <pwd.h>
 #include <stdlib.h>
 #include "login.h"
 #include "backend.h"
@@ -10,17 +12,46 @@
 #include "group.h"
 #include "slim-log.h"
 #include "state.h"
+#include "userdb.h"
+
+/*
+ * A greeter's uid, as_name in the user database for as long as it runs
+ * (userdb.h), with the greeter user's group, home and shell.
+ */
+static void add_greeter_record(struct slim_backend *backend, const struct slim_spawn_request *req)
+{
+	struct passwd *pw = getpwnam(req->user);
+	if (!pw || !slim_userdb_add(SLIM_USERDB_DIR, req->as_name, req->as_uid, pw->pw_gid,
+			pw->pw_dir, pw->pw_shell)) {
+		return;
+	}
+	if (!getpwuid(req->as_uid) && !backend->userdb_unread) {
+		backend->userdb_unread = true;
+		slim_log(SLIM_LOG_ERROR, "greeter uid %u: not in the user database although in "
+			"%s (no `systemd` on nsswitch.conf's passwd line?): greeters run without a "
+			"session bus", (unsigned)req->as_uid, SLIM_USERDB_DIR);
+	}
+}
 
 static bool do_spawn(void *data, const struct slim_spawn_request *req,
 		struct slim_spawn_result *out, int *control_fd)
 {
 	*control_fd = -1;
+	if (req->as_uid && req->as_name) {
+		add_greeter_record(data, req);
+	}
 	return slim_spawn_compositor(req, out);
 }
 
-static void do_greeter_ended(void *data, const char *runtime_dir)
+static bool do_greeter_clear(void *data, uid_t uid, const char *runtime_dir)
 {
+	/* killed first: nothing of the uid can fill the directory again as it goes */
+	bool gone = slim_spawn_end_uid(uid);
 	slim_spawn_remove_runtime_dir(runtime_dir);
+	if (gone) {
+		slim_userdb_remove(SLIM_USERDB_DIR, uid);
+	}
+	return gone;
 }
 
 static struct slim_login *do_login(void *data, struct wl_event_loop *loop,
@@ -108,5 +139,5 @@ const struct slim_manager_ops slim_backend_ops = {
 	.changed = do_changed,
 	.user_shown = do_user_shown,
 	.session_ended = do_session_ended,
-	.greeter_ended = do_greeter_ended,
+	.greeter_clear = do_greeter_clear,
 };

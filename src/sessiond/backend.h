@@ -14,6 +14,7 @@ struct slim_backend {
 	/* the cgroup hierarchies (cgroup.h), found at the first need */
 	struct slim_cgroup_fs cgroup_fs;
 	bool cgroup_checked, have_cgroups, idle_failed;
+	bool userdb_unread; /* said once: greeters' records are not resolved */
 };
 
 extern const struct slim_manager_ops slim_backend_ops;

@@ -8,6 +8,7 @@
 #include "lines.h"
 #include "slim-log.h"
 #include "slim-proto.h"
+#include "uid-pool.h"
 
 #ifndef SLIMLAND_BINARY
 #define SLIMLAND_BINARY "slimland"
@@ -20,6 +21,8 @@ void slim_config_defaults(struct slim_config *config)
 		.card_removal_detach = true,
 		.detached_timeout_s = 0,
 		.console_timeout_s = 30,
+		.greeter_uid_first = SLIM_GREETER_UIDS_FIRST,
+		.greeter_uid_last = SLIM_GREETER_UIDS_LAST,
 	};
 	snprintf(config->listen, sizeof(config->listen), "0.0.0.0:%d", SLIM_SESSIOND_PORT);
 	snprintf(config->startup, sizeof(config->startup), "slimland-session");
@@ -110,6 +113,28 @@ static bool parse_uint(const char *s, unsigned *out)
 	return true;
 }
 
+/* FIRST-LAST: no root, at most SLIM_GREETER_UIDS_MAX uids, none past INT32_MAX. */
+static bool parse_uid_range(const char *value, uid_t *first, uid_t *last)
+{
+	char text[32];
+	unsigned long a, b;
+	size_t n = strlen(value);
+	char *dash = strchr(value, '-');
+	if (!dash || n >= sizeof(text)) {
+		return false;
+	}
+	memcpy(text, value, n + 1);
+	text[dash - value] = '\0';
+	if (!slim_parse_ulong(text, INT32_MAX, &a) ||
+			!slim_parse_ulong(text + (dash - value) + 1, INT32_MAX, &b) ||
+			a == 0 || b < a || b - a >= SLIM_GREETER_UIDS_MAX) {
+		return false;
+	}
+	*first = (uid_t)a;
+	*last = (uid_t)b;
+	return true;
+}
+
 static bool set_string(char *dst, size_t size, const char *value)
 {
 	size_t n = strlen(value);
@@ -193,6 +218,8 @@ static bool apply(struct slim_config *c, const char *key, const char *value, con
 	} else if (strcmp(key, "greeter_user") == 0) {
 		return strchr(value, ' ') == NULL &&
 			set_string(c->greeter_user, sizeof(c->greeter_user), value);
+	} else if (strcmp(key, "greeter_uids") == 0) {
+		return parse_uid_range(value, &c->greeter_uid_first, &c->greeter_uid_last);
 	} else if (strcmp(key, "reauth") == 0) {
 		unsigned secs;
 		if (strcmp(value, "never") == 0) {

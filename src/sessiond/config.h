@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include "cgroup.h"
 #include "group.h"
 #include "slim-secure.h"
@@ -36,6 +37,7 @@ struct slim_config {
 	char startup[512];
 	char greeter[512];
 	char greeter_user[64];
+	uid_t greeter_uid_first, greeter_uid_last; /* greeter_uids: a uid per greeter (uid-pool.h) */
 	enum slim_reauth reauth;
 	unsigned reauth_idle_s;
 	bool card_removal_detach; /* card_removal = detach (true) or keep */

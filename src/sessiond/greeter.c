@@ -15,7 +15,6 @@
 
 struct slim_greeter_server {
 	struct slim_manager *mgr;
-	uid_t greeter_uid; /* the one peer uid: the greeter user's ((uid_t)-1: none) */
 	int fd;
 	struct wl_event_source *source;
 };
@@ -29,6 +28,7 @@ struct slim_greeter_client {
 	struct slim_lines lines;
 	struct slim_console *console; /* after `hello` */
 	pid_t peer_pid;
+	uid_t peer_uid;
 	char error[256]; /* the `error` line waiting for its delay */
 };
 
@@ -87,13 +87,16 @@ static int handle_error_timer(void *data)
 	return 0;
 }
 
-/* Whether the peer runs inside the console's greeter compositor (its session). */
+/*
+ * Whether the peer is the console's greeter: of its uid, and inside its
+ * compositor (its session).
+ */
 static bool peer_belongs(struct slim_greeter_client *client, struct slim_console *c)
 {
 	if (!client->mgr->check_greeter_peer) {
 		return true;
 	}
-	if (!c->greeter || client->peer_pid <= 0) {
+	if (!c->greeter || client->peer_pid <= 0 || client->peer_uid != c->greeter->uid) {
 		return false;
 	}
 	/* spawn.c starts every compositor with setsid: its clients share its session */
@@ -225,10 +228,12 @@ struct slim_greeter_client *slim_greeter_client_create(struct slim_manager *mgr,
 	client->mgr = mgr;
 	client->fd = fd;
 	slim_lines_init(&client->lines);
+	client->peer_uid = (uid_t)-1;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
 		client->peer_pid = cred.pid;
+		client->peer_uid = cred.uid;
 	}
 	client->source = wl_event_loop_add_fd(mgr->loop, fd, WL_EVENT_READABLE,
 		handle_client, client);
@@ -245,6 +250,18 @@ struct slim_greeter_client *slim_greeter_client_create(struct slim_manager *mgr,
 	return client;
 }
 
+/* Whether a greeter in the table runs as uid (each has one of greeter_uids). */
+static bool greeter_uid(struct slim_manager *mgr, uid_t uid)
+{
+	struct slim_session *s;
+	wl_list_for_each(s, &mgr->sessions, link) {
+		if (s->greeter && !s->ending && s->uid == uid) {
+			return true;
+		}
+	}
+	return false;
+}
+
 static int handle_accept(int fd, uint32_t mask, void *data)
 {
 	struct slim_greeter_server *server = data;
@@ -253,17 +270,17 @@ static int handle_accept(int fd, uint32_t mask, void *data)
 		return 0;
 	}
 	/*
-	 * Peer check: the greeter user's uid, whatever the file's mode says;
-	 * then `hello` takes only a process of that console's greeter
-	 * compositor (peer_belongs).
+	 * Peer check: the uid of a greeter that runs, whatever the file's mode
+	 * says; then `hello` takes only a process of that console's greeter,
+	 * of its uid and in its compositor's session (peer_belongs).
 	 */
 	struct ucred cred = { .pid = 0, .uid = (uid_t)-1 };
 	socklen_t len = sizeof(cred);
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
-			cred.uid != server->greeter_uid) {
+			!greeter_uid(server->mgr, cred.uid)) {
 		if (slim_ratelimit(&server->mgr->log_rl, slim_now_us())) {
-			slim_log(SLIM_LOG_ERROR, "greeter socket: refused pid %d of uid %d: "
-				"not the greeter user", (int)cred.pid, (int)cred.uid);
+			slim_log(SLIM_LOG_ERROR, "greeter socket: refused pid %d of uid %u: "
+				"no greeter's", (int)cred.pid, (unsigned)cred.uid);
 		}
 		close(cfd);
 		return 0;
@@ -279,7 +296,6 @@ struct slim_greeter_server *slim_greeter_server_create(struct slim_manager *mgr)
 		return NULL;
 	}
 	server->mgr = mgr;
-	server->greeter_uid = (uid_t)-1;
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	if (strlen(mgr->greeter_socket) >= sizeof(sun.sun_path)) {
 		free(server);
@@ -299,9 +315,9 @@ struct slim_greeter_server *slim_greeter_server_create(struct slim_manager *mgr)
 		slim_log(SLIM_LOG_ERROR, "greeter socket %s: %s", sun.sun_path, strerror(errno));
 		goto fail;
 	}
+	/* the greeters' group: each greeter's uid has the greeter user's gid */
 	struct passwd *pw = getpwnam(mgr->config.greeter_user);
 	if (pw) {
-		server->greeter_uid = pw->pw_uid;
 		if (chown(sun.sun_path, 0, pw->pw_gid) < 0 && geteuid() == 0) {
 			slim_log(SLIM_LOG_ERROR, "greeter socket: chown: %s", strerror(errno));
 		}

@@ -62,9 +62,18 @@ struct slim_launch_bufs {
 struct slim_spawn_request slim_launch_request(struct slim_manager *mgr, uint32_t id,
 		const char *user, const char *startup, char *const *env, const char *log_name,
 		bool greeter, const struct slim_console *console, struct slim_launch_bufs *b);
-/* The console's greeter compositor, linked to it; NULL if it could not be started. */
+/*
+ * The console's greeter compositor, linked to it, as a uid of its own;
+ * NULL if it could not be started.
+ */
 struct slim_session *slim_launch_greeter(struct slim_console *console);
-/* A greeter is gone (out of the table already): its runtime directory goes too. */
+/*
+ * A greeter is gone (out of the table already): what still runs as its uid
+ * is ended and its runtime directory removed; the uid is free once nothing
+ * of it runs.
+ */
 void slim_launch_greeter_ended(struct slim_session *greeter);
+/* The uid timer: the ENDING uids are cleared again. */
+int slim_launch_uid_retry(void *data);
 
 #endif

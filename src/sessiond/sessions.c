@@ -63,11 +63,22 @@ struct slim_manager *slim_manager_create(struct wl_event_loop *loop,
 	}
 	mgr->refuse_all_rl = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(200);
 	mgr->sweep_timer = wl_event_loop_add_timer(loop, slim_manager_console_sweep, mgr);
-	if (!mgr->sweep_timer) {
+	mgr->uid_timer = wl_event_loop_add_timer(loop, slim_launch_uid_retry, mgr);
+	if (!mgr->sweep_timer || !mgr->uid_timer || !slim_uid_pool_init(&mgr->greeter_uids,
+			config->greeter_uid_first, config->greeter_uid_last)) {
+		if (mgr->sweep_timer) {
+			wl_event_source_remove(mgr->sweep_timer);
+		}
+		if (mgr->uid_timer) {
+			wl_event_source_remove(mgr->uid_timer);
+		}
 		slim_enroll_finish(&mgr->enroll);
 		free(mgr);
 		return NULL;
 	}
+	/* a greeter must never share a uid with a user, nor with a user's container */
+	mgr->greeter_uids.greeter_user = mgr->config.greeter_user;
+	slim_uid_pool_refuse_users(&mgr->greeter_uids, "/etc/subuid");
 	return mgr;
 }
 
@@ -111,6 +122,8 @@ void slim_manager_destroy(struct slim_manager *mgr)
 		free(s);
 	}
 	wl_event_source_remove(mgr->sweep_timer);
+	wl_event_source_remove(mgr->uid_timer);
+	slim_uid_pool_finish(&mgr->greeter_uids);
 	slim_enroll_finish(&mgr->enroll);
 	explicit_bzero(mgr->card_key, sizeof(mgr->card_key));
 	free(mgr);

@@ -21,6 +21,7 @@
 #include "slim-secure.h"
 #include "login.h"
 #include "spawn.h"
+#include "uid-pool.h"
 
 struct slim_compositor_control;
 struct slim_greeter_client;
@@ -71,8 +72,14 @@ struct slim_manager_ops {
 	 */
 	void (*user_shown)(void *data, uid_t uid, bool shown);
 	void (*session_ended)(void *data, uid_t uid, uint32_t id);
-	/* A greeter is gone: its runtime directory goes, with all in it (NULL: kept). */
-	void (*greeter_ended)(void *data, const char *runtime_dir);
+	/*
+	 * A greeter's uid is to be had again (its greeter is gone, or a new
+	 * greeter is about to get it): every process of `uid` is ended and
+	 * `runtime_dir` removed with all in it. True once nothing of the uid
+	 * runs; false while something still dies, asked again later. NULL:
+	 * nothing to end.
+	 */
+	bool (*greeter_clear)(void *data, uid_t uid, const char *runtime_dir);
 };
 
 /*
@@ -208,6 +215,9 @@ struct slim_manager {
 	char run_dir[200];
 	char greeter_socket[256];
 	bool check_greeter_peer; /* a greeter client must belong to its compositor */
+	/* the uids greeters run as, one each (config.greeter_uids) */
+	struct slim_uid_pool greeter_uids;
+	struct wl_event_source *uid_timer; /* tries the ENDING uids again */
 
 	struct wl_list sessions;
 	struct wl_list consoles;

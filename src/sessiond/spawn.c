@@ -68,7 +68,8 @@ struct child_plan {
 	gid_t groups[SLIM_SPAWN_MAX_GROUPS];
 	int ngroups;
 	const char *home;
-	const char *log_path;
+	const char *log_path;   /* opened by the child, as the user */
+	int log_fd;             /* or opened by the manager (-1: none) */
 	/* the compositor class's cgroup.procs in each hierarchy, made by the parent */
 	char cgroup_procs[SLIM_CGROUP_MAX_HIER][SLIM_CGROUP_PATH + 32];
 	size_t n_cgroup_procs;
@@ -91,8 +92,7 @@ static void child_fail(const struct child_plan *plan, int step)
  * the class the compositor starts in. Never fails a login: a session that
  * cannot be prioritised runs where it is, said once in the log.
  */
-static void plan_cgroup(struct child_plan *plan, const struct slim_spawn_request *req,
-		const struct passwd *pw)
+static void plan_cgroup(struct child_plan *plan, const struct slim_spawn_request *req)
 {
 	struct slim_cgroup_fs fs;
 	struct slim_cgroup_policy defaults;
@@ -100,8 +100,8 @@ static void plan_cgroup(struct child_plan *plan, const struct slim_spawn_request
 	const struct slim_cgroup_policy *policy = req->cgroups ? req->cgroups : &defaults;
 	char why[512];
 	if (!slim_cgroup_fs_detect(&fs, "/sys/fs/cgroup", why, sizeof(why)) ||
-			!slim_cgroup_session_create(&fs, policy, req->cgroup, pw->pw_uid,
-				pw->pw_gid, why, sizeof(why))) {
+			!slim_cgroup_session_create(&fs, policy, req->cgroup, plan->uid,
+				plan->gid, why, sizeof(why))) {
 		slim_log(SLIM_LOG_ERROR, "spawn: %s runs unprioritised: %s", req->cgroup, why);
 		return;
 	}
@@ -160,6 +160,13 @@ static void redirect_std(const struct child_plan *plan)
 	 * home could be a symlink to any file on the system.
 	 */
 	int log = -1;
+	if (plan->log_fd >= 0) {
+		/* child_main has it on stdout and stderr already */
+		if (null > STDERR_FILENO) {
+			close(null);
+		}
+		return;
+	}
 	if (plan->log_path) {
 		log = open(plan->log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
 		if (log < 0) {
@@ -191,6 +198,13 @@ static void __attribute__((noreturn)) child_main(struct child_plan *plan)
 	}
 	/* Its own session: the manager's terminal and process group are not its. */
 	setsid();
+	if (plan->log_fd >= 0) {
+		dup2(plan->log_fd, STDOUT_FILENO);
+		dup2(plan->log_fd, STDERR_FILENO);
+		/* (a no-op dup2 keeps close-on-exec: the manager had no stdout) */
+		fcntl(STDOUT_FILENO, F_SETFD, 0);
+		fcntl(STDERR_FILENO, F_SETFD, 0);
+	}
 	close_inherited_fds(plan->report_fd);
 	child_join_cgroup(plan);
 
@@ -368,10 +382,11 @@ bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spa
 	/* Static: large, and slim_spawn_compositor is not reentrant anyway. */
 	static struct child_plan plan;
 	memset(&plan, 0, sizeof(plan));
-	plan.uid = pw->pw_uid;
+	plan.uid = req->as_uid ? req->as_uid : pw->pw_uid;
 	plan.gid = pw->pw_gid;
 	plan.home = pw->pw_dir && *pw->pw_dir ? pw->pw_dir : "/";
-	plan.log_path = req->log_path;
+	plan.log_path = req->as_uid ? NULL : req->log_path;
+	plan.log_fd = -1;
 	plan.ngroups = SLIM_SPAWN_MAX_GROUPS;
 	if (getgrouplist(pw->pw_name, pw->pw_gid, plan.groups, &plan.ngroups) < 0) {
 		slim_log(SLIM_LOG_ERROR, "spawn: %s is in more than %d groups", req->user,
@@ -388,14 +403,15 @@ bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spa
 		out->runtime_dir);
 
 	if (req->cgroup) {
-		plan_cgroup(&plan, req, pw);
+		plan_cgroup(&plan, req);
 	}
 
 	/* A clean environment: nothing of the manager's but LANG (and sanitizer_vars). */
+	const char *name = req->as_uid && req->as_name ? req->as_name : pw->pw_name;
 	int n = 0;
 	bool ok = env_add(plan.envp, &n, env_entry("HOME", plan.home)) &&
-		env_add(plan.envp, &n, env_entry("USER", pw->pw_name)) &&
-		env_add(plan.envp, &n, env_entry("LOGNAME", pw->pw_name)) &&
+		env_add(plan.envp, &n, env_entry("USER", name)) &&
+		env_add(plan.envp, &n, env_entry("LOGNAME", name)) &&
 		env_add(plan.envp, &n, env_entry("SHELL",
 			pw->pw_shell && *pw->pw_shell ? pw->pw_shell : "/bin/sh")) &&
 		env_add(plan.envp, &n, env_entry("PATH", SLIM_SPAWN_PATH)) &&
@@ -452,20 +468,32 @@ bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spa
 		return false;
 	}
 	plan.report_fd = report[1];
-	pid_t pid = fork();
-	if (pid < 0) {
-		slim_log(SLIM_LOG_ERROR, "spawn: fork: %s", strerror(errno));
-		close(report[0]);
-		close(report[1]);
-		env_free(plan.envp);
-		return false;
+	if (req->as_uid && req->log_path) {
+		/* in a directory of the manager's, where nobody else can put a link */
+		plan.log_fd = open(req->log_path,
+			O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (plan.log_fd < 0) {
+			slim_log(SLIM_LOG_ERROR, "spawn: cannot open %s: %s", req->log_path,
+				strerror(errno));
+		}
 	}
+	pid_t pid = fork();
 	if (pid == 0) {
 		close(report[0]);
 		child_main(&plan);
 	}
+	if (pid < 0) {
+		slim_log(SLIM_LOG_ERROR, "spawn: fork: %s", strerror(errno));
+		close(report[0]);
+	}
 	close(report[1]);
+	if (plan.log_fd >= 0) {
+		close(plan.log_fd);
+	}
 	env_free(plan.envp);
+	if (pid < 0) {
+		return false;
+	}
 
 	/* EOF: the exec succeeded and closed the pipe. */
 	struct child_error e;
@@ -495,7 +523,65 @@ bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spa
 	}
 	out->pid = pid;
 	out->pidfd = pidfd;
-	slim_log(SLIM_LOG_INFO, "spawn: %s (pid %d) as %s, runtime directory %s",
-		req->slimland, (int)pid, req->user, out->runtime_dir);
+	slim_log(SLIM_LOG_INFO, "spawn: %s (pid %d) as %s (uid %u), runtime directory %s",
+		req->slimland, (int)pid, req->user, (unsigned)plan.uid, out->runtime_dir);
 	return true;
+}
+
+/* Whether a process of uid (real, effective or saved) runs; zombies have ended. */
+static bool uid_running(uid_t uid)
+{
+	DIR *d = opendir("/proc");
+	if (!d) {
+		return true; /* cannot tell: not gone */
+	}
+	bool running = false;
+	struct dirent *e;
+	while (!running && (e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9') {
+			continue;
+		}
+		char path[300], line[256];
+		snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
+		FILE *f = fopen(path, "re");
+		char state = '?';
+		unsigned ids[3];
+		while (f && fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "State: %c", &state) == 1 && (state == 'Z' || state == 'X')) {
+				break;
+			}
+			if (sscanf(line, "Uid: %u %u %u", &ids[0], &ids[1], &ids[2]) == 3) {
+				running = ids[0] == uid || ids[1] == uid || ids[2] == uid;
+				break;
+			}
+		}
+		if (f) {
+			fclose(f);
+		}
+	}
+	closedir(d);
+	return running;
+}
+
+bool slim_spawn_end_uid(uid_t uid)
+{
+	if (uid == 0 || uid == (uid_t)-1) {
+		return false; /* never: kill(-1) as root would end everything */
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		slim_log(SLIM_LOG_ERROR, "spawn: fork: %s", strerror(errno));
+		return false;
+	}
+	if (pid == 0) {
+		/* uid alone, no capability left: kill(-1) reaches its processes only */
+		if (setgroups(0, NULL) == 0 && setresuid(uid, uid, uid) == 0 &&
+				getuid() == uid && geteuid() == uid) {
+			kill(-1, SIGKILL);
+		}
+		_exit(0);
+	}
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+	}
+	return !uid_running(uid);
 }

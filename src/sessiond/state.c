@@ -266,9 +266,16 @@ void slim_state_apply(struct slim_manager *mgr, const struct slim_state *st, boo
 			continue;
 		}
 		bool greeter = strcmp(ss->user, mgr->config.greeter_user) == 0;
+		/* a greeter's uid is its own again (taken before the session can end) */
+		bool uid_ok = !greeter || slim_uid_pool_claim(&mgr->greeter_uids, ss->uid);
 		struct slim_session *s = slim_session_add(mgr, ss->id, ss->user, ss->uid, ss->pid,
 			pidfd, ss->control, -1, greeter);
-		if (s) {
+		if (s && !uid_ok) {
+			/* an earlier version's (all of one uid), or a uid another greeter has */
+			slim_log(SLIM_LOG_INFO, "state: greeter %u runs as uid %u, not a free one of "
+				"greeter_uids: ended", s->id, (unsigned)s->uid);
+			slim_session_end(s);
+		} else if (s) {
 			s->port = ss->port;
 			slim_log(SLIM_LOG_INFO, "state: session %u (%s) found again", s->id, s->user);
 		}

@@ -99,6 +99,8 @@ static char mig_greeter_user[48], service_path[80], cgroup_slice[64];
 bool mig_verbose;
 static pid_t sessiond[MAX_SESSIONDS] = { -1, -1, -1 };
 static uid_t uids[N_UIDS];
+/* the run's greeter uids (run-tag.h): each manager a share of its own */
+static unsigned greeter_uids[2];
 static volatile sig_atomic_t cleaning;
 
 static uid_t uid_of(const char *user);
@@ -133,12 +135,13 @@ static size_t signal_user_processes(int sig)
 		if (f) {
 			fclose(f);
 		}
-		for (int i = 0; uid != (unsigned)-1 && i < N_UIDS; i++) {
-			if (uid == uids[i]) {
-				kill((pid_t)pid, sig);
-				n++;
-				break;
-			}
+		bool ours = greeter_uids[0] && uid >= greeter_uids[0] && uid <= greeter_uids[1];
+		for (int i = 0; !ours && uid != (unsigned)-1 && i < N_UIDS; i++) {
+			ours = uid == uids[i];
+		}
+		if (ours) {
+			kill((pid_t)pid, sig);
+			n++;
 		}
 	}
 	if (d) {
@@ -346,9 +349,11 @@ bool mig_start_sessiond(const char *name, uint16_t port, enum slim_sec_mode mode
 		"enroll = open\n"
 		"key_dir = %s\n"
 		"cgroup_slice = %s\n"
+		"greeter_uids = %u-%u\n"
 		"%s",
 		port, SLIM_ECHO_BIN, SLIMLAND_GREETER_BIN, GREETER_USER, SLIMLAND_BIN, SERVICE,
-		slim_sec_mode_name(mode), key_dir, cgroup_slice, extra ? extra : "");
+		slim_sec_mode_name(mode), key_dir, cgroup_slice,
+		greeter_uids[0] + slot * 10, greeter_uids[0] + slot * 10 + 9, extra ? extra : "");
 	if (fclose(f) != 0) {
 		return false;
 	}
@@ -968,7 +973,8 @@ int main(int argc, char *argv[])
 	atexit(cleanup);
 
 	if (!run_tag_name(mig_user, sizeof(mig_user), "mig") ||
-			!run_tag_name(mig_greeter_user, sizeof(mig_greeter_user), "mig-gr")) {
+			!run_tag_name(mig_greeter_user, sizeof(mig_greeter_user), "mig-gr") ||
+			!run_tag_uids(&greeter_uids[0], &greeter_uids[1])) {
 		return 1;
 	}
 	snprintf(service_path, sizeof(service_path), "/etc/pam.d/%s", SERVICE);

@@ -13,9 +13,15 @@ lives; the kernel lets go of it however the process ends, `kill -9`
 included. Every run, as it starts, sweeps the tags whose lock nobody holds
 any more: it kills the processes that carry the tag in their environment
 (SLIMTEST_RUN, inherited by everything a test starts) and the processes
-of the tag's users, and removes the users, groups, PAM files, cgroups,
-network namespaces and /tmp directories named after it. A live run's
-names are never touched: its lock is held. At a normal exit a run sweeps
+of the tag's users and of its greeter uids, and removes the users, groups,
+PAM files, cgroups, network namespaces and /tmp directories named after
+it. A live run's names are never touched: its lock is held.
+
+Uids that belong to no user (a manager's greeter_uids: each greeter runs
+as one of its own) are had in blocks, each claimed by a file of its own,
+RUNS_DIR/uids-FIRST, holding the run's tag:
+
+    first, last = claim_uids()          # 80000, 80031: nobody else's At a normal exit a run sweeps
 its own tag too, which finds nothing when the test cleaned up after
 itself (what it finds is logged), and drops its lock file.
 
@@ -37,6 +43,14 @@ import tempfile
 import time
 
 ENV = 'SLIMTEST_RUN'
+# greeter uids: blocks of UID_BLOCK in [UIDS_FIRST, UIDS_LAST], none of a user
+# nor of slimland-sessiond's default greeter_uids (70000-70999), nor /etc/subuid's
+# (100000 and up)
+UIDS_FIRST = 80000
+UIDS_LAST = 99999
+UID_BLOCK = 32
+# where the manager puts its greeters' user records (src/sessiond/userdb.h)
+USERDB = '/run/userdb'
 _ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz'
 _CGROUP_FS = '/sys/fs/cgroup'
 
@@ -160,7 +174,89 @@ def sweep_stale():
             os.unlink(path)
         finally:
             os.close(fd)
+    # blocks whose run has no lock file at all (claimed after the lock, so orphans)
+    for path, (t, _, _) in _uid_blocks().items():
+        if t and not os.path.exists(os.path.join(d, t + '.lock')):
+            sweep(t, 'run %s, gone without its lock file' % t)
     return swept
+
+
+def claim_uids():
+    """(first, last): a block of UID_BLOCK uids that belong to no user and
+    that no other run has, until release_uids (or this run's sweep)."""
+    t = tag()  # claimed first: a block's run always has its lock file
+    d = runs_dir()
+    blocks = (UIDS_LAST - UIDS_FIRST + 1) // UID_BLOCK
+    start = random.SystemRandom().randrange(blocks)
+    for i in range(blocks):
+        first = UIDS_FIRST + (start + i) % blocks * UID_BLOCK
+        last = first + UID_BLOCK - 1
+        if any(_user_of(uid) for uid in range(first, last + 1)):
+            continue
+        try:
+            fd = os.open(os.path.join(d, 'uids-%d' % first),
+                         os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        except FileExistsError:
+            continue
+        os.write(fd, ('%s %d %d\n' % (t, first, last)).encode())
+        os.close(fd)
+        return first, last
+    raise RuntimeError('no block of %d free uids in %d-%d' % (UID_BLOCK, UIDS_FIRST, UIDS_LAST))
+
+
+def release_uids(first):
+    """The block is no longer this run's (nothing of its uids runs)."""
+    try:
+        os.unlink(os.path.join(runs_dir(), 'uids-%d' % first))
+    except FileNotFoundError:
+        pass
+
+
+def remove_userdb_records(uids):
+    """The user records of these uids in USERDB (a greeter's, UID.user and
+    the NAME.user it links to); the names removed."""
+    removed = []
+    for uid in uids:
+        link = os.path.join(USERDB, '%d.user' % uid)
+        try:
+            target = os.readlink(link)
+        except OSError:
+            continue
+        if '/' not in target:
+            try:
+                os.unlink(os.path.join(USERDB, target))
+            except FileNotFoundError:
+                pass
+        os.unlink(link)
+        removed.append(target[:-len('.user')])
+    return removed
+
+
+def _user_of(uid):
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return None
+
+
+def _uid_blocks():
+    """{path: (tag, first, last)} of the claimed blocks."""
+    d = runs_dir()
+    blocks = {}
+    try:
+        names = os.listdir(d)
+    except FileNotFoundError:
+        return blocks
+    for name in names:
+        if name.startswith('uids-'):
+            path = os.path.join(d, name)
+            try:
+                with open(path) as f:
+                    t, first, last = f.read().split()
+                blocks[path] = (t, int(first), int(last))
+            except (OSError, ValueError):
+                blocks[path] = (None, 0, -1)  # being written, or damaged: its tag's
+    return blocks
 
 
 def _ours(name, t):
@@ -310,6 +406,26 @@ def sweep(t, why):
             say('network namespace %s' % ns)
             _kill_all(lambda n=ns: _netns_pids(n), 'namespace ' + ns)
             subprocess.run(['ip', 'netns', 'del', ns], stderr=subprocess.DEVNULL)
+    for path, (owner, first, last) in _uid_blocks().items():
+        if owner == t:
+            uids = set(range(first, last + 1))
+            if pids_of_uids(uids):
+                say('processes of greeter uids %d-%d' % (first, last))
+                _kill_all(lambda u=uids: pids_of_uids(u), 'uids %d-%d' % (first, last))
+            for name in remove_userdb_records(uids):
+                say('user record %s' % name)
+            os.unlink(path)
+    try:
+        records = os.listdir(USERDB)
+    except FileNotFoundError:
+        records = []
+    for name in records:  # named after the run, whatever their uid
+        path = os.path.join(USERDB, name)
+        target = os.readlink(path) if os.path.islink(path) else name
+        if name.endswith('.user') and _ours(target[:-len('.user')], t):
+            if not os.path.islink(path):
+                say('user record %s' % name[:-len('.user')])
+            os.unlink(path)
     users = [p for p in pwd.getpwall() if _ours(p.pw_name, t)]
     if users:
         uids = {p.pw_uid for p in users}

@@ -3,8 +3,10 @@ The session manager for real, for the end-to-end tests of
 protocol/session-manager.md: slimland-sessiond as root with a config and a
 run directory of the test's own, a user made for the test (useradd -m,
 chpasswd), a PAM service of pam_unix alone (/etc/pam.d/NAME, the config's
-`pam_service`), a greeter user of the test's own, and slimland-console
---manager consoles driven with --control.
+`pam_service`), a greeter user of the test's own with a block of greeter
+uids of the run's own (`greeter_uids`, slimrun.claim_uids: each greeter
+runs as one of them), and slimland-console --manager consoles driven with
+--control.
 
     with ManagerSession('flow') as s:
         s.start_manager()
@@ -15,9 +17,11 @@ The users' and the PAM service's names come from slimtest.unique_name, and
 so does the manager's cgroup slice (`cgroup_slice`, the user's name and
 .slice): two runs of a test at once keep apart, and what a killed run left
 is swept by the next (slimrun.py). Everything installed is removed at the
-end, failure or not: the processes of both users (found by their uid,
-ended by PID), the users and their homes, the PAM file, the runtime
-directories and the cgroup slice the manager made. The manager passes its
+end, failure or not: the processes of both users and of the greeter uids
+(found by their uid, ended by PID), the greeters' user records (which the
+manager leaves for the greeters it leaves running), the users and their
+homes, the PAM file, the runtime directories and the cgroup slice the
+manager made. The manager passes its
 sanitizer options on to its compositors (sanitizer builds), so the leak
 suppressions of lsan.supp hold there too, and a sanitizer report in a
 compositor's log fails the test.
@@ -31,7 +35,8 @@ import subprocess
 import threading
 import time
 
-from slimrun import cgroup_roots, passwd_tool, pids_of_uids, remove_cgroup_tree
+from slimrun import (cgroup_roots, claim_uids, passwd_tool, pids_of_uids, release_uids,
+                     remove_cgroup_tree, remove_userdb_records)
 from slimtest import (BACKGROUND, LSAN_SUPPRESSIONS, Console, Process, Session, TestSkip,
                       _reap_orphans, _sanitizer_report, fraction_not, free_udp_port,
                       images_equal, log, require_programs, scaled, xwayland_started, _rgb)
@@ -58,7 +63,7 @@ class ManagerSession(Session):
     """A Session without a compositor of its own: the manager starts them."""
 
     def __init__(self, name, user, service, greeter_user, pam_hooks=False, enroll='approve',
-                 host=None, startup='foot', extra_config=()):
+                 host=None, startup='foot', extra_config=(), greeter_uid_count=None):
         """host: a slimnet.Host the manager (and so its compositors) runs in,
         listening on its address; consoles go there too.
         pam_hooks: authentication waits at a gate while the test holds it
@@ -68,6 +73,8 @@ class ManagerSession(Session):
         pam_open_session: its child's $PPID), in self.pam_hook_log.
         extra_config: more lines of slimland.conf ('key = value'), after
         the test's own.
+        greeter_uid_count: how many uids greeter_uids has (the first of
+        the run's block; default: the whole block).
         Sessions with users, services and names of their own may run at
         once (one per host: each manager listens on its host's address)."""
         super().__init__(name, console=False, compositor=False)
@@ -89,6 +96,8 @@ class ManagerSession(Session):
         self.n_managers = 0
         self.made = []  # what to undo, in reverse order
         self.uids = set()
+        self.greeter_uid_count = greeter_uid_count
+        self.greeter_uids = set()  # greeter_uids, every uid of it
 
     # -- set-up
     def __enter__(self):
@@ -158,6 +167,11 @@ class ManagerSession(Session):
             d = '/run/user/%d' % uid
             if not os.path.exists(d):
                 self.made.append(('runtime', d))
+        first, last = claim_uids()
+        self.made.append(('uids', first))
+        last = first + self.greeter_uid_count - 1 if self.greeter_uid_count else last
+        self.greeter_uids = set(range(first, last + 1))
+        self.uids |= self.greeter_uids
         self.port = free_udp_port()
         self.config_path = os.path.join(self.tmp, 'slimland.conf')
         with open(self.config_path, 'w') as f:
@@ -165,6 +179,7 @@ class ManagerSession(Session):
             f.write('startup = %s\n' % self.startup)
             f.write('greeter = %s\n' % self.greeter)
             f.write('greeter_user = %s\n' % self.greeter_user)
+            f.write('greeter_uids = %d-%d\n' % (first, last))
             f.write('pam_service = %s\n' % self.service)
             f.write('slimland = %s\n' % self.slimland)
             # the host key, the card key, the enrolled consoles: the test's own
@@ -173,9 +188,10 @@ class ManagerSession(Session):
             f.write('cgroup_slice = %s\n' % self.cgroup_slice)
             for line in self.extra_config:
                 f.write(line + '\n')
-        log('user %s (uid %d), greeter user %s (uid %d), PAM service %s, manager on '
-            '%s:%d' % (self.user, self.pw.pw_uid, self.greeter_user,
-                       self.greeter_pw.pw_uid, self.service, self.manager_host, self.port))
+        log('user %s (uid %d), greeter user %s (uid %d, greeters %d-%d), PAM service %s, '
+            'manager on %s:%d' % (self.user, self.pw.pw_uid, self.greeter_user,
+                                  self.greeter_pw.pw_uid, first, last, self.service,
+                                  self.manager_host, self.port))
 
     def hold_pam(self):
         """From now on a login's authentication waits (pam_hooks) until release_pam."""
@@ -223,6 +239,7 @@ class ManagerSession(Session):
                 self.stop_manager()
             # the manager leaves sessions running when it stops: end them here
             self._kill_uids(self.uids)
+            remove_userdb_records(self.greeter_uids)
             reports = self._copy_session_logs()
             if self.manager is not None:
                 reports += ['%s: %s' % (self.manager.name, l)
@@ -243,6 +260,8 @@ class ManagerSession(Session):
                         problems.append('userdel %s: %s' % (what, out))
                 elif kind == 'runtime' and os.path.isdir(what):
                     subprocess.run(['rm', '-rf', '--one-file-system', what])
+                elif kind == 'uids':
+                    release_uids(what)
             except OSError as e:
                 problems.append('removing %s: %s' % (what, e))
         # the manager's slice (src/cgroup: SLICE/user-UID.slice/session-N and its classes)
@@ -423,11 +442,32 @@ class ManagerSession(Session):
         self.consoles.append(console)
         return console
 
+    def greeter_pid(self, console_id):
+        """The PID of the compositor of the greeter the console shows (waited for)."""
+        table = self.wait_console_state(console_id, 'greeter')
+        _, sid = self.console_on(table, console_id)
+        return int(table[('session', sid)][3])
+
+    def greeter_uid(self, console_id):
+        """The uid of the greeter the console shows (one of greeter_uids)."""
+        pid = self.greeter_pid(console_id)
+        with open('/proc/%d/status' % pid) as f:
+            uid = int([l for l in f if l.startswith('Uid:')][0].split()[1])
+        if uid not in self.greeter_uids:
+            self.fail('%s\'s greeter (%d) runs as uid %d, none of greeter_uids' % (
+                console_id, pid, uid))
+        return uid
+
+    def greeter_runtime(self, console_id):
+        """The runtime directory of the greeter the console shows: RUN_DIR/greeter-UID."""
+        return os.path.join(self.run_dir, 'greeter-%d' % self.greeter_uid(console_id))
+
     # -- the users' processes
-    def processes_of(self, uid):
-        """{pid: (pidfd, name)} of every process of the user now, for wait_gone."""
+    def processes_of(self, uids):
+        """{pid: (pidfd, name)} of every process of the user (a uid, or a
+        set of them) now, for wait_gone."""
         procs = {}
-        for pid in _pids_of({uid}):
+        for pid in _pids_of({uids} if isinstance(uids, int) else set(uids)):
             try:
                 fd = os.pidfd_open(pid)
             except OSError:

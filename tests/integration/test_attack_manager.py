@@ -27,15 +27,25 @@ takeover, exhaustion), on the kernel's real network path (slimnet.py):
      second after one is pushed out), more than the manager's room for keys
      not enrolled: they push each other out, never the real console, whose
      greeter answers its keys meanwhile;
-  6. a process of the greeter user outside the greeter (what another
-     console's greeter could run) connects to the greeter's control socket:
-     it is closed at once, never said hello, and the greeter and the
-     manager's hold on it go on;
-  7. an approved console says HELLO at 8192x8192: refused as too large, no
+  6. a second console's greeter runs as another uid (greeter_uids); a
+     process of that uid (what its greeter could run) cannot enter the
+     first greeter's runtime directory, reach its control socket, nor
+     signal any of its processes (EPERM), and the manager's greeter socket
+     answers its `hello` for the first console with "No such console"; a
+     process of the greeter user in /etc/passwd, whose uid no greeter has,
+     is closed at once there; a process of the first greeter's own uid at
+     its control socket is closed at once, never said hello, and the
+     greeter and the manager's hold on it go on;
+  7. the second console quits: nothing of its greeter's uid runs any more,
+     its runtime directory is gone, and the uid is free: with two uids in
+     greeter_uids, a third console's greeter gets it;
+  8. an approved console says HELLO at 8192x8192: refused as too large, no
      greeter started for it (one at that size took 806 MB), no place in the
      table, the manager grown by less than 4 MB.
 """
+import json
 import os
+import signal
 import subprocess
 import time
 
@@ -48,6 +58,8 @@ USER = SERVICE = unique_name('atk')
 GREETER_USER = unique_name('atk-gr')
 SIZE = (800, 600)
 FLOOD = 20000
+# greeter_uids: two, the first console's greeter's and one more
+GREETER_UIDS = 2
 # consoles with made-up keys from the attacker's own address: with the
 # impostor, within the manager's 8 handshakes at a time from one address
 # (more wait their turn, which is the bound at work, and slow)
@@ -74,11 +86,45 @@ except socket.timeout:
     print('timeout')
 """
 
+# what another greeter's process tries against a greeter: its runtime
+# directory, its control socket, its processes, and the manager's greeter
+# socket in its name; prints what each gave (ok, or the errno's name)
+INTRUDER = """
+import errno, json, os, socket, sys
+runtime, greeter_socket, console, timeout = sys.argv[1:5]
+pids = sys.argv[5:]
+out = {'kill': {}}
+def tried(what, fn):
+    try:
+        out[what] = fn() or 'ok'
+    except OSError as e:
+        out[what] = errno.errorcode.get(e.errno, str(e.errno))
+def connect(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(float(timeout))
+    s.connect(path)
+    return s
+def hello():
+    s = connect(greeter_socket)
+    s.sendall(('hello %s\\n' % console).encode())
+    return repr(s.recv(4096))
+tried('list', lambda: os.listdir(runtime) and None)
+tried('control', lambda: connect(os.path.join(runtime, 'slimland-control')) and None)
+for pid in pids:
+    try:
+        os.kill(int(pid), 0)
+        out['kill'][pid] = 'ok'
+    except OSError as e:
+        out['kill'][pid] = errno.errorcode.get(e.errno, str(e.errno))
+tried('hello', hello)
+print(json.dumps(out))
+"""
+
 
 def greeter_pids(s):
-    """Greeter compositors running now (the greeter user's slimland processes)."""
+    """Greeter compositors running now (slimland processes of greeter_uids)."""
     pids = []
-    for pid in _pids_of({s.greeter_pw.pw_uid}):
+    for pid in _pids_of(s.greeter_uids):
         try:
             with open('/proc/%d/comm' % pid) as f:
                 if f.read().strip() == 'slimland':
@@ -115,7 +161,8 @@ def test():
         atk = lan.host('atk', 3, spoof=True)
         srv.run('ip', 'route', 'add', '10.78.0.0/16', 'via', atk.addr)
         srv.count_udp('to_flood', 'output', 'ip daddr 10.78.0.0/16')
-        with ManagerSession('attack_manager', USER, SERVICE, GREETER_USER, host=srv) as s:
+        with ManagerSession('attack_manager', USER, SERVICE, GREETER_USER, host=srv,
+                            greeter_uid_count=GREETER_UIDS) as s:
             attack(s, lan, srv, desk, atk)
 
 
@@ -196,7 +243,7 @@ def attack(s, lan, srv, desk, atk):
     pending = [l for l in s.ctl('consoles') if ' pending ' in l]
     if len(pending) != IMPOSTORS + 1:
         s.fail('%d consoles wait, not %d: %s' % (len(pending), IMPOSTORS + 1, pending))
-    s.assert_shows(a, os.path.join(s.run_dir, 'greeter-' + a.id),
+    s.assert_shows(a, s.greeter_runtime(a.id),
                    s.compositor_display(GREETER_USER, 'greeter-' + a.id))
     for k in knockers:
         k.quit()
@@ -206,7 +253,8 @@ def attack(s, lan, srv, desk, atk):
     hellos = [dict(d, src=desk.addr, sport=None) for d in client_hellos(handshake)]
     hellos += [dict(d, dport=int(greeter.rsplit(':', 1)[1])) for d in hellos]
     for rate in (0,) + FLOOD_RATES:
-        a.quit()
+        # killed, not quit: a console that quits says goodbye, and its greeter ends with it
+        a.stop(signal.SIGKILL)
         flood = atk.flood(hellos, rate, 60) if rate else None
         try:
             a = s.start_managed_console('desk', SIZE, host=desk)
@@ -261,24 +309,70 @@ def attack(s, lan, srv, desk, atk):
     if int(knocked['closed']) == 0 or int(knocked['open']) > UNENROLLED_ROOM + 8:
         s.fail('the manager did not hold the keys not enrolled to %d connections: %s' % (
             UNENROLLED_ROOM, figures))
+
+    # 6. a second console's greeter, as a uid of its own
+    b = s.approved_console('desk-b', SIZE, host=desk)
+    uid_b = greeter_intruders(s, a, b)
     control_intruder(s, a)
+    uid_returned(s, b, uid_b, desk)
     huge_screen(s, desk)
 
 
+def run_as(s, uid, script, *args):
+    """A Python script run as uid, with the greeters' group and none other: its output."""
+    r = subprocess.run(['/usr/bin/python3', '-c', script] + [str(a) for a in args],
+                       user=uid, group=s.greeter_pw.pw_gid, extra_groups=[],
+                       capture_output=True, timeout=scaled(15))
+    if r.returncode != 0:
+        s.fail('as uid %d: status %d: %s' % (uid, r.returncode,
+                                              r.stderr.decode(errors='replace')))
+    return r.stdout.decode().strip()
+
+
+def greeter_intruders(s, a, b):
+    """6. another greeter's uid, and the greeter user's, against a's greeter."""
+    uid_a, uid_b = s.greeter_uid(a.id), s.greeter_uid(b.id)
+    if uid_a == uid_b:
+        s.fail('two consoles\' greeters run as one uid, %d' % uid_a)
+    runtime = s.greeter_runtime(a.id)
+    procs = s.processes_of(uid_a)
+    for fd, _ in procs.values():
+        os.close(fd)
+    if len(procs) < 3:  # the compositor, its session bus, the form
+        s.fail('a\'s greeter has %d processes: %s' % (len(procs), procs))
+    greeter_socket = os.path.join(s.run_dir, 'greeter.sock')
+    # the greeter user's connection is closed at once: before or after its hello came
+    closed = ("b''", 'ECONNRESET', 'EPIPE')
+    for who, uid, hello in (('b\'s greeter', uid_b, (repr(b'error No such console\n'),)),
+                            ('the greeter user', s.greeter_pw.pw_uid, closed)):
+        mark = s.manager.stderr.mark()
+        said = json.loads(run_as(s, uid, INTRUDER, runtime, greeter_socket, a.id, scaled(5),
+                                 *sorted(procs)))
+        log('%s (uid %d) against %s: %s' % (who, uid, runtime, said))
+        if said['list'] != 'EACCES' or said['control'] != 'EACCES':
+            s.fail('%s entered %s: %s' % (who, runtime, said))
+        signalled = {pid: e for pid, e in said['kill'].items() if e != 'EPERM'}
+        if signalled or len(said['kill']) != len(procs):
+            s.fail('%s could signal a\'s greeter: %s' % (who, said['kill']))
+        if said['hello'] not in hello:
+            s.fail('the greeter socket answered %s\'s hello %s with %s, not %s' % (
+                who, a.id, said['hello'], hello))
+        if hello == closed:
+            s.manager_log_wait('of uid %d: no greeter\'s' % uid, mark)
+    answers_keys(s, a)
+    return uid_b
+
+
 def control_intruder(s, a):
-    """6. the greeter user's process at the greeter's control socket."""
+    """6. a process of a's greeter's own uid at its control socket."""
     pids = greeter_pids(s)
     mark = s.manager.stderr.mark()
-    path = os.path.join(s.run_dir, 'greeter-' + a.id, 'slimland-control')
-    gw = s.greeter_pw
-    r = subprocess.run(['/usr/bin/python3', '-c', PROBE, path, str(scaled(5))],
-                       user=gw.pw_uid, group=gw.pw_gid, extra_groups=[],
-                       capture_output=True, timeout=scaled(15))
-    said = r.stdout.decode().strip()
-    log('the greeter user at %s: %s %s' % (path, said, r.stderr.decode().strip()))
-    if r.returncode != 0 or said != "b''":
-        s.fail('the greeter\'s control socket answered the greeter user: %r (%s)' % (
-            said, r.stderr.decode(errors='replace')))
+    uid = s.greeter_uid(a.id)
+    path = os.path.join(s.greeter_runtime(a.id), 'slimland-control')
+    said = run_as(s, uid, PROBE, path, scaled(5))
+    log('greeter uid %d at %s: %s' % (uid, path, said))
+    if said != "b''":
+        s.fail('the greeter\'s control socket answered its own uid: %r' % said)
     answers_keys(s, a)
     if greeter_pids(s) != pids:
         s.fail('the greeters changed: %s, then %s' % (pids, greeter_pids(s)))
@@ -286,14 +380,36 @@ def control_intruder(s, a):
     if closed:
         s.fail('the manager lost a control socket: %s' % closed)
     refused = [l for l in s.compositor_log(GREETER_USER, 'greeter-' + a.id)
-               if 'control: refused a connection from uid %d' % gw.pw_uid in l]
+               if 'control: refused a connection from uid %d' % uid in l]
     if not refused:
         s.fail('the greeter\'s log does not say it refused the intruder')
     log('greeter: %s' % refused[-1].strip())
 
 
+def uid_returned(s, b, uid_b, desk):
+    """7. b quits: its greeter's uid is left with nothing running, and free."""
+    procs = s.processes_of(uid_b)
+    runtime = os.path.join(s.run_dir, 'greeter-%d' % uid_b)
+    mark = s.manager.stderr.mark()
+    b.quit()
+    s.wait_gone(procs, 'b\'s greeter after b quit')
+    s.manager_log_wait('greeter uid %d: nothing of it runs; free' % uid_b, mark)
+    left = _pids_of({uid_b})
+    if left or os.path.exists(runtime):
+        s.fail('after b\'s greeter: processes of uid %d %s, %s %s' % (
+            uid_b, left, runtime, 'still there' if os.path.exists(runtime) else 'gone'))
+    c = s.approved_console('desk-c', SIZE, host=desk)
+    if s.greeter_uid(c.id) != uid_b:
+        s.fail('the third console\'s greeter runs as %d, not the free uid %d' % (
+            s.greeter_uid(c.id), uid_b))
+    log('uid %d: b\'s greeter, gone with all of its processes, then c\'s' % uid_b)
+    mark = s.manager.stderr.mark()
+    c.quit()
+    s.manager_log_wait('greeter uid %d: nothing of it runs; free' % uid_b, mark)
+
+
 def huge_screen(s, desk):
-    """7. an approved console at 8192x8192."""
+    """8. an approved console at 8192x8192."""
     rss_before = rss_kb(s.manager.pid)
     big = s.start_managed_console('big', (8192, 8192), host=desk, name='big')
     big.wait_for('manager refused pending', 30)

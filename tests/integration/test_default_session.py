@@ -9,7 +9,9 @@ The greeter and the session each have a session bus of their own, which
 ends with them with everything it started, as every process of theirs
 does; neither starts Xwayland, as no X11 program runs (a GTK program
 finding no session bus would start one through X11 where dbus-x11 is
-installed, as on most desktop servers)."""
+installed, as on most desktop servers). The greeter runs as a uid of
+its own that no user has (greeter_uids), and nothing in its log misses
+one."""
 import os
 
 from slimsessiond import ManagerSession
@@ -31,6 +33,15 @@ def assert_has_bus(s, procs, what):
             what, sorted(name for _, name in procs.values())))
 
 
+def assert_no_user_lookup(s, user, log_name):
+    """Nothing in the greeter's log missed a user for its uid (it has none:
+    a uid of greeter_uids; USER, LOGNAME and HOME are the greeter user's)."""
+    missed = [l for l in s.compositor_log(user, log_name)
+              if 'getpwuid' in l or 'unknown user' in l.lower() or 'no passwd' in l.lower()]
+    if missed:
+        s.fail('%s/%s: a program missed a user for its uid: %s' % (user, log_name, missed[:5]))
+
+
 def assert_all_ended(s, uid, procs, what):
     """Every process of procs (processes_of) ends, and none of the user's
     that started later runs either (a service its bus started late)."""
@@ -50,12 +61,13 @@ def test():
                         startup=session) as s:
         s.start_manager()
         a = s.approved_console('desk-ds', SIZE)
-        greeter = s.processes_of(s.greeter_pw.pw_uid)
+        greeter = s.processes_of(s.greeter_uid(a.id))
         assert_has_bus(s, greeter, 'the greeter')
         row = s.log_in(a)
         sid, compositor = row[1], int(row[3])
-        assert_all_ended(s, s.greeter_pw.pw_uid, greeter, 'the greeter after the login')
+        assert_all_ended(s, s.greeter_uids, greeter, 'the greeter after the login')
         s.assert_no_xwayland(GREETER_USER, 'greeter-' + a.id)
+        assert_no_user_lookup(s, GREETER_USER, 'greeter-' + a.id)
 
         # the panel's text on its own background, and foot's window below it
         def panel_and_terminal(img):

@@ -39,7 +39,6 @@ Root only (network namespaces, users, PAM); skipped without etcd.
 """
 import contextlib
 import json
-import os
 import time
 
 from slimgroup import (PREFIX, complete, kill_namespace, start_group, start_registered,
@@ -90,7 +89,7 @@ def assert_greeter(s, console, timeout=30):
                   timeout=30, console=console)
     s.settled(console=console, quiet=0.5)
     display = s.compositor_display(s.greeter_user, 'greeter-' + console.id)
-    s.assert_shows(console, os.path.join(s.run_dir, 'greeter-' + console.id), display)
+    s.assert_shows(console, s.greeter_runtime(console.id), display)
 
 
 def assert_session(s, console, sid):

@@ -24,7 +24,7 @@ import signal
 import subprocess
 import time
 
-from slimsessiond import PASSWORD, ManagerSession, _pids_of_user
+from slimsessiond import PASSWORD, ManagerSession, _pids_of
 from slimtest import (BACKGROUND, KEY_ENTER, fraction_not, log, read_fifo, run, scaled,
                       unique_name)
 
@@ -43,10 +43,6 @@ def test():
             flow(s, fifo, fd)
 
 
-def greeter_runtime(s, console_id):
-    return os.path.join(s.run_dir, 'greeter-' + console_id)
-
-
 def assert_greeter(s, console):
     """The console shows its greeter compositor's picture, with the form."""
     s.wait_console_state(console.id, 'greeter')
@@ -54,7 +50,7 @@ def assert_greeter(s, console):
                   timeout=30, console=console)
     s.settled(console=console, quiet=0.5)
     display = s.compositor_display(GREETER_USER, 'greeter-' + console.id)
-    img = s.assert_shows(console, greeter_runtime(s, console.id), display)
+    img = s.assert_shows(console, s.greeter_runtime(console.id), display)
     if img.size != console.size:
         s.fail('%s: the greeter is %s, not %s' % (console.name, img.size, console.size))
     return img
@@ -124,7 +120,7 @@ def enroll(s, a, b):
     for c in (a, b):
         if table.get(c.id, [None] * 3)[2] != 'pending':
             s.fail('slimlandctl consoles does not list %s as pending: %s' % (c.id, table))
-    if _pids_of_user(s.greeter_pw.pw_uid):
+    if _pids_of(s.greeter_uids):
         s.fail('a greeter runs for consoles nobody approved')
     if s.listing():
         s.fail('consoles nobody approved are in the table: %s' % s.listing())

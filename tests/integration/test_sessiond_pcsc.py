@@ -55,7 +55,7 @@ def shows(s, console, state, sid=None):
                   console=console)
     s.settled(console=console, quiet=0.5)
     if state == 'greeter':
-        runtime = os.path.join(s.run_dir, 'greeter-' + console.id)
+        runtime = s.greeter_runtime(console.id)
         display = s.compositor_display(GREETER_USER, 'greeter-' + console.id)
     else:
         runtime = '/run/user/%d' % s.pw.pw_uid

@@ -41,6 +41,8 @@ struct fake_compositor {
 	bool greeter;
 	char user[64];
 	char console_env[64];
+	char runtime[256]; /* its XDG_RUNTIME_DIR */
+	uid_t uid;         /* the uid it runs as, a greeter's own (req->as_uid) */
 	pid_t pid;
 	int fd; /* the compositor's end of the control socket */
 	struct slim_lines lines;
@@ -63,8 +65,13 @@ static struct {
 	int logins, logouts;
 	uint64_t now_us; /* the manager's clock (ops.now) and its timers' */
 	char last_expect[256]; /* the last `expect` a compositor was told */
-	char greeter_ended[8][256]; /* the runtime directories ops.greeter_ended was given */
-	int n_greeter_ended;
+	/* what ops.greeter_clear was given; it answers "gone" unless the uid lingers */
+	struct {
+		uid_t uid;
+		char dir[256];
+	} cleared[64];
+	int n_cleared;
+	uid_t lingering; /* a uid whose processes take a while to die (0: none) */
 	bool admitted[32]; /* console n's connection was admitted (ops.admit) */
 } t;
 
@@ -86,6 +93,7 @@ static bool fake_spawn(void *data, const struct slim_spawn_request *req,
 	fc->used = true;
 	fc->sent_before = t.n_sent;
 	snprintf(fc->user, sizeof(fc->user), "%s", req->user);
+	fc->uid = req->as_uid;
 	for (char *const *e = req->env; e && *e; e++) {
 		if (strncmp(*e, "SLIMLAND_CONSOLE=", 17) == 0) {
 			fc->greeter = true;
@@ -116,6 +124,7 @@ static bool fake_spawn(void *data, const struct slim_spawn_request *req,
 			/* a greeter's, as slim_spawn_compositor says it */
 			snprintf(out->control_path, sizeof(out->control_path), "%s/slimland-control",
 				*e + 16);
+			snprintf(fc->runtime, sizeof(fc->runtime), "%s", *e + 16);
 		}
 	}
 	*control_fd = sv[0];
@@ -296,11 +305,27 @@ static struct fake_timer *next_timer(uint64_t by_us)
 	return next;
 }
 
-static void fake_greeter_ended(void *data, const char *runtime_dir)
+static bool fake_greeter_clear(void *data, uid_t uid, const char *runtime_dir)
 {
-	assert_true(t.n_greeter_ended < 8);
-	snprintf(t.greeter_ended[t.n_greeter_ended++], sizeof(t.greeter_ended[0]), "%s",
-		runtime_dir);
+	assert_true(t.n_cleared < 64);
+	t.cleared[t.n_cleared].uid = uid;
+	snprintf(t.cleared[t.n_cleared++].dir, sizeof(t.cleared[0].dir), "%s", runtime_dir);
+	return uid != t.lingering;
+}
+
+/* How often ops.greeter_clear was asked to clear uid (its directory /tmp/greeter-UID). */
+static int times_cleared(uid_t uid)
+{
+	char dir[64];
+	snprintf(dir, sizeof(dir), "/tmp/greeter-%u", (unsigned)uid);
+	int n = 0;
+	for (int i = 0; i < t.n_cleared; i++) {
+		if (t.cleared[i].uid == uid) {
+			assert_string_equal(t.cleared[i].dir, dir);
+			n++;
+		}
+	}
+	return n;
 }
 
 static const struct slim_manager_ops ops = {
@@ -310,7 +335,7 @@ static const struct slim_manager_ops ops = {
 	.send = fake_send,
 	.admit = fake_admit,
 	.now = fake_now,
-	.greeter_ended = fake_greeter_ended,
+	.greeter_clear = fake_greeter_clear,
 };
 
 /* Runs the loop until nothing is ready now: sockets, pidfds, idle callbacks. */
@@ -1052,12 +1077,17 @@ static void test_goodbye_and_size(void **state)
 {
 	struct fake_compositor *s = alice_with_card();
 	struct slim_console *c1 = slim_manager_console(t.mgr, "c1");
+	struct fake_compositor *g1 = &t.comps[0];
 	struct fake_compositor *g2 = console_on_greeter(2, 0x222, "c2");
 	struct slim_console *c2 = slim_manager_console(t.mgr, "c2");
 	int comps = t.n_comps, consoles = wl_list_length(&t.mgr->consoles);
-	/* c1's greeter ended when alice's session took the console: its directory went */
-	assert_int_equal(t.n_greeter_ended, 1);
-	assert_string_equal(t.greeter_ended[0], "/tmp/greeter-c1");
+	/*
+	 * c1's greeter ended when alice's session took the console: its uid
+	 * was cleared (as it was taken, and as it ended), its directory with it
+	 */
+	wait_gone(g1->pid);
+	assert_int_equal(times_cleared(g1->uid), 2);
+	assert_int_equal(slim_uid_pool_state(&t.mgr->greeter_uids, g1->uid), SLIM_UID_FREE);
 
 	/* 8192x8192, a new console and a known one: refused, no greeter, no change */
 	struct slim_wire_hello h = { .version = 1, .width = 8192, .height = 8192, .mtu = 1400 };
@@ -1085,8 +1115,8 @@ static void test_goodbye_and_size(void **state)
 	slim_consoles_closed(t.mgr, conn_of(2), true);
 	assert_null(slim_manager_console(t.mgr, "c2"));
 	wait_gone(g2->pid);
-	assert_int_equal(t.n_greeter_ended, 2);
-	assert_string_equal(t.greeter_ended[1], "/tmp/greeter-c2");
+	assert_int_equal(times_cleared(g2->uid), 2);
+	assert_int_equal(slim_uid_pool_state(&t.mgr->greeter_uids, g2->uid), SLIM_UID_FREE);
 
 	/* c1 (on alice's session) says goodbye: away, the session keeps it and runs on */
 	slim_consoles_closed(t.mgr, conn_of(1), true);
@@ -1129,6 +1159,120 @@ static void test_greeter_hello_twice(void **state)
 	assert_null(c1->client);
 	assert_null(c2->client);
 	slim_console_message(c2, "nobody hears this");
+}
+
+/*
+ * Each greeter a uid of its own from greeter_uids, its runtime directory
+ * named after it; a uid goes back to the pool only once nothing of it
+ * runs; after a restart each greeter found again has its own uid back, and
+ * one whose uid is taken already or is none of the pool's is ended.
+ */
+static void test_greeter_uids(void **state)
+{
+	struct slim_uid_pool *pool = &t.mgr->greeter_uids;
+	struct fake_compositor *g1 = console_on_greeter(1, 0x111, "c1");
+	struct fake_compositor *g2 = console_on_greeter(2, 0x222, "c2");
+	struct slim_console *c1 = slim_manager_console(t.mgr, "c1");
+	assert_true(slim_uid_pool_has(pool, g1->uid));
+	assert_true(slim_uid_pool_has(pool, g2->uid));
+	assert_int_not_equal(g1->uid, g2->uid);
+	assert_int_equal(slim_uid_pool_state(pool, g1->uid), SLIM_UID_USED);
+	assert_int_equal(c1->greeter->uid, g1->uid);
+	assert_string_equal(g1->user, "slimland-greeter"); /* its name, group and home */
+	char dir[64];
+	snprintf(dir, sizeof(dir), "/tmp/greeter-%u", (unsigned)g1->uid);
+	assert_string_equal(g1->runtime, dir);
+	/* whatever ran as it before was ended first */
+	assert_int_equal(times_cleared(g1->uid), 1);
+
+	/* c1's greeter dies and something of its uid takes a while: the uid waits */
+	t.lingering = g1->uid;
+	kill(g1->pid, SIGKILL);
+	wait_gone(g1->pid);
+	assert_int_equal(slim_uid_pool_state(pool, g1->uid), SLIM_UID_ENDING);
+	/* tried again meanwhile; c1's next greeter, after its pause, has another uid */
+	advance_ms(2100); /* SLIM_GREETER_RETRY_FIRST_MS, and a little */
+	assert_true(times_cleared(g1->uid) > 3);
+	struct fake_compositor *g3 = last_comp();
+	assert_true(g3->greeter);
+	assert_string_equal(g3->console_env, "c1");
+	assert_int_not_equal(g3->uid, g1->uid);
+	assert_int_not_equal(g3->uid, g2->uid);
+	assert_int_equal(slim_uid_pool_state(pool, g1->uid), SLIM_UID_ENDING);
+	/* nothing of it runs any more: free */
+	t.lingering = 0;
+	advance_ms(300);
+	assert_int_equal(slim_uid_pool_state(pool, g1->uid), SLIM_UID_FREE);
+	comp_start(g3, 7003, "c1");
+	attach(g3, "c1");
+
+	/*
+	 * A restart, with two greeters more in the state file: one runs as
+	 * c2's greeter's uid, one as a uid outside greeter_uids.
+	 */
+	struct slim_spawn_request req = { .user = "slimland-greeter" };
+	struct slim_spawn_result res;
+	int fds[2];
+	fake_spawn(NULL, &req, &res, &fds[0]);
+	struct fake_compositor *same = last_comp();
+	close(res.pidfd);
+	fake_spawn(NULL, &req, &res, &fds[1]);
+	struct fake_compositor *outside = last_comp();
+	close(res.pidfd);
+	close(fds[0]);
+	close(fds[1]);
+	size_t len;
+	char *text = slim_state_format(t.mgr, &len);
+	assert_non_null(text);
+	char extra[512];
+	snprintf(extra, sizeof(extra), "%s"
+		"session 90 %u slimland-greeter %d 7090 /tmp/x/slimland-control\nconsole c9 90\n"
+		"session 91 1000 slimland-greeter %d 7091 /tmp/y/slimland-control\nconsole c8 91\n",
+		text, (unsigned)g2->uid, (int)same->pid, (int)outside->pid);
+	free(text);
+	struct slim_state st;
+	assert_true(slim_state_parse(extra, strlen(extra), "t", &st));
+	struct slim_manager *old = t.mgr;
+	struct slim_config config;
+	test_config(&config);
+	t.mgr = create_manager(&config);
+	slim_state_apply(t.mgr, &st, false);
+	slim_state_finish(&st);
+	pool = &t.mgr->greeter_uids;
+	assert_int_equal(slim_uid_pool_state(pool, g2->uid), SLIM_UID_USED);
+	assert_int_equal(slim_uid_pool_state(pool, g3->uid), SLIM_UID_USED);
+	assert_int_equal(slim_manager_console(t.mgr, "c1")->greeter->uid, g3->uid);
+	struct slim_session *dup = slim_manager_session(t.mgr, 90);
+	assert_true(dup->ending);
+	assert_true(slim_manager_session(t.mgr, 91)->ending);
+	wait_gone(same->pid);
+	wait_gone(outside->pid);
+	/* the one that shared a uid ends without taking it from the greeter that has it */
+	slim_session_destroy(dup);
+	assert_int_equal(slim_uid_pool_state(pool, g2->uid), SLIM_UID_USED);
+	slim_manager_destroy(t.mgr);
+	t.mgr = old;
+}
+
+/* With every uid of greeter_uids taken, a console waits for one to be free. */
+static void test_greeter_uids_run_out(void **state)
+{
+	struct slim_uid_pool *pool = &t.mgr->greeter_uids;
+	assert_int_equal(pool->count, 2);
+	struct fake_compositor *g1 = console_on_greeter(1, 0x111, "c1");
+	console_on_greeter(2, 0x222, "c2");
+	int comps = t.n_comps;
+	hello(3, 0x333, "c3");
+	struct slim_console *c3 = slim_manager_console(t.mgr, "c3");
+	assert_non_null(c3);
+	assert_null(c3->greeter);
+	assert_int_equal(t.n_comps, comps);
+	/* c1's greeter is ended (its console is forgotten): c3's next try has its uid */
+	slim_consoles_closed(t.mgr, conn_of(1), true);
+	wait_gone(g1->pid);
+	advance_ms(2000); /* SLIM_GREETER_RETRY_FIRST_MS */
+	assert_non_null(c3->greeter);
+	assert_int_equal(c3->greeter->uid, g1->uid);
 }
 
 static void test_ctl(void **state)
@@ -1434,6 +1578,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_detached_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_console_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_greeter_hello_twice, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_greeter_uids, setup, teardown),
+		cmocka_unit_test_prestate_setup_teardown(test_greeter_uids_run_out, setup, teardown,
+			"greeter_uids = 70000-70001\n"),
 		cmocka_unit_test_setup_teardown(test_goodbye_and_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ctl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_round_trip, setup, teardown),
