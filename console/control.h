@@ -50,7 +50,7 @@
 #include <stdio.h>
 #include "audio.h"
 #include "console-core.h"
-#include "link.h"
+#include "session-link.h"
 
 struct slim_console_control;
 

@@ -19,7 +19,7 @@
 #include "card.h"
 #include "console-core.h"
 #include "control.h"
-#include "link.h"
+#include "session-link.h"
 #include "manager.h"
 #include "options.h"
 #include "slim-log.h"
@@ -30,7 +30,7 @@
 #endif
 #ifdef SLIM_HAVE_DRM
 #include "drm-backend.h"
-#include "input.h"
+#include "input-devices.h"
 #include "seat.h"
 #endif
 

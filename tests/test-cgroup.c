@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "cgroup.h"
-#include "sched.h"
+#include "slim-sched.h"
 
 #define ROOT "/sys/fs/cgroup"
 

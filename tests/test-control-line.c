@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "../src/compositor/control-line.h"
+#include "control-line.h"
 #include "test-util.h"
 
 /* a key for expect lines: 32 bytes, 0x00..0x1f */

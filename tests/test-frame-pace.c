@@ -5,7 +5,7 @@
  * within a bound generous enough for a loaded machine.
  */
 #include <stdlib.h>
-#include "../src/compositor/frame-pace.h"
+#include "frame-pace.h"
 #include "slim-log.h"
 #include "test-util.h"
 

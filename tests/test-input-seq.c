@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "../src/compositor/input-seq.h"
+#include "input-seq.h"
 #include "test-util.h"
 
 #define MAX_APPLIED 256

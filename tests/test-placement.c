@@ -1,4 +1,4 @@
-/* Where a group's new session goes (src/sessiond/placement.c). */
+/* Where a group's new session goes (src/sessiond/group/placement.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -8,12 +8,12 @@
  * moves with hints, scrolls without hints, tiny changes in big damage.
  *
  * Meanwhile the console types: through the same network, every key event
- * reaches the server's input rule (src/compositor/input-seq.c) exactly
+ * reaches the server's input rule (src/compositor/stream/input-seq.c) exactly
  * once and in order, and nothing is left held.
  */
 #include <stdlib.h>
 #include <string.h>
-#include "../src/compositor/input-seq.h"
+#include "input-seq.h"
 #include "console-core.h"
 #include "content.h"
 #include "encoder.h"

@@ -16,8 +16,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "../src/compositor/video-detect.h"
-#include "../src/compositor/yuv-shm.h"
+#include "video-detect.h"
+#include "yuv-shm.h"
 #include "console-core.h"
 #include "content.h"
 #include "encoder.h"

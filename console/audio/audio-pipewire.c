@@ -24,7 +24,7 @@
 #include "slim-pw-mark.h"
 
 #define LATENCY "480/48000"
-/* What the compositor calls its sink (src/compositor/audio.c). */
+/* What the compositor calls its sink (src/compositor/media/console-audio.c). */
 #define SESSION_SINK "slimland-console-speaker"
 
 struct console_audio_device {

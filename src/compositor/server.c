@@ -36,7 +36,7 @@ static void handle_request_set_primary_selection(struct wl_listener *listener, v
 
 /*
  * The cgroup policy's moves wait for the frame the user waits for
- * (sched.h): output.c applies them once it has sent a frame, and this
+ * (slim-sched.h): output.c applies them once it has sent a frame, and this
  * timer when no frame comes.
  */
 #define SCHED_LATEST_MS 50

@@ -1,42 +1,43 @@
 /*
  * The slimland compositor: one user's session, a wlroots 0.15 headless
- * output rendered with pixman into RAM and streamed to a console.
+ * output rendered with pixman into RAM and streamed to a console. A room
+ * a concern:
  *
- *   main.c     options, start-up and tear-down, the startup command
- *   background.c  the desktop under the windows
- *   server.c   the Wayland globals (protocols) and the seat's requests
- *   output.c   the output: rendered frames' damage and pixels -> encoder
- *   frame-pace.c  when the output renders: the console's ACKs as its vblank (no wlroots)
- *   view.c     windows: focus, stacking, placement, maximize, fullscreen
- *   geometry.h what clients send made geometry: 64 bits, clamped (no wlroots)
- *   xdg.c      xdg-shell toplevels (as views) and popups
- *   xwayland.c X11 windows (as views), Xwayland started on the first X11 client
- *   protocols.c decorations, idle inhibit, activation, shortcuts inhibit
- *   constraints.c pointer lock and confinement, relative motion
- *   virtual-input.c  virtual keyboards and pointers, the session's user's only
- *   text-input.c  text inputs relayed to the input method (CJK and the like)
- *   layer.c    layer-shell: panels and the like, placed; exclusive zones
- *   toplevel-list.c  the windows, listed for task bars (foreign-toplevel)
- *   grab.c     interactive move and resize
- *   input.c    the console's keys and pointer, through the seat
- *   cursor.c   the pointer image, sent for the console to draw
- *   link.c     the console association (no wlroots)
- *   control.c  --managed: the session manager's control socket (no wlroots)
- *   sched.c    the cgroup policy: focused client first (no wlroots)
- *   video.c    moving pictures found and sent as CSCS, then repainted exactly
- *   video-detect.c  which surfaces are video, from their commits (no wlroots)
- *   content-type.c  wp_content_type_v1, the client's word on it
- *   renderer.c the pixman renderer, with viewport offsets and YUV wl_shm buffers
- *   protocol-check.c  what wlroots 0.15 leaves unchecked: YUV buffers, viewports
- *   xdg-check.c  xdg-shell's errors that wlroots 0.15 misses or misnames
- *   yuv-shm.c  YUV client pixels: layouts and conversions (no wlroots)
- *   audio.c    the console's speaker and microphone in the session's PipeWire
- *   audio-daemons.c  the session's PipeWire, started if the user has none
- *   session-bus.c  the session's D-Bus session bus, started if the user has none
- *   daemons.c  starting and ending those daemons (no wlroots)
+ * src/compositor/   the session itself
+ *   main.c          options, start-up and tear-down, the startup command
+ *   server.c        the Wayland globals and the seat's requests
+ *   output.c        rendered frames' damage and pixels -> encoder
+ *   frame-pace.c    when the output renders: the console's ACKs as its vblank (no wlroots)
+ *   screen.c        the console's screen as a wlr_output
+ *   renderer.c      the pixman renderer, with viewport offsets and YUV wl_shm buffers
+ *   background.c    the desktop under the windows
+ *   cursor.c        the pointer image, sent for the console to draw
+ * shell/            the window manager
+ *   view.c          windows: focus, stacking, placement, maximize, fullscreen
+ *   xdg.c, xwayland.c  xdg-shell toplevels and popups, X11 windows (as views)
+ *   layer.c         layer-shell: panels and the like, placed; exclusive zones
+ *   grab.c          interactive move and resize
+ *   console-input.c the console's keys and pointer, through the seat
+ *   virtual-input.c virtual keyboards and pointers, the session's user's only
+ *   text-input.c    text inputs relayed to the input method (CJK and the like)
+ *   constraints.c   pointer lock and confinement, relative motion
+ *   protocols.c     decorations, idle inhibit, activation, shortcuts inhibit
+ *   toplevel-list.c the windows, listed for task bars (foreign-toplevel)
+ *   protocol-check.c, xdg-check.c  what wlroots 0.15 leaves unchecked
+ *   geometry.h      what clients send made geometry: 64 bits, clamped (no wlroots)
+ * stream/           the console's association and the manager's socket (no wlroots)
+ *   link.c, link-pace.c  attach, datagrams and what goes when
+ *   input-seq.c     the rule for console input
+ *   manager-control.c, control-line.c  --managed: the manager's control socket
+ * media/            pictures and sound
+ *   video.c, video-detect.c, content-type.c  moving pictures found and sent as CSCS
+ *   yuv-shm.c       YUV client pixels: layouts and conversions (no wlroots)
+ *   console-audio.c the console's speaker and microphone in the session's PipeWire
+ * daemons/          the session's bus and sound server, if the user has none
+ * src/cgroup/slim-sched.c  the cgroup policy: focused client first (no wlroots)
  *
- * wlroots is called from these files only, so that a port to a later
- * wlroots touches them and nothing else.
+ * wlroots is called from the session's files, shell/ and media/ only, so
+ * that a port to a later wlroots touches them and nothing else.
  */
 #ifndef SLIM_SERVER_H
 #define SLIM_SERVER_H
@@ -47,13 +48,13 @@
 #include <wlr/types/wlr_xdg_shell.h>
 #include <xkbcommon/xkbcommon.h>
 #include "encoder.h"
-#include "audio.h"
+#include "console-audio.h"
 #include "screen.h"
 #include "audio-daemons.h"
-#include "control.h"
+#include "manager-control.h"
 #include "frame-pace.h"
 #include "link.h"
-#include "sched.h"
+#include "slim-sched.h"
 #include "session-bus.h"
 #include "video-detect.h"
 

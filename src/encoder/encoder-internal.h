@@ -110,7 +110,7 @@ void recovery_note_copy(struct slim_recovery *rec, uint32_t seq, struct slim_rec
 uint32_t recovery_lost(struct slim_recovery *rec, uint32_t first, uint32_t last);
 uint32_t recovery_ack(struct slim_recovery *rec, uint32_t highest);
 
-/* cursor.c */
+/* cursor-emit.c */
 void cursor_put(struct slim_encoder *enc);
 
 /* packer.c */
@@ -249,7 +249,7 @@ struct slim_encoder {
 	uint32_t frame_end_seq; /* the datagram that carried the last FRAME_END */
 	struct slim_ratelimit log_limit;
 
-	/* cursor.c */
+	/* cursor-emit.c */
 	uint32_t cursor_px[SLIM_CURSOR_MAX * SLIM_CURSOR_MAX];
 	struct slim_wire_cursor_image cursor;
 	int32_t cursor_x, cursor_y;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "config.h"
-#include "lines.h"
+#include "slim-lines.h"
 #include "slim-log.h"
 #include "slim-proto.h"
 #include "uid-pool.h"

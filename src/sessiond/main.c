@@ -14,11 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <wayland-server-core.h>
-#include "backend.h"
+#include "daemon-ops.h"
 #include "config.h"
 #include "consoles.h"
 #include "ctl.h"
-#include "greeter.h"
+#include "greeter-socket.h"
 #include "group.h"
 #include "sessions.h"
 #include "slim-log.h"

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "lines.h"
+#include "slim-lines.h"
 #include "sessions-internal.h"
 #include "state.h"
 

@@ -33,7 +33,7 @@
 #include "console-core.h"
 #include "content.h"
 #include "encoder.h"
-#include "options.h"
+#include "bench-options.h"
 #include "slim-log.h"
 #include "slim-secure.h"
 

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cgroup.h"
-#include "options.h"
+#include "bench-options.h"
 
 #define TERMINAL_MB 64
 #define PAGE 4096

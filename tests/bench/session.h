@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "console-core.h"
-#include "options.h"
+#include "bench-options.h"
 #include "slim-secure.h"
 
 /* What a datagram or a segment costs on the wire beyond its payload (loopback, IPv4). */

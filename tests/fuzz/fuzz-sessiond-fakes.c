@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include "fuzz-common.h"
 #include "fuzz-sessiond-fakes.h"
-#include "lines.h"
+#include "slim-lines.h"
 
 #define MAX_COMPOSITORS 64
 

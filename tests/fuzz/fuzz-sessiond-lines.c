@@ -1,7 +1,7 @@
 /*
  * libFuzzer target: the session manager's local line protocols, through the
- * code the sockets use: the greeter socket (greeter.c, §3), a compositor's
- * control socket as the manager parses it (control.c, §2) and slimlandctl's
+ * code the sockets use: the greeter socket (greeter-socket.c, §3), a compositor's
+ * control socket as the manager parses it (compositor-control.c, §2) and slimlandctl's
  * socket (ctl.c, §4). Each gets a socketpair whose manager end is adopted
  * the way the listener or the connect would (slim_greeter_client_create,
  * slim_session_add, slim_ctl_client_create); the input is written to the
@@ -27,7 +27,7 @@
 #include "ctl.h"
 #include "fuzz-common.h"
 #include "fuzz-sessiond-fakes.h"
-#include "greeter.h"
+#include "greeter-socket.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

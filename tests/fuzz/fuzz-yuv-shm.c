@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: YUV wl_shm buffers as a client lays them out
- * (src/compositor/yuv-shm.c). The first 13 bytes are the client's claims:
+ * (src/compositor/media/yuv-shm.c). The first 13 bytes are the client's claims:
  * a format (0 NV12, 1 I420, 2 YUYV, else any 32-bit code), width, height
  * (16 bits each, signed) and stride (32 bits, signed); the rest is the
  * buffer. Whatever slim_shm_yuv_layout accepts, and fits the bytes given,

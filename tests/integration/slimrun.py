@@ -49,7 +49,7 @@ ENV = 'SLIMTEST_RUN'
 UIDS_FIRST = 80000
 UIDS_LAST = 99999
 UID_BLOCK = 32
-# where the manager puts its greeters' user records (src/sessiond/userdb.h)
+# where the manager puts its greeters' user records (src/sessiond/worker/userdb.h)
 USERDB = '/run/userdb'
 _ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz'
 _CGROUP_FS = '/sys/fs/cgroup'
@@ -432,7 +432,7 @@ def sweep(t, why):
         _kill_all(lambda: pids_of_uids(uids), 'users %s' % sorted(uids))
     for p in users:
         say('user %s (uid %d)' % (p.pw_name, p.pw_uid))
-        # the runtime directories the manager made (src/sessiond/spawn.c)
+        # the runtime directories the manager made (src/sessiond/worker/spawn.c)
         for runtime in ('/run/user/%d' % p.pw_uid, '/run/slimland/user-%d' % p.pw_uid):
             if os.path.isdir(runtime):
                 subprocess.run(['rm', '-rf', '--one-file-system', runtime])

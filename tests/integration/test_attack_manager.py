@@ -70,7 +70,7 @@ FLOOD_RATES = (1000, 20000)
 # for as long as it lasted, and the manager forgot it after 30 s
 ATTACH_BOUND = 3.0
 KNOCKERS = 1100
-# the manager's room for connections of keys not enrolled (src/sessiond/consoles.c)
+# the manager's room for connections of keys not enrolled (src/sessiond/front/consoles.c)
 UNENROLLED_ROOM = 256
 
 

@@ -29,8 +29,8 @@
 #include <cmocka.h>
 #include "consoles.h"
 #include "ctl.h"
-#include "greeter.h"
-#include "lines.h"
+#include "greeter-socket.h"
+#include "slim-lines.h"
 #include "slim-hex.h"
 #include "sessions.h"
 #include "slim-codec.h"

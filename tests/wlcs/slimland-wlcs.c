@@ -23,8 +23,7 @@
 #include <wlcs/touch.h>
 #include <wlr/types/wlr_surface.h>
 #include <wlr/util/log.h>
-/* by its path: src/compositor on the include path would hide <sched.h> */
-#include "../../src/compositor/server.h"
+#include "server.h"
 
 #define WIDTH 1280
 #define HEIGHT 720

@@ -1,5 +1,5 @@
 /*
- * The session's sound through PipeWire (audio.c): the console's speaker
+ * The session's sound through PipeWire (console-audio.c): the console's speaker
  * and microphone as the session's default sink and source. No wlroots:
  * only the Wayland event loop, which PipeWire's thread wakes.
  */

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "control.h"
+#include "manager-control.h"
 #include "pacer.h"
 #include "slim-log.h"
 

@@ -1,5 +1,5 @@
 /*
- * The compositor's end of the cgroup policy: see sched.h. The kernel's
+ * The compositor's end of the cgroup policy: see slim-sched.h. The kernel's
  * cgroup membership is the only state: nothing here lists clients.
  */
 #define _GNU_SOURCE
@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cgroup.h"
-#include "sched.h"
+#include "slim-sched.h"
 #include "slim-log.h"
 
 /* a client's process tree, at most: a terminal running a build is large */

@@ -4,7 +4,7 @@
  * runtime directory, and a client of another uid that got in anyway is
  * refused. A virtual pointer's events go the way the console's do; a
  * virtual keyboard brings its own keymap, so its keys go to the seat as
- * its own keyboard (input.c takes the seat back for the console's keys).
+ * its own keyboard (console-input.c takes the seat back for the console's keys).
  */
 #include <stdlib.h>
 #include <unistd.h>

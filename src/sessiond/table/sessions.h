@@ -194,7 +194,7 @@ struct slim_console {
 	struct slim_card_hash pending;
 	struct slim_session *reauth; /* a card asked for this session: password first */
 
-	/* The greeter client (greeter.c) and what it should show. */
+	/* The greeter client (front/greeter-socket.c) and what it should show. */
 	struct slim_greeter_client *client;
 	char message[256];
 	unsigned login_failures;
@@ -222,7 +222,7 @@ struct slim_manager {
 	struct wl_list sessions;
 	struct wl_list consoles;
 	struct wl_list bindings;
-	struct wl_list greeter_clients; /* greeter.c's connections, ended with the manager */
+	struct wl_list greeter_clients; /* greeter-socket.c's connections, ended with the manager */
 	struct slim_enroll enroll;
 	struct slim_group *group; /* the server group (group.h); NULL: none */
 	/* the key card tokens are hashed under (KEY_DIR/card.key) */
@@ -291,7 +291,7 @@ void slim_console_goodbye(struct slim_console *console);
 void slim_console_hello(struct slim_console *console, bool new_assoc);
 void slim_console_card(struct slim_console *console, const struct slim_wire_card *card);
 
-/* What control.c reports. */
+/* What front/compositor-control.c reports. */
 void slim_session_control_hello(struct slim_session *session, uint16_t port, pid_t pid);
 void slim_session_control_attached(struct slim_session *session, const char *console_id,
 		uint16_t width, uint16_t height);
@@ -315,7 +315,7 @@ void slim_session_touch(struct slim_session *session);
 /*
  * Begins a login at a console's greeter, in a login worker. False: refused
  * at once, *why says why. True: under way; its outcome goes to
- * slim_greeter_login_done (greeter.c: `ok`, or `error` after the delay) and
+ * slim_greeter_login_done (greeter-socket.c: `ok`, or `error` after the delay) and
  * stays in console->login_ok / login_error. On success the console is being
  * moved to the user's session.
  */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "input.h"
+#include "input-devices.h"
 #include "slim-log.h"
 
 /* Events collected in one dispatch before they go out; well inside any MTU. */

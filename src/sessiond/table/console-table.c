@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "consoles.h"
-#include "greeter.h"
+#include "greeter-socket.h"
 #include "sessions-internal.h"
 
 /* More would only be someone inventing console ids: each may start a greeter. */

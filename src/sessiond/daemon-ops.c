@@ -7,7 +7,7 @@
 #include <pwd.h>
 #include <stdlib.h>
 #include "login.h"
-#include "backend.h"
+#include "daemon-ops.h"
 #include "consoles.h"
 #include "group.h"
 #include "slim-log.h"

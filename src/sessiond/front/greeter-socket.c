@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "greeter.h"
-#include "lines.h"
+#include "greeter-socket.h"
+#include "slim-lines.h"
 #include "sessions.h"
 
 struct slim_greeter_server {

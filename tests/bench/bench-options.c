@@ -1,7 +1,7 @@
 /* The options of most benchmarks: see options.h. */
 #include <stdio.h>
 #include <string.h>
-#include "options.h"
+#include "bench-options.h"
 
 bool bench_options(int argc, char *argv[], bool *json, bool *quick)
 {

@@ -12,7 +12,7 @@
 #include "consoles.h"
 #include "ctl.h"
 #include "group.h"
-#include "lines.h"
+#include "slim-lines.h"
 #include "sessions.h"
 
 struct slim_ctl_server {

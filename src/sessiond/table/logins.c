@@ -6,7 +6,7 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
-#include "greeter.h"
+#include "greeter-socket.h"
 #include "sessions-internal.h"
 
 /* An id reserved for a login that started no session is given back if it was the last. */

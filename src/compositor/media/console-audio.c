@@ -27,7 +27,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
-#include "audio.h"
+#include "console-audio.h"
 #include "slim-audio-feed.h"
 #include "slim-log.h"
 #include "slim-pipewire.h"

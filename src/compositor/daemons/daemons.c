@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "daemons.h"
-#include "sched.h"
+#include "slim-sched.h"
 #include "slim-log.h"
 
 /* How long a daemon may take to leave when told to. */

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "lines.h"
+#include "slim-lines.h"
 #include "sessions-internal.h"
 
 /* How often a uid whose processes were slow to die is tried again. */

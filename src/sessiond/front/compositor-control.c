@@ -7,8 +7,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "control.h"
-#include "lines.h"
+#include "compositor-control.h"
+#include "slim-lines.h"
 #include "sessions.h"
 
 struct slim_compositor_control {

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include "lines.h"
+#include "slim-lines.h"
 
 void slim_lines_init(struct slim_lines *lines)
 {

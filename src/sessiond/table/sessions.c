@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "control.h"
-#include "greeter.h"
+#include "compositor-control.h"
+#include "greeter-socket.h"
 #include "sessions-internal.h"
 #include "slim-alloc.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "enroll.h"
-#include "lines.h"
+#include "slim-lines.h"
 
 #define OPEN_RATE_US 1000000ull
 #define OPEN_BURST 10

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include "assoc.h"
-#include "link.h"
+#include "session-link.h"
 #include "slim-hex.h"
 #include "slim-log.h"
 

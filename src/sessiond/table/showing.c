@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 #include "consoles.h"
-#include "control.h"
-#include "greeter.h"
-#include "lines.h"
+#include "compositor-control.h"
+#include "greeter-socket.h"
+#include "slim-lines.h"
 #include "sessions-internal.h"
 
 static const char *const why_text[] = {
