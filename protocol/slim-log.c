@@ -1,5 +1,7 @@
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "slim-log.h"
 
 static enum slim_log_level log_verbosity = SLIM_LOG_INFO;
@@ -22,11 +24,29 @@ void slim_log(enum slim_log_level level, const char *fmt, ...)
 		log_handler(level, fmt, args);
 	} else {
 		static const char *const tags[] = { "", "[ERROR] ", "[INFO] ", "[DEBUG] " };
-		fputs(tags[level], stderr);
-		vfprintf(stderr, fmt, args);
-		fputc('\n', stderr);
+		slim_log_line(tags[level], fmt, args);
 	}
 	va_end(args);
+}
+
+void slim_log_line(const char *prefix, const char *fmt, va_list args)
+{
+	char line[4096];
+	int n = snprintf(line, sizeof(line) - 1, "%s", prefix);
+	if (n < 0) {
+		return;
+	}
+	/* one byte is kept for the '\n' */
+	size_t len = (size_t)n < sizeof(line) - 2 ? (size_t)n : sizeof(line) - 2;
+	size_t room = sizeof(line) - 1 - len; /* for vsnprintf: its text and a NUL */
+	int m = vsnprintf(line + len, room, fmt, args);
+	if (m > 0) {
+		len += (size_t)m < room ? (size_t)m : room - 1;
+	}
+	line[len++] = '\n';
+	fflush(stderr); /* what stdio still holds goes first */
+	ssize_t w = write(STDERR_FILENO, line, len);
+	(void)w;
 }
 
 bool slim_ratelimit(struct slim_ratelimit *rl, uint64_t now_us)

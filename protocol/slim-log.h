@@ -21,6 +21,14 @@ typedef void (*slim_log_handler)(enum slim_log_level level, const char *fmt, va_
 void slim_log_init(enum slim_log_level verbosity, slim_log_handler handler);
 void slim_log(enum slim_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * Writes `prefix` and the message as one line to stderr in a single
+ * write(2), cut to 4 KiB: the daemons a program starts share its stderr,
+ * and a line written in pieces can be split by theirs (which broke the
+ * tests' reading of the compositor's lines).
+ */
+void slim_log_line(const char *prefix, const char *fmt, va_list args)
+	__attribute__((format(printf, 2, 0)));
 
 /* At most `burst` messages per second; the rest are counted and reported later. */
 struct slim_ratelimit {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <wlr/util/log.h>
 #include "server.h"
@@ -46,6 +47,31 @@ static void usage(FILE *f, const char *prog)
 		"  --no-audio    no sound: no PipeWire started, no console speaker or microphone\n"
 		"  -s            a command to start once the session runs (sh -c)\n"
 		"  -v            more logging\n", prog, DEFAULT_LISTEN, DEFAULT_VIDEO_BUDGET);
+}
+
+/*
+ * wlroots' own stderr logger writes a line in pieces, which the daemons
+ * sharing our stderr (the session bus) can split: ours writes each line at
+ * once, in wlroots' format.
+ */
+static struct timespec log_start;
+
+__attribute__((format(printf, 2, 0)))
+static void log_from_wlr(enum wlr_log_importance importance, const char *fmt, va_list args)
+{
+	static const char *const tags[] = {
+		[WLR_SILENT] = "[SILENT]", [WLR_ERROR] = "[ERROR]", [WLR_INFO] = "[INFO]",
+		[WLR_DEBUG] = "[DEBUG]",
+	};
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t ms = ((int64_t)now.tv_sec - log_start.tv_sec) * 1000 +
+		(now.tv_nsec - log_start.tv_nsec) / 1000000;
+	char prefix[64];
+	snprintf(prefix, sizeof(prefix), "%02d:%02d:%02d.%03d %s ", (int)(ms / 3600000),
+		(int)(ms / 60000 % 60), (int)(ms / 1000 % 60), (int)(ms % 1000),
+		importance >= 0 && importance < WLR_LOG_IMPORTANCE_LAST ? tags[importance] : "");
+	slim_log_line(prefix, fmt, args);
 }
 
 /* slim-log messages (encoder, link) go to wlroots' log, so there is one log. */
@@ -284,7 +310,8 @@ int main(int argc, char *argv[])
 			"keys from the session manager\n");
 		return 2;
 	}
-	wlr_log_init(verbosity, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &log_start);
+	wlr_log_init(verbosity, log_from_wlr);
 	slim_log_init(verbosity == WLR_DEBUG ? SLIM_LOG_DEBUG : SLIM_LOG_INFO, log_to_wlr);
 
 	int status = 1;
