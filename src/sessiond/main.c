@@ -175,6 +175,7 @@ int main(int argc, char *argv[])
 	struct slim_manager *mgr = NULL;
 	struct slim_greeter_server *greeter = NULL;
 	struct slim_ctl_server *ctl = NULL;
+	struct slim_group *group = NULL;
 	if (!load_keys(&config, &identity, card_key)) {
 		goto out;
 	}
@@ -197,17 +198,21 @@ int main(int argc, char *argv[])
 	}
 	backend.udp = slim_udp_create(mgr, config.listen, identity);
 	greeter = backend.udp ? slim_greeter_server_create(mgr) : NULL;
-	ctl = greeter ? slim_ctl_server_create(mgr, ctl_path) : NULL;
+	if (!greeter) {
+		goto out;
+	}
+	if (config.group.etcd[0]) {
+		group = slim_group_create(mgr, &config.group);
+		if (!group) {
+			goto out;
+		}
+	}
+	ctl = slim_ctl_server_create(mgr, group, ctl_path);
 	if (!ctl) {
 		goto out;
 	}
 	backend.mgr = mgr;
-	if (config.group.etcd[0]) {
-		mgr->group = slim_group_create(mgr, &config.group);
-		if (!mgr->group) {
-			goto out;
-		}
-	}
+	backend.group = group;
 	slim_state_restore(mgr, backend.state_path);
 	slim_state_write(mgr, backend.state_path);
 	slim_log(SLIM_LOG_INFO, "slimland-sessiond: running (state %s)", backend.state_path);
@@ -224,11 +229,9 @@ int main(int argc, char *argv[])
 out:
 	/* in the reverse order of their making; each destroy(NULL) does nothing */
 	explicit_bzero(card_key, sizeof(card_key)); /* a start that failed before the manager */
-	if (mgr) {
-		slim_group_destroy(mgr->group);
-		mgr->group = NULL;
-	}
 	slim_ctl_server_destroy(ctl);
+	backend.group = NULL;
+	slim_group_destroy(group);
 	slim_greeter_server_destroy(greeter);
 	slim_udp_destroy(backend.udp);
 	backend.mgr = NULL;

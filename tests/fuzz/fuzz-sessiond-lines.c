@@ -82,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t session_id = s->id;
 	slim_console_show(c1, s);
 	if (!slim_greeter_client_create(mgr, pair(&peer[TO_GREETER])) ||
-			!slim_ctl_client_create(mgr, pair(&peer[TO_CTL]))) {
+			!slim_ctl_client_create(mgr, NULL, pair(&peer[TO_CTL]))) {
 		abort();
 	}
 

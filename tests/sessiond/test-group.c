@@ -123,7 +123,6 @@ static int setup(void **state)
 	snprintf(gc.address, sizeof(gc.address), "10.0.0.2:5550");
 	f.group = slim_group_create(f.mgr, &gc);
 	assert_non_null(f.group);
-	f.mgr->group = f.group;
 	/* a lease, and the name claimed under it */
 	answer(&f, SLIM_GROUP_GRANT, "{\"ID\":\"42\",\"TTL\":\"5\"}");
 	answer(&f, SLIM_GROUP_CLAIM, "{\"succeeded\":true}");
@@ -135,7 +134,6 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 	slim_group_destroy(f->group);
-	f->mgr->group = NULL;
 	slim_manager_destroy(f->mgr);
 	wl_event_loop_destroy(f->loop);
 	return 0;

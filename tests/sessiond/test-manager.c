@@ -947,7 +947,7 @@ static const char *ctl_says(const char *request)
 {
 	static struct out o;
 	memset(&o, 0, sizeof(o));
-	slim_ctl_run(t.mgr, request, collect, &o);
+	slim_ctl_run(t.mgr, NULL, request, collect, &o);
 	return o.text;
 }
 
@@ -1038,7 +1038,7 @@ static void test_console_timeout(void **state)
 	assert_ptr_equal(slim_manager_console(t.mgr, "c1"), c1);
 	assert_true(c1->away);
 	struct out o = { 0 };
-	slim_ctl_run(t.mgr, "list", collect, &o);
+	slim_ctl_run(t.mgr, NULL, "list", collect, &o);
 	assert_non_null(strstr(o.text, "console c1 10.0.0.1:40001 away "));
 	assert_ptr_equal(c1->shows, session);
 	assert_ptr_equal(session->console, c1);
@@ -1297,26 +1297,26 @@ static void test_ctl(void **state)
 	}
 	struct fake_compositor *s = alice_with_card();
 	struct out o = { 0 };
-	slim_ctl_run(t.mgr, "list", collect, &o);
+	slim_ctl_run(t.mgr, NULL, "list", collect, &o);
 	assert_non_null(strstr(o.text, "console c1 10.0.0.1:40001 session 2\n"));
 	assert_non_null(strstr(o.text, "session 2 alice"));
 	assert_non_null(strstr(o.text, " attached c1\n"));
 	assert_non_null(strstr(o.text, "\nok\n"));
 	memset(&o, 0, sizeof(o));
-	slim_ctl_run(t.mgr, "detach 2", collect, &o);
+	slim_ctl_run(t.mgr, NULL, "detach 2", collect, &o);
 	assert_string_equal(o.text, "ok\n");
 	assert_string_equal(comp_line(s), "detach");
 	memset(&o, 0, sizeof(o));
-	slim_ctl_run(t.mgr, "why c1", collect, &o);
+	slim_ctl_run(t.mgr, NULL, "why c1", collect, &o);
 	assert_string_equal(o.text, "detached by an administrator\nok\n");
 	memset(&o, 0, sizeof(o));
-	slim_ctl_run(t.mgr, "detach 2", collect, &o);
+	slim_ctl_run(t.mgr, NULL, "detach 2", collect, &o);
 	assert_memory_equal(o.text, "error ", 6);
 	memset(&o, 0, sizeof(o));
-	slim_ctl_run(t.mgr, "end 1", collect, &o); /* a greeter is no session */
+	slim_ctl_run(t.mgr, NULL, "end 1", collect, &o); /* a greeter is no session */
 	assert_memory_equal(o.text, "error ", 6);
 	memset(&o, 0, sizeof(o));
-	slim_ctl_run(t.mgr, "end 2", collect, &o);
+	slim_ctl_run(t.mgr, NULL, "end 2", collect, &o);
 	assert_string_equal(o.text, "ok\n");
 	wait_gone(s->pid);
 	assert_null(slim_manager_session(t.mgr, 2));
@@ -1381,7 +1381,7 @@ static void test_enroll_approve(void **state)
 	/* its connection stays among those any other key not enrolled may push out */
 	assert_false(t.admitted[1]);
 	struct out o = { "" };
-	slim_ctl_run(t.mgr, "consoles", collect, &o);
+	slim_ctl_run(t.mgr, NULL, "consoles", collect, &o);
 	assert_non_null(strstr(o.text, "console c1 pending 10.0.0.1:40001 "));
 	/* many keys made up by one host: the waiting list stays bounded */
 	for (int i = 0; i < SLIM_ENROLL_PENDING_MAX + 20; i++) {
@@ -1397,7 +1397,7 @@ static void test_enroll_approve(void **state)
 	hello(1, 0x111, "c1");
 	t.n_sent = 0;
 	o.text[0] = '\0';
-	slim_ctl_run(t.mgr, "approve c1", collect, &o);
+	slim_ctl_run(t.mgr, NULL, "approve c1", collect, &o);
 	assert_string_equal(o.text, "console c1 approved\nok\n");
 	assert_int_equal(refused(1), SLIM_REFUSE_UNKNOWN);
 	assert_false(t.admitted[1]);
@@ -1407,7 +1407,7 @@ static void test_enroll_approve(void **state)
 	assert_true(t.admitted[1]);
 	/* a prefix too short, or of nobody */
 	o.text[0] = '\0';
-	slim_ctl_run(t.mgr, "approve x", collect, &o);
+	slim_ctl_run(t.mgr, NULL, "approve x", collect, &o);
 	assert_non_null(strstr(o.text, "error "));
 }
 
@@ -1429,7 +1429,7 @@ static void test_revoke(void **state)
 	struct slim_session *session = c1->shows;
 	t.n_sent = 0;
 	struct out o = { "" };
-	slim_ctl_run(t.mgr, "revoke c1", collect, &o);
+	slim_ctl_run(t.mgr, NULL, "revoke c1", collect, &o);
 	assert_string_equal(o.text, "console c1 revoked\nok\n");
 	assert_int_equal(refused(1), SLIM_REFUSE_DENIED);
 	assert_null(slim_manager_console(t.mgr, "c1"));
@@ -1445,7 +1445,7 @@ static void test_revoke(void **state)
 	assert_int_equal(refused(1), SLIM_REFUSE_DENIED);
 	assert_int_equal(t.n_comps, comps);
 	o.text[0] = '\0';
-	slim_ctl_run(t.mgr, "consoles", collect, &o);
+	slim_ctl_run(t.mgr, NULL, "consoles", collect, &o);
 	assert_non_null(strstr(o.text, "console c1 revoked - - -\n"));
 }
 

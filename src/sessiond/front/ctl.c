@@ -17,6 +17,7 @@
 
 struct slim_ctl_server {
 	struct slim_manager *mgr;
+	struct slim_group *group;
 	int fd;
 	char path[108];
 	struct wl_event_source *source;
@@ -26,6 +27,7 @@ struct ctl_client {
 	int fd;
 	struct wl_event_source *source;
 	struct slim_manager *mgr;
+	struct slim_group *group;
 	struct slim_lines lines;
 };
 
@@ -188,8 +190,8 @@ static void list_consoles(struct slim_manager *mgr, slim_ctl_out out, void *data
 	}
 }
 
-static bool run_approve(struct slim_manager *mgr, const struct slim_ctl_request *req,
-		slim_ctl_out out, void *data)
+static bool run_approve(struct slim_manager *mgr, struct slim_group *group,
+		const struct slim_ctl_request *req, slim_ctl_out out, void *data)
 {
 	char id[SLIM_CONSOLE_ID_LEN + 1];
 	const char *why;
@@ -201,7 +203,7 @@ static bool run_approve(struct slim_manager *mgr, const struct slim_ctl_request 
 		return false;
 	}
 	slim_log(SLIM_LOG_INFO, "ctl: console %s approved", id);
-	slim_group_console_decided(mgr->group, id);
+	slim_group_console_decided(group, id);
 	if (conn) {
 		/* it waits, connected: its next HELLO is admitted, so ask for one now */
 		slim_consoles_nudge(mgr, conn, assoc);
@@ -210,8 +212,8 @@ static bool run_approve(struct slim_manager *mgr, const struct slim_ctl_request 
 	return true;
 }
 
-static bool run_revoke(struct slim_manager *mgr, const struct slim_ctl_request *req,
-		slim_ctl_out out, void *data)
+static bool run_revoke(struct slim_manager *mgr, struct slim_group *group,
+		const struct slim_ctl_request *req, slim_ctl_out out, void *data)
 {
 	char id[SLIM_CONSOLE_ID_LEN + 1];
 	const char *why;
@@ -224,7 +226,7 @@ static bool run_revoke(struct slim_manager *mgr, const struct slim_ctl_request *
 		slim_console_revoke(c);
 	}
 	slim_log(SLIM_LOG_INFO, "ctl: console %s revoked", id);
-	slim_group_console_decided(mgr->group, id);
+	slim_group_console_decided(group, id);
 	outf(out, data, "console %s revoked", id);
 	return true;
 }
@@ -341,7 +343,8 @@ static void list_link(struct slim_manager *mgr, slim_ctl_out out, void *data)
 	}
 }
 
-void slim_ctl_run(struct slim_manager *mgr, const char *line, slim_ctl_out out, void *data)
+void slim_ctl_run(struct slim_manager *mgr, struct slim_group *group, const char *line,
+		slim_ctl_out out, void *data)
 {
 	struct slim_ctl_request req;
 	const char *error;
@@ -397,12 +400,12 @@ void slim_ctl_run(struct slim_manager *mgr, const char *line, slim_ctl_out out, 
 		list_consoles(mgr, out, data);
 		break;
 	case SLIM_CTL_APPROVE:
-		if (!run_approve(mgr, &req, out, data)) {
+		if (!run_approve(mgr, group, &req, out, data)) {
 			return;
 		}
 		break;
 	case SLIM_CTL_REVOKE:
-		if (!run_revoke(mgr, &req, out, data)) {
+		if (!run_revoke(mgr, group, &req, out, data)) {
 			return;
 		}
 		break;
@@ -430,13 +433,13 @@ void slim_ctl_run(struct slim_manager *mgr, const char *line, slim_ctl_out out, 
 	case SLIM_CTL_DRAIN:
 	case SLIM_CTL_UNDRAIN: {
 		const char *why;
-		if (!mgr->group) {
+		if (!group) {
 			outf(out, data, "error no group: etcd is not configured");
 			return;
 		}
 		if (req.cmd == SLIM_CTL_GROUP) {
-			slim_group_view(mgr->group, out, data);
-		} else if (!slim_group_drain(mgr->group, req.name, req.cmd == SLIM_CTL_DRAIN,
+			slim_group_view(group, out, data);
+		} else if (!slim_group_drain(group, req.name, req.cmd == SLIM_CTL_DRAIN,
 				&why)) {
 			outf(out, data, "error %s", why);
 			return;
@@ -480,7 +483,7 @@ static int handle_client(int fd, uint32_t mask, void *data)
 		slim_lines_fill(&client->lines, fd) : SLIM_LINES_CLOSED;
 	char *line;
 	while ((line = slim_lines_next(&client->lines))) {
-		slim_ctl_run(client->mgr, line, client_out, client);
+		slim_ctl_run(client->mgr, client->group, line, client_out, client);
 	}
 	if (status == SLIM_LINES_CLOSED) {
 		client_destroy(client);
@@ -506,11 +509,11 @@ static int handle_accept(int fd, uint32_t mask, void *data)
 		close(cfd);
 		return 0;
 	}
-	slim_ctl_client_create(server->mgr, cfd);
+	slim_ctl_client_create(server->mgr, server->group, cfd);
 	return 0;
 }
 
-bool slim_ctl_client_create(struct slim_manager *mgr, int fd)
+bool slim_ctl_client_create(struct slim_manager *mgr, struct slim_group *group, int fd)
 {
 	struct ctl_client *client = calloc(1, sizeof(*client));
 	if (!client) {
@@ -519,6 +522,7 @@ bool slim_ctl_client_create(struct slim_manager *mgr, int fd)
 	}
 	client->fd = fd;
 	client->mgr = mgr;
+	client->group = group;
 	slim_lines_init(&client->lines);
 	client->source = wl_event_loop_add_fd(mgr->loop, fd, WL_EVENT_READABLE,
 		handle_client, client);
@@ -530,7 +534,8 @@ bool slim_ctl_client_create(struct slim_manager *mgr, int fd)
 	return true;
 }
 
-struct slim_ctl_server *slim_ctl_server_create(struct slim_manager *mgr, const char *path)
+struct slim_ctl_server *slim_ctl_server_create(struct slim_manager *mgr,
+		struct slim_group *group, const char *path)
 {
 	struct slim_ctl_server *server = calloc(1, sizeof(*server));
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
@@ -540,6 +545,7 @@ struct slim_ctl_server *slim_ctl_server_create(struct slim_manager *mgr, const c
 		return NULL;
 	}
 	server->mgr = mgr;
+	server->group = group;
 	memcpy(server->path, path, len + 1);
 	memcpy(sun.sun_path, path, len + 1);
 	server->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

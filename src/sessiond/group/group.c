@@ -679,6 +679,22 @@ static void sync_start(struct slim_group *group)
 
 /* ---- the group's life ---- */
 
+static enum slim_group_where elsewhere_card(void *data, const uint8_t hash[32],
+		struct slim_wire_move *move, char *server, size_t size)
+{
+	return slim_group_card_server(data, hash, move, server, size);
+}
+
+static bool elsewhere_login(void *data, struct slim_wire_move *move, char *server, size_t size)
+{
+	return slim_group_login_server(data, move, server, size);
+}
+
+static const struct slim_manager_elsewhere elsewhere = {
+	.card_server = elsewhere_card,
+	.login_server = elsewhere_login,
+};
+
 struct slim_group *slim_group_create(struct slim_manager *mgr,
 		const struct slim_group_config *config)
 {
@@ -722,6 +738,8 @@ struct slim_group *slim_group_create(struct slim_manager *mgr,
 		config->etcd, group->config.prefix);
 	grant(group);
 	sync_start(group);
+	mgr->elsewhere = &elsewhere;
+	mgr->elsewhere_data = group;
 	return group;
 }
 
@@ -735,6 +753,10 @@ void slim_group_destroy(struct slim_group *group)
 	 * keep running across a restart of the manager, and the next one
 	 * registers them again under a lease of its own.
 	 */
+	if (group->mgr->elsewhere_data == group) {
+		group->mgr->elsewhere = NULL;
+		group->mgr->elsewhere_data = NULL;
+	}
 	slim_etcd_destroy(group->etcd);
 	if (group->tick) {
 		wl_event_source_remove(group->tick);

@@ -111,7 +111,7 @@ void slim_console_card(struct slim_console *c, const struct slim_wire_card *card
 	struct slim_binding *b = card->len ? slim_manager_binding(mgr, &token) : NULL;
 	struct slim_wire_move move;
 	char server[64];
-	switch (!b && card->len ? slim_group_card_server(mgr->group, token.bytes, &move, server,
+	switch (!b && card->len ? slim_manager_card_elsewhere(mgr, token.bytes, &move, server,
 			sizeof(server)) : SLIM_GROUP_HERE) {
 	case SLIM_GROUP_HERE:
 		break;

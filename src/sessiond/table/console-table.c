@@ -258,7 +258,7 @@ void slim_console_hello(struct slim_console *c, bool new_assoc)
 		wl_event_source_timer_update(c->greeter_retry, SLIM_MOVED_GREETER_MS);
 		return;
 	}
-	if (slim_group_login_server(c->mgr->group, &move, server, sizeof(server))) {
+	if (slim_manager_login_elsewhere(c->mgr, &move, server, sizeof(server))) {
 		slim_console_move(c, &move, server, "a login goes where there is room");
 		return;
 	}

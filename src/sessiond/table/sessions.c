@@ -30,6 +30,22 @@ void slim_manager_changed(struct slim_manager *mgr)
 	}
 }
 
+enum slim_group_where slim_manager_card_elsewhere(struct slim_manager *mgr,
+		const uint8_t hash[32], struct slim_wire_move *move, char *server, size_t size)
+{
+	if (!mgr->elsewhere) {
+		return SLIM_GROUP_HERE;
+	}
+	return mgr->elsewhere->card_server(mgr->elsewhere_data, hash, move, server, size);
+}
+
+bool slim_manager_login_elsewhere(struct slim_manager *mgr, struct slim_wire_move *move,
+		char *server, size_t size)
+{
+	return mgr->elsewhere &&
+		mgr->elsewhere->login_server(mgr->elsewhere_data, move, server, size);
+}
+
 struct slim_manager *slim_manager_create(struct wl_event_loop *loop,
 		const struct slim_config *config, const char *run_dir,
 		const uint8_t card_key[SLIM_SEC_KEY_LEN], const char *enroll_path,

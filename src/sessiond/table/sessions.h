@@ -25,7 +25,6 @@
 
 struct slim_compositor_control;
 struct slim_greeter_client;
-struct slim_group;
 
 #define SLIM_REDIRECT_INTERVAL_MS 200
 #define SLIM_REDIRECT_MAX 25
@@ -80,6 +79,31 @@ struct slim_manager_ops {
 	 * nothing to end.
 	 */
 	bool (*greeter_clear)(void *data, uid_t uid, const char *runtime_dir);
+};
+
+/*
+ * Where a console goes that this server has no session for (a MOVE to
+ * that server's manager, named in `server`).
+ */
+enum slim_group_where {
+	SLIM_GROUP_HERE,        /* nothing elsewhere: this server's business */
+	SLIM_GROUP_MOVE,        /* `move` names the server */
+	SLIM_GROUP_UNREACHABLE, /* elsewhere by the last copy, but etcd does not answer */
+};
+
+/*
+ * What a server group (group.h) answers the table, set as the group starts.
+ * A server alone has none: every console is its own business.
+ */
+struct slim_manager_elsewhere {
+	/* A card whose session runs on another server of the group. */
+	enum slim_group_where (*card_server)(void *data, const uint8_t hash[32],
+		struct slim_wire_move *move, char *server, size_t size);
+	/*
+	 * A console about to be shown a greeter: true if its login belongs on
+	 * another server.
+	 */
+	bool (*login_server)(void *data, struct slim_wire_move *move, char *server, size_t size);
 };
 
 /*
@@ -224,7 +248,9 @@ struct slim_manager {
 	struct wl_list bindings;
 	struct wl_list greeter_clients; /* greeter-socket.c's connections, ended with the manager */
 	struct slim_enroll enroll;
-	struct slim_group *group; /* the server group (group.h); NULL: none */
+	/* a server group's answers (NULL: a server alone) */
+	const struct slim_manager_elsewhere *elsewhere;
+	void *elsewhere_data;
 	/* the key card tokens are hashed under (KEY_DIR/card.key) */
 	uint8_t card_key[SLIM_SEC_KEY_LEN];
 	/* the host key's fingerprint, for slimlandctl key; zero over clear transport */
@@ -360,5 +386,11 @@ bool slim_manager_bind(struct slim_manager *mgr, const struct slim_card_hash *to
 void slim_manager_unbind(struct slim_manager *mgr, const uint8_t hash[32]);
 
 void slim_manager_changed(struct slim_manager *mgr);
+
+/* The group's answers (SLIM_GROUP_HERE and false without a group). */
+enum slim_group_where slim_manager_card_elsewhere(struct slim_manager *mgr,
+		const uint8_t hash[32], struct slim_wire_move *move, char *server, size_t size);
+bool slim_manager_login_elsewhere(struct slim_manager *mgr, struct slim_wire_move *move,
+		char *server, size_t size);
 
 #endif
