@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "consoles.h"
+#include "console-send.h"
 #include "ctl.h"
 #include "group.h"
 #include "slim-lines.h"

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "consoles.h"
+#include "console-send.h"
 #include "greeter-socket.h"
 #include "sessions-internal.h"
 

@@ -9,6 +9,8 @@
  *   launch.c         starting compositors: a user's session, a greeter
  *   cards.c          card tokens: their hashes, what a tap does
  *   logins.c         a login at a greeter, from the form to the session
+ *   console-send.c   what the manager says to consoles (console-send.h)
+ *   enroll.c         which consoles it serves at all (enroll.h)
  *
  * A console and the session it shows point at each other, as do a console
  * and its greeter: only the link and unlink functions below set or clear

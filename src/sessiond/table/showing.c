@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "consoles.h"
+#include "console-send.h"
 #include "compositor-control.h"
 #include "greeter-socket.h"
 #include "slim-lines.h"
