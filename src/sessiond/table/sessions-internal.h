@@ -43,6 +43,9 @@ void slim_console_greeter_retry_later(struct slim_console *console);
 /* The greeter_retry timer. */
 int slim_console_greeter_retry(void *data);
 
+/* What its compositor says on the control socket (compositor-control.h). */
+extern const struct slim_compositor_control_handler slim_session_control;
+
 /* sessions.c */
 /* The detached_timeout clock starts (a user's session that lost its console). */
 void slim_session_now_detached(struct slim_session *session);

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "compositor-control.h"
 #include "greeter-socket.h"
 #include "sessions-internal.h"
 #include "slim-alloc.h"
@@ -221,7 +220,17 @@ struct slim_session *slim_session_add(struct slim_manager *mgr, uint32_t id,
 			handle_pidfd, s);
 	}
 	/* control_fd is the control's from here, made or not */
-	s->control = slim_compositor_control_create(s, control_path, control_fd);
+	struct slim_compositor_control_owner owner = {
+		.loop = mgr->loop,
+		.session = id,
+		.uid = uid,
+		.pid = pid,
+		.at_once = mgr->restoring,
+		.log_rl = &mgr->log_rl,
+		.handler = &slim_session_control,
+		.data = s,
+	};
+	s->control = slim_compositor_control_create(&owner, control_path, control_fd);
 	if (!s->control || (pidfd >= 0 && !s->pidfd_source)) {
 		/* one that could not be told anything, or whose exit would go unheard */
 		slim_log(SLIM_LOG_ERROR, "session %u: cannot watch its %s", id,
@@ -331,26 +340,4 @@ uint64_t slim_session_idle_us(struct slim_session *s)
 	slim_session_touch(s);
 	uint64_t now = slim_now_us();
 	return now > s->active_us ? now - s->active_us : 0;
-}
-
-void slim_session_control_active(struct slim_session *s)
-{
-	s->active_us = slim_now_us();
-}
-
-void slim_session_control_audio(struct slim_session *s, const struct slim_session_audio *audio)
-{
-	s->audio = *audio;
-}
-
-void slim_session_control_net(struct slim_session *s, const struct slim_session_net *net)
-{
-	s->net = *net;
-}
-
-void slim_session_control_inhibit(struct slim_session *s, bool inhibited)
-{
-	/* the time shown while inhibited counts as use, up to this moment */
-	slim_session_touch(s);
-	s->inhibited = inhibited;
 }

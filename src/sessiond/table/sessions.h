@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <wayland-server-core.h>
+#include "compositor-control.h"
 #include "config.h"
 #include "enroll.h"
 #include "slim-log.h"
@@ -23,7 +24,6 @@
 #include "spawn.h"
 #include "uid-pool.h"
 
-struct slim_compositor_control;
 struct slim_greeter_client;
 
 #define SLIM_REDIRECT_INTERVAL_MS 200
@@ -148,18 +148,8 @@ struct slim_session {
 	 */
 	uint64_t active_us;
 	bool inhibited;    /* its compositor said `inhibit 1` */
-	/* How sound fares on a console, its compositor's latest `audio` line. */
-	struct slim_session_audio {
-		char console[SLIM_CONSOLE_ID_LEN + 1]; /* "": none said */
-		char codec[8];
-		unsigned kbit, depth_ms, loss_permille, lost_permille;
-	} audio;
-	/* What its pacer knows of a console's link, its compositor's latest `link` line. */
-	struct slim_session_net {
-		char console[SLIM_CONSOLE_ID_LEN + 1]; /* "": none said */
-		unsigned long rate_kbit, pacing_kbit; /* 0: not known, nothing held back */
-		unsigned long rtt_us, min_rtt_us, queue_bytes, dropped;
-	} net;
+	struct slim_session_audio audio; /* how sound fares on its console */
+	struct slim_session_net net;     /* what its pacer knows of the console's link */
 	bool ending;       /* SIGTERM sent */
 };
 
@@ -316,19 +306,6 @@ int slim_manager_console_sweep(void *data);
 void slim_console_goodbye(struct slim_console *console);
 void slim_console_hello(struct slim_console *console, bool new_assoc);
 void slim_console_card(struct slim_console *console, const struct slim_wire_card *card);
-
-/* What front/compositor-control.c reports. */
-void slim_session_control_hello(struct slim_session *session, uint16_t port, pid_t pid);
-void slim_session_control_attached(struct slim_session *session, const char *console_id,
-		uint16_t width, uint16_t height);
-void slim_session_control_detached(struct slim_session *session, const char *console_id);
-void slim_session_control_closed(struct slim_session *session);
-void slim_session_control_active(struct slim_session *session);
-void slim_session_control_inhibit(struct slim_session *session, bool inhibited);
-void slim_session_control_audio(struct slim_session *session,
-		const struct slim_session_audio *audio);
-void slim_session_control_net(struct slim_session *session,
-		const struct slim_session_net *net);
 
 /*
  * How long nobody has used the session: 0 while it is shown with idle

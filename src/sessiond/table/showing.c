@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 #include "console-send.h"
-#include "compositor-control.h"
 #include "greeter-socket.h"
 #include "slim-lines.h"
 #include "sessions-internal.h"
@@ -243,8 +242,9 @@ bool slim_session_detach(struct slim_session *s, enum slim_why why)
 
 /* What compositors say */
 
-void slim_session_control_hello(struct slim_session *s, uint16_t port, pid_t pid)
+static void handle_control_hello(void *data, uint16_t port, pid_t pid)
 {
+	struct slim_session *s = data;
 	if (pid != s->pid) {
 		slim_log(SLIM_LOG_INFO, "session %u: control says PID %d, we started %d",
 			s->id, (int)pid, (int)s->pid);
@@ -262,9 +262,10 @@ static struct slim_console *console_of(struct slim_session *s, const char *id)
 	return s->console && strcmp(s->console->id, id) == 0 ? s->console : NULL;
 }
 
-void slim_session_control_attached(struct slim_session *s, const char *id,
-		uint16_t width, uint16_t height)
+static void handle_control_attached(void *data, const char *id, uint16_t width,
+		uint16_t height)
 {
+	struct slim_session *s = data;
 	struct slim_console *c = console_of(s, id);
 	if (!c) {
 		slim_log(SLIM_LOG_DEBUG, "session %u: attached %s, not ours", s->id, id);
@@ -286,8 +287,9 @@ void slim_session_control_attached(struct slim_session *s, const char *id,
 	slim_manager_changed(s->mgr);
 }
 
-void slim_session_control_detached(struct slim_session *s, const char *id)
+static void handle_control_detached(void *data, const char *id)
 {
+	struct slim_session *s = data;
 	struct slim_console *c = console_of(s, id);
 	if (!c || c->redirecting || !s->attached) {
 		/* ours to expect: a console we moved, or the one a new token replaces */
@@ -308,11 +310,49 @@ void slim_session_control_detached(struct slim_session *s, const char *id)
 	slim_console_to_greeter(c, SLIM_WHY_LOST);
 }
 
-void slim_session_control_closed(struct slim_session *s)
+static void handle_control_closed(void *data)
 {
+	struct slim_session *s = data;
 	/* no control, no session: make sure the compositor goes too */
 	if (!s->ending) {
 		slim_session_end(s);
 	}
 	slim_session_destroy(s);
 }
+
+static void handle_control_active(void *data)
+{
+	struct slim_session *s = data;
+	s->active_us = slim_now_us();
+}
+
+static void handle_control_inhibit(void *data, bool inhibited)
+{
+	struct slim_session *s = data;
+	/* the time shown while inhibited counts as use, up to this moment */
+	slim_session_touch(s);
+	s->inhibited = inhibited;
+}
+
+static void handle_control_audio(void *data, const struct slim_session_audio *audio)
+{
+	struct slim_session *s = data;
+	s->audio = *audio;
+}
+
+static void handle_control_net(void *data, const struct slim_session_net *net)
+{
+	struct slim_session *s = data;
+	s->net = *net;
+}
+
+const struct slim_compositor_control_handler slim_session_control = {
+	.hello = handle_control_hello,
+	.attached = handle_control_attached,
+	.detached = handle_control_detached,
+	.active = handle_control_active,
+	.inhibit = handle_control_inhibit,
+	.audio = handle_control_audio,
+	.net = handle_control_net,
+	.closed = handle_control_closed,
+};
