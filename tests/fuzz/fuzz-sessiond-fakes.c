@@ -74,7 +74,7 @@ struct slim_manager *fuzz_manager_create(struct wl_event_loop *loop, enum slim_e
 	if (!mgr) {
 		abort();
 	}
-	mgr->check_greeter_peer = false;
+	mgr->greeters.check_peer = false;
 	n_compositors = 0;
 	return mgr;
 }

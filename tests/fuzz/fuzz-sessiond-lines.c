@@ -45,10 +45,10 @@ static struct slim_console *known_console(const char *id, int n)
 	}
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(40000) };
 	a.sin_addr.s_addr = htonl(0x0a000001 + n);
-	memcpy(&c->addr, &a, sizeof(a));
-	c->addr_len = sizeof(a);
-	c->assoc = FUZZ_ASSOC + n;
-	c->known = true;
+	memcpy(&c->assoc.addr, &a, sizeof(a));
+	c->assoc.addr_len = sizeof(a);
+	c->assoc.id = FUZZ_ASSOC + n;
+	c->heard.known = true;
 	return c;
 }
 

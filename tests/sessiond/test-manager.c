@@ -387,7 +387,7 @@ static bool alive(pid_t pid)
 
 static bool login_done(void *data)
 {
-	return ((struct slim_console *)data)->login == NULL;
+	return ((struct slim_console *)data)->login.worker == NULL;
 }
 
 /* A login at c's greeter, waited for: what the greeter would be told. */
@@ -397,10 +397,10 @@ static bool login(struct slim_console *c, const char *user, const char *password
 	if (!slim_manager_login(t.mgr, c, user, password, why)) {
 		return false;
 	}
-	assert_non_null(c->login);
+	assert_non_null(c->login.worker);
 	assert_true(run_until(login_done, c));
-	*why = c->login_error;
-	return c->login_ok;
+	*why = c->login.error;
+	return c->login.ok;
 }
 
 /*
@@ -596,7 +596,7 @@ static int setup(void **state)
 		slim_config_parse(&config, reauth, strlen(reauth), "test");
 	}
 	t.mgr = create_manager(&config);
-	t.mgr->check_greeter_peer = false;
+	t.mgr->greeters.check_peer = false;
 	return 0;
 }
 
@@ -667,7 +667,7 @@ static void test_greeter_and_login(void **state)
 	assert_int_equal(c->state, SLIM_CONSOLE_SESSION);
 	/* the greeter is done: SIGTERM, and its exit (pidfd) takes it off the table */
 	wait_gone(g->pid);
-	assert_null(c->greeter);
+	assert_null(c->greeter.session);
 	/* a second login by alice elsewhere shows the same session */
 	struct fake_compositor *g2 = console_on_greeter(2, 0x222, "c2");
 	(void)g2;
@@ -681,7 +681,7 @@ static void test_greeter_and_login(void **state)
 	assert_non_null(line);
 	assert_memory_equal(line, "expect ", 7);
 	assert_non_null(strstr(line, " 6332")); /* "c2" in hex */
-	assert_ptr_equal(c->shows, c->greeter);
+	assert_ptr_equal(c->shows, c->greeter.session);
 }
 
 /* alice logged in at c1 with a card tapped first; returns her compositor */
@@ -690,15 +690,15 @@ static struct fake_compositor *alice_with_card(void)
 	console_on_greeter(1, 0x111, "c1");
 	struct slim_console *c = slim_manager_console(t.mgr, "c1");
 	card(1, 0x111, 2, true, 7);
-	assert_string_equal(c->message, "Unknown card: log in to use it");
-	assert_true(c->has_pending);
+	assert_string_equal(c->greeter.message, "Unknown card: log in to use it");
+	assert_true(c->card.unknown);
 	assert_int_equal(c->why, SLIM_WHY_UNKNOWN_CARD);
 	const char *why;
 	assert_true(login(c, "alice", "right", &why));
 	struct fake_compositor *s = last_comp();
 	comp_start(s, 8001, "c1");
 	attach(s, "c1");
-	assert_false(c->has_pending);
+	assert_false(c->card.unknown);
 	assert_int_equal(wl_list_length(&t.mgr->bindings), 1);
 	return s;
 }
@@ -724,8 +724,8 @@ static void test_cards(void **state)
 	int redirect = first_sent(2, SLIM_CMD_REDIRECT);
 	assert_true(redirect >= 0);
 	assert_true(redirect < g1->sent_before);
-	assert_ptr_equal(c1->shows, c1->greeter);
-	assert_ptr_equal(c1->greeter->console, c1);
+	assert_ptr_equal(c1->shows, c1->greeter.session);
+	assert_ptr_equal(c1->greeter.session->console, c1);
 	char *line = comp_line(s);
 	assert_non_null(line);
 	assert_non_null(strstr(line, " 6332")); /* "c2" in hex */
@@ -777,12 +777,12 @@ static void test_forgery(void **state)
 	/* a HELLO claiming c1 from elsewhere while c1 is alive: BUSY */
 	hello(3, 0x333, "c1");
 	assert_int_equal(refused(3), SLIM_REFUSE_BUSY);
-	assert_int_equal(c1->assoc, 0x111);
+	assert_int_equal(c1->assoc.id, 0x111);
 	/* after 10 s of silence the new address takes it over */
-	c1->last_heard_us -= SLIM_CONSOLE_TAKEOVER_US + 1;
+	c1->heard.last_us -= SLIM_CONSOLE_TAKEOVER_US + 1;
 	hello(3, 0x333, "c1");
-	assert_int_equal(c1->assoc, 0x333);
-	assert_int_equal(ntohs(((struct sockaddr_in *)&c1->addr)->sin_port), 40003);
+	assert_int_equal(c1->assoc.id, 0x333);
+	assert_int_equal(ntohs(((struct sockaddr_in *)&c1->assoc.addr)->sin_port), 40003);
 	(void)c2;
 	/* a PING of an unknown association is answered REFUSE UNKNOWN */
 	t.n_sent = 0;
@@ -800,9 +800,9 @@ static void test_reauth(void **state)
 	comp_line(s); /* detach */
 	card(1, 0x111, 4, true, 7);
 	assert_int_equal(c1->why, SLIM_WHY_REAUTH);
-	assert_string_equal(c1->message, "Enter your password to continue");
-	assert_ptr_equal(c1->reauth, session);
-	assert_ptr_equal(c1->shows, c1->greeter);
+	assert_string_equal(c1->greeter.message, "Enter your password to continue");
+	assert_ptr_equal(c1->card.reauth, session);
+	assert_ptr_equal(c1->shows, c1->greeter.session);
 	const char *why;
 	assert_false(login(c1, "alice", "wrong", &why));
 	int comps = t.n_comps;
@@ -833,7 +833,7 @@ static void test_reauth_idle(void **state)
 	session->active_us -= two_minutes;
 	card(1, 0x111, 3, true, 7);
 	assert_int_equal(c1->why, SLIM_WHY_REAUTH);
-	assert_ptr_equal(c1->reauth, session);
+	assert_ptr_equal(c1->card.reauth, session);
 	assert_ptr_equal(c2->shows, session);
 	/* someone typed at c2 since: no password */
 	comp_say(s, "active");
@@ -1028,7 +1028,7 @@ static void test_console_timeout(void **state)
 	assert_int_equal(ntohs(t.sent[sent].to.sin_port), ntohs(addr_of(2).sin_port));
 	assert_true(t.sent[sent].len <= sizeof(struct slim_wire_dgram) + 4);
 	assert_int_equal(wl_list_length(&t.mgr->consoles), 3);
-	assert_false(c1->away);
+	assert_false(c1->heard.away);
 
 	/* 35 s: the silent console on a greeter is forgotten, its greeter ended */
 	advance_s(15);
@@ -1036,7 +1036,7 @@ static void test_console_timeout(void **state)
 	wait_gone(g3->pid);
 	/* the one showing a session is only marked away: the session keeps it */
 	assert_ptr_equal(slim_manager_console(t.mgr, "c1"), c1);
-	assert_true(c1->away);
+	assert_true(c1->heard.away);
 	struct out o = { 0 };
 	slim_ctl_run(t.mgr, NULL, "list", collect, &o);
 	assert_non_null(strstr(o.text, "console c1 10.0.0.1:40001 away "));
@@ -1050,14 +1050,14 @@ static void test_console_timeout(void **state)
 
 	/* c1 is heard again: no longer away, still on its session */
 	console_send(1, 0x111, 5, SLIM_CMD_PING, NULL);
-	assert_false(c1->away);
+	assert_false(c1->heard.away);
 	assert_ptr_equal(c1->shows, session);
 
 	/* 35 s more: c2 (on its greeter) is forgotten; c1 away again */
 	advance_s(35);
 	assert_null(slim_manager_console(t.mgr, "c2"));
 	wait_gone(g2->pid);
-	assert_true(c1->away);
+	assert_true(c1->heard.away);
 	assert_true(alive(s->pid));
 
 	/* a forgotten console that comes back is new: HELLO, greeter */
@@ -1087,7 +1087,7 @@ static void test_goodbye_and_size(void **state)
 	 */
 	wait_gone(g1->pid);
 	assert_int_equal(times_cleared(g1->uid), 2);
-	assert_int_equal(slim_uid_pool_state(&t.mgr->greeter_uids, g1->uid), SLIM_UID_FREE);
+	assert_int_equal(slim_uid_pool_state(&t.mgr->greeters.uids, g1->uid), SLIM_UID_FREE);
 
 	/* 8192x8192, a new console and a known one: refused, no greeter, no change */
 	struct slim_wire_hello h = { .version = 1, .width = 8192, .height = 8192, .mtu = 1400 };
@@ -1101,28 +1101,28 @@ static void test_goodbye_and_size(void **state)
 	h.height = 2160;
 	console_send(2, 0x2223, 1, SLIM_CMD_HELLO, &h);
 	assert_int_equal(refused(2), SLIM_REFUSE_TOO_LARGE);
-	assert_int_equal(c2->assoc, 0x222);
-	assert_int_equal(c2->width, 640);
+	assert_int_equal(c2->assoc.id, 0x222);
+	assert_int_equal(c2->assoc.width, 640);
 	assert_int_equal(t.n_comps, comps);
 	assert_int_equal(wl_list_length(&t.mgr->consoles), consoles);
 	/* two 4K heads exactly: served */
 	h.width = 3840 * 2;
 	console_send(2, 0x2224, 1, SLIM_CMD_HELLO, &h);
-	assert_int_equal(c2->assoc, 0x2224);
-	assert_int_equal(c2->width, 3840 * 2);
+	assert_int_equal(c2->assoc.id, 0x2224);
+	assert_int_equal(c2->assoc.width, 3840 * 2);
 
 	/* c2 (on its greeter) says goodbye: forgotten now, its greeter ended and cleaned up */
 	slim_consoles_closed(t.mgr, conn_of(2), true);
 	assert_null(slim_manager_console(t.mgr, "c2"));
 	wait_gone(g2->pid);
 	assert_int_equal(times_cleared(g2->uid), 2);
-	assert_int_equal(slim_uid_pool_state(&t.mgr->greeter_uids, g2->uid), SLIM_UID_FREE);
+	assert_int_equal(slim_uid_pool_state(&t.mgr->greeters.uids, g2->uid), SLIM_UID_FREE);
 
 	/* c1 (on alice's session) says goodbye: away, the session keeps it and runs on */
 	slim_consoles_closed(t.mgr, conn_of(1), true);
 	assert_ptr_equal(slim_manager_console(t.mgr, "c1"), c1);
-	assert_true(c1->away);
-	assert_false(c1->known);
+	assert_true(c1->heard.away);
+	assert_false(c1->heard.known);
 	/* its compositor then reports it gone: no greeter is started for a console that quit */
 	comps = t.n_comps;
 	char line[120], hex[2 * SLIM_CONSOLE_ID_LEN + 1];
@@ -1138,6 +1138,16 @@ static void test_goodbye_and_size(void **state)
 	assert_non_null(slim_manager_console(t.mgr, "c4"));
 }
 
+/* What a greeter client hears, through its end of the socket: "" for nothing. */
+static const char *client_heard(int fd)
+{
+	static char buf[256];
+	settle();
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
 /* A greeter client that says hello twice belongs to the second console only. */
 static void test_greeter_hello_twice(void **state)
 {
@@ -1148,17 +1158,28 @@ static void test_greeter_hello_twice(void **state)
 	assert_non_null(slim_greeter_client_create(t.mgr, sv[0]));
 	assert_true(slim_line_send(sv[1], "hello c2"));
 	settle();
-	assert_non_null(c2->client);
+	slim_console_message(c2, "for c2");
+	assert_string_equal(client_heard(sv[1]), "message for c2\n");
 	assert_true(slim_line_send(sv[1], "hello c1"));
 	settle();
-	assert_non_null(c1->client);
-	assert_null(c2->client);
-	/* the client goes: neither console points at it */
-	close(sv[1]);
-	settle();
-	assert_null(c1->client);
-	assert_null(c2->client);
 	slim_console_message(c2, "nobody hears this");
+	slim_console_message(c1, "for c1");
+	assert_string_equal(client_heard(sv[1]), "message for c1\n");
+	/* a second client for c1 takes it: the first hears nothing more of it */
+	int sv2[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv2), 0);
+	assert_non_null(slim_greeter_client_create(t.mgr, sv2[0]));
+	assert_true(slim_line_send(sv2[1], "hello c1"));
+	assert_string_equal(client_heard(sv2[1]), "message for c1\n");
+	slim_console_message(c1, "again");
+	assert_string_equal(client_heard(sv[1]), "");
+	assert_string_equal(client_heard(sv2[1]), "message again\n");
+	/* the clients go, then the console: nothing points at what is gone */
+	close(sv[1]);
+	close(sv2[1]);
+	settle();
+	slim_console_message(c1, "nobody hears this");
+	slim_console_revoke(c2);
 }
 
 /*
@@ -1169,7 +1190,7 @@ static void test_greeter_hello_twice(void **state)
  */
 static void test_greeter_uids(void **state)
 {
-	struct slim_uid_pool *pool = &t.mgr->greeter_uids;
+	struct slim_uid_pool *pool = &t.mgr->greeters.uids;
 	struct fake_compositor *g1 = console_on_greeter(1, 0x111, "c1");
 	struct fake_compositor *g2 = console_on_greeter(2, 0x222, "c2");
 	struct slim_console *c1 = slim_manager_console(t.mgr, "c1");
@@ -1177,7 +1198,7 @@ static void test_greeter_uids(void **state)
 	assert_true(slim_uid_pool_has(pool, g2->uid));
 	assert_int_not_equal(g1->uid, g2->uid);
 	assert_int_equal(slim_uid_pool_state(pool, g1->uid), SLIM_UID_USED);
-	assert_int_equal(c1->greeter->uid, g1->uid);
+	assert_int_equal(c1->greeter.session->uid, g1->uid);
 	assert_string_equal(g1->user, "slimland-greeter"); /* its name, group and home */
 	char dir[64];
 	snprintf(dir, sizeof(dir), "/tmp/greeter-%u", (unsigned)g1->uid);
@@ -1238,10 +1259,10 @@ static void test_greeter_uids(void **state)
 	t.mgr = create_manager(&config);
 	slim_state_apply(t.mgr, &st, false);
 	slim_state_finish(&st);
-	pool = &t.mgr->greeter_uids;
+	pool = &t.mgr->greeters.uids;
 	assert_int_equal(slim_uid_pool_state(pool, g2->uid), SLIM_UID_USED);
 	assert_int_equal(slim_uid_pool_state(pool, g3->uid), SLIM_UID_USED);
-	assert_int_equal(slim_manager_console(t.mgr, "c1")->greeter->uid, g3->uid);
+	assert_int_equal(slim_manager_console(t.mgr, "c1")->greeter.session->uid, g3->uid);
 	struct slim_session *dup = slim_manager_session(t.mgr, 90);
 	assert_true(dup->ending);
 	assert_true(slim_manager_session(t.mgr, 91)->ending);
@@ -1257,7 +1278,7 @@ static void test_greeter_uids(void **state)
 /* With every uid of greeter_uids taken, a console waits for one to be free. */
 static void test_greeter_uids_run_out(void **state)
 {
-	struct slim_uid_pool *pool = &t.mgr->greeter_uids;
+	struct slim_uid_pool *pool = &t.mgr->greeters.uids;
 	assert_int_equal(pool->count, 2);
 	struct fake_compositor *g1 = console_on_greeter(1, 0x111, "c1");
 	console_on_greeter(2, 0x222, "c2");
@@ -1265,14 +1286,14 @@ static void test_greeter_uids_run_out(void **state)
 	hello(3, 0x333, "c3");
 	struct slim_console *c3 = slim_manager_console(t.mgr, "c3");
 	assert_non_null(c3);
-	assert_null(c3->greeter);
+	assert_null(c3->greeter.session);
 	assert_int_equal(t.n_comps, comps);
 	/* c1's greeter is ended (its console is forgotten): c3's next try has its uid */
 	slim_consoles_closed(t.mgr, conn_of(1), true);
 	wait_gone(g1->pid);
 	advance_ms(2000); /* SLIM_GREETER_RETRY_FIRST_MS */
-	assert_non_null(c3->greeter);
-	assert_int_equal(c3->greeter->uid, g1->uid);
+	assert_non_null(c3->greeter.session);
+	assert_int_equal(c3->greeter.session->uid, g1->uid);
 }
 
 static void test_ctl(void **state)
@@ -1366,8 +1387,8 @@ static void test_key_is_the_console(void **state)
 	/* the same key from another address at once: the console moved, it is the same one */
 	console_send_keyed(5, 0x555, 1, SLIM_CMD_HELLO, &h, key);
 	assert_ptr_equal(slim_manager_console(t.mgr, id), c);
-	assert_int_equal(c->assoc, 0x555);
-	assert_int_equal(ntohs(((struct sockaddr_in *)&c->addr)->sin_port), 40005);
+	assert_int_equal(c->assoc.id, 0x555);
+	assert_int_equal(ntohs(((struct sockaddr_in *)&c->assoc.addr)->sin_port), 40005);
 	assert_int_equal(t.n_comps, 1);
 }
 
@@ -1485,7 +1506,7 @@ static void test_state_round_trip(void **state)
 	free(text2);
 	struct slim_console *c1 = slim_manager_console(t.mgr, "c1");
 	assert_non_null(c1);
-	assert_false(c1->known);
+	assert_false(c1->heard.known);
 	/* its PING is refused UNKNOWN; its HELLO is answered but nothing is redirected */
 	t.n_sent = 0;
 	console_send(1, 0x111, 9, SLIM_CMD_PING, NULL);

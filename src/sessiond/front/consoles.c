@@ -82,23 +82,23 @@ static void drop(struct slim_manager *mgr, const char *what)
 static void take_hello(struct slim_console *c, const struct slim_peer *peer,
 		const struct slim_dgram *hdr, const struct slim_cmd *cmd)
 {
-	if ((size_t)peer->from_len <= sizeof(c->addr)) {
-		memcpy(&c->addr, peer->from, peer->from_len);
-		c->addr_len = peer->from_len;
+	if ((size_t)peer->from_len <= sizeof(c->assoc.addr)) {
+		memcpy(&c->assoc.addr, peer->from, peer->from_len);
+		c->assoc.addr_len = peer->from_len;
 	}
-	memset(&c->local, 0, sizeof(c->local));
-	c->local_len = 0;
-	if (peer->local && (size_t)peer->local_len <= sizeof(c->local)) {
-		memcpy(&c->local, peer->local, peer->local_len);
-		c->local_len = peer->local_len;
+	memset(&c->assoc.local, 0, sizeof(c->assoc.local));
+	c->assoc.local_len = 0;
+	if (peer->local && (size_t)peer->local_len <= sizeof(c->assoc.local)) {
+		memcpy(&c->assoc.local, peer->local, peer->local_len);
+		c->assoc.local_len = peer->local_len;
 	}
-	c->conn = peer->conn;
-	c->assoc = hdr->assoc;
-	c->card_seq = hdr->seq;
-	c->width = cmd->hello.width;
-	c->height = cmd->hello.height;
-	c->mtu = cmd->hello.mtu;
-	c->caps = cmd->hello.caps;
+	c->assoc.conn = peer->conn;
+	c->assoc.id = hdr->assoc;
+	c->card.seq = hdr->seq;
+	c->assoc.width = cmd->hello.width;
+	c->assoc.height = cmd->hello.height;
+	c->assoc.mtu = cmd->hello.mtu;
+	c->assoc.caps = cmd->hello.caps;
 }
 
 /*
@@ -179,10 +179,10 @@ static void handle_hello(struct slim_manager *mgr, const struct slim_peer *peer,
 	 * Over DTLS the key is the console, wherever it is now (a reboot, a new
 	 * address); in clear only the address it said HELLO from is.
 	 */
-	bool same = c && c->known && (peer->key || same_address(peer->from, peer->from_len,
-		&c->addr, c->addr_len));
+	bool same = c && c->heard.known && (peer->key || same_address(peer->from, peer->from_len,
+		&c->assoc.addr, c->assoc.addr_len));
 	if (same) {
-		bool new_assoc = c->assoc != hdr->assoc || c->conn != peer->conn;
+		bool new_assoc = c->assoc.id != hdr->assoc || c->assoc.conn != peer->conn;
 		slim_console_heard(c, now);
 		if (new_assoc) {
 			take_hello(c, peer, hdr, cmd);
@@ -190,7 +190,7 @@ static void handle_hello(struct slim_manager *mgr, const struct slim_peer *peer,
 		slim_console_hello(c, new_assoc);
 		return;
 	}
-	if (c && c->known && now - c->last_heard_us < SLIM_CONSOLE_TAKEOVER_US) {
+	if (c && c->heard.known && now - c->heard.last_us < SLIM_CONSOLE_TAKEOVER_US) {
 		if (slim_ratelimit(&mgr->log_rl, slim_now_us())) {
 			slim_log(SLIM_LOG_INFO, "console %s: HELLO from a second address refused", id);
 		}
@@ -216,7 +216,7 @@ static struct slim_console *find_association(struct slim_manager *mgr, uint32_t 
 {
 	struct slim_console *c;
 	wl_list_for_each(c, &mgr->consoles, link) {
-		if (c->known && c->assoc == assoc && c->conn == conn) {
+		if (c->heard.known && c->assoc.id == assoc && c->assoc.conn == conn) {
 			return c;
 		}
 	}
@@ -271,14 +271,14 @@ void slim_consoles_receive(struct slim_manager *mgr, const struct slim_peer *pee
 			slim_console_send_empty(c);
 			break;
 		case SLIM_CMD_CARD:
-			if (hdr.seq == c->card_seq) {
+			if (hdr.seq == c->card.seq) {
 				break; /* a copy: consoles send each CARD more than once */
 			}
-			if (hdr.seq < c->card_seq) {
+			if (hdr.seq < c->card.seq) {
 				drop(mgr, "CARD replayed or late");
 				break;
 			}
-			c->card_seq = hdr.seq;
+			c->card.seq = hdr.seq;
 			slim_console_card(c, &cmd.card);
 			break;
 		default:
@@ -292,8 +292,8 @@ void slim_consoles_closed(struct slim_manager *mgr, struct slim_sec_conn *conn, 
 {
 	struct slim_console *c, *gone = NULL;
 	wl_list_for_each(c, &mgr->consoles, link) {
-		if (c->conn == conn) {
-			c->conn = NULL; /* its next PING draws a hint, and it says HELLO again */
+		if (c->assoc.conn == conn) {
+			c->assoc.conn = NULL; /* its next PING draws a hint, and it says HELLO again */
 			gone = goodbye ? c : NULL;
 		}
 	}

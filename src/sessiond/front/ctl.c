@@ -133,14 +133,14 @@ static void outf(slim_ctl_out out, void *data, const char *fmt, ...)
 static void format_addr(const struct slim_console *c, char *buf, size_t size)
 {
 	char host[INET6_ADDRSTRLEN];
-	if (!c->known) {
+	if (!c->heard.known) {
 		snprintf(buf, size, "-");
-	} else if (c->addr.ss_family == AF_INET) {
-		const struct sockaddr_in *in4 = (const void *)&c->addr;
+	} else if (c->assoc.addr.ss_family == AF_INET) {
+		const struct sockaddr_in *in4 = (const void *)&c->assoc.addr;
 		inet_ntop(AF_INET, &in4->sin_addr, host, sizeof(host));
 		snprintf(buf, size, "%s:%u", host, ntohs(in4->sin_port));
-	} else if (c->addr.ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const void *)&c->addr;
+	} else if (c->assoc.addr.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)&c->assoc.addr;
 		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
 		snprintf(buf, size, "[%s]:%u", host, ntohs(in6->sin6_port));
 	} else {
@@ -180,10 +180,10 @@ static void list_consoles(struct slim_manager *mgr, slim_ctl_out out, void *data
 		const struct slim_enrolled *en = &e->list[i];
 		struct slim_console *c = slim_manager_console(mgr, en->id);
 		char addr[80] = "-", seen[24] = "-";
-		if (c && c->known) {
+		if (c && c->heard.known) {
 			format_addr(c, addr, sizeof(addr));
 			snprintf(seen, sizeof(seen), "%llu",
-				(unsigned long long)((now - c->last_heard_us) / 1000000));
+				(unsigned long long)((now - c->heard.last_us) / 1000000));
 		}
 		outf(out, data, "console %s %s %s %s %s", en->id, en->revoked ? "revoked" : "approved",
 			addr, seen, en->name[0] ? en->name : "-");
@@ -367,7 +367,7 @@ void slim_ctl_run(struct slim_manager *mgr, struct slim_group *group, const char
 			char addr[80];
 			format_addr(c, addr, sizeof(addr));
 			/* silent, but its session keeps it: say so rather than "session" */
-			const char *state = c->away ? "away" : slim_console_state_str(c->state);
+			const char *state = c->heard.away ? "away" : slim_console_state_str(c->state);
 			if (c->shows) {
 				outf(out, data, "console %s %s %s %u", c->id, addr, state, c->shows->id);
 			} else {

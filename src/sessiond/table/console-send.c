@@ -41,9 +41,9 @@ void slim_manager_send_refuse(struct slim_manager *mgr, struct slim_sec_conn *co
 {
 	uint64_t now = slim_now_us();
 	/* per source, then in all: a refusal is never a flood, even to a real console */
-	struct slim_ratelimit *rl = &mgr->refuse_rl[address_hash(to) %
-		(sizeof(mgr->refuse_rl) / sizeof(mgr->refuse_rl[0]))];
-	if (!slim_ratelimit(rl, now) || !slim_ratelimit(&mgr->refuse_all_rl, now)) {
+	struct slim_ratelimit *rl = &mgr->refuse.source[address_hash(to) %
+		(sizeof(mgr->refuse.source) / sizeof(mgr->refuse.source[0]))];
+	if (!slim_ratelimit(rl, now) || !slim_ratelimit(&mgr->refuse.all, now)) {
 		return;
 	}
 	uint8_t buf[SLIM_MIN_MTU];
@@ -56,7 +56,7 @@ void slim_manager_send_refuse(struct slim_manager *mgr, struct slim_sec_conn *co
 
 void slim_console_send_refuse(struct slim_console *c, uint16_t reason, const char *text)
 {
-	slim_manager_send_refuse(c->mgr, c->conn, (const struct sockaddr *)&c->addr, c->assoc, reason, text);
+	slim_manager_send_refuse(c->mgr, c->assoc.conn, (const struct sockaddr *)&c->assoc.addr, c->assoc.id, reason, text);
 }
 
 void slim_consoles_nudge(struct slim_manager *mgr, struct slim_sec_conn *conn, uint32_t assoc)
@@ -70,7 +70,7 @@ void slim_consoles_nudge(struct slim_manager *mgr, struct slim_sec_conn *conn, u
 
 static size_t console_mtu(const struct slim_console *c)
 {
-	return c->mtu >= SLIM_MIN_MTU && c->mtu < SLIM_DEFAULT_MTU ? c->mtu : SLIM_DEFAULT_MTU;
+	return c->assoc.mtu >= SLIM_MIN_MTU && c->assoc.mtu < SLIM_DEFAULT_MTU ? c->assoc.mtu : SLIM_DEFAULT_MTU;
 }
 
 void slim_console_send_redirect(struct slim_console *c, uint16_t port, const uint8_t *token,
@@ -79,8 +79,8 @@ void slim_console_send_redirect(struct slim_console *c, uint16_t port, const uin
 	struct slim_wire_redirect r = { .port = port };
 	memcpy(r.token, token, sizeof(r.token));
 	memcpy(r.key, key, sizeof(r.key));
-	if (c->local.ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const void *)&c->local;
+	if (c->assoc.local.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)&c->assoc.local;
 		static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 		if (memcmp(in6->sin6_addr.s6_addr, mapped, 12) == 0) {
 			r.family = 4;
@@ -92,17 +92,17 @@ void slim_console_send_redirect(struct slim_console *c, uint16_t port, const uin
 	} else {
 		/* AF_INET, or unknown (0.0.0.0): the console then keeps the manager's host */
 		r.family = 4;
-		if (c->local.ss_family == AF_INET) {
-			memcpy(r.addr, &((const struct sockaddr_in *)(const void *)&c->local)->sin_addr, 4);
+		if (c->assoc.local.ss_family == AF_INET) {
+			memcpy(r.addr, &((const struct sockaddr_in *)(const void *)&c->assoc.local)->sin_addr, 4);
 		}
 	}
 	uint8_t buf[SLIM_MIN_MTU];
 	struct slim_writer w;
 	slim_writer_init(&w, buf, console_mtu(c) < sizeof(buf) ? console_mtu(c) : sizeof(buf),
-		c->assoc, false);
+		c->assoc.id, false);
 	slim_put_redirect(&w, &r);
 	size_t len = slim_writer_finish(&w, 0, slim_now_us());
-	send_conn(c->mgr, c->conn, buf, len);
+	send_conn(c->mgr, c->assoc.conn, buf, len);
 	explicit_bzero(&r, sizeof(r));
 	explicit_bzero(buf, sizeof(buf));
 }
@@ -111,17 +111,17 @@ void slim_console_send_move(struct slim_console *c, const struct slim_wire_move 
 {
 	uint8_t buf[128];
 	struct slim_writer w;
-	slim_writer_init(&w, buf, sizeof(buf), c->assoc, false);
+	slim_writer_init(&w, buf, sizeof(buf), c->assoc.id, false);
 	slim_put_move(&w, move);
-	send_conn(c->mgr, c->conn, buf, slim_writer_finish(&w, 0, slim_now_us()));
+	send_conn(c->mgr, c->assoc.conn, buf, slim_writer_finish(&w, 0, slim_now_us()));
 }
 
 void slim_console_send_empty(struct slim_console *c)
 {
 	uint8_t buf[sizeof(struct slim_wire_dgram)];
 	struct slim_writer w;
-	slim_writer_init(&w, buf, sizeof(buf), c->assoc, false);
+	slim_writer_init(&w, buf, sizeof(buf), c->assoc.id, false);
 	size_t len = slim_writer_finish(&w, 0, slim_now_us());
-	send_conn(c->mgr, c->conn, buf, len);
+	send_conn(c->mgr, c->assoc.conn, buf, len);
 }
 
