@@ -130,24 +130,6 @@ static void outf(slim_ctl_out out, void *data, const char *fmt, ...)
 	out(data, line);
 }
 
-static void format_addr(const struct slim_console *c, char *buf, size_t size)
-{
-	char host[INET6_ADDRSTRLEN];
-	if (!c->heard.known) {
-		snprintf(buf, size, "-");
-	} else if (c->assoc.addr.ss_family == AF_INET) {
-		const struct sockaddr_in *in4 = (const void *)&c->assoc.addr;
-		inet_ntop(AF_INET, &in4->sin_addr, host, sizeof(host));
-		snprintf(buf, size, "%s:%u", host, ntohs(in4->sin_port));
-	} else if (c->assoc.addr.ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const void *)&c->assoc.addr;
-		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-		snprintf(buf, size, "[%s]:%u", host, ntohs(in6->sin6_port));
-	} else {
-		snprintf(buf, size, "-");
-	}
-}
-
 static void format_sockaddr(const struct sockaddr_storage *a, char *buf, size_t size)
 {
 	char host[INET6_ADDRSTRLEN];
@@ -161,6 +143,16 @@ static void format_sockaddr(const struct sockaddr_storage *a, char *buf, size_t 
 		snprintf(buf, size, "[%s]:%u", host, ntohs(in6->sin6_port));
 	} else {
 		snprintf(buf, size, "-");
+	}
+}
+
+/* Where the console said HELLO from; "-" if it has not since this manager started. */
+static void format_addr(const struct slim_console *c, char *buf, size_t size)
+{
+	if (!c->heard.known) {
+		snprintf(buf, size, "-");
+	} else {
+		format_sockaddr(&c->assoc.addr, buf, size);
 	}
 }
 
@@ -343,6 +335,159 @@ static void list_link(struct slim_manager *mgr, slim_ctl_out out, void *data)
 	}
 }
 
+/* `console ID ADDR STATE [SESSION]` and `session ID USER PID PORT STATE [CONSOLE]` lines. */
+static void list_table(struct slim_manager *mgr, slim_ctl_out out, void *data)
+{
+	struct slim_console *c;
+	wl_list_for_each(c, &mgr->consoles, link) {
+		char addr[80];
+		format_addr(c, addr, sizeof(addr));
+		/* silent, but its session keeps it: say so rather than "session" */
+		const char *state = c->heard.away ? "away" : slim_console_state_str(c->state);
+		if (c->shows) {
+			outf(out, data, "console %s %s %s %u", c->id, addr, state, c->shows->id);
+		} else {
+			outf(out, data, "console %s %s %s", c->id, addr, state);
+		}
+	}
+	struct slim_session *s;
+	wl_list_for_each(s, &mgr->sessions, link) {
+		if (s->console) {
+			outf(out, data, "session %u %s %d %u %s %s", s->id, s->user,
+				(int)s->pid, s->port, session_state(s), s->console->id);
+		} else {
+			outf(out, data, "session %u %s %d %u %s", s->id, s->user,
+				(int)s->pid, s->port, session_state(s));
+		}
+	}
+}
+
+/* A user's session, by the request's id: NULL (said) if there is none. */
+static struct slim_session *user_session(struct slim_manager *mgr,
+		const struct slim_ctl_request *req, slim_ctl_out out, void *data)
+{
+	struct slim_session *s = slim_manager_session(mgr, req->session);
+	if (!s || s->greeter) {
+		outf(out, data, "error no session %u", req->session);
+		return NULL;
+	}
+	return s;
+}
+
+static bool run_detach(struct slim_manager *mgr, const struct slim_ctl_request *req,
+		slim_ctl_out out, void *data)
+{
+	struct slim_session *s = user_session(mgr, req, out, data);
+	if (!s) {
+		return false;
+	}
+	if (!slim_session_detach(s, SLIM_WHY_ADMIN)) {
+		outf(out, data, "error session %u is not on a console", s->id);
+		return false;
+	}
+	slim_log(SLIM_LOG_INFO, "ctl: session %u detached", s->id);
+	return true;
+}
+
+static bool run_end(struct slim_manager *mgr, const struct slim_ctl_request *req,
+		slim_ctl_out out, void *data)
+{
+	struct slim_session *s = user_session(mgr, req, out, data);
+	if (!s) {
+		return false;
+	}
+	slim_log(SLIM_LOG_INFO, "ctl: ending session %u", s->id);
+	slim_session_end(s);
+	return true;
+}
+
+static bool run_key(struct slim_manager *mgr, slim_ctl_out out, void *data)
+{
+	static const uint8_t zero[SLIM_SEC_FINGERPRINT_LEN];
+	if (memcmp(mgr->host_key, zero, sizeof(zero)) == 0) {
+		outf(out, data, "error no host key: the transport is clear");
+		return false;
+	}
+	char hex[65];
+	slim_sec_fingerprint_hex(mgr->host_key, hex);
+	outf(out, data, "sha256:%s", hex);
+	return true;
+}
+
+/* group, drain SERVER, undrain SERVER. */
+static bool run_group(struct slim_group *group, const struct slim_ctl_request *req,
+		slim_ctl_out out, void *data)
+{
+	const char *why;
+	if (!group) {
+		outf(out, data, "error no group: etcd is not configured");
+		return false;
+	}
+	if (req->cmd == SLIM_CTL_GROUP) {
+		slim_group_view(group, out, data);
+	} else if (!slim_group_drain(group, req->name, req->cmd == SLIM_CTL_DRAIN, &why)) {
+		outf(out, data, "error %s", why);
+		return false;
+	}
+	return true;
+}
+
+static bool run_why(struct slim_manager *mgr, const struct slim_ctl_request *req,
+		slim_ctl_out out, void *data)
+{
+	struct slim_console *c = slim_manager_console(mgr, req->console);
+	if (!c) {
+		outf(out, data, "error no console %s", req->console);
+		return false;
+	}
+	if (c->shows && !c->shows->greeter) {
+		outf(out, data, "console %s shows session %u", c->id, c->shows->id);
+	} else {
+		outf(out, data, "%s", slim_why_str(c->why));
+	}
+	return true;
+}
+
+/* One request: what it answers, but its last line; false if that was an error. */
+static bool run(struct slim_manager *mgr, struct slim_group *group,
+		const struct slim_ctl_request *req, slim_ctl_out out, void *data)
+{
+	switch (req->cmd) {
+	case SLIM_CTL_LIST:
+		list_table(mgr, out, data);
+		return true;
+	case SLIM_CTL_DETACH:
+		return run_detach(mgr, req, out, data);
+	case SLIM_CTL_END:
+		return run_end(mgr, req, out, data);
+	case SLIM_CTL_CONSOLES:
+		list_consoles(mgr, out, data);
+		return true;
+	case SLIM_CTL_APPROVE:
+		return run_approve(mgr, group, req, out, data);
+	case SLIM_CTL_REVOKE:
+		return run_revoke(mgr, group, req, out, data);
+	case SLIM_CTL_CLASSES:
+		list_classes(mgr, out, data);
+		return true;
+	case SLIM_CTL_AUDIO:
+		list_audio(mgr, out, data);
+		return true;
+	case SLIM_CTL_LINK:
+		list_link(mgr, out, data);
+		return true;
+	case SLIM_CTL_KEY:
+		return run_key(mgr, out, data);
+	case SLIM_CTL_GROUP:
+	case SLIM_CTL_DRAIN:
+	case SLIM_CTL_UNDRAIN:
+		return run_group(group, req, out, data);
+	case SLIM_CTL_WHY:
+		return run_why(mgr, req, out, data);
+	}
+	return false;
+}
+
 void slim_ctl_run(struct slim_manager *mgr, struct slim_group *group, const char *line,
 		slim_ctl_out out, void *data)
 {
@@ -352,115 +497,9 @@ void slim_ctl_run(struct slim_manager *mgr, struct slim_group *group, const char
 		outf(out, data, "error %s", error);
 		return;
 	}
-	struct slim_session *s = NULL;
-	if (req.cmd == SLIM_CTL_DETACH || req.cmd == SLIM_CTL_END) {
-		s = slim_manager_session(mgr, req.session);
-		if (!s || s->greeter) {
-			outf(out, data, "error no session %u", req.session);
-			return;
-		}
+	if (run(mgr, group, &req, out, data)) {
+		out(data, "ok");
 	}
-	switch (req.cmd) {
-	case SLIM_CTL_LIST: {
-		struct slim_console *c;
-		wl_list_for_each(c, &mgr->consoles, link) {
-			char addr[80];
-			format_addr(c, addr, sizeof(addr));
-			/* silent, but its session keeps it: say so rather than "session" */
-			const char *state = c->heard.away ? "away" : slim_console_state_str(c->state);
-			if (c->shows) {
-				outf(out, data, "console %s %s %s %u", c->id, addr, state, c->shows->id);
-			} else {
-				outf(out, data, "console %s %s %s", c->id, addr, state);
-			}
-		}
-		wl_list_for_each(s, &mgr->sessions, link) {
-			if (s->console) {
-				outf(out, data, "session %u %s %d %u %s %s", s->id, s->user,
-					(int)s->pid, s->port, session_state(s), s->console->id);
-			} else {
-				outf(out, data, "session %u %s %d %u %s", s->id, s->user,
-					(int)s->pid, s->port, session_state(s));
-			}
-		}
-		break;
-	}
-	case SLIM_CTL_DETACH:
-		if (!slim_session_detach(s, SLIM_WHY_ADMIN)) {
-			outf(out, data, "error session %u is not on a console", s->id);
-			return;
-		}
-		slim_log(SLIM_LOG_INFO, "ctl: session %u detached", s->id);
-		break;
-	case SLIM_CTL_END:
-		slim_log(SLIM_LOG_INFO, "ctl: ending session %u", s->id);
-		slim_session_end(s);
-		break;
-	case SLIM_CTL_CONSOLES:
-		list_consoles(mgr, out, data);
-		break;
-	case SLIM_CTL_APPROVE:
-		if (!run_approve(mgr, group, &req, out, data)) {
-			return;
-		}
-		break;
-	case SLIM_CTL_REVOKE:
-		if (!run_revoke(mgr, group, &req, out, data)) {
-			return;
-		}
-		break;
-	case SLIM_CTL_CLASSES:
-		list_classes(mgr, out, data);
-		break;
-	case SLIM_CTL_AUDIO:
-		list_audio(mgr, out, data);
-		break;
-	case SLIM_CTL_LINK:
-		list_link(mgr, out, data);
-		break;
-	case SLIM_CTL_KEY: {
-		static const uint8_t zero[SLIM_SEC_FINGERPRINT_LEN];
-		if (memcmp(mgr->host_key, zero, sizeof(zero)) == 0) {
-			outf(out, data, "error no host key: the transport is clear");
-			return;
-		}
-		char hex[65];
-		slim_sec_fingerprint_hex(mgr->host_key, hex);
-		outf(out, data, "sha256:%s", hex);
-		break;
-	}
-	case SLIM_CTL_GROUP:
-	case SLIM_CTL_DRAIN:
-	case SLIM_CTL_UNDRAIN: {
-		const char *why;
-		if (!group) {
-			outf(out, data, "error no group: etcd is not configured");
-			return;
-		}
-		if (req.cmd == SLIM_CTL_GROUP) {
-			slim_group_view(group, out, data);
-		} else if (!slim_group_drain(group, req.name, req.cmd == SLIM_CTL_DRAIN,
-				&why)) {
-			outf(out, data, "error %s", why);
-			return;
-		}
-		break;
-	}
-	case SLIM_CTL_WHY: {
-		struct slim_console *c = slim_manager_console(mgr, req.console);
-		if (!c) {
-			outf(out, data, "error no console %s", req.console);
-			return;
-		}
-		if (c->shows && !c->shows->greeter) {
-			outf(out, data, "console %s shows session %u", c->id, c->shows->id);
-		} else {
-			outf(out, data, "%s", slim_why_str(c->why));
-		}
-		break;
-	}
-	}
-	out(data, "ok");
 }
 
 static void client_out(void *data, const char *line)
