@@ -2,6 +2,25 @@
  * slimland-sessiond: the session manager (protocol/session-manager.md).
  *
  *   slimland-sessiond [--config PATH] [--state PATH] [--run-dir DIR] [-v]
+ *
+ * Its rooms, each above the ones it uses; a lower one tells a higher one
+ * only through what it was given (callbacks, handlers, signals):
+ *
+ *   main.c, daemon-ops.c  the daemon: makes the rooms and ties them together,
+ *                         the real side effects (slim_manager_ops)
+ *   front/                what speaks to the manager: consoles (UDP/DTLS),
+ *                         greeters (greeter.sock), slimlandctl (ctl.sock)
+ *   group/                a server group's registry in etcd: reads the
+ *                         table, answers it through slim_manager_elsewhere
+ *   state.c               the state file: the table written and restored
+ *   table/                the decisions: consoles, sessions, what shows
+ *                         where, cards, logins, enrolment, what the manager
+ *                         says to consoles; its consoles' signals tell the
+ *                         front what it is to hear
+ *   worker/               what runs beside the manager: login workers (PAM),
+ *                         compositors (spawn, their control sockets, which
+ *                         report through a handler), greeters' uids
+ *   config.c              slimland.conf
  */
 #define _GNU_SOURCE /* getopt_long, explicit_bzero */
 #include <errno.h>

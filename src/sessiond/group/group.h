@@ -16,6 +16,9 @@
  *
  * With no `etcd` in the configuration there is no group: the manager keeps
  * its state file alone, as a single server always did.
+ *
+ * The group is above the table: it reads the table to publish it, and the
+ * table asks it where consoles go through slim_manager_elsewhere alone.
  */
 #ifndef SLIM_SESSIOND_GROUP_H
 #define SLIM_SESSIOND_GROUP_H

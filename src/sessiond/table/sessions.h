@@ -5,6 +5,11 @@
  * spawning, UDP) goes through slim_manager_ops, so that tests and fuzzers
  * drive the same code with fake compositors on socketpairs. Its files, one
  * section each, are listed in sessions-internal.h.
+ *
+ * The table is below the front, the group and the state file, which use
+ * it, and above the workers and compositors' control sockets: it calls
+ * none of the rooms above it, but tells them through what it was given
+ * (slim_manager_ops, slim_manager_elsewhere) and through its signals.
  */
 #ifndef SLIM_SESSIOND_SESSIONS_H
 #define SLIM_SESSIOND_SESSIONS_H
