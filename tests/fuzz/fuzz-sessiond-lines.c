@@ -48,7 +48,7 @@ static struct slim_console *known_console(const char *id, int n)
 	memcpy(&c->assoc.addr, &a, sizeof(a));
 	c->assoc.addr_len = sizeof(a);
 	c->assoc.id = FUZZ_ASSOC + n;
-	c->heard.known = true;
+	slim_console_transition(c, SLIM_CONSOLE_HELLO);
 	return c;
 }
 
@@ -110,10 +110,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		for (int i = 0; i < N_TARGETS; i++) {
 			if (peer[i] >= 0) {
-				fuzz_peer_drain(peer[i], i == TO_CONTROL);
+				fake_peer_drain(peer[i], i == TO_CONTROL);
 			}
 		}
-		fuzz_compositors_answer();
+		fake_compositors_answer();
 		wl_event_loop_dispatch(loop, 0);
 	}
 
