@@ -679,22 +679,6 @@ static void sync_start(struct slim_group *group)
 
 /* ---- the group's life ---- */
 
-static enum slim_group_where elsewhere_card(void *data, const uint8_t hash[32],
-		struct slim_wire_move *move, char *server, size_t size)
-{
-	return slim_group_card_server(data, hash, move, server, size);
-}
-
-static bool elsewhere_login(void *data, struct slim_wire_move *move, char *server, size_t size)
-{
-	return slim_group_login_server(data, move, server, size);
-}
-
-static const struct slim_manager_elsewhere elsewhere = {
-	.card_server = elsewhere_card,
-	.login_server = elsewhere_login,
-};
-
 struct slim_group *slim_group_create(struct slim_manager *mgr,
 		const struct slim_group_config *config)
 {
@@ -738,7 +722,7 @@ struct slim_group *slim_group_create(struct slim_manager *mgr,
 		config->etcd, group->config.prefix);
 	grant(group);
 	sync_start(group);
-	mgr->elsewhere = &elsewhere;
+	mgr->elsewhere = &slim_group_elsewhere;
 	mgr->elsewhere_data = group;
 	return group;
 }
