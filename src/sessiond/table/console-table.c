@@ -26,9 +26,19 @@ const char *slim_console_state_str(enum slim_console_state state)
 	return "?";
 }
 
+/* How it fell silent, for the log. */
+static const char *silence(const struct slim_console *c, char buf[32])
+{
+	if (c->heard.gone) {
+		return "said goodbye";
+	}
+	snprintf(buf, 32, "silent for %u s", c->mgr->config.console_timeout_s);
+	return buf;
+}
+
 void slim_console_transition(struct slim_console *c, enum slim_console_event event)
 {
-	struct slim_manager *mgr = c->mgr;
+	char buf[32];
 	switch (event) {
 	case SLIM_CONSOLE_SHOWN:
 		c->state = SLIM_CONSOLE_WAITING;
@@ -55,10 +65,8 @@ void slim_console_transition(struct slim_console *c, enum slim_console_event eve
 		/* its session keeps it, as with card_removal = keep; looked at again later */
 		if (!c->heard.away) {
 			c->heard.away = true;
-			char silent[32];
-			snprintf(silent, sizeof(silent), "silent for %u s", mgr->config.console_timeout_s);
 			slim_log(SLIM_LOG_INFO, "console %s: %s, away from session %u", c->id,
-				c->heard.gone ? "said goodbye" : silent, c->shows->id);
+				silence(c, buf), c->shows->id);
 		}
 		break;
 	case SLIM_CONSOLE_GOODBYE:
@@ -166,8 +174,7 @@ int slim_manager_console_sweep(void *data)
 		return 0;
 	}
 	uint64_t timeout = mgr->config.console_timeout_s * 1000000ull;
-	char silent[32];
-	snprintf(silent, sizeof(silent), "silent for %u s", mgr->config.console_timeout_s);
+	char buf[32];
 	uint64_t now = slim_manager_now(mgr);
 	uint64_t next = UINT64_MAX;
 	bool changed = false;
@@ -189,8 +196,7 @@ int slim_manager_console_sweep(void *data)
 			continue;
 		}
 		if (slim_ratelimit(&mgr->log_rl, slim_now_us())) {
-			slim_log(SLIM_LOG_INFO, "console %s: %s, forgotten", c->id,
-				c->heard.gone ? "said goodbye" : silent);
+			slim_log(SLIM_LOG_INFO, "console %s: %s, forgotten", c->id, silence(c, buf));
 		}
 		slim_console_forget(c);
 		changed = true;
