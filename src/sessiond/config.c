@@ -145,6 +145,15 @@ static bool set_string(char *dst, size_t size, const char *value)
 	return true;
 }
 
+void slim_place_weights_defaults(struct slim_place_weights *w)
+{
+	*w = (struct slim_place_weights){
+		.ram_per_user_mb = 200,
+		.existing_users_weight = 100,
+		.cpu_weight = 100,
+	};
+}
+
 void slim_group_config_defaults(struct slim_group_config *config)
 {
 	*config = (struct slim_group_config){ .ttl_s = 5 };

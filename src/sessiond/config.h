@@ -11,7 +11,6 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include "cgroup.h"
-#include "group.h"
 #include "slim-secure.h"
 
 #define SLIM_CONFIG_DEFAULT_PATH "/etc/slimland/slimland.conf"
@@ -30,6 +29,27 @@ enum slim_reauth {
 	SLIM_REAUTH_NEVER,
 	SLIM_REAUTH_ALWAYS,
 	SLIM_REAUTH_IDLE, /* after reauth_idle_s seconds without a console */
+};
+
+/*
+ * A server group's part (group.h): where its registry is, this server's
+ * name and lease, and how placement weighs a server's room (placement.h).
+ */
+struct slim_place_weights {
+	unsigned ram_per_user_mb;      /* what a session is expected to take */
+	unsigned existing_users_weight; /* per cent of a session's room each one costs */
+	unsigned cpu_weight;           /* per cent of a session's room an idle CPU adds */
+};
+
+struct slim_group_config {
+	char etcd[512];    /* endpoints, comma-separated; "": no group */
+	/* https: the members' CA, this server's certificate and key (etcd.h) */
+	char etcd_ca[256], etcd_cert[256], etcd_key[256];
+	char prefix[64];   /* the registry's keys, e.g. /slimland/ */
+	char name[64];     /* this server's name; "": its host name */
+	char address[128]; /* where consoles reach this server; "": `listen` */
+	unsigned ttl_s;    /* its lease */
+	struct slim_place_weights weights;
 };
 
 struct slim_config {
@@ -71,5 +91,10 @@ bool slim_config_load(struct slim_config *config, const char *path);
 /* ADDRESS[:PORT], IPv6 as [ADDR]:PORT or bare; the port defaults to `port`. */
 bool slim_parse_address(const char *text, unsigned port,
 		struct sockaddr_storage *out, socklen_t *out_len);
+
+void slim_place_weights_defaults(struct slim_place_weights *w);
+void slim_group_config_defaults(struct slim_group_config *config);
+/* A server's name: letters, digits, `.`, `_` and `-`, at most 63. */
+bool slim_group_name_valid(const char *name);
 
 #endif

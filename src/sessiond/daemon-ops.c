@@ -86,7 +86,7 @@ static void do_changed(void *data)
 	struct slim_backend *backend = data;
 	if (backend->mgr) {
 		slim_state_write(backend->mgr, backend->state_path);
-		slim_group_changed(backend->mgr->group);
+		slim_group_changed(backend->group);
 	}
 }
 

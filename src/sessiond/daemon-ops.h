@@ -9,6 +9,7 @@ struct slim_udp;
 
 struct slim_backend {
 	struct slim_manager *mgr; /* set once created: changes before it are not written */
+	struct slim_group *group; /* told of every change (NULL: no group) */
 	struct slim_udp *udp;
 	char state_path[256];
 	/* the cgroup hierarchies (cgroup.h), found at the first need */

@@ -2,6 +2,25 @@
  * slimland-sessiond: the session manager (protocol/session-manager.md).
  *
  *   slimland-sessiond [--config PATH] [--state PATH] [--run-dir DIR] [-v]
+ *
+ * Its rooms, each above the ones it uses; a lower one tells a higher one
+ * only through what it was given (callbacks, handlers, signals):
+ *
+ *   main.c, daemon-ops.c  the daemon: makes the rooms and ties them together,
+ *                         the real side effects (slim_manager_ops)
+ *   front/                what speaks to the manager: consoles (UDP/DTLS),
+ *                         greeters (greeter.sock), slimlandctl (ctl.sock)
+ *   group/                a server group's registry in etcd: reads the
+ *                         table, answers it through slim_manager_elsewhere
+ *   state.c               the state file: the table written and restored
+ *   table/                the decisions: consoles, sessions, what shows
+ *                         where, cards, logins, enrolment, what the manager
+ *                         says to consoles; its consoles' signals tell the
+ *                         front what it is to hear
+ *   worker/               what runs beside the manager: login workers (PAM),
+ *                         compositors (spawn, their control sockets, which
+ *                         report through a handler), greeters' uids
+ *   config.c              slimland.conf
  */
 #define _GNU_SOURCE /* getopt_long, explicit_bzero */
 #include <errno.h>
@@ -175,6 +194,7 @@ int main(int argc, char *argv[])
 	struct slim_manager *mgr = NULL;
 	struct slim_greeter_server *greeter = NULL;
 	struct slim_ctl_server *ctl = NULL;
+	struct slim_group *group = NULL;
 	if (!load_keys(&config, &identity, card_key)) {
 		goto out;
 	}
@@ -197,17 +217,21 @@ int main(int argc, char *argv[])
 	}
 	backend.udp = slim_udp_create(mgr, config.listen, identity);
 	greeter = backend.udp ? slim_greeter_server_create(mgr) : NULL;
-	ctl = greeter ? slim_ctl_server_create(mgr, ctl_path) : NULL;
+	if (!greeter) {
+		goto out;
+	}
+	if (config.group.etcd[0]) {
+		group = slim_group_create(mgr, &config.group);
+		if (!group) {
+			goto out;
+		}
+	}
+	ctl = slim_ctl_server_create(mgr, group, ctl_path);
 	if (!ctl) {
 		goto out;
 	}
 	backend.mgr = mgr;
-	if (config.group.etcd[0]) {
-		mgr->group = slim_group_create(mgr, &config.group);
-		if (!mgr->group) {
-			goto out;
-		}
-	}
+	backend.group = group;
 	slim_state_restore(mgr, backend.state_path);
 	slim_state_write(mgr, backend.state_path);
 	slim_log(SLIM_LOG_INFO, "slimland-sessiond: running (state %s)", backend.state_path);
@@ -224,11 +248,9 @@ int main(int argc, char *argv[])
 out:
 	/* in the reverse order of their making; each destroy(NULL) does nothing */
 	explicit_bzero(card_key, sizeof(card_key)); /* a start that failed before the manager */
-	if (mgr) {
-		slim_group_destroy(mgr->group);
-		mgr->group = NULL;
-	}
 	slim_ctl_server_destroy(ctl);
+	backend.group = NULL;
+	slim_group_destroy(group);
 	slim_greeter_server_destroy(greeter);
 	slim_udp_destroy(backend.udp);
 	backend.mgr = NULL;

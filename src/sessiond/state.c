@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "slim-lines.h"
-#include "sessions-internal.h"
+#include "sessions.h"
 #include "state.h"
 
 struct buf {
@@ -267,7 +267,7 @@ void slim_state_apply(struct slim_manager *mgr, const struct slim_state *st, boo
 		}
 		bool greeter = strcmp(ss->user, mgr->config.greeter_user) == 0;
 		/* a greeter's uid is its own again (taken before the session can end) */
-		bool uid_ok = !greeter || slim_uid_pool_claim(&mgr->greeter_uids, ss->uid);
+		bool uid_ok = !greeter || slim_uid_pool_claim(&mgr->greeters.uids, ss->uid);
 		struct slim_session *s = slim_session_add(mgr, ss->id, ss->user, ss->uid, ss->pid,
 			pidfd, ss->control, -1, greeter);
 		if (s && !uid_ok) {
@@ -296,13 +296,7 @@ void slim_state_apply(struct slim_manager *mgr, const struct slim_state *st, boo
 		if (!c) {
 			continue;
 		}
-		/* not known until its next HELLO, and then not redirected anywhere new */
-		slim_show_link(c, s);
-		s->attached = true;
-		c->state = s->greeter ? SLIM_CONSOLE_GREETER : SLIM_CONSOLE_SESSION;
-		if (s->greeter) {
-			slim_greeter_link(c, s);
-		}
+		slim_console_restore(c, s);
 	}
 	/* greeters whose console is not in the file serve nobody */
 	struct slim_session *s, *tmp;

@@ -3,7 +3,7 @@
  *
  *   slimlandctl [--socket PATH] list | detach SESSION | end SESSION | why CONSOLE
  *               | consoles | approve CONSOLE [NAME] | revoke CONSOLE | key | classes
- *               | audio | group | drain SERVER | undrain SERVER
+ *               | audio | link | group | drain SERVER | undrain SERVER
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -31,6 +31,11 @@ static void usage(FILE *f)
 		"                           codec, kbit/s, the console's jitter buffer (ms),\n"
 		"                           the packets lost on the way and those lost in\n"
 		"                           every copy (%%)\n"
+		"  link                     per console showing a session: what its pacer\n"
+		"                           knows of the link: the estimated and the paced\n"
+		"                           rate (kbit/s, 0: nothing held back), the round\n"
+		"                           trip and its minimum (ms), the bytes waiting at\n"
+		"                           the server and the datagrams dropped there\n"
 		"  group                    the server group: each server's load and room,\n"
 		"                           where each session runs, where a login goes\n"
 		"  drain SERVER             no new sessions on SERVER (its own run on)\n"

@@ -45,8 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	slim_group_config_defaults(&config);
 	snprintf(config.etcd, sizeof(config.etcd), "http://127.0.0.1:9");
 	snprintf(config.name, sizeof(config.name), "fuzz");
-	mgr->group = slim_group_create(mgr, &config);
-	if (!mgr->group) {
+	struct slim_group *group = slim_group_create(mgr, &config);
+	if (!group) {
 		abort();
 	}
 	size_t pos = 0;
@@ -54,15 +54,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const uint8_t *end = memchr(data + pos, '\n', size - pos);
 		size_t n = end ? (size_t)(end - (data + pos)) : size - pos;
 		if (n > 0) {
-			slim_group_answer(mgr->group, (enum slim_group_request)(data[pos] % 6),
+			slim_group_answer(group, (enum slim_group_request)(data[pos] % 6),
 				(const char *)data + pos + 1, n - 1);
 		}
 		pos += n + 1;
 	}
-	slim_group_view(mgr->group, count, NULL);
-	slim_group_changed(mgr->group);
-	slim_group_destroy(mgr->group);
-	mgr->group = NULL;
+	slim_group_view(group, count, NULL);
+	slim_group_changed(group);
+	slim_group_destroy(group);
 	fuzz_manager_destroy(mgr);
 	return 0;
 }

@@ -45,10 +45,10 @@ static struct slim_console *known_console(const char *id, int n)
 	}
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(40000) };
 	a.sin_addr.s_addr = htonl(0x0a000001 + n);
-	memcpy(&c->addr, &a, sizeof(a));
-	c->addr_len = sizeof(a);
-	c->assoc = FUZZ_ASSOC + n;
-	c->known = true;
+	memcpy(&c->assoc.addr, &a, sizeof(a));
+	c->assoc.addr_len = sizeof(a);
+	c->assoc.id = FUZZ_ASSOC + n;
+	slim_console_transition(c, SLIM_CONSOLE_HELLO);
 	return c;
 }
 
@@ -82,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t session_id = s->id;
 	slim_console_show(c1, s);
 	if (!slim_greeter_client_create(mgr, pair(&peer[TO_GREETER])) ||
-			!slim_ctl_client_create(mgr, pair(&peer[TO_CTL]))) {
+			!slim_ctl_client_create(mgr, NULL, pair(&peer[TO_CTL]))) {
 		abort();
 	}
 
@@ -110,10 +110,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		for (int i = 0; i < N_TARGETS; i++) {
 			if (peer[i] >= 0) {
-				fuzz_peer_drain(peer[i], i == TO_CONTROL);
+				fake_peer_drain(peer[i], i == TO_CONTROL);
 			}
 		}
-		fuzz_compositors_answer();
+		fake_compositors_answer();
 		wl_event_loop_dispatch(loop, 0);
 	}
 

@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		slim_consoles_receive(mgr, &peer, dgram, len);
 		free(dgram);
 		wl_event_loop_dispatch(loop, 0);
-		fuzz_compositors_answer();
+		fake_compositors_answer();
 		wl_event_loop_dispatch(loop, 0);
 	}
 	fuzz_manager_destroy(mgr);

@@ -14,20 +14,12 @@
 #include <string.h>
 #include <cmocka.h>
 #include <arpa/inet.h>
+#include "fake-manager.h"
 #include "group.h"
 #include "sessions.h"
 #include "slim-hex.h"
 #include "slim-log.h"
 
-/* The manager's clock, which the group's lease is timed by: moved on by the tests. */
-static uint64_t skew_us;
-
-static uint64_t fake_now(void *data)
-{
-	return slim_now_us() + skew_us;
-}
-
-static const struct slim_manager_ops no_ops = { .now = fake_now };
 
 struct fixture {
 	struct wl_event_loop *loop;
@@ -110,11 +102,13 @@ static int setup(void **state)
 	static struct fixture f;
 	slim_log_init(SLIM_LOG_DEBUG, quiet);
 	f.loop = wl_event_loop_create();
+	/* the manager's clock, which the group's lease is timed by: moved on by the tests */
+	fake = (struct fake_world){ .now_us = slim_now_us() };
 	struct slim_config config;
 	slim_config_defaults(&config);
 	uint8_t card_key[SLIM_SEC_KEY_LEN] = { 1 };
 	f.mgr = slim_manager_create(f.loop, &config, "/nonexistent", card_key, NULL, host_key,
-		&no_ops, NULL);
+		&fake_ops, NULL);
 	assert_non_null(f.mgr);
 	struct slim_group_config gc;
 	slim_group_config_defaults(&gc);
@@ -123,7 +117,6 @@ static int setup(void **state)
 	snprintf(gc.address, sizeof(gc.address), "10.0.0.2:5550");
 	f.group = slim_group_create(f.mgr, &gc);
 	assert_non_null(f.group);
-	f.mgr->group = f.group;
 	/* a lease, and the name claimed under it */
 	answer(&f, SLIM_GROUP_GRANT, "{\"ID\":\"42\",\"TTL\":\"5\"}");
 	answer(&f, SLIM_GROUP_CLAIM, "{\"succeeded\":true}");
@@ -135,7 +128,6 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 	slim_group_destroy(f->group);
-	f->mgr->group = NULL;
 	slim_manager_destroy(f->mgr);
 	wl_event_loop_destroy(f->loop);
 	return 0;
@@ -204,7 +196,7 @@ static void test_unreachable_moves_nobody(void **state)
 	answer(f, SLIM_GROUP_KEEPALIVE, timed_out);
 	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_GROUP_MOVE);
 	/* and said once its time (5 s) has passed */
-	skew_us += 6000000;
+	fake.now_us += 6000000;
 	answer(f, SLIM_GROUP_KEEPALIVE, timed_out);
 	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_GROUP_UNREACHABLE);
 	assert_false(slim_group_login_server(f->group, &move, name, sizeof(name)));

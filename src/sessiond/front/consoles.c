@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "console-send.h"
 #include "consoles.h"
 #include "sessions.h"
 #include "slim-codec.h"
@@ -51,121 +52,6 @@ static bool same_address(const struct sockaddr *a, socklen_t alen,
 	return alen == blen && memcmp(a, b, alen) == 0;
 }
 
-static uint32_t address_hash(const struct sockaddr *a)
-{
-	const uint8_t *p = NULL;
-	size_t n = 0;
-	if (a->sa_family == AF_INET) {
-		p = (const uint8_t *)&((const struct sockaddr_in *)(const void *)a)->sin_addr;
-		n = 4;
-	} else if (a->sa_family == AF_INET6) {
-		p = (const uint8_t *)&((const struct sockaddr_in6 *)(const void *)a)->sin6_addr;
-		n = 16;
-	}
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < n; i++) {
-		h = (h ^ p[i]) * 16777619u;
-	}
-	return h;
-}
-
-static void send_conn(struct slim_manager *mgr, struct slim_sec_conn *conn, const uint8_t *buf,
-		size_t len)
-{
-	if (conn) {
-		mgr->ops->send(mgr->ops_data, conn, buf, len);
-	}
-}
-
-static void send_refuse(struct slim_manager *mgr, struct slim_sec_conn *conn,
-		const struct sockaddr *to, uint32_t assoc, uint16_t reason, const char *text)
-{
-	uint64_t now = slim_now_us();
-	/* per source, then in all: a refusal is never a flood, even to a real console */
-	struct slim_ratelimit *rl = &mgr->refuse_rl[address_hash(to) %
-		(sizeof(mgr->refuse_rl) / sizeof(mgr->refuse_rl[0]))];
-	if (!slim_ratelimit(rl, now) || !slim_ratelimit(&mgr->refuse_all_rl, now)) {
-		return;
-	}
-	uint8_t buf[SLIM_MIN_MTU];
-	struct slim_writer w;
-	slim_writer_init(&w, buf, sizeof(buf), assoc, false);
-	slim_put_refuse(&w, reason, text);
-	size_t len = slim_writer_finish(&w, 0, now);
-	send_conn(mgr, conn, buf, len);
-}
-
-void slim_console_send_refuse(struct slim_console *c, uint16_t reason, const char *text)
-{
-	send_refuse(c->mgr, c->conn, (const struct sockaddr *)&c->addr, c->assoc, reason, text);
-}
-
-void slim_consoles_nudge(struct slim_manager *mgr, struct slim_sec_conn *conn, uint32_t assoc)
-{
-	uint8_t buf[64];
-	struct slim_writer w;
-	slim_writer_init(&w, buf, sizeof(buf), assoc, false);
-	slim_put_refuse(&w, SLIM_REFUSE_UNKNOWN, "");
-	send_conn(mgr, conn, buf, slim_writer_finish(&w, 0, slim_now_us()));
-}
-
-static size_t console_mtu(const struct slim_console *c)
-{
-	return c->mtu >= SLIM_MIN_MTU && c->mtu < SLIM_DEFAULT_MTU ? c->mtu : SLIM_DEFAULT_MTU;
-}
-
-void slim_console_send_redirect(struct slim_console *c, uint16_t port, const uint8_t *token,
-		const uint8_t *key)
-{
-	struct slim_wire_redirect r = { .port = port };
-	memcpy(r.token, token, sizeof(r.token));
-	memcpy(r.key, key, sizeof(r.key));
-	if (c->local.ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const void *)&c->local;
-		static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-		if (memcmp(in6->sin6_addr.s6_addr, mapped, 12) == 0) {
-			r.family = 4;
-			memcpy(r.addr, in6->sin6_addr.s6_addr + 12, 4);
-		} else {
-			r.family = 6;
-			memcpy(r.addr, in6->sin6_addr.s6_addr, 16);
-		}
-	} else {
-		/* AF_INET, or unknown (0.0.0.0): the console then keeps the manager's host */
-		r.family = 4;
-		if (c->local.ss_family == AF_INET) {
-			memcpy(r.addr, &((const struct sockaddr_in *)(const void *)&c->local)->sin_addr, 4);
-		}
-	}
-	uint8_t buf[SLIM_MIN_MTU];
-	struct slim_writer w;
-	slim_writer_init(&w, buf, console_mtu(c) < sizeof(buf) ? console_mtu(c) : sizeof(buf),
-		c->assoc, false);
-	slim_put_redirect(&w, &r);
-	size_t len = slim_writer_finish(&w, 0, slim_now_us());
-	send_conn(c->mgr, c->conn, buf, len);
-	explicit_bzero(&r, sizeof(r));
-	explicit_bzero(buf, sizeof(buf));
-}
-
-void slim_console_send_move(struct slim_console *c, const struct slim_wire_move *move)
-{
-	uint8_t buf[128];
-	struct slim_writer w;
-	slim_writer_init(&w, buf, sizeof(buf), c->assoc, false);
-	slim_put_move(&w, move);
-	send_conn(c->mgr, c->conn, buf, slim_writer_finish(&w, 0, slim_now_us()));
-}
-
-void slim_console_send_empty(struct slim_console *c)
-{
-	uint8_t buf[sizeof(struct slim_wire_dgram)];
-	struct slim_writer w;
-	slim_writer_init(&w, buf, sizeof(buf), c->assoc, false);
-	size_t len = slim_writer_finish(&w, 0, slim_now_us());
-	send_conn(c->mgr, c->conn, buf, len);
-}
-
 /* The id as text, or false if it is not one we can put on a control line. */
 static bool console_id(const char raw[SLIM_CONSOLE_ID_LEN], char out[SLIM_CONSOLE_ID_LEN + 1])
 {
@@ -196,23 +82,23 @@ static void drop(struct slim_manager *mgr, const char *what)
 static void take_hello(struct slim_console *c, const struct slim_peer *peer,
 		const struct slim_dgram *hdr, const struct slim_cmd *cmd)
 {
-	if ((size_t)peer->from_len <= sizeof(c->addr)) {
-		memcpy(&c->addr, peer->from, peer->from_len);
-		c->addr_len = peer->from_len;
+	if ((size_t)peer->from_len <= sizeof(c->assoc.addr)) {
+		memcpy(&c->assoc.addr, peer->from, peer->from_len);
+		c->assoc.addr_len = peer->from_len;
 	}
-	memset(&c->local, 0, sizeof(c->local));
-	c->local_len = 0;
-	if (peer->local && (size_t)peer->local_len <= sizeof(c->local)) {
-		memcpy(&c->local, peer->local, peer->local_len);
-		c->local_len = peer->local_len;
+	memset(&c->assoc.local, 0, sizeof(c->assoc.local));
+	c->assoc.local_len = 0;
+	if (peer->local && (size_t)peer->local_len <= sizeof(c->assoc.local)) {
+		memcpy(&c->assoc.local, peer->local, peer->local_len);
+		c->assoc.local_len = peer->local_len;
 	}
-	c->conn = peer->conn;
-	c->assoc = hdr->assoc;
-	c->card_seq = hdr->seq;
-	c->width = cmd->hello.width;
-	c->height = cmd->hello.height;
-	c->mtu = cmd->hello.mtu;
-	c->caps = cmd->hello.caps;
+	c->assoc.conn = peer->conn;
+	c->assoc.id = hdr->assoc;
+	c->card.seq = hdr->seq;
+	c->assoc.width = cmd->hello.width;
+	c->assoc.height = cmd->hello.height;
+	c->assoc.mtu = cmd->hello.mtu;
+	c->assoc.caps = cmd->hello.caps;
 }
 
 /*
@@ -250,10 +136,10 @@ static bool admitted(struct slim_manager *mgr, const struct slim_peer *peer, uin
 		return true;
 	case SLIM_ENROLL_WAIT:
 		snprintf(text, sizeof(text), "waiting for an administrator: slimlandctl approve %s", id);
-		send_refuse(mgr, peer->conn, peer->from, assoc, SLIM_REFUSE_PENDING, text);
+		slim_manager_send_refuse(mgr, peer->conn, peer->from, assoc, SLIM_REFUSE_PENDING, text);
 		return false;
 	case SLIM_ENROLL_REFUSE:
-		send_refuse(mgr, peer->conn, peer->from, assoc, SLIM_REFUSE_DENIED,
+		slim_manager_send_refuse(mgr, peer->conn, peer->from, assoc, SLIM_REFUSE_DENIED,
 			"this session manager does not serve this console");
 		return false;
 	}
@@ -283,7 +169,7 @@ static void handle_hello(struct slim_manager *mgr, const struct slim_peer *peer,
 			slim_log(SLIM_LOG_INFO, "console %s: HELLO at %ux%u refused: over %u pixels",
 				id, cmd->hello.width, cmd->hello.height, SLIM_MAX_SCREEN_PIXELS);
 		}
-		send_refuse(mgr, peer->conn, peer->from, hdr->assoc, SLIM_REFUSE_TOO_LARGE,
+		slim_manager_send_refuse(mgr, peer->conn, peer->from, hdr->assoc, SLIM_REFUSE_TOO_LARGE,
 			SLIM_REFUSE_TOO_LARGE_TEXT);
 		return;
 	}
@@ -293,10 +179,10 @@ static void handle_hello(struct slim_manager *mgr, const struct slim_peer *peer,
 	 * Over DTLS the key is the console, wherever it is now (a reboot, a new
 	 * address); in clear only the address it said HELLO from is.
 	 */
-	bool same = c && c->known && (peer->key || same_address(peer->from, peer->from_len,
-		&c->addr, c->addr_len));
+	bool same = c && c->heard.known && (peer->key || same_address(peer->from, peer->from_len,
+		&c->assoc.addr, c->assoc.addr_len));
 	if (same) {
-		bool new_assoc = c->assoc != hdr->assoc || c->conn != peer->conn;
+		bool new_assoc = c->assoc.id != hdr->assoc || c->assoc.conn != peer->conn;
 		slim_console_heard(c, now);
 		if (new_assoc) {
 			take_hello(c, peer, hdr, cmd);
@@ -304,11 +190,11 @@ static void handle_hello(struct slim_manager *mgr, const struct slim_peer *peer,
 		slim_console_hello(c, new_assoc);
 		return;
 	}
-	if (c && c->known && now - c->last_heard_us < SLIM_CONSOLE_TAKEOVER_US) {
+	if (c && c->heard.known && now - c->heard.last_us < SLIM_CONSOLE_TAKEOVER_US) {
 		if (slim_ratelimit(&mgr->log_rl, slim_now_us())) {
 			slim_log(SLIM_LOG_INFO, "console %s: HELLO from a second address refused", id);
 		}
-		send_refuse(mgr, peer->conn, peer->from, hdr->assoc, SLIM_REFUSE_BUSY,
+		slim_manager_send_refuse(mgr, peer->conn, peer->from, hdr->assoc, SLIM_REFUSE_BUSY,
 			"this console id is in use elsewhere");
 		return;
 	}
@@ -330,7 +216,7 @@ static struct slim_console *find_association(struct slim_manager *mgr, uint32_t 
 {
 	struct slim_console *c;
 	wl_list_for_each(c, &mgr->consoles, link) {
-		if (c->known && c->assoc == assoc && c->conn == conn) {
+		if (c->heard.known && c->assoc.id == assoc && c->assoc.conn == conn) {
 			return c;
 		}
 	}
@@ -371,7 +257,7 @@ void slim_consoles_receive(struct slim_manager *mgr, const struct slim_peer *pee
 		if (!c) {
 			if (!refused && (cmd.type == SLIM_CMD_PING || cmd.type == SLIM_CMD_CARD)) {
 				refused = true;
-				send_refuse(mgr, peer->conn, peer->from, hdr.assoc, SLIM_REFUSE_UNKNOWN, "");
+				slim_manager_send_refuse(mgr, peer->conn, peer->from, hdr.assoc, SLIM_REFUSE_UNKNOWN, "");
 			}
 			continue;
 		}
@@ -385,14 +271,14 @@ void slim_consoles_receive(struct slim_manager *mgr, const struct slim_peer *pee
 			slim_console_send_empty(c);
 			break;
 		case SLIM_CMD_CARD:
-			if (hdr.seq == c->card_seq) {
+			if (hdr.seq == c->card.seq) {
 				break; /* a copy: consoles send each CARD more than once */
 			}
-			if (hdr.seq < c->card_seq) {
+			if (hdr.seq < c->card.seq) {
 				drop(mgr, "CARD replayed or late");
 				break;
 			}
-			c->card_seq = hdr.seq;
+			c->card.seq = hdr.seq;
 			slim_console_card(c, &cmd.card);
 			break;
 		default:
@@ -406,8 +292,8 @@ void slim_consoles_closed(struct slim_manager *mgr, struct slim_sec_conn *conn, 
 {
 	struct slim_console *c, *gone = NULL;
 	wl_list_for_each(c, &mgr->consoles, link) {
-		if (c->conn == conn) {
-			c->conn = NULL; /* its next PING draws a hint, and it says HELLO again */
+		if (c->assoc.conn == conn) {
+			c->assoc.conn = NULL; /* its next PING draws a hint, and it says HELLO again */
 			gone = goodbye ? c : NULL;
 		}
 	}

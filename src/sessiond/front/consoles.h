@@ -1,6 +1,7 @@
 /*
  * The UDP side: consoles' control associations (§1). HELLO, PING and CARD
- * come in; REFUSE, REDIRECT and empty answers go out.
+ * come in and go to the table; what goes out is the table's to say
+ * (console-send.h).
  *
  * Every datagram goes through the secure transport (slim-secure.h): a
  * console's control association is a DTLS connection in which it proved
@@ -47,19 +48,5 @@ void slim_consoles_receive(struct slim_manager *mgr, const struct slim_peer *pee
 		const uint8_t *buf, size_t len);
 /* A connection ended: no console keeps it; with `goodbye` (the console quit) its console is gone. */
 void slim_consoles_closed(struct slim_manager *mgr, struct slim_sec_conn *conn, bool goodbye);
-
-void slim_console_send_redirect(struct slim_console *console, uint16_t port,
-		const uint8_t *token, const uint8_t *key);
-/* An empty datagram of its association: "your HELLO arrived". */
-void slim_console_send_empty(struct slim_console *console);
-/* MOVE (session-manager.md §9): the console's manager is another server's now. */
-void slim_console_send_move(struct slim_console *console, const struct slim_wire_move *move);
-/*
- * REFUSE UNKNOWN on `conn` in association `assoc`: the console says HELLO
- * again at once (a console waiting for enrollment, just approved).
- */
-void slim_consoles_nudge(struct slim_manager *mgr, struct slim_sec_conn *conn, uint32_t assoc);
-/* REFUSE reason (DENIED, ...) with `text`, outside the sequence, in its association. */
-void slim_console_send_refuse(struct slim_console *console, uint16_t reason, const char *text);
 
 #endif

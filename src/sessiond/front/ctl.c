@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "consoles.h"
+#include "console-send.h"
 #include "ctl.h"
 #include "group.h"
 #include "slim-lines.h"
@@ -17,6 +17,7 @@
 
 struct slim_ctl_server {
 	struct slim_manager *mgr;
+	struct slim_group *group;
 	int fd;
 	char path[108];
 	struct wl_event_source *source;
@@ -26,6 +27,7 @@ struct ctl_client {
 	int fd;
 	struct wl_event_source *source;
 	struct slim_manager *mgr;
+	struct slim_group *group;
 	struct slim_lines lines;
 };
 
@@ -128,24 +130,6 @@ static void outf(slim_ctl_out out, void *data, const char *fmt, ...)
 	out(data, line);
 }
 
-static void format_addr(const struct slim_console *c, char *buf, size_t size)
-{
-	char host[INET6_ADDRSTRLEN];
-	if (!c->known) {
-		snprintf(buf, size, "-");
-	} else if (c->addr.ss_family == AF_INET) {
-		const struct sockaddr_in *in4 = (const void *)&c->addr;
-		inet_ntop(AF_INET, &in4->sin_addr, host, sizeof(host));
-		snprintf(buf, size, "%s:%u", host, ntohs(in4->sin_port));
-	} else if (c->addr.ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const void *)&c->addr;
-		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-		snprintf(buf, size, "[%s]:%u", host, ntohs(in6->sin6_port));
-	} else {
-		snprintf(buf, size, "-");
-	}
-}
-
 static void format_sockaddr(const struct sockaddr_storage *a, char *buf, size_t size)
 {
 	char host[INET6_ADDRSTRLEN];
@@ -159,6 +143,16 @@ static void format_sockaddr(const struct sockaddr_storage *a, char *buf, size_t 
 		snprintf(buf, size, "[%s]:%u", host, ntohs(in6->sin6_port));
 	} else {
 		snprintf(buf, size, "-");
+	}
+}
+
+/* Where the console said HELLO from; "-" if it has not since this manager started. */
+static void format_addr(const struct slim_console *c, char *buf, size_t size)
+{
+	if (!c->heard.known) {
+		snprintf(buf, size, "-");
+	} else {
+		format_sockaddr(&c->assoc.addr, buf, size);
 	}
 }
 
@@ -178,18 +172,18 @@ static void list_consoles(struct slim_manager *mgr, slim_ctl_out out, void *data
 		const struct slim_enrolled *en = &e->list[i];
 		struct slim_console *c = slim_manager_console(mgr, en->id);
 		char addr[80] = "-", seen[24] = "-";
-		if (c && c->known) {
+		if (c && c->heard.known) {
 			format_addr(c, addr, sizeof(addr));
 			snprintf(seen, sizeof(seen), "%llu",
-				(unsigned long long)((now - c->last_heard_us) / 1000000));
+				(unsigned long long)((now - c->heard.last_us) / 1000000));
 		}
 		outf(out, data, "console %s %s %s %s %s", en->id, en->revoked ? "revoked" : "approved",
 			addr, seen, en->name[0] ? en->name : "-");
 	}
 }
 
-static bool run_approve(struct slim_manager *mgr, const struct slim_ctl_request *req,
-		slim_ctl_out out, void *data)
+static bool run_approve(struct slim_manager *mgr, struct slim_group *group,
+		const struct slim_ctl_request *req, slim_ctl_out out, void *data)
 {
 	char id[SLIM_CONSOLE_ID_LEN + 1];
 	const char *why;
@@ -201,7 +195,7 @@ static bool run_approve(struct slim_manager *mgr, const struct slim_ctl_request 
 		return false;
 	}
 	slim_log(SLIM_LOG_INFO, "ctl: console %s approved", id);
-	slim_group_console_decided(mgr->group, id);
+	slim_group_console_decided(group, id);
 	if (conn) {
 		/* it waits, connected: its next HELLO is admitted, so ask for one now */
 		slim_consoles_nudge(mgr, conn, assoc);
@@ -210,8 +204,8 @@ static bool run_approve(struct slim_manager *mgr, const struct slim_ctl_request 
 	return true;
 }
 
-static bool run_revoke(struct slim_manager *mgr, const struct slim_ctl_request *req,
-		slim_ctl_out out, void *data)
+static bool run_revoke(struct slim_manager *mgr, struct slim_group *group,
+		const struct slim_ctl_request *req, slim_ctl_out out, void *data)
 {
 	char id[SLIM_CONSOLE_ID_LEN + 1];
 	const char *why;
@@ -224,7 +218,7 @@ static bool run_revoke(struct slim_manager *mgr, const struct slim_ctl_request *
 		slim_console_revoke(c);
 	}
 	slim_log(SLIM_LOG_INFO, "ctl: console %s revoked", id);
-	slim_group_console_decided(mgr->group, id);
+	slim_group_console_decided(group, id);
 	outf(out, data, "console %s revoked", id);
 	return true;
 }
@@ -341,7 +335,161 @@ static void list_link(struct slim_manager *mgr, slim_ctl_out out, void *data)
 	}
 }
 
-void slim_ctl_run(struct slim_manager *mgr, const char *line, slim_ctl_out out, void *data)
+/* `console ID ADDR STATE [SESSION]` and `session ID USER PID PORT STATE [CONSOLE]` lines. */
+static void list_table(struct slim_manager *mgr, slim_ctl_out out, void *data)
+{
+	struct slim_console *c;
+	wl_list_for_each(c, &mgr->consoles, link) {
+		char addr[80];
+		format_addr(c, addr, sizeof(addr));
+		/* silent, but its session keeps it: say so rather than "session" */
+		const char *state = c->heard.away ? "away" : slim_console_state_str(c->state);
+		if (c->shows) {
+			outf(out, data, "console %s %s %s %u", c->id, addr, state, c->shows->id);
+		} else {
+			outf(out, data, "console %s %s %s", c->id, addr, state);
+		}
+	}
+	struct slim_session *s;
+	wl_list_for_each(s, &mgr->sessions, link) {
+		if (s->console) {
+			outf(out, data, "session %u %s %d %u %s %s", s->id, s->user,
+				(int)s->pid, s->port, session_state(s), s->console->id);
+		} else {
+			outf(out, data, "session %u %s %d %u %s", s->id, s->user,
+				(int)s->pid, s->port, session_state(s));
+		}
+	}
+}
+
+/* A user's session, by the request's id: NULL (said) if there is none. */
+static struct slim_session *user_session(struct slim_manager *mgr,
+		const struct slim_ctl_request *req, slim_ctl_out out, void *data)
+{
+	struct slim_session *s = slim_manager_session(mgr, req->session);
+	if (!s || s->greeter) {
+		outf(out, data, "error no session %u", req->session);
+		return NULL;
+	}
+	return s;
+}
+
+static bool run_detach(struct slim_manager *mgr, const struct slim_ctl_request *req,
+		slim_ctl_out out, void *data)
+{
+	struct slim_session *s = user_session(mgr, req, out, data);
+	if (!s) {
+		return false;
+	}
+	if (!slim_session_detach(s, SLIM_WHY_ADMIN)) {
+		outf(out, data, "error session %u is not on a console", s->id);
+		return false;
+	}
+	slim_log(SLIM_LOG_INFO, "ctl: session %u detached", s->id);
+	return true;
+}
+
+static bool run_end(struct slim_manager *mgr, const struct slim_ctl_request *req,
+		slim_ctl_out out, void *data)
+{
+	struct slim_session *s = user_session(mgr, req, out, data);
+	if (!s) {
+		return false;
+	}
+	slim_log(SLIM_LOG_INFO, "ctl: ending session %u", s->id);
+	slim_session_end(s);
+	return true;
+}
+
+static bool run_key(struct slim_manager *mgr, slim_ctl_out out, void *data)
+{
+	static const uint8_t zero[SLIM_SEC_FINGERPRINT_LEN];
+	if (memcmp(mgr->host_key, zero, sizeof(zero)) == 0) {
+		outf(out, data, "error no host key: the transport is clear");
+		return false;
+	}
+	char hex[65];
+	slim_sec_fingerprint_hex(mgr->host_key, hex);
+	outf(out, data, "sha256:%s", hex);
+	return true;
+}
+
+/* group, drain SERVER, undrain SERVER. */
+static bool run_group(struct slim_group *group, const struct slim_ctl_request *req,
+		slim_ctl_out out, void *data)
+{
+	const char *why;
+	if (!group) {
+		outf(out, data, "error no group: etcd is not configured");
+		return false;
+	}
+	if (req->cmd == SLIM_CTL_GROUP) {
+		slim_group_view(group, out, data);
+	} else if (!slim_group_drain(group, req->name, req->cmd == SLIM_CTL_DRAIN, &why)) {
+		outf(out, data, "error %s", why);
+		return false;
+	}
+	return true;
+}
+
+static bool run_why(struct slim_manager *mgr, const struct slim_ctl_request *req,
+		slim_ctl_out out, void *data)
+{
+	struct slim_console *c = slim_manager_console(mgr, req->console);
+	if (!c) {
+		outf(out, data, "error no console %s", req->console);
+		return false;
+	}
+	if (c->shows && !c->shows->greeter) {
+		outf(out, data, "console %s shows session %u", c->id, c->shows->id);
+	} else {
+		outf(out, data, "%s", slim_why_str(c->why));
+	}
+	return true;
+}
+
+/* One request: what it answers, but its last line; false if that was an error. */
+static bool run(struct slim_manager *mgr, struct slim_group *group,
+		const struct slim_ctl_request *req, slim_ctl_out out, void *data)
+{
+	switch (req->cmd) {
+	case SLIM_CTL_LIST:
+		list_table(mgr, out, data);
+		return true;
+	case SLIM_CTL_DETACH:
+		return run_detach(mgr, req, out, data);
+	case SLIM_CTL_END:
+		return run_end(mgr, req, out, data);
+	case SLIM_CTL_CONSOLES:
+		list_consoles(mgr, out, data);
+		return true;
+	case SLIM_CTL_APPROVE:
+		return run_approve(mgr, group, req, out, data);
+	case SLIM_CTL_REVOKE:
+		return run_revoke(mgr, group, req, out, data);
+	case SLIM_CTL_CLASSES:
+		list_classes(mgr, out, data);
+		return true;
+	case SLIM_CTL_AUDIO:
+		list_audio(mgr, out, data);
+		return true;
+	case SLIM_CTL_LINK:
+		list_link(mgr, out, data);
+		return true;
+	case SLIM_CTL_KEY:
+		return run_key(mgr, out, data);
+	case SLIM_CTL_GROUP:
+	case SLIM_CTL_DRAIN:
+	case SLIM_CTL_UNDRAIN:
+		return run_group(group, req, out, data);
+	case SLIM_CTL_WHY:
+		return run_why(mgr, req, out, data);
+	}
+	return false;
+}
+
+void slim_ctl_run(struct slim_manager *mgr, struct slim_group *group, const char *line,
+		slim_ctl_out out, void *data)
 {
 	struct slim_ctl_request req;
 	const char *error;
@@ -349,115 +497,9 @@ void slim_ctl_run(struct slim_manager *mgr, const char *line, slim_ctl_out out, 
 		outf(out, data, "error %s", error);
 		return;
 	}
-	struct slim_session *s = NULL;
-	if (req.cmd == SLIM_CTL_DETACH || req.cmd == SLIM_CTL_END) {
-		s = slim_manager_session(mgr, req.session);
-		if (!s || s->greeter) {
-			outf(out, data, "error no session %u", req.session);
-			return;
-		}
+	if (run(mgr, group, &req, out, data)) {
+		out(data, "ok");
 	}
-	switch (req.cmd) {
-	case SLIM_CTL_LIST: {
-		struct slim_console *c;
-		wl_list_for_each(c, &mgr->consoles, link) {
-			char addr[80];
-			format_addr(c, addr, sizeof(addr));
-			/* silent, but its session keeps it: say so rather than "session" */
-			const char *state = c->away ? "away" : slim_console_state_str(c->state);
-			if (c->shows) {
-				outf(out, data, "console %s %s %s %u", c->id, addr, state, c->shows->id);
-			} else {
-				outf(out, data, "console %s %s %s", c->id, addr, state);
-			}
-		}
-		wl_list_for_each(s, &mgr->sessions, link) {
-			if (s->console) {
-				outf(out, data, "session %u %s %d %u %s %s", s->id, s->user,
-					(int)s->pid, s->port, session_state(s), s->console->id);
-			} else {
-				outf(out, data, "session %u %s %d %u %s", s->id, s->user,
-					(int)s->pid, s->port, session_state(s));
-			}
-		}
-		break;
-	}
-	case SLIM_CTL_DETACH:
-		if (!slim_session_detach(s, SLIM_WHY_ADMIN)) {
-			outf(out, data, "error session %u is not on a console", s->id);
-			return;
-		}
-		slim_log(SLIM_LOG_INFO, "ctl: session %u detached", s->id);
-		break;
-	case SLIM_CTL_END:
-		slim_log(SLIM_LOG_INFO, "ctl: ending session %u", s->id);
-		slim_session_end(s);
-		break;
-	case SLIM_CTL_CONSOLES:
-		list_consoles(mgr, out, data);
-		break;
-	case SLIM_CTL_APPROVE:
-		if (!run_approve(mgr, &req, out, data)) {
-			return;
-		}
-		break;
-	case SLIM_CTL_REVOKE:
-		if (!run_revoke(mgr, &req, out, data)) {
-			return;
-		}
-		break;
-	case SLIM_CTL_CLASSES:
-		list_classes(mgr, out, data);
-		break;
-	case SLIM_CTL_AUDIO:
-		list_audio(mgr, out, data);
-		break;
-	case SLIM_CTL_LINK:
-		list_link(mgr, out, data);
-		break;
-	case SLIM_CTL_KEY: {
-		static const uint8_t zero[SLIM_SEC_FINGERPRINT_LEN];
-		if (memcmp(mgr->host_key, zero, sizeof(zero)) == 0) {
-			outf(out, data, "error no host key: the transport is clear");
-			return;
-		}
-		char hex[65];
-		slim_sec_fingerprint_hex(mgr->host_key, hex);
-		outf(out, data, "sha256:%s", hex);
-		break;
-	}
-	case SLIM_CTL_GROUP:
-	case SLIM_CTL_DRAIN:
-	case SLIM_CTL_UNDRAIN: {
-		const char *why;
-		if (!mgr->group) {
-			outf(out, data, "error no group: etcd is not configured");
-			return;
-		}
-		if (req.cmd == SLIM_CTL_GROUP) {
-			slim_group_view(mgr->group, out, data);
-		} else if (!slim_group_drain(mgr->group, req.name, req.cmd == SLIM_CTL_DRAIN,
-				&why)) {
-			outf(out, data, "error %s", why);
-			return;
-		}
-		break;
-	}
-	case SLIM_CTL_WHY: {
-		struct slim_console *c = slim_manager_console(mgr, req.console);
-		if (!c) {
-			outf(out, data, "error no console %s", req.console);
-			return;
-		}
-		if (c->shows && !c->shows->greeter) {
-			outf(out, data, "console %s shows session %u", c->id, c->shows->id);
-		} else {
-			outf(out, data, "%s", slim_why_str(c->why));
-		}
-		break;
-	}
-	}
-	out(data, "ok");
 }
 
 static void client_out(void *data, const char *line)
@@ -480,7 +522,7 @@ static int handle_client(int fd, uint32_t mask, void *data)
 		slim_lines_fill(&client->lines, fd) : SLIM_LINES_CLOSED;
 	char *line;
 	while ((line = slim_lines_next(&client->lines))) {
-		slim_ctl_run(client->mgr, line, client_out, client);
+		slim_ctl_run(client->mgr, client->group, line, client_out, client);
 	}
 	if (status == SLIM_LINES_CLOSED) {
 		client_destroy(client);
@@ -506,11 +548,11 @@ static int handle_accept(int fd, uint32_t mask, void *data)
 		close(cfd);
 		return 0;
 	}
-	slim_ctl_client_create(server->mgr, cfd);
+	slim_ctl_client_create(server->mgr, server->group, cfd);
 	return 0;
 }
 
-bool slim_ctl_client_create(struct slim_manager *mgr, int fd)
+bool slim_ctl_client_create(struct slim_manager *mgr, struct slim_group *group, int fd)
 {
 	struct ctl_client *client = calloc(1, sizeof(*client));
 	if (!client) {
@@ -519,6 +561,7 @@ bool slim_ctl_client_create(struct slim_manager *mgr, int fd)
 	}
 	client->fd = fd;
 	client->mgr = mgr;
+	client->group = group;
 	slim_lines_init(&client->lines);
 	client->source = wl_event_loop_add_fd(mgr->loop, fd, WL_EVENT_READABLE,
 		handle_client, client);
@@ -530,7 +573,8 @@ bool slim_ctl_client_create(struct slim_manager *mgr, int fd)
 	return true;
 }
 
-struct slim_ctl_server *slim_ctl_server_create(struct slim_manager *mgr, const char *path)
+struct slim_ctl_server *slim_ctl_server_create(struct slim_manager *mgr,
+		struct slim_group *group, const char *path)
 {
 	struct slim_ctl_server *server = calloc(1, sizeof(*server));
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
@@ -540,6 +584,7 @@ struct slim_ctl_server *slim_ctl_server_create(struct slim_manager *mgr, const c
 		return NULL;
 	}
 	server->mgr = mgr;
+	server->group = group;
 	memcpy(server->path, path, len + 1);
 	memcpy(sun.sun_path, path, len + 1);
 	server->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

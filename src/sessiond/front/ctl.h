@@ -10,6 +10,7 @@
 #include "slim-proto.h"
 
 struct slim_manager;
+struct slim_group;
 struct slim_ctl_server;
 
 enum slim_ctl_cmd {
@@ -40,16 +41,21 @@ struct slim_ctl_request {
 bool slim_ctl_parse(const char *line, struct slim_ctl_request *req, const char **error);
 
 typedef void (*slim_ctl_out)(void *data, const char *line);
-/* Runs one request line, answering through `out` (the last line: ok or error). */
-void slim_ctl_run(struct slim_manager *mgr, const char *line, slim_ctl_out out, void *data);
+/*
+ * Runs one request line, answering through `out` (the last line: ok or
+ * error). `group` is the server group's (NULL: none).
+ */
+void slim_ctl_run(struct slim_manager *mgr, struct slim_group *group, const char *line,
+		slim_ctl_out out, void *data);
 
 /* `path`, mode 0600; connections from other users than root are closed. */
-struct slim_ctl_server *slim_ctl_server_create(struct slim_manager *mgr, const char *path);
+struct slim_ctl_server *slim_ctl_server_create(struct slim_manager *mgr,
+		struct slim_group *group, const char *path);
 void slim_ctl_server_destroy(struct slim_ctl_server *server);
 /*
  * Adopts a connected socket whose peer has been checked as a client (the
  * listener's accept, fuzzers); it is closed when the peer hangs up.
  */
-bool slim_ctl_client_create(struct slim_manager *mgr, int fd);
+bool slim_ctl_client_create(struct slim_manager *mgr, struct slim_group *group, int fd);
 
 #endif

@@ -20,7 +20,6 @@ struct slim_greeter_server {
 };
 
 struct slim_greeter_client {
-	struct wl_list link; /* slim_manager.greeter_clients */
 	struct slim_manager *mgr;
 	int fd;
 	struct wl_event_source *source;
@@ -30,51 +29,81 @@ struct slim_greeter_client {
 	pid_t peer_pid;
 	uid_t peer_uid;
 	char error[256]; /* the `error` line waiting for its delay */
+	struct wl_listener console_destroy;
+	struct wl_listener console_message;
+	struct wl_listener console_login_done;
+	struct wl_listener manager_destroy;
 };
 
-unsigned slim_login_delay_ms(unsigned failures)
+/* The client no longer serves its console (it goes, or serves another). */
+static void client_unhook(struct slim_greeter_client *client)
 {
-	if (failures == 0) {
-		return 0;
+	if (client->console) {
+		wl_list_remove(&client->console_destroy.link);
+		wl_list_remove(&client->console_message.link);
+		wl_list_remove(&client->console_login_done.link);
+		client->console = NULL;
 	}
-	unsigned shift = failures - 1 > 8 ? 8 : failures - 1;
-	unsigned ms = SLIM_LOGIN_DELAY_FIRST_MS << shift;
-	return ms > SLIM_LOGIN_DELAY_MAX_MS ? SLIM_LOGIN_DELAY_MAX_MS : ms;
 }
 
 static void client_destroy(struct slim_greeter_client *client)
 {
-	if (client->console && client->console->client == client) {
-		client->console->client = NULL;
-	}
-	wl_list_remove(&client->link);
+	client_unhook(client);
+	wl_list_remove(&client->manager_destroy.link);
 	wl_event_source_remove(client->source);
 	wl_event_source_remove(client->error_timer);
 	close(client->fd);
 	free(client);
 }
 
-void slim_greeter_clients_destroy(struct slim_manager *mgr)
+static void handle_console_destroy(struct wl_listener *listener, void *data)
 {
-	struct slim_greeter_client *client, *tmp;
-	wl_list_for_each_safe(client, tmp, &mgr->greeter_clients, link) {
-		client_destroy(client);
-	}
+	struct slim_greeter_client *client = wl_container_of(listener, client, console_destroy);
+	client_unhook(client);
 }
 
-void slim_greeter_client_message(struct slim_console *console, const char *text)
+static void handle_console_message(struct wl_listener *listener, void *data)
 {
-	if (console->client) {
-		slim_line_send(console->client->fd, "message %s", text);
-	}
+	struct slim_greeter_client *client = wl_container_of(listener, client, console_message);
+	const char *text = data;
+	slim_line_send(client->fd, "message %s", text);
 }
 
-void slim_greeter_client_forget(struct slim_console *console)
+/* A login at its console ended: `ok` now, or `error TEXT` after the failure's delay. */
+static void handle_console_login_done(struct wl_listener *listener, void *data)
 {
-	if (console->client) {
-		console->client->console = NULL;
-		console->client = NULL;
+	struct slim_greeter_client *client = wl_container_of(listener, client, console_login_done);
+	const struct slim_console_login_done *done = data;
+	if (!done->error) {
+		slim_line_send(client->fd, "ok");
+		return;
 	}
+	snprintf(client->error, sizeof(client->error), "%s", done->error);
+	wl_event_source_timer_update(client->error_timer, (int)done->delay_ms);
+}
+
+/* The manager goes: its greeters keep running, and connect to the next one. */
+static void handle_manager_destroy(struct wl_listener *listener, void *data)
+{
+	struct slim_greeter_client *client = wl_container_of(listener, client, manager_destroy);
+	client_destroy(client);
+}
+
+/* The client serves `c`, the only one to: a client that served it before lets go. */
+static void client_hook(struct slim_greeter_client *client, struct slim_console *c)
+{
+	struct wl_listener *other = wl_signal_get(&c->events.message, handle_console_message);
+	if (other) {
+		struct slim_greeter_client *before = wl_container_of(other, before, console_message);
+		client_unhook(before);
+	}
+	client->console = c;
+	client->console_destroy.notify = handle_console_destroy;
+	wl_signal_add(&c->events.destroy, &client->console_destroy);
+	client->console_message.notify = handle_console_message;
+	wl_signal_add(&c->events.message, &client->console_message);
+	client->console_login_done.notify = handle_console_login_done;
+	wl_signal_add(&c->events.login_done, &client->console_login_done);
 }
 
 static int handle_error_timer(void *data)
@@ -93,15 +122,16 @@ static int handle_error_timer(void *data)
  */
 static bool peer_belongs(struct slim_greeter_client *client, struct slim_console *c)
 {
-	if (!client->mgr->check_greeter_peer) {
+	if (!client->mgr->greeters.check_peer) {
 		return true;
 	}
-	if (!c->greeter || client->peer_pid <= 0 || client->peer_uid != c->greeter->uid) {
+	struct slim_session *g = c->greeter.session;
+	if (!g || client->peer_pid <= 0 || client->peer_uid != g->uid) {
 		return false;
 	}
 	/* spawn.c starts every compositor with setsid: its clients share its session */
 	pid_t sid = getsid(client->peer_pid);
-	return sid == c->greeter->pid;
+	return sid == g->pid;
 }
 
 static void handle_hello(struct slim_greeter_client *client, const char *id)
@@ -111,17 +141,13 @@ static void handle_hello(struct slim_greeter_client *client, const char *id)
 		slim_line_send(client->fd, "error No such console");
 		return;
 	}
-	if (c->client && c->client != client) {
-		c->client->console = NULL;
-	}
-	if (client->console && client->console != c && client->console->client == client) {
+	if (client->console != c) {
 		/* a second hello, for another console: the first no longer has this client */
-		client->console->client = NULL;
+		client_unhook(client);
+		client_hook(client, c);
 	}
-	client->console = c;
-	c->client = client;
-	if (c->message[0]) {
-		slim_line_send(client->fd, "message %s", c->message);
+	if (c->greeter.message[0]) {
+		slim_line_send(client->fd, "message %s", c->greeter.message);
 	}
 }
 
@@ -134,7 +160,7 @@ static void handle_login(struct slim_greeter_client *client, const char *user, c
 		return;
 	}
 	uint64_t now = slim_now_us();
-	if (client->error[0] || c->login || now < c->login_blocked_until_us) {
+	if (client->error[0] || c->login.worker || now < c->login.blocked_until_us) {
 		/* a login runs, or the previous failure's delay: nothing is tried meanwhile */
 		slim_line_send(client->fd, "error Please wait a moment");
 		return;
@@ -153,36 +179,9 @@ static void handle_login(struct slim_greeter_client *client, const char *user, c
 	bool started = slim_manager_login(mgr, c, user, password, &why);
 	explicit_bzero(password, sizeof(password));
 	if (!started) {
-		slim_greeter_login_done(c, why);
+		slim_console_login_done(c, why);
 	}
 	/* else the answer comes when the login worker reports */
-}
-
-void slim_greeter_login_done(struct slim_console *c, const char *error)
-{
-	struct slim_greeter_client *client = c->client;
-	if (!error) {
-		c->login_failures = 0;
-		c->message[0] = '\0';
-		if (client) {
-			slim_line_send(client->fd, "ok");
-		}
-		return;
-	}
-	uint64_t now = slim_now_us();
-	c->login_failures++;
-	unsigned delay = slim_login_delay_ms(c->login_failures);
-	/* the delay is ours, on a timer: nothing ever sleeps in the manager */
-	c->login_blocked_until_us = now + delay * 1000ull;
-	if (slim_ratelimit(&c->mgr->log_rl, now)) {
-		/* the user name only: the password never reaches a log */
-		slim_log(SLIM_LOG_INFO, "console %s: login failed for %.64s (%u in a row)",
-			c->id, c->login_user, c->login_failures);
-	}
-	if (client) {
-		snprintf(client->error, sizeof(client->error), "%s", error);
-		wl_event_source_timer_update(client->error_timer, (int)delay);
-	}
 }
 
 static void handle_line(struct slim_greeter_client *client, char *line)
@@ -246,7 +245,8 @@ struct slim_greeter_client *slim_greeter_client_create(struct slim_manager *mgr,
 		free(client);
 		return NULL;
 	}
-	wl_list_insert(&mgr->greeter_clients, &client->link);
+	client->manager_destroy.notify = handle_manager_destroy;
+	wl_signal_add(&mgr->events.destroy, &client->manager_destroy);
 	return client;
 }
 
@@ -297,11 +297,11 @@ struct slim_greeter_server *slim_greeter_server_create(struct slim_manager *mgr)
 	}
 	server->mgr = mgr;
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	if (strlen(mgr->greeter_socket) >= sizeof(sun.sun_path)) {
+	if (strlen(mgr->greeters.socket) >= sizeof(sun.sun_path)) {
 		free(server);
 		return NULL;
 	}
-	memcpy(sun.sun_path, mgr->greeter_socket, strlen(mgr->greeter_socket) + 1);
+	memcpy(sun.sun_path, mgr->greeters.socket, strlen(mgr->greeters.socket) + 1);
 	server->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (server->fd < 0) {
 		goto fail;
@@ -346,6 +346,6 @@ void slim_greeter_server_destroy(struct slim_greeter_server *server)
 	}
 	wl_event_source_remove(server->source);
 	close(server->fd);
-	unlink(server->mgr->greeter_socket);
+	unlink(server->mgr->greeters.socket);
 	free(server);
 }

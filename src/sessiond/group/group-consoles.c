@@ -14,7 +14,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "consoles.h"
+#include "console-send.h"
 #include "group-internal.h"
 #include "sessions.h"
 #include "slim-hex.h"

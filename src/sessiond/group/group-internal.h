@@ -66,6 +66,9 @@ struct slim_group {
 	struct wl_list claims;    /* group_card_claim: cards/HASH being claimed */
 };
 
+/* group-view.c: the group's answers to the table (slim_manager_elsewhere). */
+extern const struct slim_manager_elsewhere slim_group_elsewhere;
+
 /* The key in `list` (group_kv), or NULL. */
 struct group_kv *slim_group_kv_find(struct wl_list *list, const char *key);
 /* group-consoles.c: the registry's decision on console `id`, taken here. */

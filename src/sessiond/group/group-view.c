@@ -1,7 +1,8 @@
 /*
  * What a server group's registry says, from this server's copy of it
  * (group.c): slimlandctl group and drain, and where a console goes that
- * this server has no session for.
+ * this server has no session for (the table asks through
+ * slim_group_elsewhere).
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -250,3 +251,19 @@ bool slim_group_drain(struct slim_group *group, const char *name, bool drain,
 	slim_group_write_key(group, key, drain ? "1" : NULL, false);
 	return true;
 }
+
+static enum slim_group_where elsewhere_card(void *data, const uint8_t hash[32],
+		struct slim_wire_move *move, char *server, size_t size)
+{
+	return slim_group_card_server(data, hash, move, server, size);
+}
+
+static bool elsewhere_login(void *data, struct slim_wire_move *move, char *server, size_t size)
+{
+	return slim_group_login_server(data, move, server, size);
+}
+
+const struct slim_manager_elsewhere slim_group_elsewhere = {
+	.card_server = elsewhere_card,
+	.login_server = elsewhere_login,
+};

@@ -722,6 +722,8 @@ struct slim_group *slim_group_create(struct slim_manager *mgr,
 		config->etcd, group->config.prefix);
 	grant(group);
 	sync_start(group);
+	mgr->elsewhere = &slim_group_elsewhere;
+	mgr->elsewhere_data = group;
 	return group;
 }
 
@@ -735,6 +737,10 @@ void slim_group_destroy(struct slim_group *group)
 	 * keep running across a restart of the manager, and the next one
 	 * registers them again under a lease of its own.
 	 */
+	if (group->mgr->elsewhere_data == group) {
+		group->mgr->elsewhere = NULL;
+		group->mgr->elsewhere_data = NULL;
+	}
 	slim_etcd_destroy(group->etcd);
 	if (group->tick) {
 		wl_event_source_remove(group->tick);

@@ -16,53 +16,35 @@
  *
  * With no `etcd` in the configuration there is no group: the manager keeps
  * its state file alone, as a single server always did.
+ *
+ * The group is above the table: it reads the table to publish it, and the
+ * table asks it where consoles go through slim_manager_elsewhere alone.
  */
 #ifndef SLIM_SESSIOND_GROUP_H
 #define SLIM_SESSIOND_GROUP_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "config.h"
+#include "sessions.h"
 #include "placement.h"
 #include "slim-proto.h"
 
 struct slim_manager;
 struct slim_group;
 
-/* The group's part of slimland.conf (config.c). */
-struct slim_group_config {
-	char etcd[512];    /* endpoints, comma-separated; "": no group */
-	/* https: the members' CA, this server's certificate and key (etcd.h) */
-	char etcd_ca[256], etcd_cert[256], etcd_key[256];
-	char prefix[64];   /* the registry's keys, e.g. /slimland/ */
-	char name[64];     /* this server's name; "": its host name */
-	char address[128]; /* where consoles reach this server; "": `listen` */
-	unsigned ttl_s;    /* its lease */
-	struct slim_place_weights weights;
-};
-
-/* config.c, with the rest of slimland.conf. */
-void slim_group_config_defaults(struct slim_group_config *config);
-/* A server's name: letters, digits, `.`, `_` and `-`, at most 63. */
-bool slim_group_name_valid(const char *name);
-
-/* NULL if `config->etcd` is empty (no group) or on failure (logged). */
+/*
+ * NULL if `config->etcd` is empty (no group) or on failure (logged). The
+ * group answers the table's questions from here on (slim_manager_elsewhere).
+ */
 struct slim_group *slim_group_create(struct slim_manager *mgr,
 		const struct slim_group_config *config);
-/* Revokes the lease (best effort): the server leaves the group at once. */
+/* The table asks it nothing more; its lease is left to expire (group.c). */
 void slim_group_destroy(struct slim_group *group);
 
 /* The manager's table changed (sessions, consoles): publish it. */
 void slim_group_changed(struct slim_group *group);
 
-/*
- * Where a console goes that this server has no session for (a MOVE to
- * that server's manager, named in `server`).
- */
-enum slim_group_where {
-	SLIM_GROUP_HERE,        /* nothing elsewhere: this server's business */
-	SLIM_GROUP_MOVE,        /* `move` names the server */
-	SLIM_GROUP_UNREACHABLE, /* elsewhere by the last copy, but etcd does not answer */
-};
 /* A card whose session runs on another server of the group (still in the registry). */
 enum slim_group_where slim_group_card_server(struct slim_group *group, const uint8_t hash[32],
 		struct slim_wire_move *move, char *server, size_t size);

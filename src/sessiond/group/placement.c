@@ -1,15 +1,6 @@
 #include <string.h>
 #include "placement.h"
 
-void slim_place_weights_defaults(struct slim_place_weights *w)
-{
-	*w = (struct slim_place_weights){
-		.ram_per_user_mb = 200,
-		.existing_users_weight = 100,
-		.cpu_weight = 100,
-	};
-}
-
 long slim_place_room(const struct slim_place_server *s, const struct slim_place_weights *w)
 {
 	long per_user = w->ram_per_user_mb ? w->ram_per_user_mb : 1;

@@ -9,6 +9,7 @@
 #define SLIM_SESSIOND_PLACEMENT_H
 
 #include <stdbool.h>
+#include "config.h"
 
 struct slim_place_server {
 	const char *name;
@@ -19,13 +20,6 @@ struct slim_place_server {
 	bool drain;        /* slimlandctl drain: no new sessions */
 };
 
-struct slim_place_weights {
-	unsigned ram_per_user_mb;      /* what a session is expected to take */
-	unsigned existing_users_weight; /* per cent of a session's room each one costs */
-	unsigned cpu_weight;           /* per cent of a session's room an idle CPU adds */
-};
-
-void slim_place_weights_defaults(struct slim_place_weights *w);
 
 /*
  * A server's room in sessions × 100: how many more sessions its free

@@ -69,6 +69,25 @@ void slim_manager_unbind(struct slim_manager *mgr, const uint8_t hash[32])
 
 /* What a tap does */
 
+void slim_console_card_asks(struct slim_console *c, const struct slim_card_hash *unknown,
+		struct slim_session *reauth)
+{
+	c->card.unknown = unknown != NULL;
+	if (unknown && unknown != &c->card.hash) {
+		c->card.hash = *unknown;
+	}
+	if (c->card.reauth == reauth) {
+		return;
+	}
+	if (c->card.reauth) {
+		wl_list_remove(&c->card.reauth_destroy.link);
+	}
+	c->card.reauth = reauth;
+	if (reauth) {
+		wl_signal_add(&reauth->events.destroy, &c->card.reauth_destroy);
+	}
+}
+
 static bool needs_password(struct slim_session *s)
 {
 	const struct slim_config *config = &s->mgr->config;
@@ -111,7 +130,7 @@ void slim_console_card(struct slim_console *c, const struct slim_wire_card *card
 	struct slim_binding *b = card->len ? slim_manager_binding(mgr, &token) : NULL;
 	struct slim_wire_move move;
 	char server[64];
-	switch (!b && card->len ? slim_group_card_server(mgr->group, token.bytes, &move, server,
+	switch (!b && card->len ? slim_manager_card_elsewhere(mgr, token.bytes, &move, server,
 			sizeof(server)) : SLIM_GROUP_HERE) {
 	case SLIM_GROUP_HERE:
 		break;
@@ -120,31 +139,28 @@ void slim_console_card(struct slim_console *c, const struct slim_wire_card *card
 		slim_console_move(c, &move, server, "card for a session of another server");
 		return;
 	case SLIM_GROUP_UNREACHABLE:
-		c->has_pending = false;
-		c->reauth = NULL;
+		slim_console_card_asks(c, NULL, NULL);
 		ask_at_greeter(c, SLIM_WHY_UNKNOWN_CARD, "This card's session is on another "
 			"server, which cannot be reached now: try again in a moment");
 		return;
 	}
 	if (!b) {
 		/* remembered until someone logs in here (or another card is tapped) */
-		c->has_pending = card->len > 0;
-		c->pending = token;
-		c->reauth = NULL;
+		slim_console_card_asks(c, card->len > 0 ? &token : NULL, NULL);
 		ask_at_greeter(c, SLIM_WHY_UNKNOWN_CARD, "Unknown card: log in to use it");
 		return;
 	}
 	struct slim_session *s = b->session;
-	c->has_pending = false;
 	if (c->shows == s) {
+		slim_console_card_asks(c, NULL, c->card.reauth);
 		return;
 	}
 	if (needs_password(s)) {
-		c->reauth = s;
+		slim_console_card_asks(c, NULL, s);
 		ask_at_greeter(c, SLIM_WHY_REAUTH, "Enter your password to continue");
 		return;
 	}
-	c->reauth = NULL;
+	slim_console_card_asks(c, NULL, NULL);
 	slim_log(SLIM_LOG_INFO, "console %s: card for session %u (%s)", c->id, s->id, s->user);
 	slim_console_show(c, s);
 }

@@ -63,9 +63,9 @@ struct slim_spawn_request slim_launch_request(struct slim_manager *mgr, uint32_t
 	slim_cgroup_path(b->cgroup, sizeof(b->cgroup), uid, id);
 	snprintf(b->video_budget, sizeof(b->video_budget), "%u", mgr->config.video_budget);
 	/* the console's size from the start: clients that size themselves once see it */
-	bool sized = console && console->width && console->height;
+	bool sized = console && console->assoc.width && console->assoc.height;
 	if (sized) {
-		snprintf(b->size, sizeof(b->size), "%ux%u", console->width, console->height);
+		snprintf(b->size, sizeof(b->size), "%ux%u", console->assoc.width, console->assoc.height);
 	}
 	return (struct slim_spawn_request){
 		.user = user,
@@ -93,7 +93,7 @@ static struct slim_session *spawn_greeter(struct slim_manager *mgr, uid_t uid,
 	struct slim_spawn_request req = slim_launch_request(mgr, id, user, mgr->config.greeter,
 		env, log_name, true, console, &b);
 	char name[96];
-	slim_uid_pool_name(&mgr->greeter_uids, uid, name, sizeof(name));
+	slim_uid_pool_name(&mgr->greeters.uids, uid, name, sizeof(name));
 	req.as_uid = uid;
 	req.as_name = name;
 	struct slim_spawn_result res = { .pid = -1, .pidfd = -1 };
@@ -125,12 +125,12 @@ static bool clear_uid(struct slim_manager *mgr, uid_t uid)
 	if (!mgr->ops->greeter_clear || mgr->ops->greeter_clear(mgr->ops_data, uid, dir)) {
 		return true;
 	}
-	if (slim_uid_pool_state(&mgr->greeter_uids, uid) != SLIM_UID_ENDING &&
+	if (slim_uid_pool_state(&mgr->greeters.uids, uid) != SLIM_UID_ENDING &&
 			slim_ratelimit(&mgr->log_rl, slim_now_us())) {
 		slim_log(SLIM_LOG_INFO, "greeter uid %u: processes still die; it waits", (unsigned)uid);
 	}
-	slim_uid_pool_set(&mgr->greeter_uids, uid, SLIM_UID_ENDING);
-	wl_event_source_timer_update(mgr->uid_timer, UID_RETRY_MS);
+	slim_uid_pool_set(&mgr->greeters.uids, uid, SLIM_UID_ENDING);
+	wl_event_source_timer_update(mgr->greeters.uid_timer, UID_RETRY_MS);
 	return false;
 }
 
@@ -138,7 +138,7 @@ static bool clear_uid(struct slim_manager *mgr, uid_t uid)
 static void release_uid(struct slim_manager *mgr, uid_t uid)
 {
 	if (clear_uid(mgr, uid)) {
-		slim_uid_pool_set(&mgr->greeter_uids, uid, SLIM_UID_FREE);
+		slim_uid_pool_set(&mgr->greeters.uids, uid, SLIM_UID_FREE);
 		slim_log(SLIM_LOG_DEBUG, "greeter uid %u: nothing of it runs; free", (unsigned)uid);
 	}
 }
@@ -146,7 +146,7 @@ static void release_uid(struct slim_manager *mgr, uid_t uid)
 int slim_launch_uid_retry(void *data)
 {
 	struct slim_manager *mgr = data;
-	struct slim_uid_pool *pool = &mgr->greeter_uids;
+	struct slim_uid_pool *pool = &mgr->greeters.uids;
 	for (uint32_t i = 0; i < pool->count && pool->ending; i++) {
 		if (pool->state[i] == SLIM_UID_ENDING) {
 			release_uid(mgr, pool->first + i);
@@ -164,7 +164,7 @@ int slim_launch_uid_retry(void *data)
 static uid_t take_uid(struct slim_manager *mgr)
 {
 	for (int tries = 0; tries < 8; tries++) {
-		uid_t uid = slim_uid_pool_take(&mgr->greeter_uids);
+		uid_t uid = slim_uid_pool_take(&mgr->greeters.uids);
 		if (uid == (uid_t)-1 || clear_uid(mgr, uid)) {
 			return uid;
 		}
@@ -185,7 +185,7 @@ struct slim_session *slim_launch_greeter(struct slim_console *c)
 		return NULL;
 	}
 	char sock_env[300], console_env[64], log_name[64], runtime_env[360], dir[300];
-	snprintf(sock_env, sizeof(sock_env), "SLIMLAND_GREETER_SOCKET=%s", mgr->greeter_socket);
+	snprintf(sock_env, sizeof(sock_env), "SLIMLAND_GREETER_SOCKET=%s", mgr->greeters.socket);
 	snprintf(console_env, sizeof(console_env), "SLIMLAND_CONSOLE=%s", c->id);
 	snprintf(log_name, sizeof(log_name), "greeter-%s", c->id);
 	/* its uid's own, mode 0700: no other greeter can enter it */
@@ -205,7 +205,7 @@ struct slim_session *slim_launch_greeter(struct slim_console *c)
 void slim_launch_greeter_ended(struct slim_session *g)
 {
 	struct slim_manager *mgr = g->mgr;
-	if (slim_uid_pool_state(&mgr->greeter_uids, g->uid) != SLIM_UID_USED) {
+	if (slim_uid_pool_state(&mgr->greeters.uids, g->uid) != SLIM_UID_USED) {
 		return;
 	}
 	/* a greeter that shared its uid (a damaged state file's): the uid stays its */

@@ -6,38 +6,69 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
-#include "greeter-socket.h"
 #include "sessions-internal.h"
 
 /* An id reserved for a login that started no session is given back if it was the last. */
 static void release_login_id(struct slim_console *c)
 {
-	if (c->login_id && c->login_id + 1 == c->mgr->next_session_id &&
-			!slim_manager_session(c->mgr, c->login_id)) {
-		c->mgr->next_session_id = c->login_id;
+	if (c->login.id && c->login.id + 1 == c->mgr->next_session_id &&
+			!slim_manager_session(c->mgr, c->login.id)) {
+		c->mgr->next_session_id = c->login.id;
 	}
-	c->login_id = 0;
+	c->login.id = 0;
 }
 
 static void login_over(struct slim_console *c, const char *error)
 {
-	c->login = NULL;
+	c->login.worker = NULL;
 	if (error) {
 		release_login_id(c);
 	}
-	c->login_id = 0;
-	c->login_ok = !error;
-	snprintf(c->login_error, sizeof(c->login_error), "%s", error ? error : "");
-	slim_greeter_login_done(c, error);
+	c->login.id = 0;
+	c->login.ok = !error;
+	snprintf(c->login.error, sizeof(c->login.error), "%s", error ? error : "");
+	slim_console_login_done(c, error);
+}
+
+unsigned slim_login_delay_ms(unsigned failures)
+{
+	if (failures == 0) {
+		return 0;
+	}
+	unsigned shift = failures - 1 > 8 ? 8 : failures - 1;
+	unsigned ms = SLIM_LOGIN_DELAY_FIRST_MS << shift;
+	return ms > SLIM_LOGIN_DELAY_MAX_MS ? SLIM_LOGIN_DELAY_MAX_MS : ms;
+}
+
+void slim_console_login_done(struct slim_console *c, const char *error)
+{
+	struct slim_console_login_done done = { .error = error };
+	if (!error) {
+		c->login.failures = 0;
+		c->greeter.message[0] = '\0';
+		wl_signal_emit(&c->events.login_done, &done);
+		return;
+	}
+	uint64_t now = slim_now_us();
+	c->login.failures++;
+	done.delay_ms = slim_login_delay_ms(c->login.failures);
+	/* the delay is the greeter client's, on a timer: nothing ever sleeps in the manager */
+	c->login.blocked_until_us = now + done.delay_ms * 1000ull;
+	if (slim_ratelimit(&c->mgr->log_rl, now)) {
+		/* the user name only: the password never reaches a log */
+		slim_log(SLIM_LOG_INFO, "console %s: login failed for %.64s (%u in a row)",
+			c->id, c->login.user, c->login.failures);
+	}
+	wl_signal_emit(&c->events.login_done, &done);
 }
 
 static void logged_in(struct slim_console *c, struct slim_session *s)
 {
 	struct slim_manager *mgr = c->mgr;
 	slim_log(SLIM_LOG_INFO, "console %s: %s logged in, session %u", c->id, s->user, s->id);
-	if (c->has_pending) {
-		c->has_pending = false;
-		slim_manager_bind(mgr, &c->pending, s);
+	if (c->card.unknown) {
+		slim_manager_bind(mgr, &c->card.hash, s);
+		slim_console_card_asks(c, NULL, c->card.reauth);
 	}
 	login_over(c, NULL);
 	slim_console_show(c, s);
@@ -52,19 +83,20 @@ static bool login_authenticated(void *data, const char *error)
 		return false;
 	}
 	struct slim_session *s = NULL;
-	if (c->reauth && strcmp(c->reauth->user, c->login_user) == 0) {
-		s = c->reauth;
+	if (c->card.reauth && strcmp(c->card.reauth->user, c->login.user) == 0) {
+		s = c->card.reauth;
 	} else {
 		/* one session a user: a second login shows the one that runs */
 		struct slim_session *it;
 		wl_list_for_each(it, &mgr->sessions, link) {
-			if (!it->greeter && !it->ending && strcmp(it->user, c->login_user) == 0) {
+			if (!it->greeter && !it->ending && strcmp(it->user, c->login.user) == 0) {
 				s = it;
 				break;
 			}
 		}
 	}
-	c->reauth = NULL;
+	/* the card's unknown hash, if any, waits for the session to bind it to */
+	slim_console_card_asks(c, c->card.unknown ? &c->card.hash : NULL, NULL);
 	if (!s) {
 		return true; /* the worker opens the PAM session and starts the compositor */
 	}
@@ -77,21 +109,21 @@ static void login_started(void *data, const struct slim_spawn_result *res, int c
 {
 	struct slim_console *c = data;
 	struct slim_manager *mgr = c->mgr;
-	struct slim_login *login = c->login;
-	struct passwd *pw = getpwnam(c->login_user);
-	slim_log(SLIM_LOG_INFO, "session %u: compositor %d for %s", c->login_id, res->pid,
-		c->login_user);
-	struct slim_session *s = slim_session_add(mgr, c->login_id, c->login_user,
+	struct slim_login *login = c->login.worker;
+	struct passwd *pw = getpwnam(c->login.user);
+	slim_log(SLIM_LOG_INFO, "session %u: compositor %d for %s", c->login.id, res->pid,
+		c->login.user);
+	struct slim_session *s = slim_session_add(mgr, c->login.id, c->login.user,
 		pw ? pw->pw_uid : (uid_t)-1, res->pid, res->pidfd, res->control_path,
 		control_fd, false);
 	if (!s) {
-		c->login = NULL;
+		c->login.worker = NULL;
 		mgr->ops->login_cancel(mgr->ops_data, login);
 		login_over(c, "The session could not be started");
 		return;
 	}
 	s->login = login;
-	c->login = NULL;
+	c->login.worker = NULL;
 	logged_in(c, s);
 }
 
@@ -99,7 +131,7 @@ static void login_failed(void *data, const char *error)
 {
 	struct slim_console *c = data;
 	slim_log(SLIM_LOG_ERROR, "console %s: the session of %s could not be started: %s",
-		c->id, c->login_user, error);
+		c->id, c->login.user, error);
 	login_over(c, error);
 }
 
@@ -112,8 +144,8 @@ static const struct slim_login_callbacks login_callbacks = {
 bool slim_manager_login(struct slim_manager *mgr, struct slim_console *c,
 		const char *user, const char *password, const char **why)
 {
-	snprintf(c->login_user, sizeof(c->login_user), "%s", user);
-	if (c->login) {
+	snprintf(c->login.user, sizeof(c->login.user), "%s", user);
+	if (c->login.worker) {
 		*why = "Please wait a moment";
 		return false;
 	}
@@ -138,11 +170,11 @@ bool slim_manager_login(struct slim_manager *mgr, struct slim_console *c,
 		.spawn = slim_launch_request(mgr, id, user, mgr->config.startup, NULL, log_name,
 			false, c, &b),
 	};
-	c->login_id = id;
-	c->login_ok = false;
-	c->login_error[0] = '\0';
-	c->login = mgr->ops->login(mgr->ops_data, mgr->loop, &req, &login_callbacks, c);
-	if (!c->login) {
+	c->login.id = id;
+	c->login.ok = false;
+	c->login.error[0] = '\0';
+	c->login.worker = mgr->ops->login(mgr->ops_data, mgr->loop, &req, &login_callbacks, c);
+	if (!c->login.worker) {
 		release_login_id(c);
 		*why = "Cannot log in now: see the system log";
 		return false;

@@ -9,6 +9,8 @@
  *   launch.c         starting compositors: a user's session, a greeter
  *   cards.c          card tokens: their hashes, what a tap does
  *   logins.c         a login at a greeter, from the form to the session
+ *   console-send.c   what the manager says to consoles (console-send.h)
+ *   enroll.c         which consoles it serves at all (enroll.h)
  *
  * A console and the session it shows point at each other, as do a console
  * and its greeter: only the link and unlink functions below set or clear
@@ -40,6 +42,9 @@ void slim_console_maybe_redirect(struct slim_console *console);
 void slim_console_greeter_retry_later(struct slim_console *console);
 /* The greeter_retry timer. */
 int slim_console_greeter_retry(void *data);
+
+/* What its compositor says on the control socket (compositor-control.h). */
+extern const struct slim_compositor_control_handler slim_session_control;
 
 /* sessions.c */
 /* The detached_timeout clock starts (a user's session that lost its console). */

@@ -11,8 +11,6 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "compositor-control.h"
-#include "greeter-socket.h"
 #include "sessions-internal.h"
 #include "slim-alloc.h"
 
@@ -28,6 +26,22 @@ void slim_manager_changed(struct slim_manager *mgr)
 	if (mgr->ops->changed && !mgr->restoring) {
 		mgr->ops->changed(mgr->ops_data);
 	}
+}
+
+enum slim_group_where slim_manager_card_elsewhere(struct slim_manager *mgr,
+		const uint8_t hash[32], struct slim_wire_move *move, char *server, size_t size)
+{
+	if (!mgr->elsewhere) {
+		return SLIM_GROUP_HERE;
+	}
+	return mgr->elsewhere->card_server(mgr->elsewhere_data, hash, move, server, size);
+}
+
+bool slim_manager_login_elsewhere(struct slim_manager *mgr, struct slim_wire_move *move,
+		char *server, size_t size)
+{
+	return mgr->elsewhere &&
+		mgr->elsewhere->login_server(mgr->elsewhere_data, move, server, size);
 }
 
 struct slim_manager *slim_manager_create(struct wl_event_loop *loop,
@@ -48,38 +62,62 @@ struct slim_manager *slim_manager_create(struct wl_event_loop *loop,
 	mgr->config = *config;
 	mgr->ops = ops;
 	mgr->ops_data = ops_data;
-	mgr->check_greeter_peer = true;
+	mgr->greeters.check_peer = true;
 	snprintf(mgr->run_dir, sizeof(mgr->run_dir), "%s", run_dir);
-	snprintf(mgr->greeter_socket, sizeof(mgr->greeter_socket), "%s/greeter.sock", run_dir);
+	snprintf(mgr->greeters.socket, sizeof(mgr->greeters.socket), "%s/greeter.sock", run_dir);
 	wl_list_init(&mgr->sessions);
 	wl_list_init(&mgr->consoles);
 	wl_list_init(&mgr->bindings);
-	wl_list_init(&mgr->greeter_clients);
+	wl_signal_init(&mgr->events.destroy);
 	mgr->next_session_id = 1;
 	mgr->log_rl = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
 	mgr->login_rl = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
-	for (size_t i = 0; i < sizeof(mgr->refuse_rl) / sizeof(mgr->refuse_rl[0]); i++) {
-		mgr->refuse_rl[i] = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(2);
+	for (size_t i = 0; i < sizeof(mgr->refuse.source) / sizeof(mgr->refuse.source[0]); i++) {
+		mgr->refuse.source[i] = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(2);
 	}
-	mgr->refuse_all_rl = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(200);
-	mgr->sweep_timer = wl_event_loop_add_timer(loop, slim_manager_console_sweep, mgr);
-	mgr->uid_timer = wl_event_loop_add_timer(loop, slim_launch_uid_retry, mgr);
-	if (!mgr->sweep_timer || !mgr->uid_timer || !slim_uid_pool_init(&mgr->greeter_uids,
+	mgr->refuse.all = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(200);
+	mgr->sweep.timer = wl_event_loop_add_timer(loop, slim_manager_console_sweep, mgr);
+	mgr->greeters.uid_timer = wl_event_loop_add_timer(loop, slim_launch_uid_retry, mgr);
+	if (!mgr->sweep.timer || !mgr->greeters.uid_timer || !slim_uid_pool_init(&mgr->greeters.uids,
 			config->greeter_uid_first, config->greeter_uid_last)) {
-		if (mgr->sweep_timer) {
-			wl_event_source_remove(mgr->sweep_timer);
+		if (mgr->sweep.timer) {
+			wl_event_source_remove(mgr->sweep.timer);
 		}
-		if (mgr->uid_timer) {
-			wl_event_source_remove(mgr->uid_timer);
+		if (mgr->greeters.uid_timer) {
+			wl_event_source_remove(mgr->greeters.uid_timer);
 		}
 		slim_enroll_finish(&mgr->enroll);
 		free(mgr);
 		return NULL;
 	}
 	/* a greeter must never share a uid with a user, nor with a user's container */
-	mgr->greeter_uids.greeter_user = mgr->config.greeter_user;
-	slim_uid_pool_refuse_users(&mgr->greeter_uids, "/etc/subuid");
+	mgr->greeters.uids.greeter_user = mgr->config.greeter_user;
+	slim_uid_pool_refuse_users(&mgr->greeters.uids, "/etc/subuid");
 	return mgr;
+}
+
+/*
+ * What the session holds of the outside: its control, its exit's watch,
+ * its timer, its pidfd and its login worker (whose PAM session stays open
+ * until the compositor exits).
+ */
+static void session_release(struct slim_session *s)
+{
+	struct slim_manager *mgr = s->mgr;
+	slim_compositor_control_destroy(s->control);
+	s->control = NULL;
+	if (s->pidfd_source) {
+		wl_event_source_remove(s->pidfd_source);
+	}
+	if (s->detach_timer) {
+		wl_event_source_remove(s->detach_timer);
+	}
+	if (s->pidfd >= 0) {
+		close(s->pidfd);
+	}
+	if (s->login) {
+		mgr->ops->login_cancel(mgr->ops_data, s->login);
+	}
 }
 
 void slim_manager_destroy(struct slim_manager *mgr)
@@ -91,12 +129,13 @@ void slim_manager_destroy(struct slim_manager *mgr)
 	 * Compositors keep running and PAM sessions stay open: a restarted
 	 * manager finds them in the state file. Only our own handles go.
 	 */
+	/* the front's clients of the manager first: they point into the table */
+	wl_signal_emit(&mgr->events.destroy, mgr);
 	struct slim_console *c, *ctmp;
 	wl_list_for_each_safe(c, ctmp, &mgr->consoles, link) {
 		slim_console_destroy(c);
 	}
 	/* the greeters keep running too, and connect to the next manager */
-	slim_greeter_clients_destroy(mgr);
 	struct slim_binding *b, *btmp;
 	wl_list_for_each_safe(b, btmp, &mgr->bindings, link) {
 		wl_list_remove(&b->link);
@@ -105,25 +144,12 @@ void slim_manager_destroy(struct slim_manager *mgr)
 	struct slim_session *s, *stmp;
 	wl_list_for_each_safe(s, stmp, &mgr->sessions, link) {
 		wl_list_remove(&s->link);
-		if (s->login) {
-			/* its worker keeps the PAM session open until the compositor exits */
-			mgr->ops->login_cancel(mgr->ops_data, s->login);
-		}
-		slim_compositor_control_destroy(s->control);
-		if (s->pidfd_source) {
-			wl_event_source_remove(s->pidfd_source);
-		}
-		if (s->detach_timer) {
-			wl_event_source_remove(s->detach_timer);
-		}
-		if (s->pidfd >= 0) {
-			close(s->pidfd);
-		}
+		session_release(s);
 		free(s);
 	}
-	wl_event_source_remove(mgr->sweep_timer);
-	wl_event_source_remove(mgr->uid_timer);
-	slim_uid_pool_finish(&mgr->greeter_uids);
+	wl_event_source_remove(mgr->sweep.timer);
+	wl_event_source_remove(mgr->greeters.uid_timer);
+	slim_uid_pool_finish(&mgr->greeters.uids);
 	slim_enroll_finish(&mgr->enroll);
 	explicit_bzero(mgr->card_key, sizeof(mgr->card_key));
 	free(mgr);
@@ -199,13 +225,24 @@ struct slim_session *slim_session_add(struct slim_manager *mgr, uint32_t id,
 	s->pidfd = pidfd;
 	snprintf(s->control_path, sizeof(s->control_path), "%s", control_path ? control_path : "");
 	s->active_us = slim_now_us();
+	wl_signal_init(&s->events.destroy);
 	wl_list_insert(mgr->sessions.prev, &s->link);
 	if (pidfd >= 0) {
 		s->pidfd_source = wl_event_loop_add_fd(mgr->loop, pidfd, WL_EVENT_READABLE,
 			handle_pidfd, s);
 	}
 	/* control_fd is the control's from here, made or not */
-	s->control = slim_compositor_control_create(s, control_path, control_fd);
+	struct slim_compositor_control_owner owner = {
+		.loop = mgr->loop,
+		.session = id,
+		.uid = uid,
+		.pid = pid,
+		.at_once = mgr->restoring,
+		.log_rl = &mgr->log_rl,
+		.handler = &slim_session_control,
+		.data = s,
+	};
+	s->control = slim_compositor_control_create(&owner, control_path, control_fd);
 	if (!s->control || (pidfd >= 0 && !s->pidfd_source)) {
 		/* one that could not be told anything, or whose exit would go unheard */
 		slim_log(SLIM_LOG_ERROR, "session %u: cannot watch its %s", id,
@@ -246,6 +283,8 @@ void slim_session_destroy(struct slim_session *s)
 		return;
 	}
 	struct slim_manager *mgr = s->mgr;
+	/* what points at it lets go (a console whose card asked for it) */
+	wl_signal_emit(&s->events.destroy, s);
 	wl_list_remove(&s->link);
 	wl_list_init(&s->link);
 	struct slim_binding *b, *btmp;
@@ -255,35 +294,16 @@ void slim_session_destroy(struct slim_session *s)
 			free(b);
 		}
 	}
-	struct slim_console *c;
-	wl_list_for_each(c, &mgr->consoles, link) {
-		if (c->reauth == s) {
-			c->reauth = NULL;
-		}
-	}
-	slim_compositor_control_destroy(s->control);
-	s->control = NULL;
 	if (!s->greeter && s->pid > 0 && mgr->ops->session_ended) {
 		mgr->ops->session_ended(mgr->ops_data, s->uid, s->id);
 	}
-	if (s->pidfd_source) {
-		wl_event_source_remove(s->pidfd_source);
-	}
-	if (s->detach_timer) {
-		wl_event_source_remove(s->detach_timer);
-	}
-	if (s->pidfd >= 0) {
-		close(s->pidfd);
-	}
-	if (s->login) {
-		/* the worker closes the PAM session once the compositor has exited */
-		mgr->ops->login_cancel(mgr->ops_data, s->login);
-	}
+	/* the worker closes the PAM session once the compositor has exited */
+	session_release(s);
 	if (s->greeter) {
 		slim_launch_greeter_ended(s);
 	}
 	struct slim_console *shown_on = s->console;
-	if (s->greeter_for && s->greeter_for->greeter == s) {
+	if (s->greeter_for && s->greeter_for->greeter.session == s) {
 		slim_greeter_unlink(s->greeter_for);
 	}
 	if (shown_on) {
@@ -291,7 +311,7 @@ void slim_session_destroy(struct slim_session *s)
 		slim_console_stop_redirect(shown_on);
 		if (s->greeter) {
 			/* the greeter died under its console: start another, after a pause */
-			shown_on->state = SLIM_CONSOLE_GREETER;
+			slim_console_transition(shown_on, SLIM_CONSOLE_BLANK);
 			slim_console_greeter_retry_later(shown_on);
 		} else {
 			slim_console_to_greeter(shown_on, SLIM_WHY_SESSION_ENDED);
@@ -315,26 +335,4 @@ uint64_t slim_session_idle_us(struct slim_session *s)
 	slim_session_touch(s);
 	uint64_t now = slim_now_us();
 	return now > s->active_us ? now - s->active_us : 0;
-}
-
-void slim_session_control_active(struct slim_session *s)
-{
-	s->active_us = slim_now_us();
-}
-
-void slim_session_control_audio(struct slim_session *s, const struct slim_session_audio *audio)
-{
-	s->audio = *audio;
-}
-
-void slim_session_control_net(struct slim_session *s, const struct slim_session_net *net)
-{
-	s->net = *net;
-}
-
-void slim_session_control_inhibit(struct slim_session *s, bool inhibited)
-{
-	/* the time shown while inhibited counts as use, up to this moment */
-	slim_session_touch(s);
-	s->inhibited = inhibited;
 }

@@ -5,6 +5,11 @@
  * spawning, UDP) goes through slim_manager_ops, so that tests and fuzzers
  * drive the same code with fake compositors on socketpairs. Its files, one
  * section each, are listed in sessions-internal.h.
+ *
+ * The table is below the front, the group and the state file, which use
+ * it, and above the workers and compositors' control sockets: it calls
+ * none of the rooms above it, but tells them through what it was given
+ * (slim_manager_ops, slim_manager_elsewhere) and through its signals.
  */
 #ifndef SLIM_SESSIOND_SESSIONS_H
 #define SLIM_SESSIOND_SESSIONS_H
@@ -14,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <wayland-server-core.h>
+#include "compositor-control.h"
 #include "config.h"
 #include "enroll.h"
 #include "slim-log.h"
@@ -23,9 +29,6 @@
 #include "spawn.h"
 #include "uid-pool.h"
 
-struct slim_compositor_control;
-struct slim_greeter_client;
-struct slim_group;
 
 #define SLIM_REDIRECT_INTERVAL_MS 200
 #define SLIM_REDIRECT_MAX 25
@@ -83,6 +86,31 @@ struct slim_manager_ops {
 };
 
 /*
+ * Where a console goes that this server has no session for (a MOVE to
+ * that server's manager, named in `server`).
+ */
+enum slim_group_where {
+	SLIM_GROUP_HERE,        /* nothing elsewhere: this server's business */
+	SLIM_GROUP_MOVE,        /* `move` names the server */
+	SLIM_GROUP_UNREACHABLE, /* elsewhere by the last copy, but etcd does not answer */
+};
+
+/*
+ * What a server group (group.h) answers the table, set as the group starts.
+ * A server alone has none: every console is its own business.
+ */
+struct slim_manager_elsewhere {
+	/* A card whose session runs on another server of the group. */
+	enum slim_group_where (*card_server)(void *data, const uint8_t hash[32],
+		struct slim_wire_move *move, char *server, size_t size);
+	/*
+	 * A console about to be shown a greeter: true if its login belongs on
+	 * another server.
+	 */
+	bool (*login_server)(void *data, struct slim_wire_move *move, char *server, size_t size);
+};
+
+/*
  * What the manager keeps of a card: HMAC-SHA256 of its token (kind,
  * length, bytes) under the card key, never the token itself, so that a
  * leaked state file lets nobody forge a tap.
@@ -124,25 +152,36 @@ struct slim_session {
 	 */
 	uint64_t active_us;
 	bool inhibited;    /* its compositor said `inhibit 1` */
-	/* How sound fares on a console, its compositor's latest `audio` line. */
-	struct slim_session_audio {
-		char console[SLIM_CONSOLE_ID_LEN + 1]; /* "": none said */
-		char codec[8];
-		unsigned kbit, depth_ms, loss_permille, lost_permille;
-	} audio;
-	/* What its pacer knows of a console's link, its compositor's latest `link` line. */
-	struct slim_session_net {
-		char console[SLIM_CONSOLE_ID_LEN + 1]; /* "": none said */
-		unsigned long rate_kbit, pacing_kbit; /* 0: not known, nothing held back */
-		unsigned long rtt_us, min_rtt_us, queue_bytes, dropped;
-	} net;
+	struct slim_session_audio audio; /* how sound fares on its console */
+	struct slim_session_net net;     /* what its pacer knows of the console's link */
 	bool ending;       /* SIGTERM sent */
+	struct {
+		struct wl_signal destroy;
+	} events;
 };
 
+/*
+ * What a console shows, as `slimlandctl list` says it. It changes in
+ * slim_console_transition alone, with what goes with each change.
+ */
 enum slim_console_state {
-	SLIM_CONSOLE_GREETER,
+	SLIM_CONSOLE_GREETER, /* its greeter, or nothing while it waits for one */
 	SLIM_CONSOLE_SESSION,
 	SLIM_CONSOLE_WAITING, /* being redirected, or its compositor is starting */
+};
+
+/* What happens to a console (slim_console_transition). */
+enum slim_console_event {
+	/* what it shows */
+	SLIM_CONSOLE_SHOWN,    /* it is being moved to console->shows: it waits for it */
+	SLIM_CONSOLE_ATTACHED, /* console->shows has it (said so, or before a restart) */
+	SLIM_CONSOLE_BLANK,    /* it shows nothing now, until a greeter comes */
+	/* what is heard of it */
+	SLIM_CONSOLE_HELLO,    /* a HELLO in a new association: known from now on */
+	SLIM_CONSOLE_HEARD,    /* a HELLO, PING or CARD: alive */
+	SLIM_CONSOLE_SILENT,   /* silent (or gone) while showing a user's session: away */
+	SLIM_CONSOLE_GOODBYE,  /* it quit: its next HELLO is a new start */
+	SLIM_CONSOLE_LOST,     /* lost without a word: its next HELLO is a new start */
 };
 
 /* Why a console shows the greeter (slimlandctl why). */
@@ -157,54 +196,88 @@ enum slim_why {
 	SLIM_WHY_LOST,
 };
 
-struct slim_console {
-	struct wl_list link; /* slim_manager.consoles */
-	struct slim_manager *mgr;
-	char id[SLIM_CONSOLE_ID_LEN + 1];
-	/* Its control association: where it said HELLO from, and with which id. */
-	bool known;        /* said HELLO since this manager started */
+/* Its control association: where it said HELLO from, and what it said. */
+struct slim_console_assoc {
 	struct slim_sec_conn *conn; /* what reaches it; NULL while it has none */
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 	struct sockaddr_storage local; /* the address it reached us at */
 	socklen_t local_len;
-	uint32_t assoc;
+	uint32_t id;
 	uint16_t width, height, mtu;
 	uint32_t caps;
-	uint64_t last_heard_us; /* slim_manager_now: HELLO, PING or CARD */
-	bool away;         /* silent for console_timeout while showing a session */
-	bool gone;         /* it said goodbye: the sweep need not wait for its silence */
-	uint32_t card_seq; /* the last CARD datagram's seq: replays are older */
+};
 
-	enum slim_console_state state;
-	enum slim_why why;
-	struct slim_session *shows;   /* what it shows or is being moved to */
-	struct slim_session *greeter; /* its greeter compositor, if one runs */
-	struct wl_event_source *greeter_retry;
-	unsigned greeter_failures;
+/* What is heard of it (SLIM_CONSOLE_HELLO to LOST). */
+struct slim_console_heard {
+	uint64_t last_us; /* slim_manager_now: HELLO, PING or CARD */
+	bool known;       /* said HELLO since this manager started (or since it quit) */
+	bool away;        /* silent for console_timeout while showing a session */
+	bool gone;        /* it said goodbye: the sweep need not wait for its silence */
+};
 
-	/* The REDIRECT in flight: the attach token, and the key only it and the compositor get. */
+/* The REDIRECT in flight: the attach token, and the key only it and the compositor get. */
+struct slim_console_redirect {
+	bool active;
+	int sent;
 	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
 	uint8_t key[SLIM_SEC_KEY_LEN];
-	bool redirecting;
-	int redirect_sent;
-	struct wl_event_source *redirect_timer;
+	struct wl_event_source *timer;
+};
 
-	bool has_pending;            /* an unknown card was tapped here */
-	struct slim_card_hash pending;
-	struct slim_session *reauth; /* a card asked for this session: password first */
+/* Its greeter compositor, and what the greeter should show. */
+struct slim_console_greeter {
+	struct slim_session *session; /* if one runs */
+	struct wl_event_source *retry;
+	unsigned failures;
+	char message[256]; /* kept for a greeter client that says hello later */
+};
 
-	/* The greeter client (front/greeter-socket.c) and what it should show. */
-	struct slim_greeter_client *client;
-	char message[256];
-	unsigned login_failures;
-	uint64_t login_blocked_until_us;
-	/* The login in progress at its greeter, and the last one's outcome. */
-	struct slim_login *login;
-	char login_user[64];
-	uint32_t login_id;    /* the session id it will have */
-	bool login_ok;
-	char login_error[128];
+/* The last card tapped here, and what it asks of a login at the greeter. */
+struct slim_console_card {
+	uint32_t seq;                /* the last CARD datagram's seq: replays are older */
+	bool unknown;                /* an unknown card: the next login here binds it */
+	struct slim_card_hash hash;  /* that card's */
+	struct slim_session *reauth; /* a known card's session: its password first */
+	struct wl_listener reauth_destroy;
+};
+
+/* The login in progress at its greeter, and the last one's outcome. */
+struct slim_console_login {
+	struct slim_login *worker; /* NULL: none runs */
+	char user[64];
+	uint32_t id;               /* the session id it will have */
+	bool ok;
+	char error[128];
+	unsigned failures;         /* in a row: each delays the next attempt */
+	uint64_t blocked_until_us;
+};
+
+/* A login at the console's greeter ended (its login_done signal). */
+struct slim_console_login_done {
+	const char *error;   /* NULL: logged in */
+	unsigned delay_ms;   /* the failure's delay before its `error` is told */
+};
+
+struct slim_console {
+	struct wl_list link; /* slim_manager.consoles */
+	struct slim_manager *mgr;
+	char id[SLIM_CONSOLE_ID_LEN + 1];
+	enum slim_console_state state;
+	enum slim_why why;
+	struct slim_session *shows; /* what it shows or is being moved to */
+	struct slim_console_assoc assoc;
+	struct slim_console_heard heard;
+	struct slim_console_redirect redirect;
+	struct slim_console_greeter greeter;
+	struct slim_console_card card;
+	struct slim_console_login login;
+	/* What its greeter's client (front/greeter-socket.c) is to hear. */
+	struct {
+		struct wl_signal destroy;
+		struct wl_signal message;    /* const char *: a line for the greeter */
+		struct wl_signal login_done; /* struct slim_console_login_done */
+	} events;
 };
 
 struct slim_manager {
@@ -213,18 +286,21 @@ struct slim_manager {
 	const struct slim_manager_ops *ops;
 	void *ops_data;
 	char run_dir[200];
-	char greeter_socket[256];
-	bool check_greeter_peer; /* a greeter client must belong to its compositor */
-	/* the uids greeters run as, one each (config.greeter_uids) */
-	struct slim_uid_pool greeter_uids;
-	struct wl_event_source *uid_timer; /* tries the ENDING uids again */
+	struct {
+		char socket[256];  /* greeter.sock (front/greeter-socket.c) */
+		bool check_peer;   /* a greeter client must belong to its compositor */
+		/* the uids greeters run as, one each (config.greeter_uids) */
+		struct slim_uid_pool uids;
+		struct wl_event_source *uid_timer; /* tries the ENDING uids again */
+	} greeters;
 
 	struct wl_list sessions;
 	struct wl_list consoles;
 	struct wl_list bindings;
-	struct wl_list greeter_clients; /* greeter-socket.c's connections, ended with the manager */
 	struct slim_enroll enroll;
-	struct slim_group *group; /* the server group (group.h); NULL: none */
+	/* a server group's answers (NULL: a server alone) */
+	const struct slim_manager_elsewhere *elsewhere;
+	void *elsewhere_data;
 	/* the key card tokens are hashed under (KEY_DIR/card.key) */
 	uint8_t card_key[SLIM_SEC_KEY_LEN];
 	/* the host key's fingerprint, for slimlandctl key; zero over clear transport */
@@ -235,12 +311,19 @@ struct slim_manager {
 	struct slim_ratelimit log_rl;  /* network-provoked messages */
 	struct slim_ratelimit login_rl;
 	/* REFUSE UNKNOWN, per source (hashed) and in all, so it never becomes a flood */
-	struct slim_ratelimit refuse_rl[64];
-	struct slim_ratelimit refuse_all_rl;
+	struct {
+		struct slim_ratelimit source[64];
+		struct slim_ratelimit all;
+	} refuse;
 	uint64_t dropped;  /* datagrams that failed validation or were not believed */
 	/* Consoles silent for console_timeout are forgotten (slim_manager_console_sweep). */
-	struct wl_event_source *sweep_timer;
-	bool sweep_armed;
+	struct {
+		struct wl_event_source *timer;
+		bool armed;
+	} sweep;
+	struct {
+		struct wl_signal destroy; /* the front's clients of it go first */
+	} events;
 };
 
 /*
@@ -262,6 +345,8 @@ const char *slim_why_str(enum slim_why why);
 /* ops->now, or slim_now_us. */
 uint64_t slim_manager_now(struct slim_manager *mgr);
 const char *slim_console_state_str(enum slim_console_state state);
+/* The one way a console's state changes (the events say what goes with each). */
+void slim_console_transition(struct slim_console *console, enum slim_console_event event);
 
 /*
  * Adds a running compositor (a new one, or one found again after a restart)
@@ -291,19 +376,6 @@ void slim_console_goodbye(struct slim_console *console);
 void slim_console_hello(struct slim_console *console, bool new_assoc);
 void slim_console_card(struct slim_console *console, const struct slim_wire_card *card);
 
-/* What front/compositor-control.c reports. */
-void slim_session_control_hello(struct slim_session *session, uint16_t port, pid_t pid);
-void slim_session_control_attached(struct slim_session *session, const char *console_id,
-		uint16_t width, uint16_t height);
-void slim_session_control_detached(struct slim_session *session, const char *console_id);
-void slim_session_control_closed(struct slim_session *session);
-void slim_session_control_active(struct slim_session *session);
-void slim_session_control_inhibit(struct slim_session *session, bool inhibited);
-void slim_session_control_audio(struct slim_session *session,
-		const struct slim_session_audio *audio);
-void slim_session_control_net(struct slim_session *session,
-		const struct slim_session_net *net);
-
 /*
  * How long nobody has used the session: 0 while it is shown with idle
  * inhibited (someone watching a video uses it without touching anything).
@@ -322,6 +394,17 @@ void slim_session_touch(struct slim_session *session);
 bool slim_manager_login(struct slim_manager *mgr, struct slim_console *console,
 		const char *user, const char *password, const char **why);
 
+/*
+ * A login begun at the console's greeter ended (error NULL: logged in), or
+ * was refused at once: failures in a row delay the next attempt, and its
+ * greeter's client is told (events.login_done).
+ */
+void slim_console_login_done(struct slim_console *console, const char *error);
+#define SLIM_LOGIN_DELAY_FIRST_MS 2000
+#define SLIM_LOGIN_DELAY_MAX_MS 30000
+/* The delay before a failed login's `error`, after `failures` failures (1..). */
+unsigned slim_login_delay_ms(unsigned failures);
+
 /* The REDIRECT retry timer (every 200 ms, at most 25 times). */
 int slim_console_redirect_tick(void *data);
 
@@ -331,6 +414,11 @@ void slim_console_to_greeter(struct slim_console *console, enum slim_why why);
 void slim_console_show(struct slim_console *console, struct slim_session *session);
 /* A line for the console's greeter (kept until a greeter client says hello). */
 void slim_console_message(struct slim_console *console, const char *text);
+/*
+ * A restarted manager found `session` on `console` in its state file: shown
+ * there (and its greeter, if it is one), until the console says HELLO.
+ */
+void slim_console_restore(struct slim_console *console, struct slim_session *session);
 
 /*
  * slimlandctl revoke: the console is refused and its connection ended; it
@@ -356,9 +444,22 @@ struct slim_binding *slim_manager_binding(struct slim_manager *mgr,
 		const struct slim_card_hash *token);
 bool slim_manager_bind(struct slim_manager *mgr, const struct slim_card_hash *token,
 		struct slim_session *session);
+/*
+ * What a card tapped at the console asks of the next login at its
+ * greeter: to bind an `unknown` card, or `reauth`'s password (each may be
+ * NULL). The session is forgotten here when it ends.
+ */
+void slim_console_card_asks(struct slim_console *console, const struct slim_card_hash *unknown,
+		struct slim_session *reauth);
 /* The card opens nothing here any more (a server group's other server has it). */
 void slim_manager_unbind(struct slim_manager *mgr, const uint8_t hash[32]);
 
 void slim_manager_changed(struct slim_manager *mgr);
+
+/* The group's answers (SLIM_GROUP_HERE and false without a group). */
+enum slim_group_where slim_manager_card_elsewhere(struct slim_manager *mgr,
+		const uint8_t hash[32], struct slim_wire_move *move, char *server, size_t size);
+bool slim_manager_login_elsewhere(struct slim_manager *mgr, struct slim_wire_move *move,
+		char *server, size_t size);
 
 #endif

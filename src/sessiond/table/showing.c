@@ -9,9 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "consoles.h"
-#include "compositor-control.h"
-#include "greeter-socket.h"
+#include "console-send.h"
 #include "slim-lines.h"
 #include "sessions-internal.h"
 
@@ -66,24 +64,24 @@ void slim_show_unlink(struct slim_console *c)
 
 void slim_greeter_link(struct slim_console *c, struct slim_session *g)
 {
-	c->greeter = g;
+	c->greeter.session = g;
 	g->greeter_for = c;
 }
 
 void slim_greeter_unlink(struct slim_console *c)
 {
-	if (c->greeter) {
-		c->greeter->greeter_for = NULL;
-		c->greeter = NULL;
+	if (c->greeter.session) {
+		c->greeter.session->greeter_for = NULL;
+		c->greeter.session = NULL;
 	}
 }
 
 void slim_console_stop_redirect(struct slim_console *c)
 {
-	c->redirecting = false;
+	c->redirect.active = false;
 	/* the attach's key has reached the compositor and the console, or never will */
-	explicit_bzero(c->key, sizeof(c->key));
-	wl_event_source_timer_update(c->redirect_timer, 0);
+	explicit_bzero(c->redirect.key, sizeof(c->redirect.key));
+	wl_event_source_timer_update(c->redirect.timer, 0);
 }
 
 void slim_console_unshow(struct slim_console *c)
@@ -100,7 +98,7 @@ void slim_console_unshow(struct slim_console *c)
 	 * until the console is attached elsewhere, and is ended then: detached
 	 * now, the console would have nothing to show until the session is up.
 	 */
-	if (old != c->greeter) {
+	if (old != c->greeter.session) {
 		slim_compositor_control_send(old->control, "detach");
 	}
 	if (!old->greeter) {
@@ -111,54 +109,54 @@ void slim_console_unshow(struct slim_console *c)
 void slim_console_maybe_redirect(struct slim_console *c)
 {
 	struct slim_session *s = c->shows;
-	if (!s || !c->known || s->port == 0 || !slim_compositor_control_connected(s->control)) {
+	if (!s || !c->heard.known || s->port == 0 || !slim_compositor_control_connected(s->control)) {
 		return;
 	}
 	/* a token and a key for this attach alone, told to the compositor, then the console */
-	if (!slim_sec_random(c->token, sizeof(c->token)) || !slim_sec_random(c->key, sizeof(c->key))) {
+	if (!slim_sec_random(c->redirect.token, sizeof(c->redirect.token)) || !slim_sec_random(c->redirect.key, sizeof(c->redirect.key))) {
 		slim_log(SLIM_LOG_ERROR, "getrandom: %s", strerror(errno));
 		return;
 	}
 	char hex[2 * SLIM_ATTACH_TOKEN_LEN + 1], id_hex[2 * SLIM_CONSOLE_ID_LEN + 1];
 	char key_hex[2 * SLIM_SEC_KEY_LEN + 1];
-	slim_hex_encode(hex, c->token, sizeof(c->token));
+	slim_hex_encode(hex, c->redirect.token, sizeof(c->redirect.token));
 	/* §2: console ids travel in hex on the control socket, as tokens do */
 	slim_hex_encode(id_hex, (const uint8_t *)c->id, strlen(c->id));
-	slim_hex_encode(key_hex, c->key, sizeof(c->key));
+	slim_hex_encode(key_hex, c->redirect.key, sizeof(c->redirect.key));
 	bool sent = slim_compositor_control_send(s->control, "expect %s %s %s", hex, id_hex, key_hex);
 	explicit_bzero(key_hex, sizeof(key_hex));
 	if (!sent) {
 		slim_log(SLIM_LOG_ERROR, "session %u: cannot send expect", s->id);
-		explicit_bzero(c->key, sizeof(c->key));
+		explicit_bzero(c->redirect.key, sizeof(c->redirect.key));
 		return;
 	}
-	c->redirecting = true;
-	c->redirect_sent = 0;
+	c->redirect.active = true;
+	c->redirect.sent = 0;
 	slim_console_redirect_tick(c);
 }
 
 int slim_console_redirect_tick(void *data)
 {
 	struct slim_console *c = data;
-	if (!c->redirecting || !c->shows) {
+	if (!c->redirect.active || !c->shows) {
 		return 0;
 	}
-	if (c->redirect_sent >= SLIM_REDIRECT_MAX) {
-		c->redirecting = false;
+	if (c->redirect.sent >= SLIM_REDIRECT_MAX) {
+		c->redirect.active = false;
 		slim_log(SLIM_LOG_INFO, "console %s: not attached after %d REDIRECTs",
 			c->id, SLIM_REDIRECT_MAX);
 		return 0;
 	}
-	c->redirect_sent++;
-	slim_console_send_redirect(c, c->shows->port, c->token, c->key);
-	wl_event_source_timer_update(c->redirect_timer, SLIM_REDIRECT_INTERVAL_MS);
+	c->redirect.sent++;
+	slim_console_send_redirect(c, c->shows->port, c->redirect.token, c->redirect.key);
+	wl_event_source_timer_update(c->redirect.timer, SLIM_REDIRECT_INTERVAL_MS);
 	return 0;
 }
 
 void slim_console_show(struct slim_console *c, struct slim_session *s)
 {
 	if (c->shows == s) {
-		if (!s->attached && !c->redirecting) {
+		if (!s->attached && !c->redirect.active) {
 			slim_console_maybe_redirect(c);
 		}
 		return;
@@ -175,7 +173,7 @@ void slim_console_show(struct slim_console *c, struct slim_session *s)
 	if (s->detach_timer) {
 		wl_event_source_timer_update(s->detach_timer, 0);
 	}
-	c->state = SLIM_CONSOLE_WAITING;
+	slim_console_transition(c, SLIM_CONSOLE_SHOWN);
 	slim_console_maybe_redirect(c);
 	if (other) {
 		/*
@@ -191,16 +189,16 @@ void slim_console_show(struct slim_console *c, struct slim_session *s)
 void slim_console_greeter_retry_later(struct slim_console *c)
 {
 	unsigned ms = SLIM_GREETER_RETRY_FIRST_MS <<
-		(c->greeter_failures < 5 ? c->greeter_failures : 5);
-	c->greeter_failures++;
-	wl_event_source_timer_update(c->greeter_retry,
+		(c->greeter.failures < 5 ? c->greeter.failures : 5);
+	c->greeter.failures++;
+	wl_event_source_timer_update(c->greeter.retry,
 		ms > SLIM_GREETER_RETRY_MAX_MS ? SLIM_GREETER_RETRY_MAX_MS : (int)ms);
 }
 
 int slim_console_greeter_retry(void *data)
 {
 	struct slim_console *c = data;
-	if (!c->shows && c->known) {
+	if (!c->shows && c->heard.known) {
 		slim_console_to_greeter(c, c->why);
 	}
 	return 0;
@@ -209,27 +207,25 @@ int slim_console_greeter_retry(void *data)
 void slim_console_to_greeter(struct slim_console *c, enum slim_why why)
 {
 	c->why = why;
-	if (!c->known) {
+	if (!c->heard.known) {
 		/* not heard from since we started: a greeter waits for its HELLO */
-		slim_console_unshow(c);
-		c->state = SLIM_CONSOLE_GREETER;
+		slim_console_transition(c, SLIM_CONSOLE_BLANK);
 		slim_manager_changed(c->mgr);
 		return;
 	}
-	if (!c->greeter && !slim_launch_greeter(c)) {
-		slim_console_unshow(c);
-		c->state = SLIM_CONSOLE_GREETER;
+	if (!c->greeter.session && !slim_launch_greeter(c)) {
+		slim_console_transition(c, SLIM_CONSOLE_BLANK);
 		slim_console_greeter_retry_later(c);
 		slim_manager_changed(c->mgr);
 		return;
 	}
-	slim_console_show(c, c->greeter);
+	slim_console_show(c, c->greeter.session);
 }
 
 void slim_console_message(struct slim_console *c, const char *text)
 {
-	snprintf(c->message, sizeof(c->message), "%s", text);
-	slim_greeter_client_message(c, text);
+	snprintf(c->greeter.message, sizeof(c->greeter.message), "%s", text);
+	wl_signal_emit(&c->events.message, (void *)text);
 }
 
 bool slim_session_detach(struct slim_session *s, enum slim_why why)
@@ -243,15 +239,16 @@ bool slim_session_detach(struct slim_session *s, enum slim_why why)
 
 /* What compositors say */
 
-void slim_session_control_hello(struct slim_session *s, uint16_t port, pid_t pid)
+static void handle_control_hello(void *data, uint16_t port, pid_t pid)
 {
+	struct slim_session *s = data;
 	if (pid != s->pid) {
 		slim_log(SLIM_LOG_INFO, "session %u: control says PID %d, we started %d",
 			s->id, (int)pid, (int)s->pid);
 	}
 	s->port = port;
 	/* a console restored from the state file is not known yet: nothing moves */
-	if (s->console && !s->attached && !s->console->redirecting) {
+	if (s->console && !s->attached && !s->console->redirect.active) {
 		slim_console_maybe_redirect(s->console);
 	}
 	slim_manager_changed(s->mgr);
@@ -262,22 +259,22 @@ static struct slim_console *console_of(struct slim_session *s, const char *id)
 	return s->console && strcmp(s->console->id, id) == 0 ? s->console : NULL;
 }
 
-void slim_session_control_attached(struct slim_session *s, const char *id,
-		uint16_t width, uint16_t height)
+static void handle_control_attached(void *data, const char *id, uint16_t width,
+		uint16_t height)
 {
+	struct slim_session *s = data;
 	struct slim_console *c = console_of(s, id);
 	if (!c) {
 		slim_log(SLIM_LOG_DEBUG, "session %u: attached %s, not ours", s->id, id);
 		return;
 	}
-	s->attached = true;
 	slim_console_stop_redirect(c);
-	c->state = s->greeter ? SLIM_CONSOLE_GREETER : SLIM_CONSOLE_SESSION;
+	slim_console_transition(c, SLIM_CONSOLE_ATTACHED);
 	if (s->greeter) {
-		c->greeter_failures = 0;
-	} else if (c->greeter) {
+		c->greeter.failures = 0;
+	} else if (c->greeter.session) {
 		/* the console has a session now: its greeter is done */
-		struct slim_session *g = c->greeter;
+		struct slim_session *g = c->greeter.session;
 		slim_greeter_unlink(c);
 		slim_session_end(g);
 	}
@@ -286,33 +283,71 @@ void slim_session_control_attached(struct slim_session *s, const char *id,
 	slim_manager_changed(s->mgr);
 }
 
-void slim_session_control_detached(struct slim_session *s, const char *id)
+static void handle_control_detached(void *data, const char *id)
 {
+	struct slim_session *s = data;
 	struct slim_console *c = console_of(s, id);
-	if (!c || c->redirecting || !s->attached) {
+	if (!c || c->redirect.active || !s->attached) {
 		/* ours to expect: a console we moved, or the one a new token replaces */
 		return;
 	}
 	slim_log(SLIM_LOG_INFO, "console %s: session %u lost it", c->id, s->id);
 	if (s->greeter) {
-		slim_console_unshow(c);
-		c->state = SLIM_CONSOLE_GREETER;
-		c->known = false; /* its next HELLO brings the greeter back */
+		slim_console_transition(c, SLIM_CONSOLE_BLANK);
+		slim_console_transition(c, SLIM_CONSOLE_LOST); /* its next HELLO brings the greeter back */
 		slim_manager_changed(s->mgr);
 		return;
 	}
-	bool alive = slim_manager_now(s->mgr) - c->last_heard_us < 5000000ull;
+	bool alive = slim_manager_now(s->mgr) - c->heard.last_us < 5000000ull;
 	if (!alive) {
-		c->known = false;
+		slim_console_transition(c, SLIM_CONSOLE_LOST);
 	}
 	slim_console_to_greeter(c, SLIM_WHY_LOST);
 }
 
-void slim_session_control_closed(struct slim_session *s)
+static void handle_control_closed(void *data)
 {
+	struct slim_session *s = data;
 	/* no control, no session: make sure the compositor goes too */
 	if (!s->ending) {
 		slim_session_end(s);
 	}
 	slim_session_destroy(s);
 }
+
+static void handle_control_active(void *data)
+{
+	struct slim_session *s = data;
+	s->active_us = slim_now_us();
+}
+
+static void handle_control_inhibit(void *data, bool inhibited)
+{
+	struct slim_session *s = data;
+	/* the time shown while inhibited counts as use, up to this moment */
+	slim_session_touch(s);
+	s->inhibited = inhibited;
+}
+
+static void handle_control_audio(void *data, const struct slim_session_audio *audio)
+{
+	struct slim_session *s = data;
+	s->audio = *audio;
+}
+
+static void handle_control_net(void *data, const struct slim_session_net *net)
+{
+	struct slim_session *s = data;
+	s->net = *net;
+}
+
+const struct slim_compositor_control_handler slim_session_control = {
+	.hello = handle_control_hello,
+	.attached = handle_control_attached,
+	.detached = handle_control_detached,
+	.active = handle_control_active,
+	.inhibit = handle_control_inhibit,
+	.audio = handle_control_audio,
+	.net = handle_control_net,
+	.closed = handle_control_closed,
+};

@@ -367,6 +367,149 @@ static void env_free(char **envp)
 	}
 }
 
+/* Who the child runs as: the user's (or as_uid's) ids, groups, home and log. */
+static bool plan_identity(struct child_plan *plan, const struct slim_spawn_request *req,
+		const struct passwd *pw)
+{
+	plan->uid = req->as_uid ? req->as_uid : pw->pw_uid;
+	plan->gid = pw->pw_gid;
+	plan->home = pw->pw_dir && *pw->pw_dir ? pw->pw_dir : "/";
+	plan->log_path = req->as_uid ? NULL : req->log_path;
+	plan->log_fd = -1;
+	plan->ngroups = SLIM_SPAWN_MAX_GROUPS;
+	if (getgrouplist(pw->pw_name, pw->pw_gid, plan->groups, &plan->ngroups) < 0) {
+		slim_log(SLIM_LOG_ERROR, "spawn: %s is in more than %d groups", req->user,
+			SLIM_SPAWN_MAX_GROUPS);
+		return false;
+	}
+	return true;
+}
+
+/* A clean environment: nothing of the manager's but LANG (and sanitizer_vars). */
+static bool plan_environment(struct child_plan *plan, const struct slim_spawn_request *req,
+		const struct passwd *pw, const char *runtime_dir)
+{
+	const char *name = req->as_uid && req->as_name ? req->as_name : pw->pw_name;
+	int n = 0;
+	bool ok = env_add(plan->envp, &n, env_entry("HOME", plan->home)) &&
+		env_add(plan->envp, &n, env_entry("USER", name)) &&
+		env_add(plan->envp, &n, env_entry("LOGNAME", name)) &&
+		env_add(plan->envp, &n, env_entry("SHELL",
+			pw->pw_shell && *pw->pw_shell ? pw->pw_shell : "/bin/sh")) &&
+		env_add(plan->envp, &n, env_entry("PATH", SLIM_SPAWN_PATH)) &&
+		(!getenv("LANG") || env_add(plan->envp, &n, env_entry("LANG", getenv("LANG")))) &&
+		env_add(plan->envp, &n, env_entry("XDG_RUNTIME_DIR", runtime_dir));
+	for (const char *const *v = sanitizer_vars; ok && *v; v++) {
+		ok = !getenv(*v) || env_add(plan->envp, &n, env_entry(*v, getenv(*v)));
+	}
+	for (char *const *e = req->env; ok && e && *e; e++) {
+		if (strchr(*e, '=')) {
+			ok = env_add(plan->envp, &n, strdup(*e));
+		}
+	}
+	if (!ok) {
+		slim_log(SLIM_LOG_ERROR, "spawn: environment too large");
+		env_free(plan->envp);
+	}
+	return ok;
+}
+
+/* `slimland --managed ...` (spawn.h). */
+static void plan_argv(struct child_plan *plan, const struct slim_spawn_request *req)
+{
+	int a = 0;
+	plan->argv[a++] = (char *)req->slimland;
+	plan->argv[a++] = "--managed";
+	/* its control socket takes us alone: not the user's other processes, nor other greeters */
+	snprintf(plan->manager_uid, sizeof(plan->manager_uid), "%u", (unsigned)geteuid());
+	plan->argv[a++] = "--manager-uid";
+	plan->argv[a++] = plan->manager_uid;
+	plan->argv[a++] = "--listen";
+	plan->argv[a++] = (char *)(req->listen ? req->listen : "0.0.0.0:0");
+	if (req->clear) {
+		plan->argv[a++] = "--transport";
+		plan->argv[a++] = "clear";
+	}
+	if (req->video_budget) {
+		plan->argv[a++] = "--video-budget";
+		plan->argv[a++] = (char *)req->video_budget;
+	}
+	if (req->size) {
+		plan->argv[a++] = "--size";
+		plan->argv[a++] = (char *)req->size;
+	}
+	if (req->no_audio) {
+		plan->argv[a++] = "--no-audio";
+	}
+	if (req->startup) {
+		plan->argv[a++] = "-s";
+		plan->argv[a++] = (char *)req->startup;
+	}
+	plan->argv[a] = NULL;
+}
+
+/*
+ * Forks the child that becomes the compositor; -1 if it could not be
+ * forked. *report is where the child says why its exec failed (EOF: it did
+ * not). Frees the plan's environment either way.
+ */
+static pid_t fork_child(struct child_plan *plan, const struct slim_spawn_request *req,
+		int *report)
+{
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		slim_log(SLIM_LOG_ERROR, "spawn: pipe: %s", strerror(errno));
+		env_free(plan->envp);
+		return -1;
+	}
+	plan->report_fd = fds[1];
+	if (req->as_uid && req->log_path) {
+		/* in a directory of the manager's, where nobody else can put a link */
+		plan->log_fd = open(req->log_path,
+			O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (plan->log_fd < 0) {
+			slim_log(SLIM_LOG_ERROR, "spawn: cannot open %s: %s", req->log_path,
+				strerror(errno));
+		}
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		child_main(plan);
+	}
+	if (pid < 0) {
+		slim_log(SLIM_LOG_ERROR, "spawn: fork: %s", strerror(errno));
+		close(fds[0]);
+	}
+	close(fds[1]);
+	if (plan->log_fd >= 0) {
+		close(plan->log_fd);
+	}
+	env_free(plan->envp);
+	*report = fds[0];
+	return pid;
+}
+
+/* Whether the child got as far as exec; if not, it is said why and reaped. Closes `report`. */
+static bool child_execed(int report, pid_t pid, const struct slim_spawn_request *req)
+{
+	/* EOF: the exec succeeded and closed the pipe. */
+	struct child_error e;
+	ssize_t got;
+	do {
+		got = read(report, &e, sizeof(e));
+	} while (got < 0 && errno == EINTR);
+	close(report);
+	if (got != (ssize_t)sizeof(e)) {
+		return true;
+	}
+	const char *step = e.step > 0 && e.step <= STEP_EXEC ? step_names[e.step] : "?";
+	slim_log(SLIM_LOG_ERROR, "spawn: %s as %s: %s: %s", req->slimland, req->user,
+		step, strerror(e.err));
+	waitpid(pid, NULL, 0);
+	return false;
+}
+
 bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spawn_result *out)
 {
 	*out = (struct slim_spawn_result){ .pid = -1, .pidfd = -1 };
@@ -378,22 +521,12 @@ bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spa
 			r ? ": " : "", r ? strerror(r) : "");
 		return false;
 	}
-
 	/* Static: large, and slim_spawn_compositor is not reentrant anyway. */
 	static struct child_plan plan;
 	memset(&plan, 0, sizeof(plan));
-	plan.uid = req->as_uid ? req->as_uid : pw->pw_uid;
-	plan.gid = pw->pw_gid;
-	plan.home = pw->pw_dir && *pw->pw_dir ? pw->pw_dir : "/";
-	plan.log_path = req->as_uid ? NULL : req->log_path;
-	plan.log_fd = -1;
-	plan.ngroups = SLIM_SPAWN_MAX_GROUPS;
-	if (getgrouplist(pw->pw_name, pw->pw_gid, plan.groups, &plan.ngroups) < 0) {
-		slim_log(SLIM_LOG_ERROR, "spawn: %s is in more than %d groups", req->user,
-			SLIM_SPAWN_MAX_GROUPS);
+	if (!plan_identity(&plan, req, pw)) {
 		return false;
 	}
-
 	const char *pam_runtime = env_value(req->env, "XDG_RUNTIME_DIR");
 	if (!prepare_runtime_dir(pam_runtime, plan.uid, plan.gid,
 			out->runtime_dir, sizeof(out->runtime_dir))) {
@@ -401,115 +534,18 @@ bool slim_spawn_compositor(const struct slim_spawn_request *req, struct slim_spa
 	}
 	snprintf(out->control_path, sizeof(out->control_path), "%s/slimland-control",
 		out->runtime_dir);
-
 	if (req->cgroup) {
 		plan_cgroup(&plan, req);
 	}
-
-	/* A clean environment: nothing of the manager's but LANG (and sanitizer_vars). */
-	const char *name = req->as_uid && req->as_name ? req->as_name : pw->pw_name;
-	int n = 0;
-	bool ok = env_add(plan.envp, &n, env_entry("HOME", plan.home)) &&
-		env_add(plan.envp, &n, env_entry("USER", name)) &&
-		env_add(plan.envp, &n, env_entry("LOGNAME", name)) &&
-		env_add(plan.envp, &n, env_entry("SHELL",
-			pw->pw_shell && *pw->pw_shell ? pw->pw_shell : "/bin/sh")) &&
-		env_add(plan.envp, &n, env_entry("PATH", SLIM_SPAWN_PATH)) &&
-		(!getenv("LANG") || env_add(plan.envp, &n, env_entry("LANG", getenv("LANG")))) &&
-		env_add(plan.envp, &n, env_entry("XDG_RUNTIME_DIR", out->runtime_dir));
-	for (const char *const *v = sanitizer_vars; ok && *v; v++) {
-		ok = !getenv(*v) || env_add(plan.envp, &n, env_entry(*v, getenv(*v)));
-	}
-	for (char *const *e = req->env; ok && e && *e; e++) {
-		if (strchr(*e, '=')) {
-			ok = env_add(plan.envp, &n, strdup(*e));
-		}
-	}
-	if (!ok) {
-		slim_log(SLIM_LOG_ERROR, "spawn: environment too large");
-		env_free(plan.envp);
+	if (!plan_environment(&plan, req, pw, out->runtime_dir)) {
 		return false;
 	}
-
-	int a = 0;
-	plan.argv[a++] = (char *)req->slimland;
-	plan.argv[a++] = "--managed";
-	/* its control socket takes us alone: not the user's other processes, nor other greeters */
-	snprintf(plan.manager_uid, sizeof(plan.manager_uid), "%u", (unsigned)geteuid());
-	plan.argv[a++] = "--manager-uid";
-	plan.argv[a++] = plan.manager_uid;
-	plan.argv[a++] = "--listen";
-	plan.argv[a++] = (char *)(req->listen ? req->listen : "0.0.0.0:0");
-	if (req->clear) {
-		plan.argv[a++] = "--transport";
-		plan.argv[a++] = "clear";
-	}
-	if (req->video_budget) {
-		plan.argv[a++] = "--video-budget";
-		plan.argv[a++] = (char *)req->video_budget;
-	}
-	if (req->size) {
-		plan.argv[a++] = "--size";
-		plan.argv[a++] = (char *)req->size;
-	}
-	if (req->no_audio) {
-		plan.argv[a++] = "--no-audio";
-	}
-	if (req->startup) {
-		plan.argv[a++] = "-s";
-		plan.argv[a++] = (char *)req->startup;
-	}
-	plan.argv[a] = NULL;
-
-	int report[2];
-	if (pipe2(report, O_CLOEXEC) != 0) {
-		slim_log(SLIM_LOG_ERROR, "spawn: pipe: %s", strerror(errno));
-		env_free(plan.envp);
+	plan_argv(&plan, req);
+	int report;
+	pid_t pid = fork_child(&plan, req, &report);
+	if (pid < 0 || !child_execed(report, pid, req)) {
 		return false;
 	}
-	plan.report_fd = report[1];
-	if (req->as_uid && req->log_path) {
-		/* in a directory of the manager's, where nobody else can put a link */
-		plan.log_fd = open(req->log_path,
-			O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (plan.log_fd < 0) {
-			slim_log(SLIM_LOG_ERROR, "spawn: cannot open %s: %s", req->log_path,
-				strerror(errno));
-		}
-	}
-	pid_t pid = fork();
-	if (pid == 0) {
-		close(report[0]);
-		child_main(&plan);
-	}
-	if (pid < 0) {
-		slim_log(SLIM_LOG_ERROR, "spawn: fork: %s", strerror(errno));
-		close(report[0]);
-	}
-	close(report[1]);
-	if (plan.log_fd >= 0) {
-		close(plan.log_fd);
-	}
-	env_free(plan.envp);
-	if (pid < 0) {
-		return false;
-	}
-
-	/* EOF: the exec succeeded and closed the pipe. */
-	struct child_error e;
-	ssize_t got;
-	do {
-		got = read(report[0], &e, sizeof(e));
-	} while (got < 0 && errno == EINTR);
-	close(report[0]);
-	if (got == (ssize_t)sizeof(e)) {
-		const char *step = e.step > 0 && e.step <= STEP_EXEC ? step_names[e.step] : "?";
-		slim_log(SLIM_LOG_ERROR, "spawn: %s as %s: %s: %s", req->slimland, req->user,
-			step, strerror(e.err));
-		waitpid(pid, NULL, 0);
-		return false;
-	}
-
 	/*
 	 * A pidfd names this very process even if the pid is reused later (it
 	 * is close-on-exec: no other session inherits it).

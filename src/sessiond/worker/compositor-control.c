@@ -8,11 +8,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "compositor-control.h"
+#include "slim-hex.h"
 #include "slim-lines.h"
-#include "sessions.h"
 
 struct slim_compositor_control {
-	struct slim_session *session;
+	struct slim_compositor_control_owner owner;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int fd;
 	bool connected;
@@ -20,6 +20,7 @@ struct slim_compositor_control {
 	struct wl_event_source *fd_source;
 	struct wl_event_source *retry_timer;
 	struct slim_lines lines;
+	bool *destroyed; /* set while its handlers run: one may destroy it */
 };
 
 /* A console id as the control socket says it (§2: lowercase hex of its bytes). */
@@ -82,8 +83,10 @@ static bool parse_link(char **f, struct slim_session_net *net)
 	return parse_console(f[0], net->console);
 }
 
-void slim_compositor_control_handle_line(struct slim_session *session, char *line)
+static void handle_line(struct slim_compositor_control *control, char *line)
 {
+	const struct slim_compositor_control_handler *h = control->owner.handler;
+	void *data = control->owner.data;
 	char *f[8];
 	int n = slim_split(line, f, 8);
 	struct slim_session_audio audio;
@@ -92,7 +95,7 @@ void slim_compositor_control_handle_line(struct slim_session *session, char *lin
 	char console[SLIM_CONSOLE_ID_LEN + 1];
 	if (n == 3 && strcmp(f[0], "hello") == 0 && slim_parse_ulong(f[1], 65535, &a) &&
 			a > 0 && slim_parse_ulong(f[2], 0x7fffffff, &b)) {
-		slim_session_control_hello(session, (uint16_t)a, (pid_t)b);
+		h->hello(data, (uint16_t)a, (pid_t)b);
 	} else if (n == 3 && strcmp(f[0], "attached") == 0) {
 		char *x = strchr(f[2], 'x');
 		if (!x || !parse_console(f[1], console)) {
@@ -102,20 +105,20 @@ void slim_compositor_control_handle_line(struct slim_session *session, char *lin
 		if (!slim_parse_ulong(f[2], SLIM_MAX_DIM, &a) || !slim_parse_ulong(x + 1, SLIM_MAX_DIM, &b)) {
 			goto bad;
 		}
-		slim_session_control_attached(session, console, (uint16_t)a, (uint16_t)b);
+		h->attached(data, console, (uint16_t)a, (uint16_t)b);
 	} else if (n == 2 && strcmp(f[0], "detached") == 0 && parse_console(f[1], console)) {
-		slim_session_control_detached(session, console);
+		h->detached(data, console);
 	} else if (n == 1 && strcmp(f[0], "active") == 0) {
-		slim_session_control_active(session);
+		h->active(data);
 	} else if (n == 2 && strcmp(f[0], "inhibit") == 0 &&
 			(strcmp(f[1], "0") == 0 || strcmp(f[1], "1") == 0)) {
-		slim_session_control_inhibit(session, f[1][0] == '1');
+		h->inhibit(data, f[1][0] == '1');
 	} else if (n == 7 && strcmp(f[0], "audio") == 0 && parse_audio(f + 1, &audio)) {
-		slim_session_control_audio(session, &audio);
+		h->audio(data, &audio);
 	} else if (n == 8 && strcmp(f[0], "link") == 0 && parse_link(f + 1, &net)) {
-		slim_session_control_net(session, &net);
+		h->net(data, &net);
 	} else if (n == 1 && strcmp(f[0], "ping") == 0) {
-		slim_compositor_control_send(session->control, "pong");
+		slim_compositor_control_send(control, "pong");
 	} else if (n == 1 && strcmp(f[0], "pong") == 0) {
 		/* liveness only */
 	} else {
@@ -124,15 +127,14 @@ void slim_compositor_control_handle_line(struct slim_session *session, char *lin
 	return;
 bad:
 	/* the compositor runs as the user: what it says is untrusted, and rate limited */
-	if (slim_ratelimit(&session->mgr->log_rl, slim_now_us())) {
-		slim_log(SLIM_LOG_ERROR, "session %u: bad control line", session->id);
+	if (slim_ratelimit(control->owner.log_rl, slim_now_us())) {
+		slim_log(SLIM_LOG_ERROR, "session %u: bad control line", control->owner.session);
 	}
 }
 
 static int handle_readable(int fd, uint32_t mask, void *data)
 {
 	struct slim_compositor_control *control = data;
-	struct slim_session *session = control->session;
 	enum slim_lines_status status = SLIM_LINES_DATA;
 	if (mask & WL_EVENT_READABLE) {
 		status = slim_lines_fill(&control->lines, fd);
@@ -140,18 +142,19 @@ static int handle_readable(int fd, uint32_t mask, void *data)
 		status = SLIM_LINES_CLOSED;
 	}
 	char *line;
-	uint32_t id = session->id;
-	struct slim_manager *mgr = session->mgr;
+	bool destroyed = false;
+	control->destroyed = &destroyed;
 	while ((line = slim_lines_next(&control->lines))) {
-		slim_compositor_control_handle_line(session, line);
-		/* a line can end the session (and this control) */
-		if (slim_manager_session(mgr, id) != session) {
+		handle_line(control, line);
+		/* a line can end the session, and this control with it */
+		if (destroyed) {
 			return 0;
 		}
 	}
+	control->destroyed = NULL;
 	if (status == SLIM_LINES_CLOSED) {
-		slim_log(SLIM_LOG_INFO, "session %u: control socket closed", session->id);
-		slim_session_control_closed(session);
+		slim_log(SLIM_LOG_INFO, "session %u: control socket closed", control->owner.session);
+		control->owner.handler->closed(control->owner.data);
 	}
 	return 0;
 }
@@ -159,8 +162,7 @@ static int handle_readable(int fd, uint32_t mask, void *data)
 /* Takes `fd`: watched from now on, or closed. */
 static bool adopt(struct slim_compositor_control *control, int fd)
 {
-	struct wl_event_loop *loop = control->session->mgr->loop;
-	control->fd_source = wl_event_loop_add_fd(loop, fd, WL_EVENT_READABLE,
+	control->fd_source = wl_event_loop_add_fd(control->owner.loop, fd, WL_EVENT_READABLE,
 		handle_readable, control);
 	if (!control->fd_source) {
 		close(fd);
@@ -188,14 +190,14 @@ static bool try_connect(struct slim_compositor_control *control)
 	 * socket another process put at this path is not the session's: it is
 	 * tried again until the compositor's own is there, or we give up.
 	 */
-	struct slim_session *s = control->session;
+	const struct slim_compositor_control_owner *owner = &control->owner;
 	struct ucred cred = { .pid = 0, .uid = (uid_t)-1 };
 	socklen_t len = sizeof(cred);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
-			cred.uid != s->uid || cred.pid != s->pid) {
-		if (slim_ratelimit(&s->mgr->log_rl, slim_now_us())) {
+			cred.uid != owner->uid || cred.pid != owner->pid) {
+		if (slim_ratelimit(owner->log_rl, slim_now_us())) {
 			slim_log(SLIM_LOG_ERROR, "session %u: %s is held by pid %d uid %d, "
-				"not by its compositor", s->id, control->path, (int)cred.pid,
+				"not by its compositor", owner->session, control->path, (int)cred.pid,
 				(int)cred.uid);
 		}
 		close(fd);
@@ -209,21 +211,21 @@ static int handle_retry(void *data)
 	struct slim_compositor_control *control = data;
 	if (try_connect(control)) {
 		slim_log(SLIM_LOG_DEBUG, "session %u: control socket connected",
-			control->session->id);
+			control->owner.session);
 		return 0;
 	}
 	if (++control->attempts * SLIM_CONTROL_RETRY_MS >= SLIM_CONTROL_GIVE_UP_MS) {
 		slim_log(SLIM_LOG_ERROR, "session %u: no control socket at %s",
-			control->session->id, control->path);
-		slim_session_control_closed(control->session);
+			control->owner.session, control->path);
+		control->owner.handler->closed(control->owner.data);
 		return 0;
 	}
 	wl_event_source_timer_update(control->retry_timer, SLIM_CONTROL_RETRY_MS);
 	return 0;
 }
 
-struct slim_compositor_control *slim_compositor_control_create(struct slim_session *session,
-		const char *path, int fd)
+struct slim_compositor_control *slim_compositor_control_create(
+		const struct slim_compositor_control_owner *owner, const char *path, int fd)
 {
 	struct slim_compositor_control *control = calloc(1, sizeof(*control));
 	if (!control) {
@@ -232,7 +234,7 @@ struct slim_compositor_control *slim_compositor_control_create(struct slim_sessi
 		}
 		return NULL;
 	}
-	control->session = session;
+	control->owner = *owner;
 	control->fd = -1;
 	slim_lines_init(&control->lines);
 	if (fd >= 0) {
@@ -247,13 +249,13 @@ struct slim_compositor_control *slim_compositor_control_create(struct slim_sessi
 		return NULL;
 	}
 	snprintf(control->path, sizeof(control->path), "%s", path);
-	control->retry_timer = wl_event_loop_add_timer(session->mgr->loop, handle_retry, control);
+	control->retry_timer = wl_event_loop_add_timer(owner->loop, handle_retry, control);
 	if (!control->retry_timer) {
 		free(control);
 		return NULL;
 	}
 	/* not at once: the compositor was started a moment ago (or, after a restart, is there) */
-	wl_event_source_timer_update(control->retry_timer, session->mgr->restoring ? 1 :
+	wl_event_source_timer_update(control->retry_timer, owner->at_once ? 1 :
 		SLIM_CONTROL_RETRY_MS);
 	return control;
 }
@@ -262,6 +264,9 @@ void slim_compositor_control_destroy(struct slim_compositor_control *control)
 {
 	if (!control) {
 		return;
+	}
+	if (control->destroyed) {
+		*control->destroyed = true;
 	}
 	if (control->fd_source) {
 		wl_event_source_remove(control->fd_source);
