@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <wlr/util/log.h>
 #include "server.h"
+#include "shell.h"
 #include "slim-codec.h"
 #include "slim-log.h"
 
@@ -342,7 +343,7 @@ int main(int argc, char *argv[])
 	char pid[16];
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	setenv("SLIMLAND_PID", pid, true);
-	const char *x11 = xwayland_display_name(server.xwayland);
+	const char *x11 = slim_shell_x11_display(server.shell);
 	if (x11) {
 		setenv("DISPLAY", x11, true);
 		wlr_log(WLR_INFO, "X11 programs use DISPLAY=%s", x11);

@@ -114,7 +114,7 @@ static void stream(struct slim_output *output, struct wlr_buffer *buffer)
 		};
 		struct slim_frame frame = {
 			.fb = &fb, .damage = &output->damage,
-			.moves = server->moves, .n_moves = server->n_moves,
+			.moves = output->moves, .n_moves = output->n_moves,
 		};
 		bool answer = video_frame(server->video, &fb, &output->damage, &frame,
 			slim_link_answer_pending(server->link));
@@ -138,7 +138,7 @@ static void handle_commit(struct wl_listener *listener, void *data)
 		stream(output, event->buffer);
 	}
 	pixman_region32_clear(&output->damage);
-	server->n_moves = 0;
+	output->n_moves = 0;
 	slim_frame_pace_rendered(output->pace);
 	/* the frame is out: the cgroup policy's moves may take their time now */
 	slim_sched_apply(server->sched);
@@ -196,11 +196,16 @@ void output_create(struct slim_server *server, struct wlr_output *wlr)
 	server->output = output;
 }
 
-/* The console's screen has another size: the output, the background and big windows follow. */
+/*
+ * The console's screen has another size: the output and the background
+ * follow; the shell, which listens to the output's mode, places panels and
+ * big windows again as the output commits it.
+ */
 void output_resize(struct slim_server *server, uint32_t width, uint32_t height)
 {
 	struct slim_output *output = server->output;
-	if (!output || (width == server->width && height == server->height)) {
+	if (!output || ((int32_t)width == output->wlr->width &&
+			(int32_t)height == output->wlr->height)) {
 		return;
 	}
 	wlr_output_set_custom_mode(output->wlr, (int32_t)width, (int32_t)height, 0);
@@ -208,14 +213,40 @@ void output_resize(struct slim_server *server, uint32_t width, uint32_t height)
 		wlr_log(WLR_ERROR, "cannot resize the output to %ux%u", width, height);
 		return;
 	}
-	server->width = width;
-	server->height = height;
 	background_set_size(server, width, height);
 	pixman_region32_clear(&output->damage);
 	wlr_output_damage_add_whole(output->scene_output->damage);
-	layers_arrange(server);
-	views_fit_output(server);
 	wlr_log(WLR_INFO, "output resized to %ux%u", width, height);
+}
+
+/* Merges with the last hint when it moved the same pixels on. */
+void output_note_move(struct slim_server *server, struct wlr_box box, int32_t dx, int32_t dy)
+{
+	struct slim_output *output = server->output;
+	if (!output) {
+		return;
+	}
+	if (output->n_moves > 0) {
+		struct slim_move_hint *last = &output->moves[output->n_moves - 1];
+		if (last->src.x + last->dx == box.x && last->src.y + last->dy == box.y &&
+				last->src.w == box.width && last->src.h == box.height) {
+			last->dx += dx;
+			last->dy += dy;
+			return;
+		}
+	}
+	if (output->n_moves == sizeof(output->moves) / sizeof(output->moves[0])) {
+		return; /* no hint: the pixels are simply sent */
+	}
+	if (box.x < 0 || box.y < 0 || box.x + box.width > UINT16_MAX ||
+			box.y + box.height > UINT16_MAX) {
+		return; /* hints are 16-bit */
+	}
+	output->moves[output->n_moves++] = (struct slim_move_hint){
+		.src = { (uint16_t)box.x, (uint16_t)box.y, (uint16_t)box.width,
+			(uint16_t)box.height },
+		.dx = dx, .dy = dy,
+	};
 }
 
 void output_damage_region(struct slim_server *server, const pixman_region32_t *region)
