@@ -27,6 +27,7 @@
 #include <wlr/util/log.h>
 #include <drm_fourcc.h>
 #include "server.h"
+#include "video.h"
 
 static enum slim_pace_mode pace_mode(void *data)
 {

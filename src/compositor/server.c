@@ -16,7 +16,9 @@
 #include <wlr/util/log.h>
 #include "protocol-check.h"
 #include "server.h"
+#include "content-type.h"
 #include "shell.h"
+#include "video.h"
 
 /*
  * The cgroup policy's moves wait for the frame the user waits for
@@ -211,6 +213,29 @@ static const struct slim_shell_handler shell_handler = {
 	.idle_inhibited = handle_shell_idle_inhibited,
 };
 
+static void handle_video_repaint(void *data, const pixman_region32_t *region)
+{
+	output_damage_region(data, region);
+}
+
+static uint64_t handle_video_link_budget(void *data, uint64_t demand_bps)
+{
+	struct slim_server *server = data;
+	return slim_link_video_budget(server->link, demand_bps);
+}
+
+static bool handle_video_texture_yuv(void *data, struct wlr_texture *texture,
+		struct slim_yuv_image *img)
+{
+	return renderer_texture_yuv(texture, img);
+}
+
+static const struct slim_video_handler video_handler = {
+	.repaint = handle_video_repaint,
+	.link_budget = handle_video_link_budget,
+	.texture_yuv = handle_video_texture_yuv,
+};
+
 /* Every client starts in background (hidden while no console shows us). */
 static void handle_client_created(struct wl_listener *listener, void *data)
 {
@@ -278,13 +303,14 @@ static struct wlr_compositor *create_globals(struct slim_server *server,
 		uint64_t video_budget_bps)
 {
 	struct wlr_compositor *compositor = wlr_compositor_create(server->display, server->renderer);
-	server->video = compositor ? video_create(server, compositor, video_budget_bps) : NULL;
-	if (!server->video || !content_type_init(server)) {
+	server->scene = wlr_scene_create();
+	server->video = compositor && server->scene ? video_create(server->loop, compositor,
+		server->scene, video_budget_bps, &video_handler, server) : NULL;
+	if (!server->video || !content_type_init(server->display)) {
 		wlr_log(WLR_ERROR, "cannot create the compositor or the video tracker");
 		return NULL;
 	}
 	server->layout = wlr_output_layout_create();
-	server->scene = wlr_scene_create();
 	struct wlr_presentation *presentation =
 		wlr_presentation_create(server->display, server->backend);
 	if (!wlr_data_device_manager_create(server->display) ||

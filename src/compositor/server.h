@@ -55,7 +55,6 @@
 #include "link.h"
 #include "slim-sched.h"
 #include "session-bus.h"
-#include "video-detect.h"
 
 struct wlr_output;
 struct wlr_scene_output;
@@ -68,7 +67,6 @@ struct slim_cursor;
 struct slim_protocol_check;
 struct slim_shell;
 struct slim_video;
-struct slim_video_surface;
 
 /* The console's screen as wlroots renders it (output.c). */
 struct slim_output {
@@ -135,37 +133,12 @@ void output_damage_region(struct slim_server *server, const pixman_region32_t *r
 /* A window's pixels at `box` moved by (dx, dy): a COPY hint with the next frame. */
 void output_note_move(struct slim_server *server, struct wlr_box box, int32_t dx, int32_t dy);
 
-/* video.c; budget_bps 0: video goes as pixels like everything else */
-struct slim_video *video_create(struct slim_server *server, struct wlr_compositor *compositor,
-		uint64_t budget_bps);
-void video_destroy(struct slim_video *video);
-/*
- * The frame's video, as YUV images into frame->yuv, taken from the rendered
- * pixels `fb`; what stopped being video is added to `damage` to be repainted.
- * `answer_pending`: input waits for its answer. Returns whether this frame
- * is that answer (exact pixels outside the video changed); the video's
- * picture then waits for the next frame (frame->defer).
- */
-bool video_frame(struct slim_video *video, const struct slim_fb *fb,
-		pixman_region32_t *damage, struct slim_frame *frame, bool answer_pending);
-struct slim_video_surface *video_surface_of(struct slim_video *video,
-		struct wlr_surface *surface);
-/* The content type the surface's next commit applies. */
-void video_surface_set_hint(struct slim_video_surface *vs, enum slim_content_hint hint);
-void video_surface_set_hint_object(struct slim_video_surface *vs, struct wl_resource *resource);
-struct wl_resource *video_surface_hint_object(const struct slim_video_surface *vs);
-
 /* renderer.c */
 struct wlr_renderer *renderer_create(void);
 /* XRGB8888 pixels in memory as a wlr_buffer (the caller drops it); *px: its pixels. */
 struct wlr_buffer *renderer_pixels_create(uint32_t width, uint32_t height, uint32_t **px);
 /* A YUV client buffer's texture: its planes (4:2:0, depth 8; no dst) into img. */
 bool renderer_texture_yuv(struct wlr_texture *texture, struct slim_yuv_image *img);
-
-/* content-type.c */
-bool content_type_init(struct slim_server *server);
-/* The surface of a wp_content_type_v1 went away: the object is inert. */
-void content_type_surface_gone(struct wl_resource *resource);
 
 /* cursor.c: the client's cursor or the theme's, the shell's pointer, to the link */
 struct slim_cursor *cursor_create(struct slim_link *link, struct slim_shell *shell);
