@@ -14,7 +14,8 @@
 #include <wlr/util/log.h>
 #include <wlr/xcursor.h>
 #include "geometry.h"
-#include "server.h"
+#include "cursor.h"
+#include "link.h"
 #include "shell.h"
 #include "slim-alloc.h"
 

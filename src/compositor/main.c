@@ -16,10 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <wlr/util/log.h>
+#include "screen.h"
 #include "server.h"
+#include "session-bus.h"
 #include "shell.h"
 #include "slim-codec.h"
 #include "slim-log.h"
+#include "slim-sched.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:5555"
 /* Mbit/s for moving pictures: a fifth of a 1 Gbit/s LAN for one console */

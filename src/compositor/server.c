@@ -1,3 +1,11 @@
+/*
+ * The session: the Wayland globals, and the rooms made, wired together and
+ * ended. Each room tells the session what it must know through the
+ * handler it was given here (the link, the manager's control, the shell,
+ * video, sound), and the session passes it on: the pointer to cursor.c,
+ * window moves and repaints to output.c, focus to the cgroup policy,
+ * activity to the manager.
+ */
 #include <stdlib.h>
 #include <wlr/backend.h>
 #include <wlr/backend/headless.h>
@@ -6,6 +14,7 @@
 #include <wlr/types/wlr_compositor.h>
 #include <wlr/types/wlr_data_control_v1.h>
 #include <wlr/types/wlr_data_device.h>
+#include <wlr/types/wlr_output.h>
 #include <wlr/types/wlr_output_layout.h>
 #include <wlr/types/wlr_presentation_time.h>
 #include <wlr/types/wlr_primary_selection_v1.h>
@@ -14,10 +23,19 @@
 #include <wlr/types/wlr_viewporter.h>
 #include <wlr/types/wlr_xdg_output_v1.h>
 #include <wlr/util/log.h>
-#include "protocol-check.h"
-#include "server.h"
+#include "audio-daemons.h"
+#include "console-audio.h"
 #include "content-type.h"
+#include "cursor.h"
+#include "manager-control.h"
+#include "output.h"
+#include "protocol-check.h"
+#include "renderer.h"
+#include "screen.h"
+#include "server.h"
+#include "session-bus.h"
 #include "shell.h"
+#include "slim-sched.h"
 #include "video.h"
 
 /*
@@ -34,7 +52,8 @@ static int handle_sched_timer(void *data)
 	return 0;
 }
 
-void server_sched_changed(struct slim_server *server)
+/* The cgroup policy has moves to make: after the next frame, or soon. */
+static void sched_changed(struct slim_server *server)
 {
 	if (slim_sched_pending(server->sched)) {
 		wl_event_source_timer_update(server->sched_timer, SCHED_LATEST_MS);
@@ -45,11 +64,11 @@ static void handle_link_attached(void *data, const char *console_id, uint32_t wi
 		uint32_t height)
 {
 	struct slim_server *server = data;
-	output_resize(server, width, height);
+	output_resize(server->output, width, height);
 	cursor_resend(server->cursor);
-	output_attached(server);
+	output_attached(server->output);
 	slim_sched_attached(server->sched, true);
-	server_sched_changed(server);
+	sched_changed(server);
 	if (server->audio) {
 		audio_microphone_reset(server->audio);
 	}
@@ -61,7 +80,7 @@ static void handle_link_detached(void *data, const char *console_id)
 {
 	struct slim_server *server = data;
 	slim_sched_attached(server->sched, false);
-	server_sched_changed(server);
+	sched_changed(server);
 	if (server->audio) {
 		audio_microphone_reset(server->audio);
 	}
@@ -76,7 +95,8 @@ static void handle_link_input(void *data, const struct slim_wire_input *ev)
 
 static void handle_link_want_frame(void *data)
 {
-	output_link_ready(data);
+	struct slim_server *server = data;
+	output_link_ready(server->output);
 }
 
 /* Per mille of `of`, rounded, at most 1000. */
@@ -163,7 +183,7 @@ static void handle_shell_focus(void *data, pid_t pid)
 {
 	struct slim_server *server = data;
 	slim_sched_focus(server->sched, pid);
-	server_sched_changed(server);
+	sched_changed(server);
 }
 
 /* It draws every X11 window: first, with the compositor, not with the clients. */
@@ -175,7 +195,8 @@ static void handle_shell_xwayland_ready(void *data, pid_t pid)
 
 static void handle_shell_window_moved(void *data, struct wlr_box box, int32_t dx, int32_t dy)
 {
-	output_note_move(data, box, dx, dy);
+	struct slim_server *server = data;
+	output_note_move(server->output, box, dx, dy);
 }
 
 static void handle_shell_pointer_moved(void *data)
@@ -215,7 +236,8 @@ static const struct slim_shell_handler shell_handler = {
 
 static void handle_video_repaint(void *data, const pixman_region32_t *region)
 {
-	output_damage_region(data, region);
+	struct slim_server *server = data;
+	output_damage_region(server->output, region);
 }
 
 static uint64_t handle_video_link_budget(void *data, uint64_t demand_bps)
@@ -339,8 +361,17 @@ static bool start_screen(struct slim_server *server, uint32_t width, uint32_t he
 	if (!server->screen) {
 		return false;
 	}
-	output_create(server, server->screen);
-	return server->output != NULL;
+	if (!wlr_output_init_render(server->screen, server->allocator, server->renderer)) {
+		wlr_log(WLR_ERROR, "cannot render to %s", server->screen->name);
+		return false;
+	}
+	server->output = output_create(server->screen, server->scene, server->loop,
+		server->link, server->video, server->sched);
+	if (!server->output) {
+		return false;
+	}
+	wlr_output_layout_add(server->layout, server->screen, 0, 0);
+	return true;
 }
 
 /* The globals a desktop client expects, and the console's screen they show on. */
@@ -358,7 +389,7 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 		return false;
 	}
 	struct wlr_compositor *compositor = create_globals(server, video_budget_bps);
-	if (!compositor || !background_set_size(server, width, height)) {
+	if (!compositor) {
 		return false;
 	}
 	server->shell = slim_shell_create(server->display, server->backend, server->scene,
@@ -401,6 +432,7 @@ void server_finish(struct slim_server *server)
 		wlr_scene_node_destroy(&server->scene->node);
 	}
 	/* not the backend's: the display does not take it */
+	output_destroy(server->output);
 	screen_destroy(server->screen);
 	wl_display_destroy(server->display);
 	/* the display took the backend with it; these are ours to destroy */

@@ -70,6 +70,7 @@ struct slim_grab {
 	uint32_t edges;
 };
 
+/* What the shell's files share: 26 fields, the scene's trees and one object a protocol. */
 struct slim_shell {
 	struct wl_display *display;
 	struct wlr_scene *scene;
