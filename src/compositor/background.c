@@ -12,11 +12,13 @@
  */
 #include <wlr/types/wlr_buffer.h>
 #include <wlr/types/wlr_scene.h>
-#include "server.h"
+#include "background.h"
+#include "renderer.h"
 
 #define BACKGROUND 0xff334050u
 
-bool background_set_size(struct slim_server *server, uint32_t width, uint32_t height)
+bool background_set_size(struct wlr_scene_buffer **background, struct wlr_scene *scene,
+		uint32_t width, uint32_t height)
 {
 	width++;
 	height++;
@@ -28,15 +30,15 @@ bool background_set_size(struct slim_server *server, uint32_t width, uint32_t he
 	for (size_t i = 0; i < (size_t)width * height; i++) {
 		px[i] = BACKGROUND;
 	}
-	if (server->background) {
-		wlr_scene_node_destroy(&server->background->node);
+	if (*background) {
+		wlr_scene_node_destroy(&(*background)->node);
 	}
-	server->background = wlr_scene_buffer_create(&server->scene->node, solid);
+	*background = wlr_scene_buffer_create(&scene->node, solid);
 	/* The scene holds its own reference. */
 	wlr_buffer_drop(solid);
-	if (!server->background) {
+	if (!*background) {
 		return false;
 	}
-	wlr_scene_node_lower_to_bottom(&server->background->node);
+	wlr_scene_node_lower_to_bottom(&(*background)->node);
 	return true;
 }

@@ -14,55 +14,48 @@
 #include <wlr/util/log.h>
 #include <wlr/xcursor.h>
 #include "geometry.h"
-#include "server.h"
+#include "cursor.h"
+#include "link.h"
+#include "shell.h"
+#include "slim-alloc.h"
 
-bool cursor_init(struct slim_server *server)
+struct slim_cursor {
+	struct slim_link *link;
+	struct slim_shell *shell; /* where the pointer is, and whether a grab holds it */
+	struct wlr_xcursor_manager *xcursors;
+	struct wlr_surface *surface; /* set by the client under the pointer */
+	int32_t hot_x, hot_y;
+	bool from_client;
+	struct wl_listener request, commit, destroy;
+};
+
+static void forget_client_cursor(struct slim_cursor *cursor)
 {
-	server->xcursors = wlr_xcursor_manager_create(getenv("XCURSOR_THEME"), 24);
-	if (!server->xcursors || !wlr_xcursor_manager_load(server->xcursors, 1)) {
-		wlr_log(WLR_ERROR, "cannot load a cursor theme");
-		return false;
-	}
-	return true;
+	wl_list_remove(&cursor->commit.link);
+	wl_list_remove(&cursor->destroy.link);
+	wl_list_init(&cursor->commit.link);
+	wl_list_init(&cursor->destroy.link);
+	cursor->surface = NULL;
+	cursor->from_client = false;
 }
 
-void cursor_finish(struct slim_server *server)
+void cursor_set_theme(struct slim_cursor *cursor, const char *name)
 {
-	wl_list_remove(&server->cursor_commit.link);
-	wl_list_remove(&server->cursor_destroy.link);
-	wl_list_init(&server->cursor_commit.link);
-	wl_list_init(&server->cursor_destroy.link);
-	wlr_xcursor_manager_destroy(server->xcursors);
-	server->xcursors = NULL;
-}
-
-static void forget_client_cursor(struct slim_server *server)
-{
-	wl_list_remove(&server->cursor_commit.link);
-	wl_list_remove(&server->cursor_destroy.link);
-	wl_list_init(&server->cursor_commit.link);
-	wl_list_init(&server->cursor_destroy.link);
-	server->cursor_surface = NULL;
-	server->cursor_from_client = false;
-}
-
-void cursor_set_theme(struct slim_server *server, const char *name)
-{
-	forget_client_cursor(server);
-	struct wlr_xcursor *xcursor = wlr_xcursor_manager_get_xcursor(server->xcursors, name, 1);
+	forget_client_cursor(cursor);
+	struct wlr_xcursor *xcursor = wlr_xcursor_manager_get_xcursor(cursor->xcursors, name, 1);
 	if (!xcursor || xcursor->image_count == 0) {
 		return;
 	}
 	struct wlr_xcursor_image *img = xcursor->images[0];
-	slim_link_cursor_image(server->link, (const uint32_t *)img->buffer, img->width,
+	slim_link_cursor_image(cursor->link, (const uint32_t *)img->buffer, img->width,
 		img->height, img->hotspot_x, img->hotspot_y);
-	cursor_moved(server);
+	cursor_moved(cursor);
 }
 
 /* The client's cursor surface, as it is now: its buffer's pixels, if it has one. */
-static void send_client_cursor(struct slim_server *server)
+static void send_client_cursor(struct slim_cursor *cursor)
 {
-	struct wlr_surface *surface = server->cursor_surface;
+	struct wlr_surface *surface = cursor->surface;
 	struct wlr_buffer *buffer = surface->buffer ? surface->buffer->source : NULL;
 	void *ptr;
 	uint32_t format;
@@ -82,67 +75,101 @@ static void send_client_cursor(struct slim_server *server)
 				px[y * w + x] = row[x] | alpha;
 			}
 		}
-		slim_link_cursor_image(server->link, px, w, h,
-			(uint32_t)(server->cursor_hot_x > 0 ? server->cursor_hot_x : 0),
-			(uint32_t)(server->cursor_hot_y > 0 ? server->cursor_hot_y : 0));
+		slim_link_cursor_image(cursor->link, px, w, h,
+			(uint32_t)(cursor->hot_x > 0 ? cursor->hot_x : 0),
+			(uint32_t)(cursor->hot_y > 0 ? cursor->hot_y : 0));
 	}
 	wlr_buffer_end_data_ptr_access(buffer);
 }
 
-static void handle_cursor_commit(struct wl_listener *listener, void *data)
+static void handle_commit(struct wl_listener *listener, void *data)
 {
-	struct slim_server *server = wl_container_of(listener, server, cursor_commit);
-	struct wlr_surface *surface = server->cursor_surface;
+	struct slim_cursor *cursor = wl_container_of(listener, cursor, commit);
+	struct wlr_surface *surface = cursor->surface;
 	/* A hotspot moved by the client moves with its buffer's offset. */
-	server->cursor_hot_x = geo_coord((int64_t)server->cursor_hot_x - surface->current.dx);
-	server->cursor_hot_y = geo_coord((int64_t)server->cursor_hot_y - surface->current.dy);
-	send_client_cursor(server);
+	cursor->hot_x = geo_coord((int64_t)cursor->hot_x - surface->current.dx);
+	cursor->hot_y = geo_coord((int64_t)cursor->hot_y - surface->current.dy);
+	send_client_cursor(cursor);
 }
 
-static void handle_cursor_destroy(struct wl_listener *listener, void *data)
+static void handle_destroy(struct wl_listener *listener, void *data)
 {
-	struct slim_server *server = wl_container_of(listener, server, cursor_destroy);
-	forget_client_cursor(server);
+	struct slim_cursor *cursor = wl_container_of(listener, cursor, destroy);
+	forget_client_cursor(cursor);
 }
 
-void cursor_handle_request(struct wl_listener *listener, void *data)
+static void handle_request(struct wl_listener *listener, void *data)
 {
-	struct slim_server *server = wl_container_of(listener, server, request_cursor);
+	struct slim_cursor *cursor = wl_container_of(listener, cursor, request);
 	struct wlr_seat_pointer_request_set_cursor_event *event = data;
 	/* Only the client under the pointer decides what the pointer looks like. */
-	if (event->seat_client != server->seat->pointer_state.focused_client) {
+	if (event->seat_client != cursor->shell->seat->pointer_state.focused_client) {
 		return;
 	}
-	forget_client_cursor(server);
-	server->cursor_from_client = true;
-	server->cursor_hot_x = geo_coord(event->hotspot_x);
-	server->cursor_hot_y = geo_coord(event->hotspot_y);
+	forget_client_cursor(cursor);
+	cursor->from_client = true;
+	cursor->hot_x = geo_coord(event->hotspot_x);
+	cursor->hot_y = geo_coord(event->hotspot_y);
 	if (!event->surface) {
-		cursor_moved(server); /* hidden */
+		cursor_moved(cursor); /* hidden */
 		return;
 	}
-	server->cursor_surface = event->surface;
-	server->cursor_commit.notify = handle_cursor_commit;
-	wl_signal_add(&event->surface->events.commit, &server->cursor_commit);
-	server->cursor_destroy.notify = handle_cursor_destroy;
-	wl_signal_add(&event->surface->events.destroy, &server->cursor_destroy);
-	send_client_cursor(server);
-	cursor_moved(server);
+	cursor->surface = event->surface;
+	wl_signal_add(&event->surface->events.commit, &cursor->commit);
+	wl_signal_add(&event->surface->events.destroy, &cursor->destroy);
+	send_client_cursor(cursor);
+	cursor_moved(cursor);
 }
 
-void cursor_moved(struct slim_server *server)
+struct slim_cursor *cursor_create(struct slim_link *link, struct slim_shell *shell)
 {
-	bool visible = !server->cursor_from_client || server->cursor_surface;
-	slim_link_cursor_pos(server->link, (int32_t)server->pointer_x,
-		(int32_t)server->pointer_y, visible, server->grab.mode != SLIM_GRAB_NONE);
+	struct slim_cursor *cursor = slim_znew(struct slim_cursor);
+	cursor->link = link;
+	cursor->shell = shell;
+	cursor->xcursors = wlr_xcursor_manager_create(getenv("XCURSOR_THEME"), 24);
+	if (!cursor->xcursors || !wlr_xcursor_manager_load(cursor->xcursors, 1)) {
+		wlr_log(WLR_ERROR, "cannot load a cursor theme");
+		if (cursor->xcursors) {
+			wlr_xcursor_manager_destroy(cursor->xcursors);
+		}
+		free(cursor);
+		return NULL;
+	}
+	cursor->commit.notify = handle_commit;
+	wl_list_init(&cursor->commit.link);
+	cursor->destroy.notify = handle_destroy;
+	wl_list_init(&cursor->destroy.link);
+	cursor->request.notify = handle_request;
+	wl_signal_add(&shell->seat->events.request_set_cursor, &cursor->request);
+	return cursor;
 }
 
-void cursor_resend(struct slim_server *server)
+void cursor_destroy(struct slim_cursor *cursor)
 {
-	if (server->cursor_from_client && server->cursor_surface) {
-		send_client_cursor(server);
-		cursor_moved(server);
+	if (!cursor) {
+		return;
+	}
+	wl_list_remove(&cursor->request.link);
+	wl_list_remove(&cursor->commit.link);
+	wl_list_remove(&cursor->destroy.link);
+	wlr_xcursor_manager_destroy(cursor->xcursors);
+	free(cursor);
+}
+
+void cursor_moved(struct slim_cursor *cursor)
+{
+	struct slim_shell *shell = cursor->shell;
+	bool visible = !cursor->from_client || cursor->surface;
+	slim_link_cursor_pos(cursor->link, (int32_t)shell->pointer_x, (int32_t)shell->pointer_y,
+		visible, shell->grab.mode != SLIM_GRAB_NONE);
+}
+
+void cursor_resend(struct slim_cursor *cursor)
+{
+	if (cursor->from_client && cursor->surface) {
+		send_client_cursor(cursor);
+		cursor_moved(cursor);
 	} else {
-		cursor_set_theme(server, "left_ptr");
+		cursor_set_theme(cursor, "left_ptr");
 	}
 }

@@ -16,9 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <wlr/util/log.h>
+#include "screen.h"
 #include "server.h"
+#include "session-bus.h"
+#include "shell.h"
 #include "slim-codec.h"
 #include "slim-log.h"
+#include "slim-sched.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:5555"
 /* Mbit/s for moving pictures: a fifth of a 1 Gbit/s LAN for one console */
@@ -208,15 +212,20 @@ const char *__asan_default_options(void)
 }
 #endif
 
-int main(int argc, char *argv[])
+/* What the command line says. */
+struct options {
+	const char *startup, *pairing_key;
+	struct slim_link_config link;
+	uint32_t width, height;
+	unsigned long video_budget; /* Mbit/s */
+	bool audio;
+	uid_t manager_uid;
+	enum wlr_log_importance verbosity;
+};
+
+/* -1 when the session is to start, else what the program exits with. */
+static int parse_options(int argc, char *argv[], struct options *o)
 {
-	const char *startup = NULL, *pairing_key = NULL;
-	struct slim_link_config link = { .listen = DEFAULT_LISTEN, .mode = SLIM_SEC_DTLS };
-	uint32_t width = 1280, height = 720;
-	unsigned long video_budget = DEFAULT_VIDEO_BUDGET;
-	bool audio = true;
-	uid_t manager_uid = getuid();
-	enum wlr_log_importance verbosity = WLR_INFO;
 	static const struct option options[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "size", required_argument, NULL, 'S' },
@@ -234,20 +243,20 @@ int main(int argc, char *argv[])
 	while ((c = getopt_long(argc, argv, "s:vh", options, NULL)) != -1) {
 		switch (c) {
 		case 'l':
-			link.listen = optarg;
+			o->link.listen = optarg;
 			break;
 		case 'P':
-			pairing_key = optarg;
+			o->pairing_key = optarg;
 			break;
 		case 'T':
-			if (!slim_sec_mode_parse(optarg, &link.mode)) {
+			if (!slim_sec_mode_parse(optarg, &o->link.mode)) {
 				fprintf(stderr, "slimland: --transport wants dtls or clear, not '%s'\n",
 					optarg);
 				return 2;
 			}
 			break;
 		case 'S':
-			if (!parse_size(optarg, &width, &height)) {
+			if (!parse_size(optarg, &o->width, &o->height)) {
 				fprintf(stderr, "slimland: --size wants WxH, at most %u a side "
 					"and %u pixels, not '%s'\n", SLIM_MAX_DIM,
 					SLIM_MAX_SCREEN_PIXELS, optarg);
@@ -256,8 +265,8 @@ int main(int argc, char *argv[])
 			break;
 		case 'B': {
 			char *end;
-			video_budget = strtoul(optarg, &end, 10);
-			if (*end || optarg[0] == '-' || video_budget > 100000) {
+			o->video_budget = strtoul(optarg, &end, 10);
+			if (*end || optarg[0] == '-' || o->video_budget > 100000) {
 				fprintf(stderr, "slimland: --video-budget wants Mbit/s, 0 to 100000, "
 					"not '%s'\n", optarg);
 				return 2;
@@ -265,7 +274,7 @@ int main(int argc, char *argv[])
 			break;
 		}
 		case 'M':
-			link.managed = true;
+			o->link.managed = true;
 			break;
 		case 'U': {
 			char *end;
@@ -274,24 +283,24 @@ int main(int argc, char *argv[])
 				fprintf(stderr, "slimland: --manager-uid wants a uid, not '%s'\n", optarg);
 				return 2;
 			}
-			manager_uid = (uid_t)uid;
+			o->manager_uid = (uid_t)uid;
 			break;
 		}
 		case 'a':
-			if (!parse_audio(optarg, &link)) {
+			if (!parse_audio(optarg, &o->link)) {
 				fprintf(stderr, "slimland: --audio wants opus, opus:KBIT (16 to 256) "
 					"or pcm, not '%s'\n", optarg);
 				return 2;
 			}
 			break;
 		case 'A':
-			audio = false;
+			o->audio = false;
 			break;
 		case 's':
-			startup = optarg;
+			o->startup = optarg;
 			break;
 		case 'v':
-			verbosity = WLR_DEBUG;
+			o->verbosity = WLR_DEBUG;
 			break;
 		case 'h':
 			usage(stdout, argv[0]);
@@ -305,23 +314,57 @@ int main(int argc, char *argv[])
 		usage(stderr, argv[0]);
 		return 2;
 	}
-	if (link.managed && pairing_key) {
+	if (o->link.managed && o->pairing_key) {
 		fprintf(stderr, "slimland: --pairing-key: a managed session's consoles come with "
 			"keys from the session manager\n");
 		return 2;
 	}
+	return -1;
+}
+
+/* What the clients find in their environment: this display, X11's, and who to log out. */
+static void set_environment(struct slim_server *server, const char *socket)
+{
+	setenv("WAYLAND_DISPLAY", socket, true);
+	/* what a session's "log out" signals (slimland-session logout) */
+	char pid[16];
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	setenv("SLIMLAND_PID", pid, true);
+	const char *x11 = slim_shell_x11_display(server->shell);
+	if (x11) {
+		setenv("DISPLAY", x11, true);
+		wlr_log(WLR_INFO, "X11 programs use DISPLAY=%s", x11);
+	} else {
+		unsetenv("DISPLAY");
+	}
+}
+
+int main(int argc, char *argv[])
+{
+	struct options o = {
+		.link = { .listen = DEFAULT_LISTEN, .mode = SLIM_SEC_DTLS },
+		.width = 1280, .height = 720,
+		.video_budget = DEFAULT_VIDEO_BUDGET,
+		.audio = true,
+		.manager_uid = getuid(),
+		.verbosity = WLR_INFO,
+	};
+	int done = parse_options(argc, argv, &o);
+	if (done >= 0) {
+		return done;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &log_start);
-	wlr_log_init(verbosity, log_from_wlr);
-	slim_log_init(verbosity == WLR_DEBUG ? SLIM_LOG_DEBUG : SLIM_LOG_INFO, log_to_wlr);
+	wlr_log_init(o.verbosity, log_from_wlr);
+	slim_log_init(o.verbosity == WLR_DEBUG ? SLIM_LOG_DEBUG : SLIM_LOG_INFO, log_to_wlr);
 
 	int status = 1;
-	struct slim_server server = { .manager_uid = manager_uid };
+	struct slim_server server = { .manager_uid = o.manager_uid };
 	struct wl_event_source *sigs[3] = { NULL };
-	bool have_key = link.managed || link.mode == SLIM_SEC_CLEAR ||
-		load_pairing_key(pairing_key, link.pairing_key);
-	bool started = have_key && server_init(&server, width, height, &link,
-		(uint64_t)video_budget * 1000000);
-	explicit_bzero(link.pairing_key, sizeof(link.pairing_key));
+	bool have_key = o.link.managed || o.link.mode == SLIM_SEC_CLEAR ||
+		load_pairing_key(o.pairing_key, o.link.pairing_key);
+	bool started = have_key && server_init(&server, o.width, o.height, &o.link,
+		(uint64_t)o.video_budget * 1000000);
+	explicit_bzero(o.link.pairing_key, sizeof(o.link.pairing_key));
 	if (!started) {
 		goto out;
 	}
@@ -337,31 +380,20 @@ int main(int argc, char *argv[])
 		wlr_log(WLR_ERROR, "cannot open a Wayland socket");
 		goto out;
 	}
-	setenv("WAYLAND_DISPLAY", socket, true);
-	/* what a session's "log out" signals (slimland-session logout) */
-	char pid[16];
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	setenv("SLIMLAND_PID", pid, true);
-	const char *x11 = xwayland_display_name(server.xwayland);
-	if (x11) {
-		setenv("DISPLAY", x11, true);
-		wlr_log(WLR_INFO, "X11 programs use DISPLAY=%s", x11);
-	} else {
-		unsetenv("DISPLAY");
-	}
+	set_environment(&server, socket);
 	/*
 	 * Before any client, so that the first finds its bus and its sound
 	 * server; after WAYLAND_DISPLAY and DISPLAY, which the services the
 	 * bus starts take from it.
 	 */
 	server.session_bus = slim_session_bus_start(server.sched);
-	if (audio) {
+	if (o.audio) {
 		server_start_audio(&server);
 	}
 	/* the last line of start-up: tests and benchmarks wait for it */
 	wlr_log(WLR_INFO, "slimland on WAYLAND_DISPLAY=%s", socket);
-	if (startup && !spawn(startup, link.managed, server.sched)) {
-		wlr_log(WLR_ERROR, "cannot start '%s'", startup);
+	if (o.startup && !spawn(o.startup, o.link.managed, server.sched)) {
+		wlr_log(WLR_ERROR, "cannot start '%s'", o.startup);
 		goto out;
 	}
 	wl_display_run(server.display);

@@ -26,12 +26,35 @@
 #include <wlr/types/wlr_scene.h>
 #include <wlr/util/log.h>
 #include <drm_fourcc.h>
-#include "server.h"
+#include "background.h"
+#include "frame-pace.h"
+#include "link.h"
+#include "output.h"
+#include "slim-sched.h"
+#include "video.h"
+
+struct slim_output {
+	struct wlr_output *wlr;
+	struct wlr_scene *scene;
+	struct wlr_scene_output *scene_output;
+	struct wlr_scene_buffer *background;
+	/* where frames go, and what they are made of */
+	struct slim_link *link;
+	struct slim_video *video;
+	struct slim_sched *sched; /* its moves wait for a frame to have gone */
+	/* damage of the frames rendered since the last one streamed */
+	pixman_region32_t damage;
+	/* windows moved since then, as COPY hints */
+	struct slim_move_hint moves[8];
+	size_t n_moves;
+	struct slim_frame_pace *pace; /* when frames go */
+	struct wl_listener frame, precommit, commit;
+};
 
 static enum slim_pace_mode pace_mode(void *data)
 {
 	struct slim_output *output = data;
-	struct slim_link *link = output->server->link;
+	struct slim_link *link = output->link;
 	if (!slim_link_encoder(link)) {
 		return SLIM_PACE_DETACHED;
 	}
@@ -77,28 +100,26 @@ static void handle_precommit(struct wl_listener *listener, void *data)
 	}
 }
 
-/* The console can take a frame again, or lost some: render if anything is due. */
-void output_link_ready(struct slim_server *server)
+void output_link_ready(struct slim_output *output)
 {
-	if (server->output) {
-		output_schedule_frame(server);
-		slim_frame_pace_poke(server->output->pace);
+	if (output) {
+		wlr_output_schedule_frame(output->wlr);
+		slim_frame_pace_poke(output->pace);
 	}
 }
 
-/* A console attached: its first picture goes now, whatever went before. */
-void output_attached(struct slim_server *server)
+/* Whatever went before. */
+void output_attached(struct slim_output *output)
 {
-	if (server->output) {
-		slim_frame_pace_restart(server->output->pace);
-		output_link_ready(server);
+	if (output) {
+		slim_frame_pace_restart(output->pace);
+		output_link_ready(output);
 	}
 }
 
 /* The rendered buffer's pixels, and what changed in them, to the encoder. */
 static void stream(struct slim_output *output, struct wlr_buffer *buffer)
 {
-	struct slim_server *server = output->server;
 	void *ptr;
 	uint32_t format;
 	size_t stride;
@@ -114,11 +135,11 @@ static void stream(struct slim_output *output, struct wlr_buffer *buffer)
 		};
 		struct slim_frame frame = {
 			.fb = &fb, .damage = &output->damage,
-			.moves = server->moves, .n_moves = server->n_moves,
+			.moves = output->moves, .n_moves = output->n_moves,
 		};
-		bool answer = video_frame(server->video, &fb, &output->damage, &frame,
-			slim_link_answer_pending(server->link));
-		slim_link_send_frame(server->link, &frame, answer);
+		bool answer = video_frame(output->video, &fb, &output->damage, &frame,
+			slim_link_answer_pending(output->link));
+		slim_link_send_frame(output->link, &frame, answer);
 	} else {
 		wlr_log(WLR_ERROR, "rendered buffer has format 0x%08x, not XRGB8888", format);
 	}
@@ -129,59 +150,47 @@ static void stream(struct slim_output *output, struct wlr_buffer *buffer)
 static void handle_commit(struct wl_listener *listener, void *data)
 {
 	struct slim_output *output = wl_container_of(listener, output, commit);
-	struct slim_server *server = output->server;
 	struct wlr_output_event_commit *event = data;
 	if (!(event->committed & WLR_OUTPUT_STATE_BUFFER) || !event->buffer) {
 		return;
 	}
-	if (slim_link_encoder(server->link)) {
+	if (slim_link_encoder(output->link)) {
 		stream(output, event->buffer);
 	}
 	pixman_region32_clear(&output->damage);
-	server->n_moves = 0;
+	output->n_moves = 0;
 	slim_frame_pace_rendered(output->pace);
 	/* the frame is out: the cgroup policy's moves may take their time now */
-	slim_sched_apply(server->sched);
+	slim_sched_apply(output->sched);
 }
 
-static void handle_destroy(struct wl_listener *listener, void *data)
+struct slim_output *output_create(struct wlr_output *wlr, struct wlr_scene *scene,
+		struct wl_event_loop *loop, struct slim_link *link, struct slim_video *video,
+		struct slim_sched *sched)
 {
-	struct slim_output *output = wl_container_of(listener, output, destroy);
-	wl_list_remove(&output->frame.link);
-	wl_list_remove(&output->precommit.link);
-	wl_list_remove(&output->commit.link);
-	wl_list_remove(&output->destroy.link);
-	pixman_region32_fini(&output->damage);
-	slim_frame_pace_destroy(output->pace);
-	if (output->server->output == output) {
-		output->server->output = NULL;
-	}
-	free(output);
-}
-
-void output_create(struct slim_server *server, struct wlr_output *wlr)
-{
-	if (server->output) {
-		wlr_log(WLR_ERROR, "one output per session: ignoring %s", wlr->name);
-		return;
-	}
-	if (!wlr_output_init_render(wlr, server->allocator, server->renderer)) {
-		wlr_log(WLR_ERROR, "cannot render to %s", wlr->name);
-		return;
-	}
 	struct slim_output *output = calloc(1, sizeof(*output));
 	if (!output) {
-		return;
+		return NULL;
 	}
-	output->server = server;
 	output->wlr = wlr;
-	output->pace = slim_frame_pace_create(server->loop, &pace_handler, output);
-	output->scene_output = output->pace ? wlr_scene_output_create(server->scene, wlr) : NULL;
+	output->scene = scene;
+	output->link = link;
+	output->video = video;
+	output->sched = sched;
+	output->pace = slim_frame_pace_create(loop, &pace_handler, output);
+	output->scene_output = output->pace ? wlr_scene_output_create(scene, wlr) : NULL;
 	if (!output->scene_output) {
 		wlr_log(WLR_ERROR, "out of memory for the output %s", wlr->name);
 		slim_frame_pace_destroy(output->pace);
 		free(output);
-		return;
+		return NULL;
+	}
+	if (!background_set_size(&output->background, scene, (uint32_t)wlr->width,
+			(uint32_t)wlr->height)) {
+		wlr_scene_output_destroy(output->scene_output);
+		slim_frame_pace_destroy(output->pace);
+		free(output);
+		return NULL;
 	}
 	pixman_region32_init(&output->damage);
 	output->frame.notify = handle_frame;
@@ -190,17 +199,32 @@ void output_create(struct slim_server *server, struct wlr_output *wlr)
 	wl_signal_add(&wlr->events.precommit, &output->precommit);
 	output->commit.notify = handle_commit;
 	wl_signal_add(&wlr->events.commit, &output->commit);
-	output->destroy.notify = handle_destroy;
-	wl_signal_add(&wlr->events.destroy, &output->destroy);
-	wlr_output_layout_add(server->layout, wlr, 0, 0);
-	server->output = output;
+	return output;
 }
 
-/* The console's screen has another size: the output, the background and big windows follow. */
-void output_resize(struct slim_server *server, uint32_t width, uint32_t height)
+/* Its nodes are the scene's, and go with it. */
+void output_destroy(struct slim_output *output)
 {
-	struct slim_output *output = server->output;
-	if (!output || (width == server->width && height == server->height)) {
+	if (!output) {
+		return;
+	}
+	wl_list_remove(&output->frame.link);
+	wl_list_remove(&output->precommit.link);
+	wl_list_remove(&output->commit.link);
+	pixman_region32_fini(&output->damage);
+	slim_frame_pace_destroy(output->pace);
+	free(output);
+}
+
+/*
+ * The console's screen has another size: the output and the background
+ * follow; the shell, which listens to the output's mode, places panels and
+ * big windows again as the output commits it.
+ */
+void output_resize(struct slim_output *output, uint32_t width, uint32_t height)
+{
+	if (!output || ((int32_t)width == output->wlr->width &&
+			(int32_t)height == output->wlr->height)) {
 		return;
 	}
 	wlr_output_set_custom_mode(output->wlr, (int32_t)width, (int32_t)height, 0);
@@ -208,27 +232,44 @@ void output_resize(struct slim_server *server, uint32_t width, uint32_t height)
 		wlr_log(WLR_ERROR, "cannot resize the output to %ux%u", width, height);
 		return;
 	}
-	server->width = width;
-	server->height = height;
-	background_set_size(server, width, height);
+	background_set_size(&output->background, output->scene, width, height);
 	pixman_region32_clear(&output->damage);
 	wlr_output_damage_add_whole(output->scene_output->damage);
-	layers_arrange(server);
-	views_fit_output(server);
 	wlr_log(WLR_INFO, "output resized to %ux%u", width, height);
 }
 
-void output_damage_region(struct slim_server *server, const pixman_region32_t *region)
+/* Merges with the last hint when it moved the same pixels on. */
+void output_note_move(struct slim_output *output, struct wlr_box box, int32_t dx, int32_t dy)
 {
-	if (server->output) {
-		wlr_output_damage_add(server->output->scene_output->damage,
-			(pixman_region32_t *)region);
+	if (!output) {
+		return;
 	}
+	if (output->n_moves > 0) {
+		struct slim_move_hint *last = &output->moves[output->n_moves - 1];
+		if (last->src.x + last->dx == box.x && last->src.y + last->dy == box.y &&
+				last->src.w == box.width && last->src.h == box.height) {
+			last->dx += dx;
+			last->dy += dy;
+			return;
+		}
+	}
+	if (output->n_moves == sizeof(output->moves) / sizeof(output->moves[0])) {
+		return; /* no hint: the pixels are simply sent */
+	}
+	if (box.x < 0 || box.y < 0 || box.x + box.width > UINT16_MAX ||
+			box.y + box.height > UINT16_MAX) {
+		return; /* hints are 16-bit */
+	}
+	output->moves[output->n_moves++] = (struct slim_move_hint){
+		.src = { (uint16_t)box.x, (uint16_t)box.y, (uint16_t)box.width,
+			(uint16_t)box.height },
+		.dx = dx, .dy = dy,
+	};
 }
 
-void output_schedule_frame(struct slim_server *server)
+void output_damage_region(struct slim_output *output, const pixman_region32_t *region)
 {
-	if (server->output) {
-		wlr_output_schedule_frame(server->output->wlr);
+	if (output) {
+		wlr_output_damage_add(output->scene_output->damage, (pixman_region32_t *)region);
 	}
 }

@@ -23,7 +23,7 @@
 #include <wlr/types/wlr_matrix.h>
 #include <wlr/util/box.h>
 #include <wlr/util/log.h>
-#include "server.h"
+#include "renderer.h"
 #include "yuv-shm.h"
 
 struct slim_renderer {

@@ -1,3 +1,11 @@
+/*
+ * The session: the Wayland globals, and the rooms made, wired together and
+ * ended. Each room tells the session what it must know through the
+ * handler it was given here (the link, the manager's control, the shell,
+ * video, sound), and the session passes it on: the pointer to cursor.c,
+ * window moves and repaints to output.c, focus to the cgroup policy,
+ * activity to the manager.
+ */
 #include <stdlib.h>
 #include <wlr/backend.h>
 #include <wlr/backend/headless.h>
@@ -6,33 +14,29 @@
 #include <wlr/types/wlr_compositor.h>
 #include <wlr/types/wlr_data_control_v1.h>
 #include <wlr/types/wlr_data_device.h>
-#include <wlr/types/wlr_foreign_toplevel_management_v1.h>
+#include <wlr/types/wlr_output.h>
 #include <wlr/types/wlr_output_layout.h>
 #include <wlr/types/wlr_presentation_time.h>
-#include <wlr/types/wlr_primary_selection.h>
 #include <wlr/types/wlr_primary_selection_v1.h>
 #include <wlr/types/wlr_scene.h>
 #include <wlr/types/wlr_screencopy_v1.h>
-#include <wlr/types/wlr_seat.h>
 #include <wlr/types/wlr_viewporter.h>
 #include <wlr/types/wlr_xdg_output_v1.h>
 #include <wlr/util/log.h>
+#include "audio-daemons.h"
+#include "console-audio.h"
+#include "content-type.h"
+#include "cursor.h"
+#include "manager-control.h"
+#include "output.h"
+#include "protocol-check.h"
+#include "renderer.h"
+#include "screen.h"
 #include "server.h"
-
-static void handle_request_set_selection(struct wl_listener *listener, void *data)
-{
-	struct slim_server *server = wl_container_of(listener, server, request_set_selection);
-	struct wlr_seat_request_set_selection_event *event = data;
-	wlr_seat_set_selection(server->seat, event->source, event->serial);
-}
-
-static void handle_request_set_primary_selection(struct wl_listener *listener, void *data)
-{
-	struct slim_server *server =
-		wl_container_of(listener, server, request_set_primary_selection);
-	struct wlr_seat_request_set_primary_selection_event *event = data;
-	wlr_seat_set_primary_selection(server->seat, event->source, event->serial);
-}
+#include "session-bus.h"
+#include "shell.h"
+#include "slim-sched.h"
+#include "video.h"
 
 /*
  * The cgroup policy's moves wait for the frame the user waits for
@@ -48,7 +52,8 @@ static int handle_sched_timer(void *data)
 	return 0;
 }
 
-void server_sched_changed(struct slim_server *server)
+/* The cgroup policy has moves to make: after the next frame, or soon. */
+static void sched_changed(struct slim_server *server)
 {
 	if (slim_sched_pending(server->sched)) {
 		wl_event_source_timer_update(server->sched_timer, SCHED_LATEST_MS);
@@ -59,11 +64,11 @@ static void handle_link_attached(void *data, const char *console_id, uint32_t wi
 		uint32_t height)
 {
 	struct slim_server *server = data;
-	output_resize(server, width, height);
-	cursor_resend(server);
-	output_attached(server);
+	output_resize(server->output, width, height);
+	cursor_resend(server->cursor);
+	output_attached(server->output);
 	slim_sched_attached(server->sched, true);
-	server_sched_changed(server);
+	sched_changed(server);
 	if (server->audio) {
 		audio_microphone_reset(server->audio);
 	}
@@ -75,7 +80,7 @@ static void handle_link_detached(void *data, const char *console_id)
 {
 	struct slim_server *server = data;
 	slim_sched_attached(server->sched, false);
-	server_sched_changed(server);
+	sched_changed(server);
 	if (server->audio) {
 		audio_microphone_reset(server->audio);
 	}
@@ -84,12 +89,14 @@ static void handle_link_detached(void *data, const char *console_id)
 
 static void handle_link_input(void *data, const struct slim_wire_input *ev)
 {
-	input_handle_console(data, ev);
+	struct slim_server *server = data;
+	slim_shell_console_input(server->shell, ev);
 }
 
 static void handle_link_want_frame(void *data)
 {
-	output_link_ready(data);
+	struct slim_server *server = data;
+	output_link_ready(server->output);
 }
 
 /* Per mille of `of`, rounded, at most 1000. */
@@ -171,6 +178,86 @@ static const struct slim_control_handler control_handler = {
 	.detach = handle_control_detach,
 };
 
+/* The focused client first (slim-sched.h), once the frame it waits for has gone. */
+static void handle_shell_focus(void *data, pid_t pid)
+{
+	struct slim_server *server = data;
+	slim_sched_focus(server->sched, pid);
+	sched_changed(server);
+}
+
+/* It draws every X11 window: first, with the compositor, not with the clients. */
+static void handle_shell_xwayland_ready(void *data, pid_t pid)
+{
+	struct slim_server *server = data;
+	slim_sched_server(server->sched, pid);
+}
+
+static void handle_shell_window_moved(void *data, struct wlr_box box, int32_t dx, int32_t dy)
+{
+	struct slim_server *server = data;
+	output_note_move(server->output, box, dx, dy);
+}
+
+static void handle_shell_pointer_moved(void *data)
+{
+	struct slim_server *server = data;
+	cursor_moved(server->cursor);
+}
+
+static void handle_shell_cursor_theme(void *data, const char *name)
+{
+	struct slim_server *server = data;
+	cursor_set_theme(server->cursor, name);
+}
+
+/* The manager's reauth = idle:N counts from these (protocols.c). */
+static void handle_shell_activity(void *data)
+{
+	struct slim_server *server = data;
+	slim_control_active(server->control);
+}
+
+static void handle_shell_idle_inhibited(void *data, bool inhibited)
+{
+	struct slim_server *server = data;
+	slim_control_inhibit(server->control, inhibited);
+}
+
+static const struct slim_shell_handler shell_handler = {
+	.focus = handle_shell_focus,
+	.xwayland_ready = handle_shell_xwayland_ready,
+	.window_moved = handle_shell_window_moved,
+	.pointer_moved = handle_shell_pointer_moved,
+	.cursor_theme = handle_shell_cursor_theme,
+	.activity = handle_shell_activity,
+	.idle_inhibited = handle_shell_idle_inhibited,
+};
+
+static void handle_video_repaint(void *data, const pixman_region32_t *region)
+{
+	struct slim_server *server = data;
+	output_damage_region(server->output, region);
+}
+
+static uint64_t handle_video_link_budget(void *data, uint64_t demand_bps)
+{
+	struct slim_server *server = data;
+	return slim_link_video_budget(server->link, demand_bps);
+}
+
+static bool handle_video_texture_yuv(void *data, struct wlr_texture *texture,
+		struct slim_yuv_image *img)
+{
+	return renderer_texture_yuv(texture, img);
+}
+
+static const struct slim_video_handler video_handler = {
+	.repaint = handle_video_repaint,
+	.link_budget = handle_video_link_budget,
+	.texture_yuv = handle_video_texture_yuv,
+};
+
 /* Every client starts in background (hidden while no console shows us). */
 static void handle_client_created(struct wl_listener *listener, void *data)
 {
@@ -180,32 +267,9 @@ static void handle_client_created(struct wl_listener *listener, void *data)
 	slim_sched_client(server->sched, pid);
 }
 
-/*
- * The globals a desktop client expects, on a headless backend rendered by
- * pixman: never the autocreated renderer, which would pick GLES2 wherever
- * a render node exists, and has nothing to gain on a streamed output.
- */
-bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
-		const struct slim_link_config *link, uint64_t video_budget_bps)
+/* The cgroup policy, which every client is put under as it connects. */
+static bool start_sched(struct slim_server *server)
 {
-	wl_list_init(&server->views);
-	/* server_finish() removes these whether or not start-up got that far. */
-	struct wl_listener *listeners[] = {
-		&server->cursor_commit, &server->cursor_destroy, &server->client_created,
-		&server->new_xdg_surface, &server->request_cursor,
-		&server->request_set_selection, &server->request_set_primary_selection,
-		&server->new_layer_surface,
-	};
-	for (size_t i = 0; i < sizeof(listeners) / sizeof(listeners[0]); i++) {
-		wl_list_init(&listeners[i]->link);
-	}
-	server->width = width;
-	server->height = height;
-	server->display = wl_display_create();
-	if (!server->display) {
-		return false;
-	}
-	server->loop = wl_display_get_event_loop(server->display);
 	server->sched = slim_sched_create("/sys/fs/cgroup");
 	server->sched_timer = wl_event_loop_add_timer(server->loop, handle_sched_timer, server);
 	if (!server->sched || !server->sched_timer) {
@@ -213,6 +277,12 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 	}
 	server->client_created.notify = handle_client_created;
 	wl_display_add_client_created_listener(server->display, &server->client_created);
+	return true;
+}
+
+/* The console's association and, managed, the manager's control socket. */
+static bool start_link(struct slim_server *server, const struct slim_link_config *link)
+{
 	server->link = slim_link_create(server->loop, link, &link_handler, server);
 	if (!server->link) {
 		return false;
@@ -224,6 +294,16 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 			return false;
 		}
 	}
+	return true;
+}
+
+/*
+ * A headless backend rendered by pixman: never the autocreated renderer,
+ * which would pick GLES2 wherever a render node exists, and has nothing to
+ * gain on a streamed output.
+ */
+static bool create_renderer(struct slim_server *server)
+{
 	server->backend = wlr_headless_backend_create(server->display);
 	server->renderer = renderer_create();
 	server->protocol_check = protocol_check_create(server->display);
@@ -237,17 +317,22 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 		wlr_log(WLR_ERROR, "cannot create an allocator");
 		return false;
 	}
+	return true;
+}
 
+/* The surfaces, the scene they are shown in, and the globals of neither shell nor media. */
+static struct wlr_compositor *create_globals(struct slim_server *server,
+		uint64_t video_budget_bps)
+{
 	struct wlr_compositor *compositor = wlr_compositor_create(server->display, server->renderer);
-	server->video = compositor ? video_create(server, compositor, video_budget_bps) : NULL;
-	if (!server->video || !content_type_init(server)) {
-		wlr_log(WLR_ERROR, "cannot create the compositor or the video tracker");
-		return false;
-	}
-	/* without it X11 programs find no DISPLAY; Wayland ones do not care */
-	server->xwayland = xwayland_create(server, compositor);
-	server->layout = wlr_output_layout_create();
 	server->scene = wlr_scene_create();
+	server->video = compositor && server->scene ? video_create(server->loop, compositor,
+		server->scene, video_budget_bps, &video_handler, server) : NULL;
+	if (!server->video || !content_type_init(server->display)) {
+		wlr_log(WLR_ERROR, "cannot create the compositor or the video tracker");
+		return NULL;
+	}
+	server->layout = wlr_output_layout_create();
 	struct wlr_presentation *presentation =
 		wlr_presentation_create(server->display, server->backend);
 	if (!wlr_data_device_manager_create(server->display) ||
@@ -259,44 +344,15 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 			!server->scene || !presentation ||
 			!wlr_scene_attach_output_layout(server->scene, server->layout)) {
 		wlr_log(WLR_ERROR, "cannot create the Wayland globals");
-		return false;
+		return NULL;
 	}
 	wlr_scene_set_presentation(server->scene, presentation);
-	if (!background_set_size(server, width, height) || !layers_init(server)) {
-		return false;
-	}
+	return compositor;
+}
 
-	server->xdg_shell = wlr_xdg_shell_create(server->display);
-	server->seat = wlr_seat_create(server->display, "seat0");
-	if (!server->xdg_shell || !server->seat) {
-		wlr_log(WLR_ERROR, "cannot create the shell or the seat");
-		return false;
-	}
-	server->new_xdg_surface.notify = xdg_handle_new_surface;
-	wl_signal_add(&server->xdg_shell->events.new_surface, &server->new_xdg_surface);
-
-	server->request_set_selection.notify = handle_request_set_selection;
-	wl_signal_add(&server->seat->events.request_set_selection,
-		&server->request_set_selection);
-	server->request_set_primary_selection.notify = handle_request_set_primary_selection;
-	wl_signal_add(&server->seat->events.request_set_primary_selection,
-		&server->request_set_primary_selection);
-	server->protocols = protocols_create(server);
-	server->constraints = constraints_create(server);
-	server->virtual_input = virtual_input_create(server);
-	server->text_inputs = text_inputs_create(server);
-	server->toplevels = wlr_foreign_toplevel_manager_v1_create(server->display);
-	if (!server->protocols || !server->constraints || !server->virtual_input ||
-			!server->text_inputs || !server->toplevels) {
-		wlr_log(WLR_ERROR, "cannot create the Wayland globals");
-		return false;
-	}
-	server->request_cursor.notify = cursor_handle_request;
-	wl_signal_add(&server->seat->events.request_set_cursor, &server->request_cursor);
-
-	if (!input_init(server) || !cursor_init(server)) {
-		return false;
-	}
+/* The console's screen, shown once the backend runs; the shell finds it in the layout. */
+static bool start_screen(struct slim_server *server, uint32_t width, uint32_t height)
+{
 	if (!wlr_backend_start(server->backend)) {
 		wlr_log(WLR_ERROR, "cannot start the backend");
 		return false;
@@ -305,8 +361,41 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 	if (!server->screen) {
 		return false;
 	}
-	output_create(server, server->screen);
-	return server->output != NULL;
+	if (!wlr_output_init_render(server->screen, server->allocator, server->renderer)) {
+		wlr_log(WLR_ERROR, "cannot render to %s", server->screen->name);
+		return false;
+	}
+	server->output = output_create(server->screen, server->scene, server->loop,
+		server->link, server->video, server->sched);
+	if (!server->output) {
+		return false;
+	}
+	wlr_output_layout_add(server->layout, server->screen, 0, 0);
+	return true;
+}
+
+/* The globals a desktop client expects, and the console's screen they show on. */
+bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
+		const struct slim_link_config *link, uint64_t video_budget_bps)
+{
+	/* server_finish() removes it whether or not start-up got that far */
+	wl_list_init(&server->client_created.link);
+	server->display = wl_display_create();
+	if (!server->display) {
+		return false;
+	}
+	server->loop = wl_display_get_event_loop(server->display);
+	if (!start_sched(server) || !start_link(server, link) || !create_renderer(server)) {
+		return false;
+	}
+	struct wlr_compositor *compositor = create_globals(server, video_budget_bps);
+	if (!compositor) {
+		return false;
+	}
+	server->shell = slim_shell_create(server->display, server->backend, server->scene,
+		server->layout, compositor, &shell_handler, server);
+	server->cursor = server->shell ? cursor_create(server->link, server->shell) : NULL;
+	return server->cursor && start_screen(server, width, height);
 }
 
 void server_finish(struct slim_server *server)
@@ -314,25 +403,15 @@ void server_finish(struct slim_server *server)
 	if (!server->display) {
 		return;
 	}
-	xwayland_destroy(server->xwayland);
-	wl_display_destroy_clients(server->display);
+	/* the clients go with it */
+	slim_shell_destroy(server->shell);
 	audio_destroy(server->audio);
 	slim_audio_daemons_stop(server->audio_daemons);
 	slim_session_bus_stop(server->session_bus);
 	wl_list_remove(&server->client_created.link);
-	wl_list_remove(&server->new_xdg_surface.link);
-	wl_list_remove(&server->new_layer_surface.link);
-	wl_list_remove(&server->request_cursor.link);
-	wl_list_remove(&server->request_set_selection.link);
-	wl_list_remove(&server->request_set_primary_selection.link);
 	video_destroy(server->video);
-	protocols_destroy(server->protocols);
-	constraints_destroy(server->constraints);
-	virtual_input_destroy(server->virtual_input);
-	text_inputs_destroy(server->text_inputs);
 	protocol_check_destroy(server->protocol_check);
-	cursor_finish(server);
-	input_finish(server);
+	cursor_destroy(server->cursor);
 	slim_control_destroy(server->control);
 	slim_link_destroy(server->link);
 	if (server->sched_timer) {
@@ -353,6 +432,7 @@ void server_finish(struct slim_server *server)
 		wlr_scene_node_destroy(&server->scene->node);
 	}
 	/* not the backend's: the display does not take it */
+	output_destroy(server->output);
 	screen_destroy(server->screen);
 	wl_display_destroy(server->display);
 	/* the display took the backend with it; these are ours to destroy */

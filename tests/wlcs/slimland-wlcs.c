@@ -7,7 +7,7 @@
  * touches the compositor is marshalled onto that loop (an eventfd the loop
  * watches, and a condition variable the caller waits on), so wlroots is
  * only ever used from one thread at a time. Pointer events go through
- * input_handle_console, the path a console's INPUT takes.
+ * slim_shell_console_input, the path a console's INPUT takes.
  */
 #define _GNU_SOURCE
 #include <assert.h>
@@ -24,6 +24,7 @@
 #include <wlr/types/wlr_surface.h>
 #include <wlr/util/log.h>
 #include "server.h"
+#include "shell-internal.h"
 
 #define WIDTH 1280
 #define HEIGHT 720
@@ -195,7 +196,7 @@ static void position(struct slim_wlcs *wlcs, void *data)
 		struct wlr_surface *surface = resource &&
 			wl_resource_instance_of(resource, &wl_surface_interface, NULL) ?
 			wlr_surface_from_resource(resource) : NULL;
-		struct slim_view *view = surface ? view_of_surface(&wlcs->server, surface) : NULL;
+		struct slim_view *view = surface ? view_of_surface(wlcs->server.shell, surface) : NULL;
 		if (view) {
 			view_move_to(view, call->x, call->y);
 		} else {
@@ -222,9 +223,9 @@ static void position_window_absolute(WlcsDisplayServer *base, struct wl_display 
 static void console_input(struct slim_wlcs *wlcs, void *data)
 {
 	const struct slim_wire_input *ev = data;
-	input_handle_console(&wlcs->server, ev);
+	slim_shell_console_input(wlcs->server.shell, ev);
 	struct slim_wire_input frame = { .kind = SLIM_INPUT_FRAME };
-	input_handle_console(&wlcs->server, &frame);
+	slim_shell_console_input(wlcs->server.shell, &frame);
 }
 
 static void pointer_event(WlcsPointer *base, struct slim_wire_input ev)

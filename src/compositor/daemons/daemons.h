@@ -4,7 +4,8 @@
  * cgroup class, ending with it (a compositor killed by SIGKILL too: they
  * get SIGTERM when it dies).
  *
- * No wlroots here: only processes.
+ * No wlroots here: only processes. Nothing of the session's (server.h) or
+ * of the other rooms is called from here.
  */
 #ifndef SLIM_DAEMONS_H
 #define SLIM_DAEMONS_H

@@ -2,14 +2,54 @@
  * wp_content_type_v1: a client says what a surface shows ("video", "game",
  * "photo"), which wlroots 0.15 does not implement. The hint is double
  * buffered like the rest of the surface's state: video.c reads the pending
- * type at the surface's next commit.
+ * type at the surface's next commit. An object hangs on its surface as an
+ * addon: one a surface, and inert once the surface is gone.
  */
 #include <stdlib.h>
 #include <wayland-server-core.h>
 #include <wlr/types/wlr_surface.h>
+#include <wlr/util/addon.h>
 #include <wlr/util/log.h>
 #include "content-type-v1-protocol.h"
-#include "server.h"
+#include "content-type.h"
+
+struct content_type {
+	struct wlr_addon addon; /* on its surface */
+	struct wl_resource *resource;
+	enum slim_content_hint pending;
+};
+
+static void content_type_free(struct content_type *ct)
+{
+	wlr_addon_finish(&ct->addon);
+	free(ct);
+}
+
+/* The surface is gone: the object is inert. */
+static void handle_surface_gone(struct wlr_addon *addon)
+{
+	struct content_type *ct = wl_container_of(addon, ct, addon);
+	wl_resource_set_user_data(ct->resource, NULL);
+	content_type_free(ct);
+}
+
+static const struct wlr_addon_interface addon_impl = {
+	.name = "wp_content_type_v1",
+	.destroy = handle_surface_gone,
+};
+
+static struct content_type *content_type_of(struct wlr_surface *surface)
+{
+	struct wlr_addon *addon = wlr_addon_find(&surface->addons, &addon_impl, &addon_impl);
+	struct content_type *ct;
+	return addon ? wl_container_of(addon, ct, addon) : NULL;
+}
+
+enum slim_content_hint content_type_pending(struct wlr_surface *surface)
+{
+	struct content_type *ct = content_type_of(surface);
+	return ct ? ct->pending : SLIM_CONTENT_NONE;
+}
 
 static void handle_content_type_destroy(struct wl_client *client, struct wl_resource *resource)
 {
@@ -19,23 +59,23 @@ static void handle_content_type_destroy(struct wl_client *client, struct wl_reso
 static void handle_set_content_type(struct wl_client *client, struct wl_resource *resource,
 		uint32_t type)
 {
-	struct slim_video_surface *vs = wl_resource_get_user_data(resource);
-	if (!vs) {
+	struct content_type *ct = wl_resource_get_user_data(resource);
+	if (!ct) {
 		return; /* the surface is gone: the object is inert */
 	}
 	switch (type) {
 	case WP_CONTENT_TYPE_V1_TYPE_PHOTO:
-		video_surface_set_hint(vs, SLIM_CONTENT_PHOTO);
+		ct->pending = SLIM_CONTENT_PHOTO;
 		break;
 	case WP_CONTENT_TYPE_V1_TYPE_VIDEO:
-		video_surface_set_hint(vs, SLIM_CONTENT_VIDEO);
+		ct->pending = SLIM_CONTENT_VIDEO;
 		break;
 	case WP_CONTENT_TYPE_V1_TYPE_GAME:
-		video_surface_set_hint(vs, SLIM_CONTENT_GAME);
+		ct->pending = SLIM_CONTENT_GAME;
 		break;
 	default:
 		/* "none", and values from a later version we do not know */
-		video_surface_set_hint(vs, SLIM_CONTENT_NONE);
+		ct->pending = SLIM_CONTENT_NONE;
 		break;
 	}
 }
@@ -48,16 +88,10 @@ static const struct wp_content_type_v1_interface content_type_impl = {
 /* The object going away resets the surface to "none" at its next commit. */
 static void handle_content_type_resource_destroy(struct wl_resource *resource)
 {
-	struct slim_video_surface *vs = wl_resource_get_user_data(resource);
-	if (vs) {
-		video_surface_set_hint(vs, SLIM_CONTENT_NONE);
-		video_surface_set_hint_object(vs, NULL);
+	struct content_type *ct = wl_resource_get_user_data(resource);
+	if (ct) {
+		content_type_free(ct);
 	}
-}
-
-void content_type_surface_gone(struct wl_resource *resource)
-{
-	wl_resource_set_user_data(resource, NULL);
 }
 
 static void handle_manager_destroy(struct wl_client *client, struct wl_resource *resource)
@@ -68,26 +102,25 @@ static void handle_manager_destroy(struct wl_client *client, struct wl_resource 
 static void handle_get_surface_content_type(struct wl_client *client,
 		struct wl_resource *manager, uint32_t id, struct wl_resource *surface_resource)
 {
-	struct slim_server *server = wl_resource_get_user_data(manager);
 	struct wlr_surface *surface = wlr_surface_from_resource(surface_resource);
-	struct slim_video_surface *vs = video_surface_of(server->video, surface);
-	if (vs && video_surface_hint_object(vs)) {
+	if (content_type_of(surface)) {
 		wl_resource_post_error(manager, WP_CONTENT_TYPE_MANAGER_V1_ERROR_ALREADY_CONSTRUCTED,
 			"wl_surface@%u already has a wp_content_type_v1",
 			wl_resource_get_id(surface_resource));
 		return;
 	}
-	struct wl_resource *resource = wl_resource_create(client, &wp_content_type_v1_interface,
-		wl_resource_get_version(manager), id);
+	struct content_type *ct = calloc(1, sizeof(*ct));
+	struct wl_resource *resource = ct ? wl_resource_create(client,
+		&wp_content_type_v1_interface, wl_resource_get_version(manager), id) : NULL;
 	if (!resource) {
+		free(ct);
 		wl_client_post_no_memory(client);
 		return;
 	}
-	wl_resource_set_implementation(resource, &content_type_impl, vs,
+	ct->resource = resource;
+	wlr_addon_init(&ct->addon, &surface->addons, &addon_impl, &addon_impl);
+	wl_resource_set_implementation(resource, &content_type_impl, ct,
 		handle_content_type_resource_destroy);
-	if (vs) {
-		video_surface_set_hint_object(vs, resource);
-	}
 }
 
 static const struct wp_content_type_manager_v1_interface manager_impl = {
@@ -106,8 +139,8 @@ static void bind_manager(struct wl_client *client, void *data, uint32_t version,
 	wl_resource_set_implementation(resource, &manager_impl, data, NULL);
 }
 
-bool content_type_init(struct slim_server *server)
+bool content_type_init(struct wl_display *display)
 {
-	return wl_global_create(server->display, &wp_content_type_manager_v1_interface, 1,
-		server, bind_manager) != NULL;
+	return wl_global_create(display, &wp_content_type_manager_v1_interface, 1, NULL,
+		bind_manager) != NULL;
 }

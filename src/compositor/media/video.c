@@ -22,9 +22,10 @@
 #include <wlr/types/wlr_scene.h>
 #include <wlr/types/wlr_surface.h>
 #include <wlr/util/log.h>
+#include "content-type.h"
 #include "geometry.h"
-#include "server.h"
 #include "slim-log.h"
+#include "video.h"
 
 /* YUV images in one frame at most; what does not fit goes exact. */
 #define VIDEO_MAX_IMAGES 8
@@ -33,8 +34,6 @@ struct slim_video_surface {
 	struct wl_list link; /* slim_video.surfaces */
 	struct slim_video *video;
 	struct wlr_surface *surface;
-	struct wl_resource *hint_object; /* wp_content_type_v1 */
-	enum slim_content_hint pending_hint;
 	struct slim_video_detect detect;
 	bool fresh;   /* drew since the last streamed frame */
 	bool checked; /* found by measure, its picture has been looked at */
@@ -55,7 +54,9 @@ struct candidate {
 };
 
 struct slim_video {
-	struct slim_server *server;
+	struct wlr_scene *scene;
+	const struct slim_video_handler *handler;
+	void *data;
 	uint64_t budget_bps; /* 0: no CSCS at all */
 	struct wl_list surfaces;
 	struct wl_event_source *expiry;
@@ -68,32 +69,6 @@ struct slim_video {
 	struct slim_ratelimit log_limit;
 	struct wl_listener new_surface;
 };
-
-struct slim_video_surface *video_surface_of(struct slim_video *video, struct wlr_surface *surface)
-{
-	struct slim_video_surface *vs;
-	wl_list_for_each(vs, &video->surfaces, link) {
-		if (vs->surface == surface) {
-			return vs;
-		}
-	}
-	return NULL;
-}
-
-void video_surface_set_hint(struct slim_video_surface *vs, enum slim_content_hint hint)
-{
-	vs->pending_hint = hint;
-}
-
-void video_surface_set_hint_object(struct slim_video_surface *vs, struct wl_resource *resource)
-{
-	vs->hint_object = resource;
-}
-
-struct wl_resource *video_surface_hint_object(const struct slim_video_surface *vs)
-{
-	return vs->hint_object;
-}
 
 /* The timer goes off when the first active video would end. */
 static void arm_expiry(struct slim_video *video)
@@ -134,7 +109,7 @@ static void handle_surface_commit(struct wl_listener *listener, void *data)
 {
 	struct slim_video_surface *vs = wl_container_of(listener, vs, commit);
 	struct wlr_surface *surface = vs->surface;
-	vs->detect.hint = vs->pending_hint;
+	vs->detect.hint = content_type_pending(surface);
 	if (vs->video->budget_bps == 0 || !pixman_region32_not_empty(&surface->buffer_damage)) {
 		return;
 	}
@@ -158,9 +133,6 @@ static void handle_surface_commit(struct wl_listener *listener, void *data)
 
 static void surface_destroy(struct slim_video_surface *vs)
 {
-	if (vs->hint_object) {
-		content_type_surface_gone(vs->hint_object);
-	}
 	wl_list_remove(&vs->commit.link);
 	wl_list_remove(&vs->destroy.link);
 	wl_list_remove(&vs->link);
@@ -203,25 +175,28 @@ static int handle_expiry(void *data)
 		ended |= slim_video_detect_expire(&vs->detect, now);
 	}
 	if (ended && pixman_region32_not_empty(&video->lossy)) {
-		output_damage_region(video->server, &video->lossy);
+		video->handler->repaint(video->data, &video->lossy);
 	}
 	arm_expiry(video);
 	return 0;
 }
 
-struct slim_video *video_create(struct slim_server *server, struct wlr_compositor *compositor,
-		uint64_t budget_bps)
+struct slim_video *video_create(struct wl_event_loop *loop, struct wlr_compositor *compositor,
+		struct wlr_scene *scene, uint64_t budget_bps, const struct slim_video_handler *handler,
+		void *data)
 {
 	struct slim_video *video = calloc(1, sizeof(*video));
 	if (!video) {
 		return NULL;
 	}
-	video->expiry = wl_event_loop_add_timer(server->loop, handle_expiry, video);
+	video->expiry = wl_event_loop_add_timer(loop, handle_expiry, video);
 	if (!video->expiry) {
 		free(video);
 		return NULL;
 	}
-	video->server = server;
+	video->scene = scene;
+	video->handler = handler;
+	video->data = data;
 	video->budget_bps = budget_bps;
 	video->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
 	wl_list_init(&video->surfaces);
@@ -295,9 +270,10 @@ static void visible_part(const struct slim_video *video, size_t i, uint32_t widt
 static bool looks_like_video(struct slim_video_surface *vs, const struct slim_fb *fb,
 		const pixman_region32_t *vis)
 {
+	const struct slim_video *v = vs->video;
 	struct slim_yuv_image planes;
 	if (vs->checked || vs->detect.hint != SLIM_CONTENT_NONE ||
-			renderer_texture_yuv(wlr_surface_get_texture(vs->surface), &planes)) {
+			v->handler->texture_yuv(v->data, wlr_surface_get_texture(vs->surface), &planes)) {
 		return true;
 	}
 	const pixman_box32_t *e = pixman_region32_extents((pixman_region32_t *)vis);
@@ -368,11 +344,12 @@ static size_t gather(struct slim_video *video, const struct slim_fb *fb,
  * A YUV client's own planes, cropped as its viewport says, when they fit
  * the budget: a 640x360 video shown at 1920x1080 goes as 640x360 samples.
  */
-static bool client_planes(const struct candidate *c, uint64_t share, struct slim_yuv_image *img)
+static bool client_planes(struct slim_video *video, const struct candidate *c, uint64_t share,
+		struct slim_yuv_image *img)
 {
 	struct wlr_surface *surface = c->vs->surface;
 	if (!c->whole || surface->current.transform != WL_OUTPUT_TRANSFORM_NORMAL ||
-			!renderer_texture_yuv(wlr_surface_get_texture(surface), img)) {
+			!video->handler->texture_yuv(video->data, wlr_surface_get_texture(surface), img)) {
 		return false;
 	}
 	struct wlr_fbox src;
@@ -409,6 +386,75 @@ static bool answers(const pixman_region32_t *damage, const pixman_region32_t *pi
 	return any;
 }
 
+/* The candidate's picture, scaled to its share of the budget, into img: false if none. */
+static bool picture(struct slim_video *video, const struct candidate *c, uint64_t share,
+		const struct slim_fb *fb, struct slim_yuv_image *img, struct slim_yuv_planes *planes)
+{
+	if (client_planes(video, c, share, img)) {
+		return true;
+	}
+	const struct wlr_surface_state *st = &c->vs->surface->current;
+	uint32_t fps = slim_video_detect_fps(&c->vs->detect);
+	uint16_t w, h;
+	slim_yuv_fit(share, fps, c->rect.w, c->rect.h, &w, &h);
+	/* never more samples than the client drew: an upscaled video goes at its own size */
+	if (st->width > 0 && st->buffer_width < st->width) {
+		uint32_t cap = (uint32_t)((uint64_t)c->rect.w * (uint32_t)st->buffer_width /
+			(uint32_t)st->width);
+		w = (uint16_t)(w < cap ? w : cap > 2 ? cap : 2);
+	}
+	if (st->height > 0 && st->buffer_height < st->height) {
+		uint32_t cap = (uint32_t)((uint64_t)c->rect.h * (uint32_t)st->buffer_height /
+			(uint32_t)st->height);
+		h = (uint16_t)(h < cap ? h : cap > 2 ? cap : 2);
+	}
+	return slim_yuv_from_fb(img, planes, fb, c->rect, w < c->rect.w ? w : c->rect.w,
+		h < c->rect.h ? h : c->rect.h);
+}
+
+/* The n candidates' pictures into frame->yuv, the budget shared by what each would send. */
+static void pictures(struct slim_video *video, const struct candidate *cand, size_t n,
+		const struct slim_fb *fb, struct slim_frame *frame)
+{
+	uint64_t demand = 0;
+	for (size_t i = 0; i < n; i++) {
+		demand += cand[i].demand;
+	}
+	/* the console's link, measured, and what else it carries may leave less */
+	uint64_t budget = video->budget_bps;
+	uint64_t link = video->handler->link_budget(video->data, slim_yuv_bps(demand));
+	budget = link && link < budget ? link : budget;
+	for (size_t i = 0; i < n; i++) {
+		/* each its share of the budget, by the samples it would send in full */
+		uint64_t share = (uint64_t)((double)budget * (double)cand[i].demand / (double)demand);
+		if (picture(video, &cand[i], share, fb, &video->images[frame->n_yuv],
+				&video->planes[frame->n_yuv])) {
+			frame->n_yuv++;
+		}
+	}
+}
+
+/*
+ * What was lossy and is no longer video (outside `active`) goes into
+ * `damage`, to be repainted exactly now; what the frame's pictures cover,
+ * and what waits for a picture, is lossy on the console from now on.
+ */
+static void track_lossy(struct slim_video *video, pixman_region32_t *active,
+		pixman_region32_t *damage, const struct slim_frame *frame)
+{
+	pixman_region32_t refresh;
+	pixman_region32_init(&refresh);
+	pixman_region32_subtract(&refresh, &video->lossy, active);
+	pixman_region32_union(damage, damage, &refresh);
+	pixman_region32_fini(&refresh);
+	pixman_region32_intersect(&video->lossy, &video->lossy, active);
+	for (size_t i = 0; i < frame->n_yuv; i++) {
+		const struct slim_rect *d = &video->images[i].dst;
+		pixman_region32_union_rect(&video->lossy, &video->lossy, d->x, d->y, d->w, d->h);
+	}
+	pixman_region32_union(&video->lossy, &video->lossy, &video->pictured);
+}
+
 bool video_frame(struct slim_video *video, const struct slim_fb *fb,
 		pixman_region32_t *damage, struct slim_frame *frame, bool answer_pending)
 {
@@ -424,7 +470,7 @@ bool video_frame(struct slim_video *video, const struct slim_fb *fb,
 		return answer_pending && pixman_region32_not_empty(damage);
 	}
 	video->n_placed = 0;
-	wlr_scene_node_for_each_surface(&video->server->scene->node, place_surface, video);
+	wlr_scene_node_for_each_surface(&video->scene->node, place_surface, video);
 	pixman_region32_t active;
 	pixman_region32_init(&active);
 	pixman_region32_clear(&video->pictured);
@@ -441,62 +487,11 @@ bool video_frame(struct slim_video *video, const struct slim_fb *fb,
 	 * frame.
 	 */
 	bool answer = answer_pending && answers(damage, &video->pictured);
-	if (answer) {
-		n = 0;
-	}
-	uint64_t demand = 0;
-	for (size_t i = 0; i < n; i++) {
-		demand += cand[i].demand;
-	}
-	/* the console's link, measured, and what else it carries may leave less */
-	uint64_t budget = video->budget_bps;
-	uint64_t link = slim_link_video_budget(video->server->link, slim_yuv_bps(demand));
-	budget = link && link < budget ? link : budget;
-	for (size_t i = 0; i < n; i++) {
-		struct candidate *c = &cand[i];
-		const struct wlr_surface_state *st = &c->vs->surface->current;
-		uint32_t fps = slim_video_detect_fps(&c->vs->detect);
-		/* each its share of the budget, by the samples it would send in full */
-		uint64_t share = (uint64_t)((double)budget * (double)c->demand / (double)demand);
-		struct slim_yuv_image *img = &video->images[frame->n_yuv];
-		if (client_planes(c, share, img)) {
-			frame->n_yuv++;
-			continue;
-		}
-		uint16_t w, h;
-		slim_yuv_fit(share, fps, c->rect.w, c->rect.h, &w, &h);
-		/* never more samples than the client drew: an upscaled video goes at its own size */
-		if (st->width > 0 && st->buffer_width < st->width) {
-			uint32_t cap = (uint32_t)((uint64_t)c->rect.w * (uint32_t)st->buffer_width /
-				(uint32_t)st->width);
-			w = (uint16_t)(w < cap ? w : cap > 2 ? cap : 2);
-		}
-		if (st->height > 0 && st->buffer_height < st->height) {
-			uint32_t cap = (uint32_t)((uint64_t)c->rect.h * (uint32_t)st->buffer_height /
-				(uint32_t)st->height);
-			h = (uint16_t)(h < cap ? h : cap > 2 ? cap : 2);
-		}
-		if (slim_yuv_from_fb(img, &video->planes[frame->n_yuv], fb, c->rect,
-				w < c->rect.w ? w : c->rect.w, h < c->rect.h ? h : c->rect.h)) {
-			frame->n_yuv++;
-		}
-	}
+	pictures(video, cand, answer ? 0 : n, fb, frame);
 	wl_list_for_each(vs, &video->surfaces, link) {
 		vs->fresh = vs->fresh && answer; /* a deferred picture is still to come */
 	}
-	/* What was lossy and is no longer video is repainted exactly now. */
-	pixman_region32_t refresh;
-	pixman_region32_init(&refresh);
-	pixman_region32_subtract(&refresh, &video->lossy, &active);
-	pixman_region32_union(damage, damage, &refresh);
-	pixman_region32_intersect(&video->lossy, &video->lossy, &active);
-	for (size_t i = 0; i < frame->n_yuv; i++) {
-		const struct slim_rect *d = &video->images[i].dst;
-		pixman_region32_union_rect(&video->lossy, &video->lossy, d->x, d->y, d->w, d->h);
-	}
-	/* what waits for a picture is not exact on the console either */
-	pixman_region32_union(&video->lossy, &video->lossy, &video->pictured);
-	pixman_region32_fini(&refresh);
+	track_lossy(video, &active, damage, frame);
 	pixman_region32_fini(&active);
 	return answer;
 }

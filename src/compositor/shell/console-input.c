@@ -12,10 +12,13 @@
 #include <wlr/interfaces/wlr_keyboard.h>
 #include <wlr/types/wlr_input_device.h>
 #include <wlr/types/wlr_keyboard.h>
+#include <wlr/types/wlr_output.h>
 #include <wlr/types/wlr_seat.h>
 #include <wlr/util/edges.h>
 #include <wlr/util/log.h>
-#include "server.h"
+#include <xkbcommon/xkbcommon.h>
+#include "shell-internal.h"
+#include "slim-alloc.h"
 
 /* The modifier that turns a drag anywhere in a window into a move or resize. */
 #define GRAB_MODIFIER WLR_MODIFIER_ALT
@@ -28,162 +31,184 @@ static uint32_t now_msec(void)
 }
 
 /* Compositor key bindings; true when the key was one. */
-static bool handle_binding(struct slim_server *server, xkb_keysym_t sym, uint32_t mods)
+static bool handle_binding(struct slim_shell *shell, xkb_keysym_t sym, uint32_t mods)
 {
-	if (protocols_shortcuts_inhibited(server->protocols)) {
+	if (protocols_shortcuts_inhibited(shell->protocols)) {
 		return false;
 	}
 	if ((mods & WLR_MODIFIER_ALT) && sym == XKB_KEY_Tab) {
-		view_cycle(server);
+		view_cycle(shell);
 		return true;
 	}
 	return false;
 }
 
+/* The console's keyboard: a headless one, which keeps the xkb state. */
+struct slim_console_input {
+	struct slim_shell *shell;
+	struct wlr_input_device *keyboard;
+	struct xkb_keymap *keymap;
+	struct wl_listener key, modifiers;
+};
+
 static void handle_key(struct wl_listener *listener, void *data)
 {
-	struct slim_server *server = wl_container_of(listener, server, keyboard_key);
+	struct slim_console_input *input = wl_container_of(listener, input, key);
+	struct slim_shell *shell = input->shell;
 	struct wlr_event_keyboard_key *event = data;
-	struct wlr_keyboard *kb = server->keyboard->keyboard;
+	struct wlr_keyboard *kb = input->keyboard->keyboard;
 	if (event->state == WL_KEYBOARD_KEY_STATE_PRESSED) {
 		const xkb_keysym_t *syms;
 		int n = xkb_state_key_get_syms(kb->xkb_state, event->keycode + 8, &syms);
 		uint32_t mods = wlr_keyboard_get_modifiers(kb);
 		for (int i = 0; i < n; i++) {
-			if (handle_binding(server, syms[i], mods)) {
+			if (handle_binding(shell, syms[i], mods)) {
 				return;
 			}
 		}
 	}
-	if (text_inputs_key(server->text_inputs, event->time_msec, event->keycode,
+	if (text_inputs_key(shell->text_inputs, event->time_msec, event->keycode,
 			event->state)) {
 		return;
 	}
 	/* a virtual keyboard (virtual-input.c) may have had the seat */
-	wlr_seat_set_keyboard(server->seat, server->keyboard);
-	wlr_seat_keyboard_notify_key(server->seat, event->time_msec, event->keycode,
+	wlr_seat_set_keyboard(shell->seat, input->keyboard);
+	wlr_seat_keyboard_notify_key(shell->seat, event->time_msec, event->keycode,
 		event->state);
 }
 
 static void handle_modifiers(struct wl_listener *listener, void *data)
 {
-	struct slim_server *server = wl_container_of(listener, server, keyboard_modifiers);
-	if (text_inputs_modifiers(server->text_inputs, server->keyboard->keyboard)) {
+	struct slim_console_input *input = wl_container_of(listener, input, modifiers);
+	struct slim_shell *shell = input->shell;
+	struct wlr_keyboard *kb = input->keyboard->keyboard;
+	if (text_inputs_modifiers(shell->text_inputs, kb)) {
 		return;
 	}
-	wlr_seat_set_keyboard(server->seat, server->keyboard);
-	wlr_seat_keyboard_notify_modifiers(server->seat, &server->keyboard->keyboard->modifiers);
+	wlr_seat_set_keyboard(shell->seat, input->keyboard);
+	wlr_seat_keyboard_notify_modifiers(shell->seat, &kb->modifiers);
 }
 
-bool input_init(struct slim_server *server)
+struct slim_console_input *console_input_create(struct slim_shell *shell,
+		struct wlr_backend *backend)
 {
-	server->keyboard = wlr_headless_add_input_device(server->backend,
-		WLR_INPUT_DEVICE_KEYBOARD);
+	struct slim_console_input *input = slim_znew(struct slim_console_input);
+	input->shell = shell;
+	input->keyboard = wlr_headless_add_input_device(backend, WLR_INPUT_DEVICE_KEYBOARD);
 	struct xkb_context *ctx = xkb_context_new(XKB_CONTEXT_NO_FLAGS);
-	if (!server->keyboard || !ctx) {
+	if (!input->keyboard || !ctx) {
 		wlr_log(WLR_ERROR, "cannot create the keyboard");
 		xkb_context_unref(ctx);
-		return false;
+		free(input);
+		return NULL;
 	}
 	/* NULL names: rules, model, layout, variant and options from XKB_DEFAULT_*. */
-	server->keymap = xkb_keymap_new_from_names(ctx, NULL, XKB_KEYMAP_COMPILE_NO_FLAGS);
+	input->keymap = xkb_keymap_new_from_names(ctx, NULL, XKB_KEYMAP_COMPILE_NO_FLAGS);
 	xkb_context_unref(ctx);
-	if (!server->keymap) {
+	if (!input->keymap) {
 		wlr_log(WLR_ERROR, "cannot compile the keymap (check XKB_DEFAULT_LAYOUT)");
-		return false;
+		free(input);
+		return NULL;
 	}
-	struct wlr_keyboard *kb = server->keyboard->keyboard;
-	wlr_keyboard_set_keymap(kb, server->keymap);
+	struct wlr_keyboard *kb = input->keyboard->keyboard;
+	wlr_keyboard_set_keymap(kb, input->keymap);
 	wlr_keyboard_set_repeat_info(kb, 25, 600);
-	server->keyboard_key.notify = handle_key;
-	wl_signal_add(&kb->events.key, &server->keyboard_key);
-	server->keyboard_modifiers.notify = handle_modifiers;
-	wl_signal_add(&kb->events.modifiers, &server->keyboard_modifiers);
-	wlr_seat_set_keyboard(server->seat, server->keyboard);
-	wlr_seat_set_capabilities(server->seat,
+	input->key.notify = handle_key;
+	wl_signal_add(&kb->events.key, &input->key);
+	input->modifiers.notify = handle_modifiers;
+	wl_signal_add(&kb->events.modifiers, &input->modifiers);
+	wlr_seat_set_keyboard(shell->seat, input->keyboard);
+	wlr_seat_set_capabilities(shell->seat,
 		WL_SEAT_CAPABILITY_KEYBOARD | WL_SEAT_CAPABILITY_POINTER);
-	return true;
+	return input;
 }
 
-void input_finish(struct slim_server *server)
+/* The keyboard itself is the backend's: it goes with it. */
+void console_input_destroy(struct slim_console_input *input)
 {
-	if (server->keymap) {
-		wl_list_remove(&server->keyboard_key.link);
-		wl_list_remove(&server->keyboard_modifiers.link);
-		xkb_keymap_unref(server->keymap);
-		server->keymap = NULL;
+	if (!input) {
+		return;
 	}
+	wl_list_remove(&input->key.link);
+	wl_list_remove(&input->modifiers.link);
+	xkb_keymap_unref(input->keymap);
+	free(input);
 }
 
-void input_pointer_refresh(struct slim_server *server, uint32_t time_msec)
+struct wlr_input_device *console_input_keyboard(const struct slim_console_input *input)
+{
+	return input->keyboard;
+}
+
+void input_pointer_refresh(struct slim_shell *shell, uint32_t time_msec)
 {
 	time_msec = time_msec ? time_msec : now_msec();
 	struct wlr_surface *surface = NULL;
 	double sx, sy;
-	view_at(server, server->pointer_x, server->pointer_y, &surface, &sx, &sy);
+	view_at(shell, shell->pointer_x, shell->pointer_y, &surface, &sx, &sy);
 	if (surface) {
-		wlr_seat_pointer_notify_enter(server->seat, surface, sx, sy);
-		wlr_seat_pointer_notify_motion(server->seat, time_msec, sx, sy);
+		wlr_seat_pointer_notify_enter(shell->seat, surface, sx, sy);
+		wlr_seat_pointer_notify_motion(shell->seat, time_msec, sx, sy);
 	} else {
-		wlr_seat_pointer_clear_focus(server->seat);
-		cursor_set_theme(server, "left_ptr");
+		wlr_seat_pointer_clear_focus(shell->seat);
+		shell->handler->cursor_theme(shell->data, "left_ptr");
 	}
-	constraints_pointer_focus(server->constraints, surface);
+	constraints_pointer_focus(shell->constraints, surface);
 }
 
-static void pointer_moved(struct slim_server *server, uint32_t time_msec)
+static void pointer_moved(struct slim_shell *shell, uint32_t time_msec)
 {
-	double maxx = server->width ? server->width - 1 : 0;
-	double maxy = server->height ? server->height - 1 : 0;
-	server->pointer_x = server->pointer_x < 0 ? 0 : server->pointer_x > maxx ? maxx : server->pointer_x;
-	server->pointer_y = server->pointer_y < 0 ? 0 : server->pointer_y > maxy ? maxy : server->pointer_y;
-	cursor_moved(server);
-	if (!grab_motion(server)) {
-		input_pointer_refresh(server, time_msec);
+	double maxx = shell->output->width ? shell->output->width - 1 : 0;
+	double maxy = shell->output->height ? shell->output->height - 1 : 0;
+	shell->pointer_x = shell->pointer_x < 0 ? 0 : shell->pointer_x > maxx ? maxx : shell->pointer_x;
+	shell->pointer_y = shell->pointer_y < 0 ? 0 : shell->pointer_y > maxy ? maxy : shell->pointer_y;
+	shell->handler->pointer_moved(shell->data);
+	if (!grab_motion(shell)) {
+		input_pointer_refresh(shell, time_msec);
 	}
 }
 
-static void pointer_button(struct slim_server *server, uint32_t button, bool pressed,
+static void pointer_button(struct slim_shell *shell, uint32_t button, bool pressed,
 		uint32_t time_msec)
 {
 	struct wlr_surface *surface = NULL;
 	double sx, sy;
-	struct slim_view *view = view_at(server, server->pointer_x, server->pointer_y,
+	struct slim_view *view = view_at(shell, shell->pointer_x, shell->pointer_y,
 		&surface, &sx, &sy);
-	if (!pressed && server->grab.mode != SLIM_GRAB_NONE) {
-		grab_end(server);
-		input_pointer_refresh(server, time_msec);
+	if (!pressed && shell->grab.mode != SLIM_GRAB_NONE) {
+		grab_end(shell);
+		input_pointer_refresh(shell, time_msec);
 		return;
 	}
 	if (pressed && view && !surface) {
 		/* its title bar: drag to move, or the button on it to close */
 		view_focus(view, view->impl->surface(view));
 		if (button == BTN_LEFT) {
-			view_titlebar_click(view, server->pointer_x - view->x);
+			view_titlebar_click(view, shell->pointer_x - view->x);
 		}
 		return;
 	}
 	if (pressed && view) {
 		view_focus(view, surface);
-		uint32_t mods = wlr_keyboard_get_modifiers(server->keyboard->keyboard);
+		uint32_t mods = wlr_keyboard_get_modifiers(shell->input->keyboard->keyboard);
 		if ((mods & GRAB_MODIFIER) && (button == BTN_LEFT || button == BTN_RIGHT)) {
 			/* Resize from the corner nearest to the pointer. */
 			struct wlr_box geo = view_geometry(view);
-			uint32_t edges = (server->pointer_x < view->x + geo.width / 2 ?
+			uint32_t edges = (shell->pointer_x < view->x + geo.width / 2 ?
 				WLR_EDGE_LEFT : WLR_EDGE_RIGHT) |
-				(server->pointer_y < view->y + geo.height / 2 ? WLR_EDGE_TOP : WLR_EDGE_BOTTOM);
+				(shell->pointer_y < view->y + geo.height / 2 ? WLR_EDGE_TOP : WLR_EDGE_BOTTOM);
 			grab_begin(view, button == BTN_LEFT ? SLIM_GRAB_MOVE : SLIM_GRAB_RESIZE, edges);
 			return;
 		}
 	}
-	wlr_seat_pointer_notify_button(server->seat, time_msec, button,
+	wlr_seat_pointer_notify_button(shell->seat, time_msec, button,
 		pressed ? WLR_BUTTON_PRESSED : WLR_BUTTON_RELEASED);
 }
 
-void input_handle_console(struct slim_server *server, const struct slim_wire_input *ev)
+void slim_shell_console_input(struct slim_shell *shell, const struct slim_wire_input *ev)
 {
 	uint32_t t = now_msec();
-	protocols_activity(server->protocols);
+	protocols_activity(shell->protocols);
 	switch (ev->kind) {
 	case SLIM_INPUT_KEY:
 		if (ev->value == 0 || ev->value == 1) {
@@ -193,31 +218,31 @@ void input_handle_console(struct slim_server *server, const struct slim_wire_inp
 				.state = ev->value ? WL_KEYBOARD_KEY_STATE_PRESSED :
 					WL_KEYBOARD_KEY_STATE_RELEASED,
 			};
-			wlr_keyboard_notify_key(server->keyboard->keyboard, &key);
+			wlr_keyboard_notify_key(shell->input->keyboard->keyboard, &key);
 		}
 		break;
 	case SLIM_INPUT_MOTION_ABS:
 	case SLIM_INPUT_MOTION_REL: {
 		bool abs = ev->kind == SLIM_INPUT_MOTION_ABS;
-		double x = abs ? ev->x / 256.0 : server->pointer_x + ev->x / 256.0;
-		double y = abs ? ev->y / 256.0 : server->pointer_y + ev->y / 256.0;
-		constraints_move(server->constraints, &x, &y, x - server->pointer_x,
-			y - server->pointer_y);
-		server->pointer_x = x;
-		server->pointer_y = y;
-		pointer_moved(server, t);
+		double x = abs ? ev->x / 256.0 : shell->pointer_x + ev->x / 256.0;
+		double y = abs ? ev->y / 256.0 : shell->pointer_y + ev->y / 256.0;
+		constraints_move(shell->constraints, &x, &y, x - shell->pointer_x,
+			y - shell->pointer_y);
+		shell->pointer_x = x;
+		shell->pointer_y = y;
+		pointer_moved(shell, t);
 		break;
 	}
 	case SLIM_INPUT_BUTTON:
-		pointer_button(server, ev->code, ev->value != 0, t);
+		pointer_button(shell, ev->code, ev->value != 0, t);
 		break;
 	case SLIM_INPUT_AXIS:
-		wlr_seat_pointer_notify_axis(server->seat, t,
+		wlr_seat_pointer_notify_axis(shell->seat, t,
 			ev->code ? WLR_AXIS_ORIENTATION_HORIZONTAL : WLR_AXIS_ORIENTATION_VERTICAL,
 			ev->value / 256.0, ev->x, WLR_AXIS_SOURCE_WHEEL);
 		break;
 	case SLIM_INPUT_FRAME:
-		wlr_seat_pointer_notify_frame(server->seat);
+		wlr_seat_pointer_notify_frame(shell->seat);
 		break;
 	default:
 		break; /* a newer console's event: nothing to do with it */

@@ -12,12 +12,12 @@
 #include <wlr/types/wlr_relative_pointer_v1.h>
 #include <wlr/types/wlr_seat.h>
 #include <wlr/util/log.h>
-#include "server.h"
+#include "shell-internal.h"
 #include "slim-alloc.h"
 #include "slim-log.h"
 
 struct slim_constraints {
-	struct slim_server *server;
+	struct slim_shell *shell;
 	struct wlr_pointer_constraints_v1 *manager;
 	struct wlr_relative_pointer_manager_v1 *relative;
 	struct wlr_pointer_constraint_v1 *active;
@@ -59,34 +59,34 @@ static void activate(struct slim_constraints *c, struct wlr_pointer_constraint_v
 void constraints_pointer_focus(struct slim_constraints *c, struct wlr_surface *surface)
 {
 	activate(c, surface ? wlr_pointer_constraints_v1_constraint_for_surface(c->manager,
-		surface, c->server->seat) : NULL);
+		surface, c->shell->seat) : NULL);
 }
 
 static void handle_new_constraint(struct wl_listener *listener, void *data)
 {
 	struct slim_constraints *c = wl_container_of(listener, c, new_constraint);
 	struct wlr_pointer_constraint_v1 *constraint = data;
-	if (constraint->surface == c->server->seat->pointer_state.focused_surface) {
+	if (constraint->surface == c->shell->seat->pointer_state.focused_surface) {
 		activate(c, constraint);
 	}
 }
 
 bool constraints_move(struct slim_constraints *c, double *x, double *y, double dx, double dy)
 {
-	struct slim_server *server = c->server;
-	wlr_relative_pointer_manager_v1_send_relative_motion(c->relative, server->seat,
+	struct slim_shell *shell = c->shell;
+	wlr_relative_pointer_manager_v1_send_relative_motion(c->relative, shell->seat,
 		(uint64_t)slim_now_us(), dx, dy, dx, dy);
 	if (!c->active) {
 		return false;
 	}
 	if (c->active->type == WLR_POINTER_CONSTRAINT_V1_LOCKED) {
-		*x = server->pointer_x;
-		*y = server->pointer_y;
+		*x = shell->pointer_x;
+		*y = shell->pointer_y;
 		return true;
 	}
 	/* confined: inside the surface, where it is on the screen */
 	struct slim_view *view;
-	wl_list_for_each(view, &server->views, link) {
+	wl_list_for_each(view, &shell->views, link) {
 		struct wlr_surface *s = view->impl->surface(view);
 		if (view->mapped && s == wlr_surface_get_root_surface(c->active->surface)) {
 			struct wlr_box geo = view_geometry(view);
@@ -100,12 +100,12 @@ bool constraints_move(struct slim_constraints *c, double *x, double *y, double d
 	return false;
 }
 
-struct slim_constraints *constraints_create(struct slim_server *server)
+struct slim_constraints *constraints_create(struct slim_shell *shell)
 {
 	struct slim_constraints *c = slim_znew(struct slim_constraints);
-	c->server = server;
-	c->manager = wlr_pointer_constraints_v1_create(server->display);
-	c->relative = wlr_relative_pointer_manager_v1_create(server->display);
+	c->shell = shell;
+	c->manager = wlr_pointer_constraints_v1_create(shell->display);
+	c->relative = wlr_relative_pointer_manager_v1_create(shell->display);
 	if (!c->manager || !c->relative) {
 		free(c);
 		return NULL;

@@ -5,20 +5,20 @@
  */
 #include <wlr/types/wlr_seat.h>
 #include <wlr/util/edges.h>
-#include "server.h"
+#include "shell-internal.h"
 
 void grab_begin(struct slim_view *view, enum slim_grab_mode mode, uint32_t edges)
 {
-	struct slim_server *server = view->server;
+	struct slim_shell *shell = view->shell;
 	if (view->fullscreen || !view->mapped) {
 		return;
 	}
 	struct wlr_box geo = view_geometry(view);
-	server->grab = (struct slim_grab){
+	shell->grab = (struct slim_grab){
 		.mode = mode,
 		.view = view,
-		.start_x = server->pointer_x,
-		.start_y = server->pointer_y,
+		.start_x = shell->pointer_x,
+		.start_y = shell->pointer_y,
 		.start_box = { view->x, view->y, geo.width, geo.height },
 		.edges = edges,
 	};
@@ -35,7 +35,7 @@ void grab_begin(struct slim_view *view, enum slim_grab_mode mode, uint32_t edges
 void grab_request(struct slim_view *view, enum slim_grab_mode mode, uint32_t edges,
 		uint32_t serial)
 {
-	struct wlr_seat *seat = view->server->seat;
+	struct wlr_seat *seat = view->shell->seat;
 	struct wlr_surface *focus = seat->pointer_state.focused_surface;
 	if (!focus || wlr_surface_get_root_surface(focus) != view->impl->surface(view) ||
 			!wlr_seat_validate_pointer_grab_serial(seat, focus, serial)) {
@@ -44,20 +44,20 @@ void grab_request(struct slim_view *view, enum slim_grab_mode mode, uint32_t edg
 	grab_begin(view, mode, edges);
 }
 
-void grab_end(struct slim_server *server)
+void grab_end(struct slim_shell *shell)
 {
-	struct slim_grab *grab = &server->grab;
+	struct slim_grab *grab = &shell->grab;
 	if (grab->mode == SLIM_GRAB_RESIZE && grab->view) {
 		grab->view->impl->set_resizing(grab->view, false);
 	}
 	*grab = (struct slim_grab){ .mode = SLIM_GRAB_NONE };
 }
 
-static void grab_resize(struct slim_server *server)
+static void grab_resize(struct slim_shell *shell)
 {
-	struct slim_grab *grab = &server->grab;
-	int32_t dx = (int32_t)(server->pointer_x - grab->start_x);
-	int32_t dy = (int32_t)(server->pointer_y - grab->start_y);
+	struct slim_grab *grab = &shell->grab;
+	int32_t dx = (int32_t)(shell->pointer_x - grab->start_x);
+	int32_t dy = (int32_t)(shell->pointer_y - grab->start_y);
 	struct wlr_box b = grab->start_box;
 	int32_t left = b.x, right = b.x + b.width, top = b.y, bottom = b.y + b.height;
 	if (grab->edges & WLR_EDGE_LEFT) {
@@ -75,17 +75,17 @@ static void grab_resize(struct slim_server *server)
 	view->impl->set_size(view, (uint32_t)(right - left), (uint32_t)(bottom - top));
 }
 
-bool grab_motion(struct slim_server *server)
+bool grab_motion(struct slim_shell *shell)
 {
-	struct slim_grab *grab = &server->grab;
+	struct slim_grab *grab = &shell->grab;
 	switch (grab->mode) {
 	case SLIM_GRAB_MOVE:
 		view_move_to(grab->view,
-			grab->start_box.x + (int32_t)(server->pointer_x - grab->start_x),
-			grab->start_box.y + (int32_t)(server->pointer_y - grab->start_y));
+			grab->start_box.x + (int32_t)(shell->pointer_x - grab->start_x),
+			grab->start_box.y + (int32_t)(shell->pointer_y - grab->start_y));
 		return true;
 	case SLIM_GRAB_RESIZE:
-		grab_resize(server);
+		grab_resize(shell);
 		return true;
 	default:
 		return false;

@@ -3,7 +3,7 @@
  * Each layer has its tree in the scene: background and bottom under the
  * windows, top and overlay over them. A surface is placed by its anchors
  * and margins; one anchored to an edge with an exclusive zone takes that
- * strip from the area maximized windows fill (server.usable). A surface
+ * strip from the area maximized windows fill (slim_shell.usable). A surface
  * that asks for the keyboard gets it while it is mapped.
  */
 #include <stdlib.h>
@@ -14,11 +14,11 @@
 #include <wlr/types/wlr_surface.h>
 #include <wlr/util/log.h>
 #include "geometry.h"
-#include "server.h"
+#include "shell-internal.h"
 
 struct slim_layer_surface {
-	struct wl_list link; /* slim_server.layer_surfaces */
-	struct slim_server *server;
+	struct wl_list link; /* slim_shell.layer_surfaces */
+	struct slim_shell *shell;
 	struct wlr_layer_surface_v1 *ls;
 	struct wlr_scene_node *node;
 	struct wl_listener map, unmap, destroy, commit;
@@ -92,14 +92,17 @@ static void place(struct slim_layer_surface *l, struct wlr_box area, struct wlr_
 }
 
 /* Everything again: exclusive zones first (from the top layer down), then the rest. */
-void layers_arrange(struct slim_server *server)
+void layers_arrange(struct slim_shell *shell)
 {
-	struct wlr_box area = { 0, 0, (int)server->width, (int)server->height };
+	if (!shell->output) {
+		return; /* no screen yet: the layout's add places them */
+	}
+	struct wlr_box area = { 0, 0, shell->output->width, shell->output->height };
 	struct wlr_box usable = area;
 	struct slim_layer_surface *l;
 	for (int exclusive = 1; exclusive >= 0; exclusive--) {
 		for (int layer = ZWLR_LAYER_SHELL_V1_LAYER_OVERLAY; layer >= 0; layer--) {
-			wl_list_for_each(l, &server->layer_surfaces, link) {
+			wl_list_for_each(l, &shell->layer_surfaces, link) {
 				const struct wlr_layer_surface_v1_state *st = &l->ls->current;
 				if ((int)st->layer == layer && (st->exclusive_zone > 0) == exclusive) {
 					place(l, area, &usable);
@@ -107,18 +110,18 @@ void layers_arrange(struct slim_server *server)
 			}
 		}
 	}
-	bool changed = usable.x != server->usable.x || usable.y != server->usable.y ||
-		usable.width != server->usable.width || usable.height != server->usable.height;
+	bool changed = usable.x != shell->usable.x || usable.y != shell->usable.y ||
+		usable.width != shell->usable.width || usable.height != shell->usable.height;
 	wlr_log(WLR_DEBUG, "layers: usable %d,%d %dx%d", usable.x, usable.y, usable.width, usable.height);
-	server->usable = usable;
+	shell->usable = usable;
 	if (changed) {
-		views_fit_output(server);
+		views_fit_output(shell);
 	}
 }
 
 static void focus_if_asked(struct slim_layer_surface *l)
 {
-	struct wlr_seat *seat = l->server->seat;
+	struct wlr_seat *seat = l->shell->seat;
 	struct wlr_keyboard *kb = wlr_seat_get_keyboard(seat);
 	if (l->ls->current.keyboard_interactive != ZWLR_LAYER_SURFACE_V1_KEYBOARD_INTERACTIVITY_NONE &&
 			kb) {
@@ -136,23 +139,23 @@ static void handle_map(struct wl_listener *listener, void *data)
 	 * only when a surface's size changes with damage, and a panel that
 	 * gets the pointer first (yambar) has no screen to look it up on.
 	 */
-	wlr_surface_send_enter(l->ls->surface, l->server->output->wlr);
-	layers_arrange(l->server);
+	wlr_surface_send_enter(l->ls->surface, l->shell->output);
+	layers_arrange(l->shell);
 	focus_if_asked(l);
-	input_pointer_refresh(l->server, 0);
+	input_pointer_refresh(l->shell, 0);
 }
 
 /* The keyboard goes back to the window that had it. */
 static void give_back_keyboard(struct slim_layer_surface *l)
 {
-	struct slim_server *server = l->server;
-	if (server->seat->keyboard_state.focused_surface != l->ls->surface) {
+	struct slim_shell *shell = l->shell;
+	if (shell->seat->keyboard_state.focused_surface != l->ls->surface) {
 		return;
 	}
-	wlr_seat_keyboard_clear_focus(server->seat);
-	if (server->focused) {
-		struct slim_view *v = server->focused;
-		server->focused = NULL;
+	wlr_seat_keyboard_clear_focus(shell->seat);
+	if (shell->focused) {
+		struct slim_view *v = shell->focused;
+		shell->focused = NULL;
 		view_focus(v, v->impl->surface(v));
 	}
 }
@@ -162,8 +165,8 @@ static void handle_unmap(struct wl_listener *listener, void *data)
 	struct slim_layer_surface *l = wl_container_of(listener, l, unmap);
 	wlr_scene_node_set_enabled(l->node, false);
 	give_back_keyboard(l);
-	layers_arrange(l->server);
-	input_pointer_refresh(l->server, 0);
+	layers_arrange(l->shell);
+	input_pointer_refresh(l->shell, 0);
 }
 
 /*
@@ -189,11 +192,11 @@ static void handle_commit(struct wl_listener *listener, void *data)
 	struct slim_layer_surface *l = wl_container_of(listener, l, commit);
 	if (l->ls->current.committed && size_valid(l->ls, &l->ls->current)) {
 		/* anchors, size, zone, margins or layer changed */
-		struct wlr_scene_tree *tree = l->server->layers[l->ls->current.layer];
+		struct wlr_scene_tree *tree = l->shell->layers[l->ls->current.layer];
 		if (l->node->parent != &tree->node) {
 			wlr_scene_node_reparent(l->node, &tree->node);
 		}
-		layers_arrange(l->server);
+		layers_arrange(l->shell);
 	}
 }
 
@@ -216,32 +219,32 @@ static void handle_destroy(struct wl_listener *listener, void *data)
 	wl_list_remove(&l->commit.link);
 	wl_list_remove(&l->link);
 	wlr_scene_node_destroy(l->node);
-	struct slim_server *server = l->server;
+	struct slim_shell *shell = l->shell;
 	free(l);
-	layers_arrange(server);
+	layers_arrange(shell);
 }
 
 static void handle_new_surface(struct wl_listener *listener, void *data)
 {
-	struct slim_server *server = wl_container_of(listener, server, new_layer_surface);
+	struct slim_shell *shell = wl_container_of(listener, shell, new_layer_surface);
 	struct wlr_layer_surface_v1 *ls = data;
 	if (!size_valid(ls, &ls->pending)) {
 		return;
 	}
-	if (!server->output || ls->pending.layer > ZWLR_LAYER_SHELL_V1_LAYER_OVERLAY) {
+	if (!shell->output || ls->pending.layer > ZWLR_LAYER_SHELL_V1_LAYER_OVERLAY) {
 		wlr_layer_surface_v1_destroy(ls); /* nowhere to show it: closed */
 		return;
 	}
-	ls->output = server->output->wlr; /* one screen: the console's */
+	ls->output = shell->output; /* one screen: the console's */
 	struct slim_layer_surface *l = calloc(1, sizeof(*l));
 	struct wlr_scene_node *node = l ? wlr_scene_subsurface_tree_create(
-		&server->layers[ls->pending.layer]->node, ls->surface) : NULL;
+		&shell->layers[ls->pending.layer]->node, ls->surface) : NULL;
 	if (!node) {
 		free(l);
 		wl_resource_post_no_memory(ls->resource);
 		return;
 	}
-	l->server = server;
+	l->shell = shell;
 	l->ls = ls;
 	l->node = node;
 	wlr_scene_node_set_enabled(node, false);
@@ -253,7 +256,7 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 	wl_signal_add(&ls->events.destroy, &l->destroy);
 	l->commit.notify = handle_commit;
 	wl_signal_add(&ls->surface->events.commit, &l->commit);
-	wl_list_insert(&server->layer_surfaces, &l->link);
+	wl_list_insert(&shell->layer_surfaces, &l->link);
 	/*
 	 * Its first configure says where it goes; it maps once it answers.
 	 * wlroots 0.15 announces it at its first commit with that commit's
@@ -261,29 +264,28 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 	 */
 	struct wlr_layer_surface_v1_state current = ls->current;
 	ls->current = ls->pending;
-	layers_arrange(server);
+	layers_arrange(shell);
 	ls->current = current;
 }
 
-bool layers_init(struct slim_server *server)
+bool layers_init(struct slim_shell *shell)
 {
-	wl_list_init(&server->layer_surfaces);
-	server->usable = (struct wlr_box){ 0, 0, (int)server->width, (int)server->height };
+	wl_list_init(&shell->layer_surfaces);
 	/* the scene, bottom up: background, its layers, windows, the layers over them */
 	for (int i = 0; i < 4; i++) {
-		server->layers[i] = wlr_scene_tree_create(&server->scene->node);
+		shell->layers[i] = wlr_scene_tree_create(&shell->scene->node);
 		if (i == ZWLR_LAYER_SHELL_V1_LAYER_BOTTOM) {
-			server->windows = wlr_scene_tree_create(&server->scene->node);
+			shell->windows = wlr_scene_tree_create(&shell->scene->node);
 		}
-		if (!server->layers[i]) {
+		if (!shell->layers[i]) {
 			return false;
 		}
 	}
-	struct wlr_layer_shell_v1 *shell = wlr_layer_shell_v1_create(server->display);
-	if (!shell || !server->windows) {
+	struct wlr_layer_shell_v1 *layer_shell = wlr_layer_shell_v1_create(shell->display);
+	if (!layer_shell || !shell->windows) {
 		return false;
 	}
-	server->new_layer_surface.notify = handle_new_surface;
-	wl_signal_add(&shell->events.new_surface, &server->new_layer_surface);
+	shell->new_layer_surface.notify = handle_new_surface;
+	wl_signal_add(&layer_shell->events.new_surface, &shell->new_layer_surface);
 	return true;
 }

@@ -13,27 +13,32 @@
  *   xdg-activation    a client brings a window up with a token it was given
  *   keyboard-shortcuts-inhibit  the focused client that asks (a remote
  *                     desktop viewer, a game) gets Alt+Tab and the rest
+ *   the clipboard     the selection and the primary selection a client sets
+ *                     (the seat checks its serial)
  */
 #include <stdlib.h>
 #include <wlr/types/wlr_idle.h>
 #include <wlr/types/wlr_idle_inhibit_v1.h>
 #include <wlr/types/wlr_keyboard_shortcuts_inhibit_v1.h>
+#include <wlr/types/wlr_data_device.h>
+#include <wlr/types/wlr_primary_selection.h>
 #include <wlr/types/wlr_scene.h>
 #include <wlr/types/wlr_seat.h>
 #include <wlr/types/wlr_server_decoration.h>
 #include <wlr/types/wlr_xdg_activation_v1.h>
 #include <wlr/types/wlr_xdg_decoration_v1.h>
 #include <wlr/util/log.h>
-#include "server.h"
+#include "shell-internal.h"
 
 struct slim_protocols {
-	struct slim_server *server;
+	struct slim_shell *shell;
 	struct wl_list decorations; /* watch.link */
 	struct wlr_idle *idle;
 	struct wlr_keyboard_shortcuts_inhibit_manager_v1 *shortcuts_inhibit;
 	int inhibitors;
 	struct wl_listener new_decoration, new_idle_inhibitor, request_activate;
 	struct wl_listener new_shortcuts_inhibitor;
+	struct wl_listener request_set_selection, request_set_primary_selection;
 };
 
 /* A listener on an object's event and one on its end, freed at its end. */
@@ -139,8 +144,8 @@ bool protocols_wants_titlebar(const struct slim_protocols *p, struct wlr_xdg_sur
 static void set_inhibitors(struct slim_protocols *p, int delta)
 {
 	p->inhibitors += delta;
-	wlr_idle_set_enabled(p->idle, p->server->seat, p->inhibitors == 0);
-	slim_control_inhibit(p->server->control, p->inhibitors > 0);
+	wlr_idle_set_enabled(p->idle, p->shell->seat, p->inhibitors == 0);
+	p->shell->handler->idle_inhibited(p->shell->data, p->inhibitors > 0);
 	wlr_log(WLR_INFO, "idle: %s (%d inhibitor%s)", p->inhibitors ? "inhibited" : "allowed",
 		p->inhibitors, p->inhibitors == 1 ? "" : "s");
 }
@@ -164,8 +169,8 @@ static void handle_new_idle_inhibitor(struct wl_listener *listener, void *data)
 
 void protocols_activity(struct slim_protocols *p)
 {
-	wlr_idle_notify_activity(p->idle, p->server->seat);
-	slim_control_active(p->server->control);
+	wlr_idle_notify_activity(p->idle, p->shell->seat);
+	p->shell->handler->activity(p->shell->data);
 }
 
 /* --- activation */
@@ -175,7 +180,7 @@ static void handle_request_activate(struct wl_listener *listener, void *data)
 	struct slim_protocols *p = wl_container_of(listener, p, request_activate);
 	struct wlr_xdg_activation_v1_request_activate_event *event = data;
 	/* the views list holds mapped windows only */
-	view_focus(view_of_surface(p->server, event->surface), event->surface);
+	view_focus(view_of_surface(p->shell, event->surface), event->surface);
 }
 
 /* --- keyboard shortcuts: the focused client's, if it asks */
@@ -184,7 +189,7 @@ static void handle_new_shortcuts_inhibitor(struct wl_listener *listener, void *d
 {
 	struct slim_protocols *p = wl_container_of(listener, p, new_shortcuts_inhibitor);
 	struct wlr_keyboard_shortcuts_inhibitor_v1 *inhibitor = data;
-	if (inhibitor->surface == p->server->seat->keyboard_state.focused_surface) {
+	if (inhibitor->surface == p->shell->seat->keyboard_state.focused_surface) {
 		wlr_keyboard_shortcuts_inhibitor_v1_activate(inhibitor);
 	}
 }
@@ -212,15 +217,31 @@ bool protocols_shortcuts_inhibited(const struct slim_protocols *p)
 	return false;
 }
 
-struct slim_protocols *protocols_create(struct slim_server *server)
+/* --- the clipboard */
+
+static void handle_request_set_selection(struct wl_listener *listener, void *data)
+{
+	struct slim_protocols *p = wl_container_of(listener, p, request_set_selection);
+	struct wlr_seat_request_set_selection_event *event = data;
+	wlr_seat_set_selection(p->shell->seat, event->source, event->serial);
+}
+
+static void handle_request_set_primary_selection(struct wl_listener *listener, void *data)
+{
+	struct slim_protocols *p = wl_container_of(listener, p, request_set_primary_selection);
+	struct wlr_seat_request_set_primary_selection_event *event = data;
+	wlr_seat_set_primary_selection(p->shell->seat, event->source, event->serial);
+}
+
+struct slim_protocols *protocols_create(struct slim_shell *shell)
 {
 	struct slim_protocols *p = calloc(1, sizeof(*p));
 	if (!p) {
 		return NULL;
 	}
-	p->server = server;
+	p->shell = shell;
 	wl_list_init(&p->decorations);
-	struct wl_display *d = server->display;
+	struct wl_display *d = shell->display;
 	struct wlr_xdg_decoration_manager_v1 *deco = wlr_xdg_decoration_manager_v1_create(d);
 	struct wlr_server_decoration_manager *kde_deco = wlr_server_decoration_manager_create(d);
 	struct wlr_idle_inhibit_manager_v1 *inhibit = wlr_idle_inhibit_v1_create(d);
@@ -241,6 +262,11 @@ struct slim_protocols *protocols_create(struct slim_server *server)
 	wl_signal_add(&activation->events.request_activate, &p->request_activate);
 	p->new_shortcuts_inhibitor.notify = handle_new_shortcuts_inhibitor;
 	wl_signal_add(&p->shortcuts_inhibit->events.new_inhibitor, &p->new_shortcuts_inhibitor);
+	p->request_set_selection.notify = handle_request_set_selection;
+	wl_signal_add(&shell->seat->events.request_set_selection, &p->request_set_selection);
+	p->request_set_primary_selection.notify = handle_request_set_primary_selection;
+	wl_signal_add(&shell->seat->events.request_set_primary_selection,
+		&p->request_set_primary_selection);
 	return p;
 }
 
@@ -254,5 +280,7 @@ void protocols_destroy(struct slim_protocols *p)
 	wl_list_remove(&p->new_idle_inhibitor.link);
 	wl_list_remove(&p->request_activate.link);
 	wl_list_remove(&p->new_shortcuts_inhibitor.link);
+	wl_list_remove(&p->request_set_selection.link);
+	wl_list_remove(&p->request_set_primary_selection.link);
 	free(p);
 }

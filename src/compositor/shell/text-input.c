@@ -29,17 +29,18 @@
 #include <string.h>
 #include <wlr/types/wlr_input_method_v2.h>
 #include <wlr/types/wlr_keyboard.h>
+#include <wlr/types/wlr_output.h>
 #include <wlr/types/wlr_scene.h>
 #include <wlr/types/wlr_seat.h>
 #include <wlr/types/wlr_text_input_v3.h>
 #include <wlr/util/log.h>
 #include "geometry.h"
-#include "server.h"
+#include "shell-internal.h"
 #include "slim-alloc.h"
 #include "slim-log.h"
 
 struct slim_text_inputs {
-	struct slim_server *server;
+	struct slim_shell *shell;
 	struct wl_list inputs; /* text_input.link */
 	struct wl_list popups; /* popup.link */
 	struct wlr_input_method_v2 *im;
@@ -77,7 +78,7 @@ static void send_done(struct slim_text_inputs *relay)
 /* The text input the input method serves: enabled, on the focused surface. */
 static struct text_input *active_input(struct slim_text_inputs *relay)
 {
-	struct wlr_surface *focus = relay->server->seat->keyboard_state.focused_surface;
+	struct wlr_surface *focus = relay->shell->seat->keyboard_state.focused_surface;
 	struct text_input *ti;
 	wl_list_for_each(ti, &relay->inputs, link) {
 		if (focus && ti->input->focused_surface == focus && ti->input->current_enabled) {
@@ -131,7 +132,7 @@ static void focus_text_inputs(struct slim_text_inputs *relay, struct wlr_surface
 	struct text_input *ti;
 	wl_list_for_each(ti, &relay->inputs, link) {
 		struct wlr_text_input_v3 *input = ti->input;
-		bool wanted = relay->im && input->seat == relay->server->seat &&
+		bool wanted = relay->im && input->seat == relay->shell->seat &&
 			same_client(input, focus);
 		if (input->focused_surface && (!wanted || input->focused_surface != focus)) {
 			if (input->current_enabled) {
@@ -172,19 +173,19 @@ static void find_surface(struct wlr_surface *surface, int x, int y, void *data)
  */
 static void place_popup(struct popup *p)
 {
-	struct slim_server *server = p->relay->server;
+	struct slim_shell *shell = p->relay->shell;
 	struct text_input *ti = active_input(p->relay);
 	if (!p->node || !ti) {
 		return;
 	}
 	struct surface_at at = { .surface = ti->input->focused_surface };
-	wlr_scene_node_for_each_surface(&server->scene->node, find_surface, &at);
+	wlr_scene_node_for_each_surface(&shell->scene->node, find_surface, &at);
 	if (!at.found) {
 		return;
 	}
 	/* the client's rectangle, any int32s: on the screen, in 64 bits */
 	struct wlr_box cursor = ti->input->current.cursor_rectangle;
-	int32_t sw = (int32_t)server->width, sh = (int32_t)server->height;
+	int32_t sw = shell->output->width, sh = shell->output->height;
 	int32_t cx = geo_clamp((int64_t)at.x + cursor.x, 0, sw);
 	int32_t cy = geo_clamp((int64_t)at.y + cursor.y, 0, sh);
 	cursor.width = geo_clamp(cursor.width, 0, sw - cx);
@@ -220,7 +221,7 @@ static void place_popups(struct slim_text_inputs *relay)
 static void handle_popup_map(struct wl_listener *listener, void *data)
 {
 	struct popup *p = wl_container_of(listener, p, map);
-	struct wlr_scene_tree *over = p->relay->server->layers[3];
+	struct wlr_scene_tree *over = p->relay->shell->layers[3];
 	p->node = wlr_scene_subsurface_tree_create(&over->node, p->popup->surface);
 	place_popup(p);
 }
@@ -347,8 +348,8 @@ static void handle_grab_destroy(struct wl_listener *listener, void *data)
 	wl_list_remove(&relay->grab_destroy.link);
 	relay->grab = NULL;
 	/* what the client under the grab holds is its own again */
-	wlr_seat_keyboard_notify_modifiers(relay->server->seat,
-		&relay->server->keyboard->keyboard->modifiers);
+	wlr_seat_keyboard_notify_modifiers(relay->shell->seat,
+		&console_input_keyboard(relay->shell->input)->keyboard->modifiers);
 }
 
 static void handle_im_grab(struct wl_listener *listener, void *data)
@@ -360,7 +361,8 @@ static void handle_im_grab(struct wl_listener *listener, void *data)
 	relay->grab_destroy.notify = handle_grab_destroy;
 	wl_signal_add(&grab->events.destroy, &relay->grab_destroy);
 	/* the console's keymap and modifiers, which the method needs to read keys */
-	wlr_input_method_keyboard_grab_v2_set_keyboard(grab, relay->server->keyboard->keyboard);
+	wlr_input_method_keyboard_grab_v2_set_keyboard(grab,
+		console_input_keyboard(relay->shell->input)->keyboard);
 }
 
 static void handle_method_destroy(struct wl_listener *listener, void *data)
@@ -378,7 +380,7 @@ static void handle_method_destroy(struct wl_listener *listener, void *data)
 	wl_list_remove(&relay->im_new_popup.link);
 	relay->im = NULL;
 	/* gone, maybe mid-composition: the text inputs are left, and drop their preedit */
-	focus_text_inputs(relay, relay->server->seat->keyboard_state.focused_surface);
+	focus_text_inputs(relay, relay->shell->seat->keyboard_state.focused_surface);
 }
 
 static void handle_new_input_method(struct wl_listener *listener, void *data)
@@ -396,7 +398,7 @@ static void handle_new_input_method(struct wl_listener *listener, void *data)
 	wl_signal_add(&im->events.commit, &m->commit);
 	m->destroy.notify = handle_method_destroy;
 	wl_signal_add(&im->events.destroy, &m->destroy);
-	if (relay->im || im->seat != relay->server->seat) {
+	if (relay->im || im->seat != relay->shell->seat) {
 		wlr_log(WLR_INFO, "input method: one serves this seat already; unavailable");
 		wlr_input_method_v2_send_unavailable(im);
 		return;
@@ -408,7 +410,7 @@ static void handle_new_input_method(struct wl_listener *listener, void *data)
 	relay->im_new_popup.notify = handle_im_new_popup;
 	wl_signal_add(&im->events.new_popup_surface, &relay->im_new_popup);
 	/* the focused client's text inputs are entered; enabled, they activate it */
-	focus_text_inputs(relay, relay->server->seat->keyboard_state.focused_surface);
+	focus_text_inputs(relay, relay->shell->seat->keyboard_state.focused_surface);
 }
 
 /* --- the clients' text inputs */
@@ -434,7 +436,7 @@ static void handle_text_input_commit(struct wl_listener *listener, void *data)
 static void handle_text_input_disable(struct wl_listener *listener, void *data)
 {
 	struct text_input *ti = wl_container_of(listener, ti, disable);
-	if (ti->input->focused_surface == ti->relay->server->seat->keyboard_state.focused_surface) {
+	if (ti->input->focused_surface == ti->relay->shell->seat->keyboard_state.focused_surface) {
 		deactivate(ti->relay);
 	}
 }
@@ -476,7 +478,7 @@ static void handle_new_text_input(struct wl_listener *listener, void *data)
 	wl_signal_add(&input->events.destroy, &ti->destroy);
 	wl_list_insert(&relay->inputs, &ti->link);
 	/* its client may have the keyboard already */
-	focus_text_inputs(relay, relay->server->seat->keyboard_state.focused_surface);
+	focus_text_inputs(relay, relay->shell->seat->keyboard_state.focused_surface);
 }
 
 static void handle_focus_change(struct wl_listener *listener, void *data)
@@ -486,18 +488,18 @@ static void handle_focus_change(struct wl_listener *listener, void *data)
 	focus_text_inputs(relay, event->new_surface);
 }
 
-struct slim_text_inputs *text_inputs_create(struct slim_server *server)
+struct slim_text_inputs *text_inputs_create(struct slim_shell *shell)
 {
 	struct slim_text_inputs *relay = slim_znew(struct slim_text_inputs);
 	struct wlr_text_input_manager_v3 *text_inputs =
-		wlr_text_input_manager_v3_create(server->display);
+		wlr_text_input_manager_v3_create(shell->display);
 	struct wlr_input_method_manager_v2 *input_methods =
-		wlr_input_method_manager_v2_create(server->display);
+		wlr_input_method_manager_v2_create(shell->display);
 	if (!text_inputs || !input_methods) {
 		free(relay);
 		return NULL;
 	}
-	relay->server = server;
+	relay->shell = shell;
 	wl_list_init(&relay->inputs);
 	wl_list_init(&relay->popups);
 	relay->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
@@ -506,7 +508,7 @@ struct slim_text_inputs *text_inputs_create(struct slim_server *server)
 	relay->new_input_method.notify = handle_new_input_method;
 	wl_signal_add(&input_methods->events.input_method, &relay->new_input_method);
 	relay->focus_change.notify = handle_focus_change;
-	wl_signal_add(&server->seat->keyboard_state.events.focus_change, &relay->focus_change);
+	wl_signal_add(&shell->seat->keyboard_state.events.focus_change, &relay->focus_change);
 	return relay;
 }
 

@@ -16,7 +16,7 @@
 #include <wlr/types/wlr_foreign_toplevel_management_v1.h>
 #include <wlr/types/wlr_output.h>
 #include <wlr/util/log.h>
-#include "server.h"
+#include "shell-internal.h"
 
 #define TITLE_INTERVAL_MS 100
 
@@ -94,10 +94,10 @@ static void handle_fullscreen(struct wl_listener *listener, void *data)
 
 void toplevel_list_add(struct slim_view *view)
 {
-	struct slim_server *server = view->server;
+	struct slim_shell *shell = view->shell;
 	struct slim_toplevel *t = calloc(1, sizeof(*t));
 	struct wlr_foreign_toplevel_handle_v1 *handle = t ?
-		wlr_foreign_toplevel_handle_v1_create(server->toplevels) : NULL;
+		wlr_foreign_toplevel_handle_v1_create(shell->toplevels) : NULL;
 	if (!handle) {
 		free(t);
 		wlr_log(WLR_ERROR, "out of memory: a window missing from task bars");
@@ -107,13 +107,13 @@ void toplevel_list_add(struct slim_view *view)
 	t->handle = handle;
 	view->toplevel = t;
 	/* without a timer (no memory) titles go out as they change, unthrottled */
-	t->title_timer = wl_event_loop_add_timer(wl_display_get_event_loop(server->display),
+	t->title_timer = wl_event_loop_add_timer(wl_display_get_event_loop(shell->display),
 		handle_title_timer, t);
 	const char *app_id = view->impl->app_id ? view->impl->app_id(view) : NULL;
 	send_title(t);
 	wlr_foreign_toplevel_handle_v1_set_app_id(handle, app_id ? app_id : "");
-	if (server->output) {
-		wlr_foreign_toplevel_handle_v1_output_enter(handle, server->output->wlr);
+	if (shell->output) {
+		wlr_foreign_toplevel_handle_v1_output_enter(handle, shell->output);
 	}
 	t->activate.notify = handle_activate;
 	wl_signal_add(&handle->events.request_activate, &t->activate);
@@ -130,7 +130,7 @@ void toplevel_list_update(struct slim_view *view)
 {
 	struct slim_toplevel *t = view->toplevel;
 	if (t) {
-		wlr_foreign_toplevel_handle_v1_set_activated(t->handle, view->server->focused == view);
+		wlr_foreign_toplevel_handle_v1_set_activated(t->handle, view->shell->focused == view);
 		wlr_foreign_toplevel_handle_v1_set_maximized(t->handle, view->maximized);
 		wlr_foreign_toplevel_handle_v1_set_fullscreen(t->handle, view->fullscreen);
 	}

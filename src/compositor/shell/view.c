@@ -3,15 +3,17 @@
  * windows): stacking, focus, placement, maximize and fullscreen. Click to
  * focus and raise; maximize and fullscreen fill the console's screen and
  * follow it when it changes size; a key cycles through windows. When a
- * window moves, the move is noted as a COPY hint, so the console moves
- * pixels it already has instead of receiving them again.
+ * window moves, the session is told (window_moved): its encoder sends the
+ * move as a COPY hint, so the console moves pixels it already has instead
+ * of receiving them again. Focus is told too: the cgroup policy puts the
+ * focused client first.
  */
 #include <stdlib.h>
 #include <wlr/types/wlr_scene.h>
 #include <wlr/types/wlr_seat.h>
 #include <wlr/util/log.h>
 #include "geometry.h"
-#include "server.h"
+#include "shell-internal.h"
 
 struct wlr_box view_geometry(struct slim_view *view)
 {
@@ -24,38 +26,17 @@ struct wlr_box view_box(struct slim_view *view)
 	return (struct wlr_box){ view->x, view->y, geo.width, geo.height };
 }
 
-/* Merges with the last hint when it moved the same pixels on. */
-static void note_move(struct slim_server *server, struct slim_view *view, int32_t dx, int32_t dy)
+/* Tells the session, whose encoder sends it as a COPY hint. */
+static void note_move(struct slim_view *view, int32_t dx, int32_t dy)
 {
 	struct wlr_box geo = view_geometry(view);
 	struct wlr_surface *surface = view->impl->surface(view);
 	/* The whole surface, shadows and all: that is what moved on screen. */
 	struct wlr_box box = geo_box((struct wlr_box){ view->x - geo.x, view->y - geo.y,
 		surface->current.width, surface->current.height });
-	if (box.width <= 0 || box.height <= 0) {
-		return;
+	if (box.width > 0 && box.height > 0) {
+		view->shell->handler->window_moved(view->shell->data, box, dx, dy);
 	}
-	if (server->n_moves > 0) {
-		struct slim_move_hint *last = &server->moves[server->n_moves - 1];
-		if (last->src.x + last->dx == box.x && last->src.y + last->dy == box.y &&
-				last->src.w == box.width && last->src.h == box.height) {
-			last->dx += dx;
-			last->dy += dy;
-			return;
-		}
-	}
-	if (server->n_moves == sizeof(server->moves) / sizeof(server->moves[0])) {
-		return; /* no hint: the pixels are simply sent */
-	}
-	if (box.x < 0 || box.y < 0 || box.x + box.width > UINT16_MAX ||
-			box.y + box.height > UINT16_MAX) {
-		return; /* hints are 16-bit */
-	}
-	server->moves[server->n_moves++] = (struct slim_move_hint){
-		.src = { (uint16_t)box.x, (uint16_t)box.y, (uint16_t)box.width,
-			(uint16_t)box.height },
-		.dx = dx, .dy = dy,
-	};
 }
 
 void view_move_to(struct slim_view *view, int32_t x, int32_t y)
@@ -64,7 +45,7 @@ void view_move_to(struct slim_view *view, int32_t x, int32_t y)
 		return;
 	}
 	if (view->mapped) {
-		note_move(view->server, view, x - view->x, y - view->y);
+		note_move(view, x - view->x, y - view->y);
 	}
 	view->x = x;
 	view->y = y;
@@ -80,39 +61,38 @@ void view_focus(struct slim_view *view, struct wlr_surface *surface)
 	if (!view) {
 		return;
 	}
-	struct slim_server *server = view->server;
-	struct wlr_seat *seat = server->seat;
+	struct slim_shell *shell = view->shell;
+	struct wlr_seat *seat = shell->seat;
 	struct wlr_surface *target = view->impl->surface(view);
-	if (server->focused == view && seat->keyboard_state.focused_surface == target) {
+	if (shell->focused == view && seat->keyboard_state.focused_surface == target) {
 		return;
 	}
-	struct slim_view *previous = server->focused;
+	struct slim_view *previous = shell->focused;
 	if (previous && previous != view) {
 		previous->impl->set_activated(previous, false);
 	}
-	server->focused = view;
+	shell->focused = view;
 	if (previous && previous != view) {
 		toplevel_list_update(previous);
 	}
 	toplevel_list_update(view);
 	wlr_scene_node_raise_to_top(view->node);
 	wl_list_remove(&view->link);
-	wl_list_insert(&server->views, &view->link);
+	wl_list_insert(&shell->views, &view->link);
 	view->impl->set_activated(view, true);
-	slim_sched_focus(server->sched, view->impl->pid(view));
-	server_sched_changed(server);
+	shell->handler->focus(shell->data, view->impl->pid(view));
 	struct wlr_keyboard *kb = wlr_seat_get_keyboard(seat);
 	if (kb) {
 		wlr_seat_keyboard_notify_enter(seat, target, kb->keycodes, kb->num_keycodes,
 			&kb->modifiers);
 	}
-	protocols_focus_changed(server->protocols, target);
+	protocols_focus_changed(shell->protocols, target);
 }
 
-struct slim_view *view_at(struct slim_server *server, double x, double y,
+struct slim_view *view_at(struct slim_shell *shell, double x, double y,
 		struct wlr_surface **surface, double *sx, double *sy)
 {
-	struct wlr_scene_node *node = wlr_scene_node_at(&server->scene->node, x, y, sx, sy);
+	struct wlr_scene_node *node = wlr_scene_node_at(&shell->scene->node, x, y, sx, sy);
 	*surface = NULL;
 	if (node && node->type == WLR_SCENE_NODE_RECT && node->data) {
 		return node->data; /* a title bar */
@@ -128,12 +108,12 @@ struct slim_view *view_at(struct slim_server *server, double x, double y,
 }
 
 /* The bottom window comes to the top. */
-void view_cycle(struct slim_server *server)
+void view_cycle(struct slim_shell *shell)
 {
-	if (wl_list_length(&server->views) < 2) {
+	if (wl_list_length(&shell->views) < 2) {
 		return;
 	}
-	struct slim_view *last = wl_container_of(server->views.prev, last, link);
+	struct slim_view *last = wl_container_of(shell->views.prev, last, link);
 	view_focus(last, last->impl->surface(last));
 }
 
@@ -150,15 +130,16 @@ void view_update_titlebar(struct slim_view *view)
 
 static void fill_output(struct slim_view *view)
 {
-	struct slim_server *server = view->server;
+	struct slim_shell *shell = view->shell;
 	/* a maximized window keeps its title bar on the screen */
 	if (view->fullscreen) {
 		view_move_to(view, 0, 0);
-		view->impl->set_size(view, server->width, server->height);
+		view->impl->set_size(view, (uint32_t)shell->output->width,
+			(uint32_t)shell->output->height);
 		return;
 	}
 	/* maximized: what the panels leave, the title bar (if any) in it */
-	struct wlr_box area = server->usable;
+	struct wlr_box area = shell->usable;
 	int32_t top = view->titlebar ? VIEW_TITLEBAR_H : 0;
 	view_move_to(view, area.x, area.y + top);
 	view->impl->set_size(view, (uint32_t)area.width,
@@ -201,10 +182,10 @@ void view_titlebar_click(struct slim_view *view, double x)
 	grab_begin(view, SLIM_GRAB_MOVE, 0);
 }
 
-struct slim_view *view_of_surface(struct slim_server *server, struct wlr_surface *surface)
+struct slim_view *view_of_surface(struct slim_shell *shell, struct wlr_surface *surface)
 {
 	struct slim_view *view;
-	wl_list_for_each(view, &server->views, link) {
+	wl_list_for_each(view, &shell->views, link) {
 		if (view->impl->surface(view) == surface) {
 			return view;
 		}
@@ -212,11 +193,10 @@ struct slim_view *view_of_surface(struct slim_server *server, struct wlr_surface
 	return NULL;
 }
 
-/* Maximized and fullscreen windows follow the screen's size. */
-void views_fit_output(struct slim_server *server)
+void views_fit_output(struct slim_shell *shell)
 {
 	struct slim_view *view;
-	wl_list_for_each(view, &server->views, link) {
+	wl_list_for_each(view, &shell->views, link) {
 		if (view->maximized || view->fullscreen) {
 			fill_output(view);
 		}
@@ -243,10 +223,10 @@ void view_set_state(struct slim_view *view, bool maximized, bool fullscreen)
 	}
 }
 
-void view_init(struct slim_view *view, struct slim_server *server,
+void view_init(struct slim_view *view, struct slim_shell *shell,
 		const struct slim_view_impl *impl, struct wlr_scene_node *node)
 {
-	view->server = server;
+	view->shell = shell;
 	view->impl = impl;
 	view->node = node;
 	node->data = view;
@@ -255,10 +235,10 @@ void view_init(struct slim_view *view, struct slim_server *server,
 
 void view_map(struct slim_view *view)
 {
-	struct slim_server *server = view->server;
+	struct slim_shell *shell = view->shell;
 	/* New windows cascade from the top left of what panels leave, clear of its edges. */
-	int n = wl_list_length(&server->views);
-	struct wlr_box box = view_box(view), area = server->usable;
+	int n = wl_list_length(&shell->views);
+	struct wlr_box box = view_box(view), area = shell->usable;
 	int32_t top = view->titlebar ? VIEW_TITLEBAR_H : 0;
 	int32_t x = 32 + 32 * (n % 8), y = 32 + 32 * (n % 8) + top;
 	if (x + box.width > area.width) {
@@ -275,35 +255,35 @@ void view_map(struct slim_view *view)
 	view_update_titlebar(view);
 	/* Mapped only now: placing a new window is no move for the console to copy. */
 	view->mapped = true;
-	wl_list_insert(&server->views, &view->link);
+	wl_list_insert(&shell->views, &view->link);
 	toplevel_list_add(view);
 	view_focus(view, view->impl->surface(view));
-	input_pointer_refresh(server, 0);
+	input_pointer_refresh(shell, 0);
 }
 
 /* Unmapped or gone: no grab, focus or list keeps it; focus goes to the next window down. */
 void view_unmap(struct slim_view *view)
 {
-	struct slim_server *server = view->server;
+	struct slim_shell *shell = view->shell;
 	bool was_mapped = view->mapped;
 	view->mapped = false;
 	toplevel_list_remove(view);
-	if (server->grab.view == view) {
-		grab_end(server);
+	if (shell->grab.view == view) {
+		grab_end(shell);
 	}
 	wl_list_remove(&view->link);
 	wl_list_init(&view->link);
-	if (server->focused == view) {
-		server->focused = NULL;
-		if (!wl_list_empty(&server->views)) {
-			struct slim_view *next = wl_container_of(server->views.next, next, link);
+	if (shell->focused == view) {
+		shell->focused = NULL;
+		if (!wl_list_empty(&shell->views)) {
+			struct slim_view *next = wl_container_of(shell->views.next, next, link);
 			view_focus(next, next->impl->surface(next));
 		} else {
-			wlr_seat_keyboard_clear_focus(server->seat);
+			wlr_seat_keyboard_clear_focus(shell->seat);
 		}
 	}
 	if (was_mapped) {
-		input_pointer_refresh(server, 0);
+		input_pointer_refresh(shell, 0);
 	}
 }
 

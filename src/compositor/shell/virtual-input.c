@@ -9,22 +9,23 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <wlr/types/wlr_keyboard.h>
+#include <wlr/types/wlr_output.h>
 #include <wlr/types/wlr_pointer.h>
 #include <wlr/types/wlr_seat.h>
 #include <wlr/types/wlr_virtual_keyboard_v1.h>
 #include <wlr/types/wlr_virtual_pointer_v1.h>
 #include <wlr/util/log.h>
-#include "server.h"
+#include "shell-internal.h"
 #include "slim-alloc.h"
 
 struct slim_virtual_input {
-	struct slim_server *server;
+	struct slim_shell *shell;
 	struct wl_listener new_keyboard, new_pointer;
 };
 
 /* One device: its events, and its end. */
 struct device {
-	struct slim_server *server;
+	struct slim_shell *shell;
 	struct wlr_input_device *dev;
 	struct wl_listener a, b, c, d, e, destroy;
 };
@@ -45,14 +46,14 @@ static void device_free(struct device *d)
 	free(d);
 }
 
-static struct device *device_new(struct slim_server *server, struct wlr_input_device *dev)
+static struct device *device_new(struct slim_shell *shell, struct wlr_input_device *dev)
 {
 	struct device *d = calloc(1, sizeof(*d));
 	if (!d) {
 		wlr_log(WLR_ERROR, "out of memory");
 		return NULL;
 	}
-	d->server = server;
+	d->shell = shell;
 	d->dev = dev;
 	struct wl_listener *all[] = { &d->a, &d->b, &d->c, &d->d, &d->e, &d->destroy };
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
@@ -70,8 +71,8 @@ static void hook(struct wl_listener *l, struct wl_signal *s, wl_notify_func_t f)
 static void handle_device_destroy(struct wl_listener *listener, void *data)
 {
 	struct device *d = wl_container_of(listener, d, destroy);
-	if (d->server->seat->keyboard_state.keyboard == d->dev->keyboard) {
-		wlr_seat_set_keyboard(d->server->seat, d->server->keyboard);
+	if (d->shell->seat->keyboard_state.keyboard == d->dev->keyboard) {
+		wlr_seat_set_keyboard(d->shell->seat, console_input_keyboard(d->shell->input));
 	}
 	device_free(d);
 }
@@ -82,16 +83,16 @@ static void handle_vk_key(struct wl_listener *listener, void *data)
 {
 	struct device *d = wl_container_of(listener, d, a);
 	struct wlr_event_keyboard_key *event = data;
-	wlr_seat_set_keyboard(d->server->seat, d->dev);
-	wlr_seat_keyboard_notify_key(d->server->seat, event->time_msec, event->keycode,
+	wlr_seat_set_keyboard(d->shell->seat, d->dev);
+	wlr_seat_keyboard_notify_key(d->shell->seat, event->time_msec, event->keycode,
 		event->state);
 }
 
 static void handle_vk_modifiers(struct wl_listener *listener, void *data)
 {
 	struct device *d = wl_container_of(listener, d, b);
-	wlr_seat_set_keyboard(d->server->seat, d->dev);
-	wlr_seat_keyboard_notify_modifiers(d->server->seat, &d->dev->keyboard->modifiers);
+	wlr_seat_set_keyboard(d->shell->seat, d->dev);
+	wlr_seat_keyboard_notify_modifiers(d->shell->seat, &d->dev->keyboard->modifiers);
 }
 
 /*
@@ -117,7 +118,7 @@ static void handle_new_keyboard(struct wl_listener *listener, void *data)
 		wl_resource_post_error(vk->resource, 0, "not this session's user");
 		return;
 	}
-	struct device *d = device_new(vi->server, &vk->input_device);
+	struct device *d = device_new(vi->shell, &vk->input_device);
 	if (!d) {
 		return;
 	}
@@ -130,7 +131,7 @@ static void handle_new_keyboard(struct wl_listener *listener, void *data)
 
 static void console_event(struct device *d, struct slim_wire_input ev)
 {
-	input_handle_console(d->server, &ev);
+	slim_shell_console_input(d->shell, &ev);
 }
 
 static void handle_vp_motion(struct wl_listener *listener, void *data)
@@ -148,8 +149,8 @@ static void handle_vp_motion_absolute(struct wl_listener *listener, void *data)
 	/* x / x_extent, both the client's: any fraction, which would not fit an int32 */
 	double x = e->x < 0 ? 0 : e->x > 1 ? 1 : e->x, y = e->y < 0 ? 0 : e->y > 1 ? 1 : e->y;
 	console_event(d, (struct slim_wire_input){ .kind = SLIM_INPUT_MOTION_ABS,
-		.x = (int32_t)(x * d->server->width * 256),
-		.y = (int32_t)(y * d->server->height * 256) });
+		.x = (int32_t)(x * d->shell->output->width * 256),
+		.y = (int32_t)(y * d->shell->output->height * 256) });
 }
 
 static void handle_vp_button(struct wl_listener *listener, void *data)
@@ -185,7 +186,7 @@ static void handle_new_pointer(struct wl_listener *listener, void *data)
 		wl_resource_post_error(vp->resource, 0, "not this session's user");
 		return;
 	}
-	struct device *d = device_new(vi->server, &vp->input_device);
+	struct device *d = device_new(vi->shell, &vp->input_device);
 	if (!d) {
 		return;
 	}
@@ -198,18 +199,18 @@ static void handle_new_pointer(struct wl_listener *listener, void *data)
 	hook(&d->destroy, &vp->input_device.events.destroy, handle_device_destroy);
 }
 
-struct slim_virtual_input *virtual_input_create(struct slim_server *server)
+struct slim_virtual_input *virtual_input_create(struct slim_shell *shell)
 {
 	struct slim_virtual_input *vi = slim_znew(struct slim_virtual_input);
 	struct wlr_virtual_keyboard_manager_v1 *kb =
-		wlr_virtual_keyboard_manager_v1_create(server->display);
+		wlr_virtual_keyboard_manager_v1_create(shell->display);
 	struct wlr_virtual_pointer_manager_v1 *ptr = kb ?
-		wlr_virtual_pointer_manager_v1_create(server->display) : NULL;
+		wlr_virtual_pointer_manager_v1_create(shell->display) : NULL;
 	if (!ptr) {
 		free(vi);
 		return NULL;
 	}
-	vi->server = server;
+	vi->shell = shell;
 	hook(&vi->new_keyboard, &kb->events.new_virtual_keyboard, handle_new_keyboard);
 	hook(&vi->new_pointer, &ptr->events.new_virtual_pointer, handle_new_pointer);
 	return vi;

@@ -4,10 +4,11 @@
  */
 #include <stdlib.h>
 #include <wlr/types/wlr_scene.h>
+#include <wlr/types/wlr_output.h>
 #include <wlr/types/wlr_seat.h>
 #include <wlr/types/wlr_xdg_shell.h>
 #include <wlr/util/log.h>
-#include "server.h"
+#include "shell-internal.h"
 
 struct slim_xdg_view {
 	struct slim_view base;
@@ -167,7 +168,7 @@ static void handle_request_fullscreen(struct wl_listener *listener, void *data)
 }
 
 /* Popups: placed in their parent's scene node, kept on the screen. */
-static void create_popup(struct slim_server *server, struct wlr_xdg_surface *xdg)
+static void create_popup(struct slim_shell *shell, struct wlr_xdg_surface *xdg)
 {
 	/*
 	 * A popup without a parent: wlroots 0.15 has posted the protocol
@@ -196,17 +197,17 @@ static void create_popup(struct slim_server *server, struct wlr_xdg_surface *xdg
 		return;
 	}
 	struct wlr_box geo = view_geometry(view);
-	struct wlr_box box = { geo.x - view->x, geo.y - view->y, (int)server->width,
-		(int)server->height };
+	struct wlr_box box = { geo.x - view->x, geo.y - view->y, shell->output->width,
+		shell->output->height };
 	wlr_xdg_popup_unconstrain_from_box(xdg->popup, &box);
 }
 
 void xdg_handle_new_surface(struct wl_listener *listener, void *data)
 {
-	struct slim_server *server = wl_container_of(listener, server, new_xdg_surface);
+	struct slim_shell *shell = wl_container_of(listener, shell, new_xdg_surface);
 	struct wlr_xdg_surface *xdg = data;
 	if (xdg->role == WLR_XDG_SURFACE_ROLE_POPUP) {
-		create_popup(server, xdg);
+		create_popup(shell, xdg);
 		return;
 	}
 	if (xdg->role != WLR_XDG_SURFACE_ROLE_TOPLEVEL) {
@@ -214,14 +215,14 @@ void xdg_handle_new_surface(struct wl_listener *listener, void *data)
 	}
 	struct slim_xdg_view *view = calloc(1, sizeof(*view));
 	struct wlr_scene_node *node = view ?
-		wlr_scene_xdg_surface_create(&server->windows->node, xdg) : NULL;
+		wlr_scene_xdg_surface_create(&shell->windows->node, xdg) : NULL;
 	if (!node) {
 		free(view);
 		wl_resource_post_no_memory(xdg->resource);
 		return;
 	}
 	view->xdg = xdg;
-	view_init(&view->base, server, &xdg_impl, node);
+	view_init(&view->base, shell, &xdg_impl, node);
 	xdg->data = node;
 
 	view->map.notify = handle_map;
@@ -249,7 +250,7 @@ void xdg_handle_new_surface(struct wl_listener *listener, void *data)
 	 * and is only in `requested`. The first configure must already say it.
 	 */
 	/* a decoration asked for before this commit, as with the states below */
-	view_set_decorated(&view->base, protocols_wants_titlebar(server->protocols, xdg));
+	view_set_decorated(&view->base, protocols_wants_titlebar(shell->protocols, xdg));
 	if (toplevel->requested.maximized || toplevel->requested.fullscreen) {
 		view_set_state(&view->base, toplevel->requested.maximized,
 			toplevel->requested.fullscreen);

@@ -13,11 +13,11 @@
 #include <wlr/util/log.h>
 #include <wlr/xwayland.h>
 #include "geometry.h"
-#include "server.h"
+#include "shell-internal.h"
 #include "slim-alloc.h"
 
 struct slim_xwayland {
-	struct slim_server *server;
+	struct slim_shell *shell;
 	struct wlr_xwayland *wlr;
 	struct wl_listener ready, new_surface;
 };
@@ -202,7 +202,7 @@ static void handle_set_geometry(struct wl_listener *listener, void *data)
 /* X11 says no serial: a move or resize is taken while a button is down on the window. */
 static void x11_grab(struct slim_x11_view *view, enum slim_grab_mode mode, uint32_t edges)
 {
-	struct wlr_seat *seat = view->base.server->seat;
+	struct wlr_seat *seat = view->base.shell->seat;
 	if (view->unmanaged || !view->xs->surface || seat->pointer_state.button_count == 0 ||
 			seat->pointer_state.focused_surface != view->xs->surface) {
 		return;
@@ -253,7 +253,7 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 	struct slim_xwayland *xw = wl_container_of(listener, xw, new_surface);
 	struct wlr_xwayland_surface *xs = data;
 	struct slim_x11_view *view = calloc(1, sizeof(*view));
-	struct wlr_scene_tree *tree = view ? wlr_scene_tree_create(&xw->server->windows->node) : NULL;
+	struct wlr_scene_tree *tree = view ? wlr_scene_tree_create(&xw->shell->windows->node) : NULL;
 	if (!tree) {
 		free(view);
 		wlr_log(WLR_ERROR, "xwayland: out of memory for a window");
@@ -261,7 +261,7 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 	}
 	view->xs = xs;
 	view->unmanaged = xs->override_redirect;
-	view_init(&view->base, xw->server, &x11_impl, &tree->node);
+	view_init(&view->base, xw->shell, &x11_impl, &tree->node);
 	if (view->unmanaged) {
 		view->base.node->data = NULL; /* the pointer goes to it; a click focuses nothing */
 	}
@@ -293,19 +293,18 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 static void handle_ready(struct wl_listener *listener, void *data)
 {
 	struct slim_xwayland *xw = wl_container_of(listener, xw, ready);
-	wlr_xwayland_set_seat(xw->wlr, xw->server->seat);
-	/* it draws every X11 window: first, with the compositor, not with the clients */
-	slim_sched_server(xw->server->sched, xw->wlr->server->pid);
+	wlr_xwayland_set_seat(xw->wlr, xw->shell->seat);
+	xw->shell->handler->xwayland_ready(xw->shell->data, xw->wlr->server->pid);
 	wlr_log(WLR_INFO, "xwayland: ready on DISPLAY=%s", xw->wlr->display_name);
 }
 
-struct slim_xwayland *xwayland_create(struct slim_server *server,
+struct slim_xwayland *xwayland_create(struct slim_shell *shell,
 		struct wlr_compositor *compositor)
 {
 	struct slim_xwayland *xw = slim_znew(struct slim_xwayland);
-	xw->server = server;
+	xw->shell = shell;
 	/* lazy: Xwayland runs only once an X11 client connects */
-	xw->wlr = wlr_xwayland_create(server->display, compositor, true);
+	xw->wlr = wlr_xwayland_create(shell->display, compositor, true);
 	if (!xw->wlr) {
 		wlr_log(WLR_ERROR, "xwayland: cannot be had; X11 programs will find no DISPLAY");
 		free(xw);

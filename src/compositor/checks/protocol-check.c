@@ -31,7 +31,7 @@
 #include <wlr/types/wlr_surface.h>
 #include <wlr/util/box.h>
 #include <wlr/util/log.h>
-#include "server.h"
+#include "protocol-check.h"
 #include "viewporter-protocol.h"
 #include "slim-alloc.h"
 #include "slim-log.h"

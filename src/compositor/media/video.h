@@ -1,0 +1,50 @@
+/*
+ * Moving pictures found and sent as CSCS (video.c). The session makes it
+ * and asks it for each streamed frame's pictures; it tells the session
+ * through slim_video_handler and calls none of it.
+ */
+#ifndef SLIM_VIDEO_H
+#define SLIM_VIDEO_H
+
+#include <pixman.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <wayland-server-core.h>
+#include "encoder.h"
+
+struct wlr_compositor;
+struct wlr_scene;
+struct wlr_texture;
+struct slim_video;
+
+struct slim_video_handler {
+	/* `region` (output coordinates) stopped being video: it is repainted exactly. */
+	void (*repaint)(void *data, const pixman_region32_t *region);
+	/*
+	 * The bits a second video may take on the console's link, asking for
+	 * demand_bps (0: no limit known).
+	 */
+	uint64_t (*link_budget)(void *data, uint64_t demand_bps);
+	/* A YUV client buffer's texture: its planes (4:2:0, depth 8; no dst) into img. */
+	bool (*texture_yuv)(void *data, struct wlr_texture *texture, struct slim_yuv_image *img);
+};
+
+/*
+ * Watches the surfaces of `compositor`, shown in `scene`; budget_bps 0:
+ * video goes as pixels like everything else.
+ */
+struct slim_video *video_create(struct wl_event_loop *loop, struct wlr_compositor *compositor,
+		struct wlr_scene *scene, uint64_t budget_bps, const struct slim_video_handler *handler,
+		void *data);
+void video_destroy(struct slim_video *video);
+/*
+ * The frame's video, as YUV images into frame->yuv, taken from the rendered
+ * pixels `fb`; what stopped being video is added to `damage` to be repainted.
+ * `answer_pending`: input waits for its answer. Returns whether this frame
+ * is that answer (exact pixels outside the video changed); the video's
+ * picture then waits for the next frame (frame->defer).
+ */
+bool video_frame(struct slim_video *video, const struct slim_fb *fb,
+		pixman_region32_t *damage, struct slim_frame *frame, bool answer_pending);
+
+#endif
