@@ -22,6 +22,7 @@
 #include "session-link.h"
 #include "manager.h"
 #include "options.h"
+#include "slim-clock.h"
 #include "slim-log.h"
 #include "status-screen.h"
 #include "trust.h"

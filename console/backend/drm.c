@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <xf86drm.h>
 #include "drm-internal.h"
+#include "slim-clock.h"
 
 static const struct slim_console_backend_impl drm_impl;
 

@@ -4,6 +4,7 @@
 #include "console-core.h"
 #include "input-queue.h"
 #include "seq-window.h"
+#include "slim-clock.h"
 #include "slim-log.h"
 #include "slim-zstd.h"
 
