@@ -1,10 +1,12 @@
 /*
  * What the files of --output drm share: the backend's state and the
  * helpers each part calls in another. (The public header is not called
- * drm.h: that name is libdrm's.) drm.c owns the backend (scanout,
- * seat, hot-plug), drm-display.c chooses a connector, mode and CRTC,
- * drm-buffer.c makes dumb buffers and copies damage into them,
- * drm-cursor.c shows the pointer, drm-bench.c times the copies.
+ * drm.h: that name is libdrm's.) From the top down: drm-output.c owns the
+ * backend (its interface, the seat), drm-hotplug.c follows monitors
+ * plugged in or out, drm-cursor.c shows the pointer, drm-scanout.c the
+ * picture, drm-display.c chooses a connector, mode and CRTC, drm-buffer.c
+ * makes dumb buffers and copies damage into them; drm-bench.c times the
+ * copies. A part calls only those below it.
  */
 #ifndef SLIM_CONSOLE_DRM_INTERNAL_H
 #define SLIM_CONSOLE_DRM_INTERNAL_H
@@ -105,7 +107,7 @@ void drm_device_lost(struct slim_drm_backend *drm, const char *what, int err);
 /* Whether errno says the device itself is gone, not that a call was refused. */
 bool drm_fatal_errno(int err);
 
-/* -- drm.c */
+/* -- drm-scanout.c */
 
 /* Brings the back buffer up to date and flips to it, when it may. */
 void drm_update(struct slim_drm_backend *drm);
