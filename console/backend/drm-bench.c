@@ -15,7 +15,7 @@ bool slim_drm_backend_bench(struct slim_console_backend *b, FILE *out)
 		fb.px[i] = 0xff000000u | (uint32_t)(i * 2654435761u >> 8);
 	}
 	/* into the buffer not on screen, as present() does between flips */
-	const struct slim_drm_buffer *buf = &drm->bufs[drm->damage.back];
+	const struct slim_drm_buffer *buf = &drm->scanout.bufs[drm->scanout.damage.back];
 	static const uint32_t sides[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512 };
 	/*
 	 * cost = startup + pixels * per_pixel by least squares weighted by

@@ -49,8 +49,8 @@ static void drm_dispatch(struct slim_console_backend *b)
 		if (ev.type == DRM_EVENT_FLIP_COMPLETE && ev.length >= sizeof(struct drm_event_vblank)) {
 			struct drm_event_vblank vb;
 			memcpy(&vb, buf + i, sizeof(vb));
-			if ((uintptr_t)vb.user_data == drm->flip_generation) {
-				drm->flip_pending = false;
+			if ((uintptr_t)vb.user_data == drm->scanout.flip_generation) {
+				drm->scanout.flip_pending = false;
 			}
 		}
 		i += ev.length;
@@ -84,10 +84,10 @@ static void seat_enable(void *data)
 		return;
 	}
 	/* Whatever was on screen meanwhile, neither buffer holds our picture. */
-	drm->flip_pending = false;
-	drm->flip_generation++;
-	drm->cursor_shown = false;
-	slim_drm_damage_add_all(&drm->damage);
+	drm->scanout.flip_pending = false;
+	drm->scanout.flip_generation++;
+	drm->cursor.shown = false;
+	slim_drm_damage_add_all(&drm->scanout.damage);
 	drm->active = true;
 	if (!drm_set_crtc(drm)) {
 		if (drm_fatal_errno(errno)) {
@@ -100,9 +100,9 @@ static void seat_enable(void *data)
 		return;
 	}
 	drm_cursor_show(drm);
-	if (drm->reprobe) {
+	if (drm->hotplug.reprobe) {
 		/* a monitor changed while the seat was away */
-		drm->reprobe = false;
+		drm->hotplug.reprobe = false;
 		if (drm_reprobe(drm)) {
 			return; /* resized: the new association repaints everything */
 		}
@@ -133,8 +133,8 @@ struct slim_console_backend *slim_drm_backend_create(struct slim_seat *seat,
 	drm->listener_data = data;
 	drm->fd = -1;
 	drm->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
-	drm->asked_width = width;
-	drm->asked_height = height;
+	drm->hotplug.asked_width = width;
+	drm->hotplug.asked_height = height;
 	if (!drm_open_display(drm, width, height, err, err_len)) {
 		free(drm);
 		return NULL;
@@ -195,8 +195,8 @@ static void drm_present(struct slim_console_backend *b, const struct slim_fb *fb
 	if (fb->width != drm->width || fb->height != drm->height) {
 		return;
 	}
-	drm->fb = fb;
-	slim_drm_damage_add(&drm->damage, damage, n);
+	drm->scanout.fb = fb;
+	slim_drm_damage_add(&drm->scanout.damage, damage, n);
 	drm_update(drm);
 }
 
@@ -225,11 +225,11 @@ static void drm_destroy(struct slim_console_backend *b)
 	if (drm->fd >= 0) {
 		drm_scanout_destroy(drm);
 		for (int i = 0; i < 2; i++) {
-			drm_buffer_destroy(drm, &drm->cursor_bufs[i]);
+			drm_buffer_destroy(drm, &drm->cursor.bufs[i]);
 		}
 	}
 	drm_close_device(drm);
-	free(drm->cursor_image);
+	free(drm->cursor.image);
 	free(drm);
 }
 

@@ -13,10 +13,10 @@
 
 bool drm_scanout_create(struct slim_drm_backend *drm)
 {
-	slim_drm_damage_init(&drm->damage, drm->width, drm->height);
-	drm->has_damage = true;
+	slim_drm_damage_init(&drm->scanout.damage, drm->width, drm->height);
+	drm->scanout.has_damage = true;
 	for (int i = 0; i < 2; i++) {
-		if (!drm_buffer_create(drm, &drm->bufs[i], drm->width, drm->height,
+		if (!drm_buffer_create(drm, &drm->scanout.bufs[i], drm->width, drm->height,
 				DRM_FORMAT_XRGB8888)) {
 			return false;
 		}
@@ -27,26 +27,26 @@ bool drm_scanout_create(struct slim_drm_backend *drm)
 void drm_scanout_destroy(struct slim_drm_backend *drm)
 {
 	for (int i = 0; i < 2; i++) {
-		drm_buffer_destroy(drm, &drm->bufs[i]);
+		drm_buffer_destroy(drm, &drm->scanout.bufs[i]);
 	}
-	if (drm->has_damage) {
-		slim_drm_damage_finish(&drm->damage);
-		drm->has_damage = false;
+	if (drm->scanout.has_damage) {
+		slim_drm_damage_finish(&drm->scanout.damage);
+		drm->scanout.has_damage = false;
 	}
 }
 
 bool drm_set_crtc(struct slim_drm_backend *drm)
 {
-	struct slim_drm_buffer *buf = &drm->bufs[drm->damage.back];
-	if (drm->fb) {
-		drm_copy_region(drm, buf, slim_drm_damage_back(&drm->damage));
-		slim_drm_damage_drawn(&drm->damage);
+	struct slim_drm_buffer *buf = &drm->scanout.bufs[drm->scanout.damage.back];
+	if (drm->scanout.fb) {
+		drm_copy_region(drm, buf, slim_drm_damage_back(&drm->scanout.damage));
+		slim_drm_damage_drawn(&drm->scanout.damage);
 	}
 	if (drmModeSetCrtc(drm->fd, drm->crtc_id, buf->fb_id, 0, 0, &drm->connector_id, 1,
 			&drm->mode) != 0) {
 		return false;
 	}
-	slim_drm_damage_flipped(&drm->damage);
+	slim_drm_damage_flipped(&drm->scanout.damage);
 	return true;
 }
 
@@ -58,17 +58,17 @@ bool drm_set_crtc(struct slim_drm_backend *drm)
  */
 void drm_update(struct slim_drm_backend *drm)
 {
-	if (!drm->active || drm->gone || drm->flip_pending || !drm->fb ||
-			!slim_drm_damage_back_stale(&drm->damage)) {
+	if (!drm->active || drm->gone || drm->scanout.flip_pending || !drm->scanout.fb ||
+			!slim_drm_damage_back_stale(&drm->scanout.damage)) {
 		return;
 	}
-	struct slim_drm_buffer *buf = &drm->bufs[drm->damage.back];
-	drm_copy_region(drm, buf, slim_drm_damage_back(&drm->damage));
-	slim_drm_damage_drawn(&drm->damage);
+	struct slim_drm_buffer *buf = &drm->scanout.bufs[drm->scanout.damage.back];
+	drm_copy_region(drm, buf, slim_drm_damage_back(&drm->scanout.damage));
+	slim_drm_damage_drawn(&drm->scanout.damage);
 	if (drmModePageFlip(drm->fd, drm->crtc_id, buf->fb_id, DRM_MODE_PAGE_FLIP_EVENT,
-			(void *)drm->flip_generation) == 0) {
-		drm->flip_pending = true;
-		slim_drm_damage_flipped(&drm->damage);
+			(void *)drm->scanout.flip_generation) == 0) {
+		drm->scanout.flip_pending = true;
+		slim_drm_damage_flipped(&drm->scanout.damage);
 		return;
 	}
 	int err = errno;
@@ -90,7 +90,7 @@ void drm_update(struct slim_drm_backend *drm)
 	}
 	if (drmModeSetCrtc(drm->fd, drm->crtc_id, buf->fb_id, 0, 0, &drm->connector_id, 1,
 			&drm->mode) == 0) {
-		slim_drm_damage_flipped(&drm->damage);
+		slim_drm_damage_flipped(&drm->scanout.damage);
 	} else if (drm_fatal_errno(errno)) {
 		drm_device_lost(drm, "set CRTC", errno);
 	}
