@@ -520,6 +520,119 @@ static bool run(struct console *c)
 	return true;
 }
 
+/* --server's link, or the one a REDIRECT will give a server: false once the reason is said. */
+static bool open_link(struct console *c)
+{
+	char err[512];
+	/* --manager: no server until the manager's REDIRECT names one */
+	struct slim_console_link_config link_config = {
+		.mode = c->opts.transport,
+		.mtu = c->opts.mtu,
+		.pairing_key = c->opts.pairing_key[0] ? c->opts.pairing_key : NULL,
+	};
+	c->link = slim_console_link_create(c->opts.server, &link_config, err, sizeof(err));
+	if (!c->link) {
+		slim_console_status("%s", err);
+		return false;
+	}
+	return transport_allowed(c, slim_console_link_fd(c->link));
+}
+
+/* The screen the server paints, as large as the output; false once the reason is said. */
+static bool create_core(struct console *c)
+{
+	/* a record's overhead is the wire's; the slim datagrams get the rest */
+	uint32_t mtu = c->opts.mtu;
+	if (c->opts.transport == SLIM_SEC_DTLS) {
+		mtu = (mtu > SLIM_SEC_MAX_RECORD + SLIM_SEC_OVERHEAD ?
+			SLIM_SEC_MAX_RECORD + SLIM_SEC_OVERHEAD : mtu) - SLIM_SEC_OVERHEAD;
+	}
+	c->mtu = (uint16_t)mtu;
+	c->core = slim_console_core_create(c->opts.width, c->opts.height, c->mtu,
+		c->devices.backend, slim_console_link_send, c->link);
+	if (!c->core) {
+		slim_console_status("cannot create a %ux%u screen", c->opts.width, c->opts.height);
+		return false;
+	}
+	slim_console_core_set_video_budget(c->core, c->opts.video_budget);
+	/* a frame's ACK rides on the keystroke's release that usually follows */
+	slim_console_core_set_ack_delay(c->core, true);
+	return true;
+}
+
+/* Everything the loop serves, started: -1, or the status to exit with. */
+static int start(struct console *c)
+{
+	char err[512];
+	if (!load_identity(c, err, sizeof(err))) {
+		slim_console_status("%s", err);
+		return EXIT_FAILURE;
+	}
+	if (c->opts.print_id) {
+		printf("%s\n", c->id);
+		return EXIT_SUCCESS;
+	}
+	if (!open_link(c)) {
+		return EXIT_USAGE;
+	}
+	if (!console_devices_open_output(&c->devices, &c->opts, &devices_listener, c) ||
+			!create_core(c)) {
+		return EXIT_FAILURE;
+	}
+	if (c->opts.manager && !create_manager(c, err, sizeof(err))) {
+		slim_console_status("%s", err);
+		return EXIT_USAGE;
+	}
+	if (c->opts.control) {
+		c->control = slim_console_control_create(STDIN_FILENO, stdout, c->core, c->link);
+		if (!c->control) {
+			slim_console_status("out of memory");
+			return EXIT_FAILURE;
+		}
+	}
+	c->signal_fd = open_signals();
+	if (c->signal_fd < 0) {
+		slim_console_status("signalfd: %s", strerror(errno));
+		return EXIT_FAILURE;
+	}
+	/* after the signals are blocked: the PC/SC thread inherits the mask */
+	if (!open_card_reader(c)) {
+		return EXIT_FAILURE;
+	}
+	console_devices_open_input(&c->devices, &c->opts);
+	if (c->control) {
+		slim_console_control_id(c->control, c->id);
+	}
+	/* no sound device is no reason to stop: the console is silent, and says so */
+	c->audio = console_audio_create(&c->opts.audio, &audio_listener, c);
+	slim_console_core_set_caps(c->core, console_audio_caps(c->audio));
+	if (c->control) {
+		slim_console_control_set_audio(c->control, c->audio);
+	}
+	slim_console_link_start(c->link, c->core, c->id, &link_listener, c);
+	if (c->manager) {
+		slim_console_manager_start(c->manager);
+	}
+	return -1;
+}
+
+static void stop(struct console *c)
+{
+	slim_card_reader_destroy(c->card);
+	slim_console_control_destroy(c->control);
+	slim_console_manager_destroy(c->manager);
+	slim_trust_destroy(c->trust);
+	/* before the core: the link lets go of the core's events */
+	slim_console_link_destroy(c->link);
+	console_audio_destroy(c->audio);
+	slim_console_core_destroy(c->core);
+	console_devices_close(&c->devices);
+	if (c->signal_fd >= 0) {
+		close(c->signal_fd);
+	}
+	slim_sec_identity_destroy(c->identity);
+}
+
 int main(int argc, char *argv[])
 {
 	struct console c = { .signal_fd = -1 };
@@ -530,105 +643,9 @@ int main(int argc, char *argv[])
 	slim_log_init(c.opts.verbose ? SLIM_LOG_DEBUG : SLIM_LOG_INFO, NULL);
 	if (c.opts.bench_present) {
 		ret = console_devices_bench(&c.devices, &c.opts);
-		goto out;
+	} else if ((ret = start(&c)) < 0) {
+		ret = run(&c) ? EXIT_SUCCESS : EXIT_FAILURE;
 	}
-
-	char err[512];
-	if (!load_identity(&c, err, sizeof(err))) {
-		slim_console_status("%s", err);
-		ret = EXIT_FAILURE;
-		goto out;
-	}
-	if (c.opts.print_id) {
-		printf("%s\n", c.id);
-		ret = EXIT_SUCCESS;
-		goto out;
-	}
-	ret = EXIT_USAGE;
-	/* --manager: no server until the manager's REDIRECT names one */
-	struct slim_console_link_config link_config = {
-		.mode = c.opts.transport,
-		.mtu = c.opts.mtu,
-		.pairing_key = c.opts.pairing_key[0] ? c.opts.pairing_key : NULL,
-	};
-	c.link = slim_console_link_create(c.opts.server, &link_config, err, sizeof(err));
-	if (!c.link) {
-		slim_console_status("%s", err);
-		goto out;
-	}
-	if (!transport_allowed(&c, slim_console_link_fd(c.link))) {
-		goto out;
-	}
-	ret = EXIT_FAILURE;
-	if (!console_devices_open_output(&c.devices, &c.opts, &devices_listener, &c)) {
-		goto out;
-	}
-	/* a record's overhead is the wire's; the slim datagrams get the rest */
-	uint32_t mtu = c.opts.mtu;
-	if (c.opts.transport == SLIM_SEC_DTLS) {
-		mtu = (mtu > SLIM_SEC_MAX_RECORD + SLIM_SEC_OVERHEAD ?
-			SLIM_SEC_MAX_RECORD + SLIM_SEC_OVERHEAD : mtu) - SLIM_SEC_OVERHEAD;
-	}
-	c.mtu = (uint16_t)mtu;
-	c.core = slim_console_core_create(c.opts.width, c.opts.height, c.mtu, c.devices.backend,
-		slim_console_link_send, c.link);
-	if (!c.core) {
-		slim_console_status("cannot create a %ux%u screen", c.opts.width, c.opts.height);
-		goto out;
-	}
-	slim_console_core_set_video_budget(c.core, c.opts.video_budget);
-	/* a frame's ACK rides on the keystroke's release that usually follows */
-	slim_console_core_set_ack_delay(c.core, true);
-	if (c.opts.manager && !create_manager(&c, err, sizeof(err))) {
-		slim_console_status("%s", err);
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	if (c.opts.control) {
-		c.control = slim_console_control_create(STDIN_FILENO, stdout, c.core, c.link);
-		if (!c.control) {
-			slim_console_status("out of memory");
-			goto out;
-		}
-	}
-	c.signal_fd = open_signals();
-	if (c.signal_fd < 0) {
-		slim_console_status("signalfd: %s", strerror(errno));
-		goto out;
-	}
-	/* after the signals are blocked: the PC/SC thread inherits the mask */
-	if (!open_card_reader(&c)) {
-		goto out;
-	}
-	console_devices_open_input(&c.devices, &c.opts);
-	if (c.control) {
-		slim_console_control_id(c.control, c.id);
-	}
-	/* no sound device is no reason to stop: the console is silent, and says so */
-	c.audio = console_audio_create(&c.opts.audio, &audio_listener, &c);
-	slim_console_core_set_caps(c.core, console_audio_caps(c.audio));
-	if (c.control) {
-		slim_console_control_set_audio(c.control, c.audio);
-	}
-	slim_console_link_start(c.link, c.core, c.id, &link_listener, &c);
-	if (c.manager) {
-		slim_console_manager_start(c.manager);
-	}
-	ret = run(&c) ? EXIT_SUCCESS : EXIT_FAILURE;
-
-out:
-	slim_card_reader_destroy(c.card);
-	slim_console_control_destroy(c.control);
-	slim_console_manager_destroy(c.manager);
-	slim_trust_destroy(c.trust);
-	/* before the core: the link lets go of the core's events */
-	slim_console_link_destroy(c.link);
-	console_audio_destroy(c.audio);
-	slim_console_core_destroy(c.core);
-	console_devices_close(&c.devices);
-	if (c.signal_fd >= 0) {
-		close(c.signal_fd);
-	}
-	slim_sec_identity_destroy(c.identity);
+	stop(&c);
 	return ret;
 }
