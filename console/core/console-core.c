@@ -669,6 +669,51 @@ static enum slim_error receive_audio(struct slim_console_core *core, struct slim
 	return SLIM_OK;
 }
 
+/*
+ * A datagram the sequence has not seen: expanded, decoded whole, then
+ * applied; a gap before it is reported at once.
+ */
+static enum slim_error receive_new(struct slim_console_core *core, struct slim_reader *r,
+		struct slim_dgram *hdr, const uint8_t *buf, size_t len)
+{
+	enum slim_error err = slim_zstd_reader_init(core->dec.zstd, core->dec.inflated,
+		core->dec.history, r, hdr, buf, len, false, (uint16_t)core->fb.width,
+		(uint16_t)core->fb.height);
+	if (err != SLIM_OK) {
+		/* Not marked as applied: the next ACK reports it lost and it is repainted. */
+		return reject(core, err, hdr->seq);
+	}
+	/* what it says, kept for later datagrams to name as their dictionary */
+	const uint8_t *cmds = r->p;
+	size_t cmds_len = (size_t)(r->end - r->p);
+	size_t n;
+	err = decode_all(core, r, &n);
+	if (err != SLIM_OK) {
+		/* Not marked as applied: the next ACK reports it lost and it is repainted. */
+		return reject(core, err, hdr->seq);
+	}
+	uint32_t prev = core->window.highest;
+	slim_seq_window_mark(&core->window, hdr->seq);
+	if (hdr->seq != prev + 1 && !(prev == UINT32_MAX && hdr->seq == 1)) {
+		nack_gap(core, prev + 1, hdr->seq - 1);
+	}
+	uint64_t now = slim_now_us();
+	/* an acknowledgement of input alone is no part of a frame */
+	if (!(n == 1 && core->dec.cmds[0].type == SLIM_CMD_INPUT_ACK)) {
+		core->frame.received_us = core->frame.received_us ? core->frame.received_us : now;
+		core->frame.dgrams++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		apply(core, &core->dec.cmds[i], hdr->time_us);
+	}
+	slim_history_add(core->dec.history, hdr->seq, cmds, cmds_len);
+	core->stats.applied++;
+	core->stats.bytes += len;
+	/* an acknowledgement may have made room for events that did not fit before */
+	slim_console_core_tick(core, now);
+	return SLIM_OK;
+}
+
 enum slim_error slim_console_core_receive(struct slim_console_core *core,
 		const uint8_t *buf, size_t len)
 {
@@ -728,39 +773,5 @@ enum slim_error slim_console_core_receive_at(struct slim_console_core *core,
 	case SLIM_SEQ_NEW:
 		break;
 	}
-	err = slim_zstd_reader_init(core->dec.zstd, core->dec.inflated, core->dec.history, &r,
-		&hdr, buf, len, false, (uint16_t)core->fb.width, (uint16_t)core->fb.height);
-	if (err != SLIM_OK) {
-		/* Not marked as applied: the next ACK reports it lost and it is repainted. */
-		return reject(core, err, hdr.seq);
-	}
-	/* what it says, kept for later datagrams to name as their dictionary */
-	const uint8_t *cmds = r.p;
-	size_t cmds_len = (size_t)(r.end - r.p);
-	size_t n;
-	err = decode_all(core, &r, &n);
-	if (err != SLIM_OK) {
-		/* Not marked as applied: the next ACK reports it lost and it is repainted. */
-		return reject(core, err, hdr.seq);
-	}
-	uint32_t prev = core->window.highest;
-	slim_seq_window_mark(&core->window, hdr.seq);
-	if (hdr.seq != prev + 1 && !(prev == UINT32_MAX && hdr.seq == 1)) {
-		nack_gap(core, prev + 1, hdr.seq - 1);
-	}
-	uint64_t now = slim_now_us();
-	/* an acknowledgement of input alone is no part of a frame */
-	if (!(n == 1 && core->dec.cmds[0].type == SLIM_CMD_INPUT_ACK)) {
-		core->frame.received_us = core->frame.received_us ? core->frame.received_us : now;
-		core->frame.dgrams++;
-	}
-	for (size_t i = 0; i < n; i++) {
-		apply(core, &core->dec.cmds[i], hdr.time_us);
-	}
-	slim_history_add(core->dec.history, hdr.seq, cmds, cmds_len);
-	core->stats.applied++;
-	core->stats.bytes += len;
-	/* an acknowledgement may have made room for events that did not fit before */
-	slim_console_core_tick(core, now);
-	return SLIM_OK;
+	return receive_new(core, &r, &hdr, buf, len);
 }
