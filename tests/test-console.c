@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "console-core.h"
+#include "slim-clock.h"
 #include "test-util.h"
 
 #define ASSOC 0xa550c1a7u

@@ -97,6 +97,36 @@ def log(msg):
 _T0 = time.monotonic()
 
 
+def _raise_failure(message):
+    raise TestFailure(message)
+
+
+def wait_until(ask, timeout, what, holds=None, fail=_raise_failure, pause=0.05):
+    """The first answer of ask() that holds (holds(answer), by default
+    anything but None and False), asked again until `timeout` seconds
+    have passed. Between two asks: `pause` seconds, where nothing tells
+    when to ask again (a listing, a file that grows), or pause(seconds
+    left) where something does (Console.frame_pause). At the deadline it
+    fails, through fail (a Session's adds the logs), saying what it
+    waited for: `what`, or what(last answer); with what=None it returns
+    None instead."""
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = ask()
+        if holds(answer) if holds else answer is not None and answer is not False:
+            return answer
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        if callable(pause):
+            pause(left)
+        else:
+            time.sleep(min(pause, left))
+    if what is None:
+        return None
+    return fail('waited %gs for %s' % (timeout, what(answer) if callable(what) else what))
+
+
 def require_programs(*names):
     """Skips the test (exit 77) when a program it needs is not installed."""
     missing = [n for n in names if not (os.path.isabs(n) and os.access(n, os.X_OK))
@@ -290,16 +320,6 @@ def _become_subreaper():
         pass
 
 
-def _reap_orphans():
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-
-
 _become_subreaper()
 # The run's tag, claimed before any child starts: they all carry it (SLIMTEST_RUN).
 slimrun.tag()
@@ -423,6 +443,17 @@ class Console(Process):
         if not attached:
             self.session.fail('%s never attached' % self.name)
         return int(attached[-1].split()[1])
+
+    def frame_pause(self, longest):
+        """A pause for wait_until: until the console's next frame (at once
+        if one came since the last ask began), at most `longest` seconds."""
+        mark = self.mark()
+
+        def pause(left):
+            nonlocal mark
+            self.next_frame(min(longest, left), start=mark)
+            mark = self.mark()
+        return pause
 
     def frames_since(self, mark):
         return [l for l in self.stdout.since(mark) if l.startswith('frame ')]
@@ -645,7 +676,7 @@ class Session:
                 reports += _sanitizer_report(p.stderr.lines)
         if reports:
             problems.append('sanitizer reports:\n' + '\n'.join(reports[:40]))
-        _reap_orphans()
+        slimrun.reap_orphans()
         shutil.rmtree(self.tmp, ignore_errors=True)
         if problems and exc_type is None:
             raise TestFailure('at the end of the session: ' + '; '.join(problems)
@@ -866,11 +897,8 @@ class Session:
     def settled(self, quiet=0.3, timeout=15, console=None):
         """Waits until no frame has arrived for `quiet` seconds."""
         console = console or self.console
-        deadline = time.monotonic() + scaled(timeout)
-        while time.monotonic() < deadline:
-            if console.next_frame(quiet) is None:
-                return
-        self.fail('the screen did not settle within %gs' % scaled(timeout))
+        wait_until(lambda: console.next_frame(quiet), scaled(timeout), 'the screen to settle',
+                   holds=lambda frame: frame is None, fail=self.fail, pause=0)
 
     @contextlib.contextmanager
     def fifo(self, path=None, owner=None):
@@ -902,31 +930,21 @@ class Session:
     def wait_stats(self, predicate, what, timeout=15, console=None):
         """Waits, frame by frame, until predicate(console stats) holds; returns them."""
         console = console or self.console
-        deadline = time.monotonic() + scaled(timeout)
-        while True:
-            mark = console.mark()
-            st = console.stats()
-            if predicate(st):
-                return st
-            if time.monotonic() > deadline:
-                self.fail('no %s within %gs (stats: %s)' % (what, scaled(timeout), st))
-            console.next_frame(scaled(0.5), start=mark)
+        return wait_until(console.stats, scaled(timeout),
+                          lambda st: '%s (stats: %s)' % (what, st), holds=predicate,
+                          fail=self.fail, pause=console.frame_pause(scaled(0.5)))
 
     def wait_screen(self, predicate, what, timeout=15, console=None):
         """Waits, frame by frame, until predicate(console screenshot) holds;
         returns that image."""
         console = console or self.console
-        deadline = time.monotonic() + scaled(timeout)
-        while True:
-            mark = console.mark()
-            img = self.console_image(console)
-            if predicate(img):
-                return img
-            if time.monotonic() > deadline:
-                path = os.path.join(self.outdir, 'wait-screen-console.png')
-                img.save(path)
-                self.fail('the console screen never showed %s (last screen: %s)' % (what, path))
-            console.next_frame(max(0.05, min(1.0, deadline - time.monotonic())), start=mark)
+
+        def failed(img):
+            path = os.path.join(self.outdir, 'wait-screen-console.png')
+            img.save(path)
+            return 'the console screen to show %s (last screen: %s)' % (what, path)
+        return wait_until(lambda: self.console_image(console), scaled(timeout), failed,
+                          holds=predicate, fail=self.fail, pause=console.frame_pause(1.0))
 
     def assert_frozen_equal(self, client):
         """A client that animates stopped (SIGSTOP) so that the screen can
