@@ -8,13 +8,13 @@
 #include "slim-log.h"
 #include "test-util.h"
 
-struct secure_wire w;
+struct secure_wire wire;
 
 static void client_send(void *data, const uint8_t *buf, size_t len)
 {
 	struct client *cl = data;
-	assert_true(w.n_up < MAX_DGRAMS && len <= sizeof(w.up[0].buf));
-	struct dgram *d = &w.up[w.n_up++];
+	assert_true(wire.n_up < MAX_DGRAMS && len <= sizeof(wire.up[0].buf));
+	struct dgram *d = &wire.up[wire.n_up++];
 	memcpy(d->buf, buf, len);
 	d->len = len;
 	d->addr = cl->addr;
@@ -24,42 +24,42 @@ static void server_send_to(void *data, const uint8_t *buf, size_t len,
 		const struct sockaddr *to, socklen_t to_len)
 {
 	assert_int_equal(to_len, sizeof(struct sockaddr_in));
-	assert_true(w.n_down < MAX_DGRAMS && len <= sizeof(w.down[0].buf));
-	struct dgram *d = &w.down[w.n_down++];
+	assert_true(wire.n_down < MAX_DGRAMS && len <= sizeof(wire.down[0].buf));
+	struct dgram *d = &wire.down[wire.n_down++];
 	memcpy(d->buf, buf, len);
 	d->len = len;
 	memcpy(&d->addr, to, sizeof(d->addr));
-	w.sent_to[ntohs(d->addr.sin_port)] += len;
+	wire.sent_to[ntohs(d->addr.sin_port)] += len;
 }
 
 static void on_established(void *data, struct slim_sec_conn *conn)
 {
-	w.established++;
-	w.conn = conn;
-	if (w.admit) {
+	wire.established++;
+	wire.conn = conn;
+	if (wire.admit) {
 		slim_sec_conn_admit(conn);
 	}
 }
 
 static void on_datagram(void *data, struct slim_sec_conn *conn, const uint8_t *buf, size_t len)
 {
-	w.datagrams++;
-	w.conn = conn;
-	memcpy(w.last, buf, len);
-	w.last_len = len;
+	wire.datagrams++;
+	wire.conn = conn;
+	memcpy(wire.last, buf, len);
+	wire.last_len = len;
 }
 
 static void on_closed(void *data, struct slim_sec_conn *conn, const char *why)
 {
-	w.closed++;
-	for (size_t i = 0; i < w.n_clients; i++) {
-		if (w.clients[i].conn == conn) {
-			w.clients[i].conn = NULL;
-			w.clients[i].ended++;
+	wire.closed++;
+	for (size_t i = 0; i < wire.n_clients; i++) {
+		if (wire.clients[i].conn == conn) {
+			wire.clients[i].conn = NULL;
+			wire.clients[i].ended++;
 		}
 	}
-	if (w.conn == conn) {
-		w.conn = NULL;
+	if (wire.conn == conn) {
+		wire.conn = NULL;
 	}
 }
 
@@ -74,14 +74,14 @@ bool psk_lookup(void *data, const char *identity, uint8_t key[SLIM_SEC_KEY_LEN])
 	if (strcmp(identity, "token-1") != 0 && strcmp(identity, SLIM_SEC_PAIRING_IDENTITY) != 0) {
 		return false;
 	}
-	memcpy(key, w.psk, SLIM_SEC_KEY_LEN);
+	memcpy(key, wire.psk, SLIM_SEC_KEY_LEN);
 	return true;
 }
 
 static const char *check_server(void *data, const uint8_t fp[SLIM_SEC_FINGERPRINT_LEN])
 {
-	memcpy(w.checked_fp, fp, SLIM_SEC_FINGERPRINT_LEN);
-	return w.refuse_server;
+	memcpy(wire.checked_fp, fp, SLIM_SEC_FINGERPRINT_LEN);
+	return wire.refuse_server;
 }
 
 struct sockaddr_in addr_of(uint32_t ip, uint16_t port)
@@ -93,8 +93,8 @@ struct sockaddr_in addr_of(uint32_t ip, uint16_t port)
 
 struct client *add_client(uint16_t port)
 {
-	assert_true(w.n_clients < MAX_CLIENTS);
-	struct client *cl = &w.clients[w.n_clients++];
+	assert_true(wire.n_clients < MAX_CLIENTS);
+	struct client *cl = &wire.clients[wire.n_clients++];
 	memset(cl, 0, sizeof(*cl));
 	cl->addr = addr_of(0x7f000002, port);
 	cl->c = slim_sec_client_create(client_send, cl);
@@ -114,7 +114,7 @@ struct slim_sec_client_config cert_config(void)
 {
 	return (struct slim_sec_client_config){
 		.mode = SLIM_SEC_DTLS,
-		.identity = w.client_id,
+		.identity = wire.client_id,
 		.check_server = check_server,
 		.mtu = 1400,
 	};
@@ -123,8 +123,8 @@ struct slim_sec_client_config cert_config(void)
 void make_server(const struct slim_sec_server_config *cfg)
 {
 	char err[256];
-	w.srv = slim_sec_server_create(cfg, &handler, NULL, server_send_to, NULL, err, sizeof(err));
-	if (!w.srv) {
+	wire.srv = slim_sec_server_create(cfg, &handler, NULL, server_send_to, NULL, err, sizeof(err));
+	if (!wire.srv) {
 		fail_msg("server: %s", err);
 	}
 }
@@ -137,29 +137,29 @@ void make_psk_server(void)
 
 int setup(void **state)
 {
-	struct slim_sec_identity *server_id = w.server_id, *client_id = w.client_id;
-	memset(&w, 0, sizeof(w));
-	w.server_id = server_id;
-	w.client_id = client_id;
-	memset(w.psk, 0x5a, sizeof(w.psk));
+	struct slim_sec_identity *server_id = wire.server_id, *client_id = wire.client_id;
+	memset(&wire, 0, sizeof(wire));
+	wire.server_id = server_id;
+	wire.client_id = client_id;
+	memset(wire.psk, 0x5a, sizeof(wire.psk));
 	return 0;
 }
 
 int teardown(void **state)
 {
-	for (size_t i = 0; i < w.n_clients; i++) {
-		slim_sec_client_destroy(w.clients[i].c);
+	for (size_t i = 0; i < wire.n_clients; i++) {
+		slim_sec_client_destroy(wire.clients[i].c);
 	}
-	slim_sec_server_destroy(w.srv);
+	slim_sec_server_destroy(wire.srv);
 	return 0;
 }
 
 struct client *client_at(const struct sockaddr_in *a)
 {
-	for (size_t i = 0; i < w.n_clients; i++) {
-		if (w.clients[i].addr.sin_port == a->sin_port &&
-				w.clients[i].addr.sin_addr.s_addr == a->sin_addr.s_addr) {
-			return &w.clients[i];
+	for (size_t i = 0; i < wire.n_clients; i++) {
+		if (wire.clients[i].addr.sin_port == a->sin_port &&
+				wire.clients[i].addr.sin_addr.s_addr == a->sin_addr.s_addr) {
+			return &wire.clients[i];
 		}
 	}
 	return NULL;
@@ -193,20 +193,20 @@ void client_event(struct client *cl, enum slim_sec_event ev, const uint8_t *out,
 
 void pump(void)
 {
-	while (w.n_up || w.n_down) {
-		size_t n = w.n_up;
+	while (wire.n_up || wire.n_down) {
+		size_t n = wire.n_up;
 		struct dgram *up = malloc(n * sizeof(*up));
-		memcpy(up, w.up, n * sizeof(*up));
-		w.n_up = 0;
+		memcpy(up, wire.up, n * sizeof(*up));
+		wire.n_up = 0;
 		for (size_t i = 0; i < n; i++) {
-			slim_sec_server_receive(w.srv, up[i].buf, up[i].len,
+			slim_sec_server_receive(wire.srv, up[i].buf, up[i].len,
 				(struct sockaddr *)&up[i].addr, sizeof(up[i].addr), slim_now_us());
 		}
 		free(up);
-		n = w.n_down;
+		n = wire.n_down;
 		struct dgram *down = malloc(n * sizeof(*down));
-		memcpy(down, w.down, n * sizeof(*down));
-		w.n_down = 0;
+		memcpy(down, wire.down, n * sizeof(*down));
+		wire.n_down = 0;
 		for (size_t i = 0; i < n; i++) {
 			struct client *cl = client_at(&down[i].addr);
 			if (cl) {
@@ -245,13 +245,13 @@ void pump_with(struct client *cl, const struct dgram *flood, int n, bool same_po
 			if (!same_port) {
 				from.sin_port = htons((uint16_t)(1024 + (rounds * n + i) % 30000));
 			}
-			slim_sec_server_receive(w.srv, flood->buf, flood->len, (struct sockaddr *)&from,
+			slim_sec_server_receive(wire.srv, flood->buf, flood->len, (struct sockaddr *)&from,
 				sizeof(from), slim_now_us());
 		}
-		size_t n_down = w.n_down;
+		size_t n_down = wire.n_down;
 		struct dgram *down = malloc(n_down * sizeof(*down) + 1);
-		memcpy(down, w.down, n_down * sizeof(*down));
-		w.n_down = 0;
+		memcpy(down, wire.down, n_down * sizeof(*down));
+		wire.n_down = 0;
 		for (size_t i = 0; i < n_down; i++) {
 			struct client *to = client_at(&down[i].addr);
 			if (to) {
@@ -262,14 +262,14 @@ void pump_with(struct client *cl, const struct dgram *flood, int n, bool same_po
 			}
 		}
 		free(down);
-		size_t n_up = w.n_up;
+		size_t n_up = wire.n_up;
 		struct dgram *up = malloc(n_up * sizeof(*up) + 1);
-		memcpy(up, w.up, n_up * sizeof(*up));
-		w.n_up = 0;
+		memcpy(up, wire.up, n_up * sizeof(*up));
+		wire.n_up = 0;
 		for (size_t i = 0; i < n_up; i++) {
-			slim_sec_server_receive(w.srv, up[i].buf, up[i].len,
+			slim_sec_server_receive(wire.srv, up[i].buf, up[i].len,
 				(struct sockaddr *)&up[i].addr, sizeof(up[i].addr), slim_now_us());
 		}
 		free(up);
-	} while ((w.n_up || w.n_down) && ++rounds < 100);
+	} while ((wire.n_up || wire.n_down) && ++rounds < 100);
 }

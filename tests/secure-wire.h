@@ -50,16 +50,16 @@ struct secure_wire {
 };
 
 /* The wire, cleared by setup (but for the identities). */
-extern struct secure_wire w;
+extern struct secure_wire wire;
 
-/* The server's pre-shared keys: "token-1" and the pairing identity, both w.psk. */
+/* The server's pre-shared keys: "token-1" and the pairing identity, both wire.psk. */
 bool psk_lookup(void *data, const char *identity, uint8_t key[SLIM_SEC_KEY_LEN]);
 struct sockaddr_in addr_of(uint32_t ip, uint16_t port);
 /* A client at 127.0.0.2:port. */
 struct client *add_client(uint16_t port);
 struct client *client_at(const struct sockaddr_in *a);
 struct slim_sec_client_config psk_config(const uint8_t key[SLIM_SEC_KEY_LEN]);
-/* With w.client_id, the server checked by w.refuse_server. */
+/* With wire.client_id, the server checked by wire.refuse_server. */
 struct slim_sec_client_config cert_config(void);
 void make_server(const struct slim_sec_server_config *cfg);
 void make_psk_server(void);

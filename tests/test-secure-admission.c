@@ -26,10 +26,10 @@ static void test_spoofed_flood(void **state)
 	};
 	make_server(&cfg);
 	struct client *cl = add_client(40000);
-	struct slim_sec_client_config ccfg = psk_config(w.psk);
+	struct slim_sec_client_config ccfg = psk_config(wire.psk);
 	slim_sec_client_start(cl->c, &ccfg, slim_now_us());
-	struct dgram hello = w.up[0];
-	w.n_up = 0;
+	struct dgram hello = wire.up[0];
+	wire.n_up = 0;
 	struct test_rng rng;
 	test_rng_init(&rng, 7);
 	uint64_t now = slim_now_us();
@@ -38,22 +38,22 @@ static void test_spoofed_flood(void **state)
 	for (int i = 0; i < 20000; i++) {
 		struct sockaddr_in from = addr_of(0x0a000000 | test_rand_below(&rng, 1 << 20),
 			(uint16_t)(1024 + i % 60000));
-		slim_sec_server_receive(w.srv, hello.buf, hello.len, (struct sockaddr *)&from,
+		slim_sec_server_receive(wire.srv, hello.buf, hello.len, (struct sockaddr *)&from,
 			sizeof(from), now + (uint64_t)i * 20);
 		received[ntohs(from.sin_port)] += hello.len;
 	}
-	const struct slim_sec_stats *st = slim_sec_server_stats(w.srv);
+	const struct slim_sec_stats *st = slim_sec_server_stats(wire.srv);
 	assert_int_equal(st->half_open, 0);
 	assert_int_equal(st->conns, 0);
-	assert_int_equal(w.established, 0);
+	assert_int_equal(wire.established, 0);
 	assert_true(st->rate_limited > 0);
 	for (size_t p = 0; p < 65536; p++) {
-		assert_true(w.sent_to[p] <= received[p]);
+		assert_true(wire.sent_to[p] <= received[p]);
 	}
 	assert_true(st->unverified_bytes <= 20000 * hello.len);
 	/* the real console still gets in */
-	w.n_down = 0;
-	connect_psk(cl, w.psk);
+	wire.n_down = 0;
+	connect_psk(cl, wire.psk);
 	assert_int_equal(cl->established, 1);
 }
 
@@ -66,10 +66,10 @@ static void test_flood_in_clients_name(void **state)
 {
 	make_psk_server();
 	struct client *cl = add_client(40000);
-	struct slim_sec_client_config ccfg = psk_config(w.psk);
+	struct slim_sec_client_config ccfg = psk_config(wire.psk);
 	slim_sec_client_start(cl->c, &ccfg, slim_now_us());
-	struct dgram hello = w.up[0]; /* as an attacker records it */
-	w.n_up = 0;
+	struct dgram hello = wire.up[0]; /* as an attacker records it */
+	wire.n_up = 0;
 	for (int same_port = 0; same_port < 2; same_port++) {
 		int before = cl->established;
 		assert_true(slim_sec_client_start(cl->c, &ccfg, slim_now_us()));
@@ -77,26 +77,26 @@ static void test_flood_in_clients_name(void **state)
 		if (cl->established != before + 1) {
 			fail_msg("%s: the client did not connect (%s); %lu ClientHellos over the rate",
 				same_port ? "its port" : "its address", slim_sec_client_error(cl->c),
-				(unsigned long)slim_sec_server_stats(w.srv)->rate_limited);
+				(unsigned long)slim_sec_server_stats(wire.srv)->rate_limited);
 		}
 	}
-	assert_int_equal(slim_sec_server_stats(w.srv)->rate_limited, 0);
+	assert_int_equal(slim_sec_server_stats(wire.srv)->rate_limited, 0);
 }
 
 /* Starts the client: its ClientHello with the cookie, not yet delivered. */
 static struct dgram cookie_hello(struct client *cl, const struct slim_sec_client_config *cfg)
 {
 	assert_true(slim_sec_client_start(cl->c, cfg, slim_now_us()));
-	struct dgram first = w.up[--w.n_up];
-	slim_sec_server_receive(w.srv, first.buf, first.len, (struct sockaddr *)&first.addr,
+	struct dgram first = wire.up[--wire.n_up];
+	slim_sec_server_receive(wire.srv, first.buf, first.len, (struct sockaddr *)&first.addr,
 		sizeof(first.addr), slim_now_us());
-	assert_int_equal(w.n_down, 1);
+	assert_int_equal(wire.n_down, 1);
 	const uint8_t *out;
 	size_t out_len;
-	slim_sec_client_receive(cl->c, w.down[0].buf, w.down[0].len, &out, &out_len);
-	w.n_down = 0;
-	assert_int_equal(w.n_up, 1);
-	return w.up[--w.n_up];
+	slim_sec_client_receive(cl->c, wire.down[0].buf, wire.down[0].len, &out, &out_len);
+	wire.n_down = 0;
+	assert_int_equal(wire.n_up, 1);
+	return wire.up[--wire.n_up];
 }
 
 /*
@@ -108,25 +108,25 @@ static void test_cookie_replay(void **state)
 {
 	make_psk_server();
 	struct client *cl = add_client(40000);
-	struct slim_sec_client_config ccfg = psk_config(w.psk);
+	struct slim_sec_client_config ccfg = psk_config(wire.psk);
 	struct dgram abandoned = cookie_hello(cl, &ccfg);
 	struct dgram hello = cookie_hello(cl, &ccfg);
-	slim_sec_server_receive(w.srv, hello.buf, hello.len, (struct sockaddr *)&hello.addr,
+	slim_sec_server_receive(wire.srv, hello.buf, hello.len, (struct sockaddr *)&hello.addr,
 		sizeof(hello.addr), slim_now_us());
 	pump_with(cl, &abandoned, 20, true);
 	assert_int_equal(cl->established, 1);
-	assert_int_equal(w.established, 1);
+	assert_int_equal(wire.established, 1);
 	/*
 	 * The connection's own ClientHello again, while the client makes a new
 	 * one (once the handshake the older one started has run out).
 	 */
-	slim_sec_server_tick(w.srv, slim_now_us() + 11000000);
-	assert_int_equal(slim_sec_server_stats(w.srv)->half_open, 0);
-	uint64_t turned_away = slim_sec_server_stats(w.srv)->half_open_full;
+	slim_sec_server_tick(wire.srv, slim_now_us() + 11000000);
+	assert_int_equal(slim_sec_server_stats(wire.srv)->half_open, 0);
+	uint64_t turned_away = slim_sec_server_stats(wire.srv)->half_open_full;
 	assert_true(slim_sec_client_start(cl->c, &ccfg, slim_now_us()));
 	pump_with(cl, &hello, 20, true);
 	assert_int_equal(cl->established, 2);
-	assert_true(slim_sec_server_stats(w.srv)->half_open_full > turned_away);
+	assert_true(slim_sec_server_stats(wire.srv)->half_open_full > turned_away);
 }
 
 /*
@@ -141,32 +141,32 @@ static void test_admitted_bound(void **state)
 		.max_unadmitted = 2,
 	};
 	make_server(&cfg);
-	w.admit = true;
+	wire.admit = true;
 	struct client *enrolled = add_client(40000);
-	connect_psk(enrolled, w.psk);
-	enrolled->conn = w.conn;
-	w.admit = false;
+	connect_psk(enrolled, wire.psk);
+	enrolled->conn = wire.conn;
+	wire.admit = false;
 	for (int i = 0; i < 5; i++) {
 		struct client *stranger = add_client((uint16_t)(41000 + i));
-		connect_psk(stranger, w.psk);
-		stranger->conn = w.conn;
+		connect_psk(stranger, wire.psk);
+		stranger->conn = wire.conn;
 		assert_int_equal(stranger->established, 1);
 	}
 	assert_int_equal(enrolled->ended, 0);
-	assert_int_equal(w.closed, 3);
-	assert_int_equal(slim_sec_server_stats(w.srv)->conns, 3);
+	assert_int_equal(wire.closed, 3);
+	assert_int_equal(slim_sec_server_stats(wire.srv)->conns, 3);
 	/* admitted later (an approval): the strangers make room for it, not the enrolled */
-	struct client *last = &w.clients[w.n_clients - 1];
+	struct client *last = &wire.clients[wire.n_clients - 1];
 	slim_sec_conn_admit(last->conn);
 	assert_int_equal(enrolled->ended, 0);
-	assert_int_equal(w.closed, 3);
+	assert_int_equal(wire.closed, 3);
 	/* a third admitted one: the admitted heard from least recently makes room */
-	w.admit = true;
+	wire.admit = true;
 	struct client *another = add_client(42000);
-	connect_psk(another, w.psk);
+	connect_psk(another, wire.psk);
 	assert_int_equal(enrolled->ended, 1);
 	assert_int_equal(last->ended, 0);
-	assert_int_equal(w.closed, 4);
+	assert_int_equal(wire.closed, 4);
 }
 
 /*
@@ -180,39 +180,39 @@ static void test_amplification_bound(void **state)
 	};
 	make_server(&cfg);
 	struct client *cl = add_client(40000);
-	struct slim_sec_client_config ccfg = psk_config(w.psk);
+	struct slim_sec_client_config ccfg = psk_config(wire.psk);
 	snprintf(ccfg.psk_identity, sizeof(ccfg.psk_identity), "%s", SLIM_SEC_PAIRING_IDENTITY);
 	slim_sec_client_start(cl->c, &ccfg, slim_now_us());
 	/* ClientHello -> HelloVerifyRequest -> ClientHello with the cookie, then nothing */
-	struct dgram first = w.up[0];
-	w.n_up = 0;
-	slim_sec_server_receive(w.srv, first.buf, first.len, (struct sockaddr *)&first.addr,
+	struct dgram first = wire.up[0];
+	wire.n_up = 0;
+	slim_sec_server_receive(wire.srv, first.buf, first.len, (struct sockaddr *)&first.addr,
 		sizeof(first.addr), slim_now_us());
-	assert_int_equal(w.n_down, 1);
+	assert_int_equal(wire.n_down, 1);
 	const uint8_t *out;
 	size_t out_len;
-	slim_sec_client_receive(cl->c, w.down[0].buf, w.down[0].len, &out, &out_len);
-	w.n_down = 0;
-	assert_int_equal(w.n_up, 1);
-	struct dgram second = w.up[0];
-	w.n_up = 0;
+	slim_sec_client_receive(cl->c, wire.down[0].buf, wire.down[0].len, &out, &out_len);
+	wire.n_down = 0;
+	assert_int_equal(wire.n_up, 1);
+	struct dgram second = wire.up[0];
+	wire.n_up = 0;
 	uint64_t in = first.len + second.len;
-	slim_sec_server_receive(w.srv, second.buf, second.len, (struct sockaddr *)&second.addr,
+	slim_sec_server_receive(wire.srv, second.buf, second.len, (struct sockaddr *)&second.addr,
 		sizeof(second.addr), slim_now_us());
-	assert_int_equal(slim_sec_server_stats(w.srv)->half_open, 1);
+	assert_int_equal(slim_sec_server_stats(wire.srv)->half_open, 1);
 	/* the server's retransmissions, on GnuTLS's own clock, for as long as the handshake lives */
-	while (slim_sec_server_stats(w.srv)->half_open > 0) {
-		int ms = slim_sec_server_timeout_ms(w.srv, slim_now_us());
+	while (slim_sec_server_stats(wire.srv)->half_open > 0) {
+		int ms = slim_sec_server_timeout_ms(wire.srv, slim_now_us());
 		assert_true(ms >= 0);
 		usleep((useconds_t)ms * 1000);
-		slim_sec_server_tick(w.srv, slim_now_us());
+		slim_sec_server_tick(wire.srv, slim_now_us());
 	}
-	if (w.sent_to[40000] == 0 || w.sent_to[40000] > 3 * in) {
+	if (wire.sent_to[40000] == 0 || wire.sent_to[40000] > 3 * in) {
 		fail_msg("the address sent %lu bytes and got %lu", (unsigned long)in,
-			(unsigned long)w.sent_to[40000]);
+			(unsigned long)wire.sent_to[40000]);
 	}
-	assert_true(slim_sec_server_stats(w.srv)->amplification > 0);
-	w.n_down = 0;
+	assert_true(slim_sec_server_stats(wire.srv)->amplification > 0);
+	wire.n_down = 0;
 }
 
 /* A record for a connection the server does not have: a small hint, rate-limited. */
@@ -220,30 +220,30 @@ static void test_hint(void **state)
 {
 	make_psk_server();
 	struct client *cl = add_client(40000);
-	connect_psk(cl, w.psk);
+	connect_psk(cl, wire.psk);
 	/* the server crashes (its close_notify never leaves) and a new one knows nothing */
-	slim_sec_server_destroy(w.srv);
-	w.n_down = 0;
-	memset(w.sent_to, 0, sizeof(w.sent_to));
+	slim_sec_server_destroy(wire.srv);
+	wire.n_down = 0;
+	memset(wire.sent_to, 0, sizeof(wire.sent_to));
 	make_psk_server();
 	uint8_t buf[256];
 	size_t len = slim_dgram(buf, sizeof(buf), 3, true);
 	slim_sec_client_send(cl->c, buf, len);
 	pump();
 	assert_int_equal(cl->forgotten, 1);
-	assert_int_equal(slim_sec_server_stats(w.srv)->hints_sent, 1);
-	assert_true(w.sent_to[40000] <= len + SLIM_SEC_OVERHEAD);
+	assert_int_equal(slim_sec_server_stats(wire.srv)->hints_sent, 1);
+	assert_true(wire.sent_to[40000] <= len + SLIM_SEC_OVERHEAD);
 	/* a burst of them: 5 hints a second at most to one address */
 	for (int i = 0; i < 50; i++) {
 		slim_sec_client_send(cl->c, buf, len);
 	}
 	pump();
-	assert_true(slim_sec_server_stats(w.srv)->hints_sent <= 6);
+	assert_true(slim_sec_server_stats(wire.srv)->hints_sent <= 6);
 	/* a hint is only believed once connected: a console in its handshake ignores one */
 	struct client *fresh = add_client(40001);
-	struct slim_sec_client_config cfg = psk_config(w.psk);
+	struct slim_sec_client_config cfg = psk_config(wire.psk);
 	slim_sec_client_start(fresh->c, &cfg, slim_now_us());
-	w.n_up = 0;
+	wire.n_up = 0;
 	uint8_t hint[64];
 	struct slim_writer wr;
 	slim_writer_init(&wr, hint, sizeof(hint), 0, false);
@@ -264,33 +264,33 @@ static void test_half_open_bound(void **state)
 	make_server(&cfg);
 	for (int i = 0; i < 5; i++) {
 		struct client *cl = add_client((uint16_t)(40000 + i));
-		struct slim_sec_client_config ccfg = psk_config(w.psk);
+		struct slim_sec_client_config ccfg = psk_config(wire.psk);
 		slim_sec_client_start(cl->c, &ccfg, slim_now_us());
 	}
 	/* ClientHellos, HelloVerifyRequests, ClientHellos with cookies; the rest is withheld */
 	for (int round = 0; round < 2; round++) {
-		size_t n = w.n_up;
+		size_t n = wire.n_up;
 		for (size_t i = 0; i < n; i++) {
-			slim_sec_server_receive(w.srv, w.up[i].buf, w.up[i].len,
-				(struct sockaddr *)&w.up[i].addr, sizeof(w.up[i].addr), slim_now_us());
+			slim_sec_server_receive(wire.srv, wire.up[i].buf, wire.up[i].len,
+				(struct sockaddr *)&wire.up[i].addr, sizeof(wire.up[i].addr), slim_now_us());
 		}
-		memmove(w.up, w.up + n, (w.n_up - n) * sizeof(w.up[0]));
-		w.n_up -= n;
+		memmove(wire.up, wire.up + n, (wire.n_up - n) * sizeof(wire.up[0]));
+		wire.n_up -= n;
 		if (round == 0) {
-			size_t m = w.n_down;
+			size_t m = wire.n_down;
 			for (size_t i = 0; i < m; i++) {
 				const uint8_t *out;
 				size_t out_len;
-				slim_sec_client_receive(client_at(&w.down[i].addr)->c, w.down[i].buf,
-					w.down[i].len, &out, &out_len);
+				slim_sec_client_receive(client_at(&wire.down[i].addr)->c, wire.down[i].buf,
+					wire.down[i].len, &out, &out_len);
 			}
-			w.n_down = 0;
+			wire.n_down = 0;
 		}
 	}
-	assert_int_equal(slim_sec_server_stats(w.srv)->half_open, 2);
-	assert_int_equal(slim_sec_server_stats(w.srv)->half_open_full, 3);
-	w.n_down = 0;
-	w.n_up = 0;
+	assert_int_equal(slim_sec_server_stats(wire.srv)->half_open, 2);
+	assert_int_equal(slim_sec_server_stats(wire.srv)->half_open_full, 3);
+	wire.n_down = 0;
+	wire.n_up = 0;
 }
 
 /* In all: the oldest handshake makes room for a new one, and the new one completes. */
@@ -304,26 +304,26 @@ static void test_half_open_eviction(void **state)
 	/* two handshakes that stop after their cookie: the table is full */
 	for (int i = 0; i < 2; i++) {
 		struct client *cl = add_client((uint16_t)(41000 + i));
-		struct slim_sec_client_config ccfg = psk_config(w.psk);
+		struct slim_sec_client_config ccfg = psk_config(wire.psk);
 		slim_sec_client_start(cl->c, &ccfg, slim_now_us());
-		struct dgram first = w.up[--w.n_up];
-		slim_sec_server_receive(w.srv, first.buf, first.len, (struct sockaddr *)&first.addr,
+		struct dgram first = wire.up[--wire.n_up];
+		slim_sec_server_receive(wire.srv, first.buf, first.len, (struct sockaddr *)&first.addr,
 			sizeof(first.addr), slim_now_us());
 		const uint8_t *out;
 		size_t out_len;
-		slim_sec_client_receive(cl->c, w.down[0].buf, w.down[0].len, &out, &out_len);
-		w.n_down = 0;
-		struct dgram second = w.up[--w.n_up];
-		slim_sec_server_receive(w.srv, second.buf, second.len, (struct sockaddr *)&second.addr,
+		slim_sec_client_receive(cl->c, wire.down[0].buf, wire.down[0].len, &out, &out_len);
+		wire.n_down = 0;
+		struct dgram second = wire.up[--wire.n_up];
+		slim_sec_server_receive(wire.srv, second.buf, second.len, (struct sockaddr *)&second.addr,
 			sizeof(second.addr), slim_now_us());
-		w.n_down = 0;
+		wire.n_down = 0;
 	}
-	assert_int_equal(slim_sec_server_stats(w.srv)->half_open, 2);
+	assert_int_equal(slim_sec_server_stats(wire.srv)->half_open, 2);
 	struct client *late = add_client(42000);
-	connect_psk(late, w.psk);
+	connect_psk(late, wire.psk);
 	assert_int_equal(late->established, 1);
-	assert_int_equal(slim_sec_server_stats(w.srv)->half_open_full, 1);
-	assert_int_equal(slim_sec_server_stats(w.srv)->half_open, 1);
+	assert_int_equal(slim_sec_server_stats(wire.srv)->half_open_full, 1);
+	assert_int_equal(slim_sec_server_stats(wire.srv)->half_open, 1);
 }
 
 int main(void)

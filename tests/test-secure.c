@@ -20,16 +20,16 @@ static void test_psk_roundtrip(void **state)
 {
 	make_psk_server();
 	struct client *cl = add_client(40000);
-	struct slim_sec_client_config cfg = psk_config(w.psk);
+	struct slim_sec_client_config cfg = psk_config(wire.psk);
 	assert_true(slim_sec_client_start(cl->c, &cfg, slim_now_us()));
-	assert_int_equal(w.n_up, 1);
-	size_t hello_len = w.up[0].len;
+	assert_int_equal(wire.n_up, 1);
+	size_t hello_len = wire.up[0].len;
 	pump();
 	assert_int_equal(cl->established, 1);
-	assert_int_equal(w.established, 1);
-	assert_string_equal(slim_sec_conn_psk_identity(w.conn), "token-1");
-	assert_null(slim_sec_conn_peer_key(w.conn));
-	const struct slim_sec_stats *st = slim_sec_server_stats(w.srv);
+	assert_int_equal(wire.established, 1);
+	assert_string_equal(slim_sec_conn_psk_identity(wire.conn), "token-1");
+	assert_null(slim_sec_conn_peer_key(wire.conn));
+	const struct slim_sec_stats *st = slim_sec_server_stats(wire.srv);
 	assert_int_equal(st->cookies_sent, 1);
 	/* the stateless answer is no larger than the question */
 	assert_true(st->unverified_bytes <= hello_len);
@@ -38,15 +38,15 @@ static void test_psk_roundtrip(void **state)
 	size_t len = slim_dgram(buf, sizeof(buf), 1, true);
 	assert_true(slim_sec_client_send(cl->c, buf, len));
 	pump();
-	assert_int_equal(w.datagrams, 1);
-	assert_int_equal(w.last_len, len);
-	assert_memory_equal(w.last, buf, len);
+	assert_int_equal(wire.datagrams, 1);
+	assert_int_equal(wire.last_len, len);
+	assert_memory_equal(wire.last, buf, len);
 
 	len = slim_dgram(buf, sizeof(buf), 1, false);
-	assert_true(slim_sec_conn_send(w.conn, buf, len));
-	assert_true(w.down[0].len <= len + SLIM_SEC_OVERHEAD);
+	assert_true(slim_sec_conn_send(wire.conn, buf, len));
+	assert_true(wire.down[0].len <= len + SLIM_SEC_OVERHEAD);
 	/* encrypted: the slim header is nowhere to be seen */
-	assert_null(memmem(w.down[0].buf, w.down[0].len, buf, 8));
+	assert_null(memmem(wire.down[0].buf, wire.down[0].len, buf, 8));
 	pump();
 	assert_int_equal(cl->data, 1);
 	assert_memory_equal(cl->last, buf, len);
@@ -57,15 +57,15 @@ static void test_pairing_roundtrip(void **state)
 {
 	make_psk_server();
 	struct client *cl = add_client(40000);
-	struct slim_sec_client_config cfg = psk_config(w.psk);
+	struct slim_sec_client_config cfg = psk_config(wire.psk);
 	snprintf(cfg.psk_identity, sizeof(cfg.psk_identity), "%s", SLIM_SEC_PAIRING_IDENTITY);
 	assert_true(slim_sec_client_start(cl->c, &cfg, slim_now_us()));
 	pump();
 	assert_int_equal(cl->established, 1);
-	assert_string_equal(slim_sec_conn_psk_identity(w.conn), SLIM_SEC_PAIRING_IDENTITY);
+	assert_string_equal(slim_sec_conn_psk_identity(wire.conn), SLIM_SEC_PAIRING_IDENTITY);
 	uint8_t buf[256];
 	size_t len = slim_dgram(buf, sizeof(buf), 1, false);
-	assert_true(slim_sec_conn_send(w.conn, buf, len));
+	assert_true(slim_sec_conn_send(wire.conn, buf, len));
 	pump();
 	assert_int_equal(cl->data, 1);
 	assert_memory_equal(cl->last, buf, len);
@@ -75,7 +75,7 @@ static void test_pairing_roundtrip(void **state)
 	assert_true(slim_sec_client_start(other->c, &cfg, slim_now_us()));
 	pump();
 	assert_int_equal(other->established, 0);
-	assert_int_equal(w.established, 1);
+	assert_int_equal(wire.established, 1);
 }
 
 /* A recorded record played again, and one with a flipped bit, are not delivered. */
@@ -83,32 +83,32 @@ static void test_replay_and_forgery(void **state)
 {
 	make_psk_server();
 	struct client *cl = add_client(40000);
-	connect_psk(cl, w.psk);
+	connect_psk(cl, wire.psk);
 	assert_int_equal(cl->established, 1);
 	uint8_t buf[256];
 	size_t len = slim_dgram(buf, sizeof(buf), 1, true);
 	slim_sec_client_send(cl->c, buf, len);
-	struct dgram captured = w.up[0];
+	struct dgram captured = wire.up[0];
 	pump();
-	assert_int_equal(w.datagrams, 1);
+	assert_int_equal(wire.datagrams, 1);
 	/* byte for byte again, from the console's own address */
-	slim_sec_server_receive(w.srv, captured.buf, captured.len,
+	slim_sec_server_receive(wire.srv, captured.buf, captured.len,
 		(struct sockaddr *)&captured.addr, sizeof(captured.addr), slim_now_us());
-	assert_int_equal(w.datagrams, 1);
+	assert_int_equal(wire.datagrams, 1);
 	/* a forgery: the same record with its sequence number moved on and a bit flipped */
 	captured.buf[10] ^= 0x40;
-	slim_sec_server_receive(w.srv, captured.buf, captured.len,
+	slim_sec_server_receive(wire.srv, captured.buf, captured.len,
 		(struct sockaddr *)&captured.addr, sizeof(captured.addr), slim_now_us());
 	captured.buf[captured.len - 1] ^= 1;
-	slim_sec_server_receive(w.srv, captured.buf, captured.len,
+	slim_sec_server_receive(wire.srv, captured.buf, captured.len,
 		(struct sockaddr *)&captured.addr, sizeof(captured.addr), slim_now_us());
-	assert_int_equal(w.datagrams, 1);
-	assert_true(slim_sec_server_stats(w.srv)->records_rejected >= 2);
+	assert_int_equal(wire.datagrams, 1);
+	assert_true(slim_sec_server_stats(wire.srv)->records_rejected >= 2);
 	/* the connection still works */
 	len = slim_dgram(buf, sizeof(buf), 2, true);
 	slim_sec_client_send(cl->c, buf, len);
 	pump();
-	assert_int_equal(w.datagrams, 2);
+	assert_int_equal(wire.datagrams, 2);
 }
 
 /* A wrong pre-shared key: nothing established on either side, and the console says why. */
@@ -121,26 +121,26 @@ static void test_wrong_psk(void **state)
 	connect_psk(cl, wrong);
 	/* DTLS drops what does not authenticate: the handshake just never ends */
 	assert_int_equal(cl->established, 0);
-	assert_int_equal(w.established, 0);
+	assert_int_equal(wire.established, 0);
 	assert_int_equal(slim_sec_client_tick(cl->c, slim_now_us() + 6000000), SLIM_SEC_FAILED);
 	assert_true(strlen(slim_sec_client_error(cl->c)) > 0);
-	slim_sec_server_tick(w.srv, slim_now_us() + 11000000);
+	slim_sec_server_tick(wire.srv, slim_now_us() + 11000000);
 	/* and an identity nobody expects */
 	struct client *other = add_client(40001);
-	struct slim_sec_client_config cfg = psk_config(w.psk);
+	struct slim_sec_client_config cfg = psk_config(wire.psk);
 	snprintf(cfg.psk_identity, sizeof(cfg.psk_identity), "token-2");
 	assert_true(slim_sec_client_start(other->c, &cfg, slim_now_us()));
 	pump();
 	assert_int_equal(other->established, 0);
 	assert_int_equal(other->failed, 1);
-	assert_int_equal(w.established, 0);
-	assert_int_equal(slim_sec_server_stats(w.srv)->handshakes_failed, 2);
+	assert_int_equal(wire.established, 0);
+	assert_int_equal(slim_sec_server_stats(wire.srv)->handshakes_failed, 2);
 }
 
 /* Raw public keys: each side sees the other's fingerprint; a pin that differs fails. */
 static void test_certificates(void **state)
 {
-	struct slim_sec_server_config scfg = { .mode = SLIM_SEC_DTLS, .identity = w.server_id };
+	struct slim_sec_server_config scfg = { .mode = SLIM_SEC_DTLS, .identity = wire.server_id };
 	make_server(&scfg);
 	struct client *cl = add_client(40000);
 	struct slim_sec_client_config cfg = cert_config();
@@ -148,24 +148,24 @@ static void test_certificates(void **state)
 	pump();
 	if (!cl->established) {
 		fail_msg("client: %s; server failed %d", slim_sec_client_error(cl->c),
-			(int)slim_sec_server_stats(w.srv)->handshakes_failed);
+			(int)slim_sec_server_stats(wire.srv)->handshakes_failed);
 	}
-	assert_int_equal(w.established, 1);
-	assert_memory_equal(w.checked_fp, slim_sec_identity_fingerprint(w.server_id),
+	assert_int_equal(wire.established, 1);
+	assert_memory_equal(wire.checked_fp, slim_sec_identity_fingerprint(wire.server_id),
 		SLIM_SEC_FINGERPRINT_LEN);
-	assert_non_null(slim_sec_conn_peer_key(w.conn));
-	assert_memory_equal(slim_sec_conn_peer_key(w.conn),
-		slim_sec_identity_fingerprint(w.client_id), SLIM_SEC_FINGERPRINT_LEN);
+	assert_non_null(slim_sec_conn_peer_key(wire.conn));
+	assert_memory_equal(slim_sec_conn_peer_key(wire.conn),
+		slim_sec_identity_fingerprint(wire.client_id), SLIM_SEC_FINGERPRINT_LEN);
 
 	/* the console pinned another key: it refuses, and the server gets no connection */
 	struct client *pinned = add_client(40001);
-	w.refuse_server = "the server's key changed";
+	wire.refuse_server = "the server's key changed";
 	assert_true(slim_sec_client_start(pinned->c, &cfg, slim_now_us()));
 	pump();
 	assert_int_equal(pinned->established, 0);
 	assert_int_equal(pinned->failed, 1);
 	assert_string_equal(slim_sec_client_error(pinned->c), "the server's key changed");
-	assert_int_equal(w.established, 1);
+	assert_int_equal(wire.established, 1);
 }
 
 /* A new handshake from the same address replaces the old connection. */
@@ -173,18 +173,18 @@ static void test_replace_and_close(void **state)
 {
 	make_psk_server();
 	struct client *cl = add_client(40000);
-	connect_psk(cl, w.psk);
-	struct slim_sec_conn *first = w.conn;
-	connect_psk(cl, w.psk);
-	assert_int_equal(w.established, 2);
-	assert_int_equal(w.closed, 1);
-	assert_ptr_not_equal(w.conn, first);
-	assert_int_equal(slim_sec_server_stats(w.srv)->conns, 1);
+	connect_psk(cl, wire.psk);
+	struct slim_sec_conn *first = wire.conn;
+	connect_psk(cl, wire.psk);
+	assert_int_equal(wire.established, 2);
+	assert_int_equal(wire.closed, 1);
+	assert_ptr_not_equal(wire.conn, first);
+	assert_int_equal(slim_sec_server_stats(wire.srv)->conns, 1);
 	/* the server closes it: the console hears an authenticated close */
-	slim_sec_conn_close(w.conn);
+	slim_sec_conn_close(wire.conn);
 	pump();
 	assert_int_equal(cl->closed, 1);
-	assert_int_equal(slim_sec_server_stats(w.srv)->conns, 0);
+	assert_int_equal(slim_sec_server_stats(wire.srv)->conns, 0);
 }
 
 /* Silence ends a connection; the user is told. */
@@ -195,12 +195,12 @@ static void test_idle(void **state)
 	};
 	make_server(&cfg);
 	struct client *cl = add_client(40000);
-	connect_psk(cl, w.psk);
-	assert_int_equal(w.established, 1);
-	assert_true(slim_sec_server_timeout_ms(w.srv, slim_now_us()) <= 1000);
-	slim_sec_server_tick(w.srv, slim_now_us() + 2000000);
-	assert_int_equal(w.closed, 1);
-	assert_int_equal(slim_sec_server_stats(w.srv)->conns, 0);
+	connect_psk(cl, wire.psk);
+	assert_int_equal(wire.established, 1);
+	assert_true(slim_sec_server_timeout_ms(wire.srv, slim_now_us()) <= 1000);
+	slim_sec_server_tick(wire.srv, slim_now_us() + 2000000);
+	assert_int_equal(wire.closed, 1);
+	assert_int_equal(slim_sec_server_stats(wire.srv)->conns, 0);
 }
 
 /* Clear: the same interface, datagrams as they are. */
@@ -215,10 +215,10 @@ static void test_clear(void **state)
 	uint8_t buf[256];
 	size_t len = slim_dgram(buf, sizeof(buf), 1, true);
 	slim_sec_client_send(cl->c, buf, len);
-	assert_memory_equal(w.up[0].buf, buf, len);
+	assert_memory_equal(wire.up[0].buf, buf, len);
 	pump();
-	assert_int_equal(w.datagrams, 1);
-	assert_int_equal(w.established, 1);
+	assert_int_equal(wire.datagrams, 1);
+	assert_int_equal(wire.established, 1);
 	struct sockaddr_in lo = addr_of(0x7f000001, 1), lan = addr_of(0x0a000001, 1);
 	assert_true(slim_sec_clear_allowed((struct sockaddr *)&lo));
 	assert_false(slim_sec_clear_allowed((struct sockaddr *)&lan));
@@ -281,10 +281,10 @@ int main(void)
 	assert_non_null(mkdtemp(pem_dir));
 	char path[300];
 	snprintf(path, sizeof(path), "%s/server.key", pem_dir);
-	w.server_id = slim_sec_identity_load(path, true, err, sizeof(err));
+	wire.server_id = slim_sec_identity_load(path, true, err, sizeof(err));
 	snprintf(path, sizeof(path), "%s/console.key", pem_dir);
-	w.client_id = slim_sec_identity_load(path, true, err, sizeof(err));
-	if (!w.server_id || !w.client_id) {
+	wire.client_id = slim_sec_identity_load(path, true, err, sizeof(err));
+	if (!wire.server_id || !wire.client_id) {
 		fprintf(stderr, "keys: %s\n", err);
 		return 1;
 	}
@@ -300,8 +300,8 @@ int main(void)
 		cmocka_unit_test(test_key_files),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
-	slim_sec_identity_destroy(w.server_id);
-	slim_sec_identity_destroy(w.client_id);
+	slim_sec_identity_destroy(wire.server_id);
+	slim_sec_identity_destroy(wire.client_id);
 	snprintf(path, sizeof(path), "rm -rf %s", pem_dir);
 	if (system(path) != 0) {
 		failed++;
