@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "assoc.h"
 #include "card.h"
+#include "slim-clock.h"
 #include "slim-log.h"
 #include "slim-net.h"
 

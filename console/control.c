@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include "card.h"
 #include "control.h"
+#include "slim-clock.h"
 #include "slim-log.h"
 
 /* Longer lines are no command this protocol knows; they are reported and skipped. */
@@ -208,7 +209,7 @@ static void send_input(struct slim_console_control *ctl, struct slim_wire_input 
 	if (pointer) {
 		ev[n++] = (struct slim_wire_input){ .kind = SLIM_INPUT_FRAME };
 	}
-	uint32_t now_ms = (uint32_t)(slim_now_us() / 1000);
+	uint32_t now_ms = (uint32_t)slim_now_ms();
 	for (size_t i = 0; i < n; i++) {
 		ev[i].time_ms = now_ms;
 	}

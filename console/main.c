@@ -19,34 +19,26 @@
 #include "card.h"
 #include "console-core.h"
 #include "control.h"
+#include "devices.h"
 #include "session-link.h"
 #include "manager.h"
 #include "options.h"
+#include "slim-clock.h"
 #include "slim-log.h"
 #include "status-screen.h"
 #include "trust.h"
-#ifdef SLIM_HAVE_WINDOW
-#include "window.h"
-#endif
-#ifdef SLIM_HAVE_DRM
-#include "drm-backend.h"
-#include "input-devices.h"
-#include "seat.h"
-#endif
 
 struct console {
 	struct options opts;
 	struct slim_sec_identity *identity; /* the console's key: its id is derived from it */
 	char id[SLIM_CONSOLE_ID_LEN + 1];
 	struct slim_trust *trust; /* --manager: whose key we believe */
-	struct slim_console_backend *backend;
+	struct console_devices devices; /* the screen, and local keys and pointer */
 	struct slim_console_core *core;
 	struct slim_console_link *link;
 	struct slim_console_manager *manager; /* --manager */
 	struct slim_console_control *control;
 	struct slim_card_reader *card;
-	struct slim_seat *seat; /* --output drm, --input libinput */
-	struct slim_input *input;
 	struct console_audio *audio; /* NULL: no sound device */
 	struct slim_audio_sender mic_sender;
 	uint16_t mtu; /* of a slim datagram, inside the secure transport's record */
@@ -56,8 +48,6 @@ struct console {
 	bool quit;
 };
 
-
-
 /*
  * Until the server's picture arrives the screen says why there is none.
  * It is drawn into the shadow framebuffer like any picture, and goes the
@@ -66,11 +56,12 @@ struct console {
 static void show_status(struct console *c, const char *line, const char *detail)
 {
 	const char *lines[] = { line, detail };
-	if (c->backend->impl->cursor) {
+	struct slim_console_backend *backend = c->devices.backend;
+	if (backend->impl->cursor) {
 		/* the last server's pointer means nothing over this screen */
-		c->backend->impl->cursor(c->backend, &(struct slim_console_cursor){ .visible = false });
+		backend->impl->cursor(backend, &(struct slim_console_cursor){ .visible = false });
 	}
-	slim_status_screen_show(slim_console_core_fb(c->core), c->backend, lines, detail ? 2 : 1);
+	slim_status_screen_show(slim_console_core_fb(c->core), backend, lines, detail ? 2 : 1);
 }
 
 /* The server shown now: --server's, or the manager's latest REDIRECT's. */
@@ -353,22 +344,7 @@ static void handle_signals(struct console *c)
 	}
 }
 
-/*
- * -1, or how long the loop may sleep before the backend wants its dispatch
- * hook called again: a window is dispatched after every pass.
- */
-static int backend_pump_ms(struct console *c)
-{
-#ifdef SLIM_HAVE_WINDOW
-	if (c->opts.window) {
-		return slim_window_backend_timeout_ms(c->backend);
-	}
-#endif
-	return -1;
-}
-
-#ifdef SLIM_HAVE_WINDOW
-static void on_window_input(void *data, const struct slim_wire_input *ev, size_t n)
+static void on_local_input(void *data, const struct slim_wire_input *ev, size_t n)
 {
 	struct console *c = data;
 	/* as with --control: input for a server that is not listening is dropped */
@@ -378,182 +354,39 @@ static void on_window_input(void *data, const struct slim_wire_input *ev, size_t
 static void on_window_closed(void *data)
 {
 	struct console *c = data;
-	c->quit = true; /* closing the window is how a desktop user ends the console */
+	c->quit = true;
 }
-#endif
 
-#ifdef SLIM_HAVE_DRM
-static void on_drm_repaint(void *data)
+static void on_display_back(void *data)
 {
 	struct console *c = data;
 	slim_console_status("display back: asking %s for a repaint", server_name(c));
 	slim_console_link_request_repaint(c->link);
 }
 
-static void on_drm_lost(void *data, const char *why)
-{
-	slim_console_status("display lost (%s); the console goes on without a picture", why);
-}
-
-/* A monitor with another mode: the screen, the pointer's range and the server follow. */
-static void on_drm_resized(void *data, uint32_t width, uint32_t height)
+/* A monitor with another mode: the screen and the server follow. */
+static bool on_display_resized(void *data, uint32_t width, uint32_t height)
 {
 	struct console *c = data;
 	if (!slim_console_core_resize(c->core, width, height)) {
 		slim_console_status("display: cannot make a %ux%u screen; the picture stays away",
 			width, height);
-		return;
+		return false;
 	}
 	c->opts.width = width;
 	c->opts.height = height;
-	if (c->input) {
-		slim_input_set_size(c->input, width, height);
-	}
 	char why[64];
 	snprintf(why, sizeof(why), "the display is %ux%u now", width, height);
 	slim_console_link_reassociate(c->link, why);
-}
-
-static const struct slim_drm_listener drm_listener = {
-	.repaint = on_drm_repaint,
-	.lost = on_drm_lost,
-	.resized = on_drm_resized,
-};
-
-static void on_input_send(void *data, const struct slim_wire_input *ev, size_t n)
-{
-	struct console *c = data;
-	/* as with --control: input for a server that is not listening is dropped */
-	slim_console_link_send_input(c->link, ev, n);
-}
-
-static void on_input_pointer(void *data, double x, double y, bool relative)
-{
-	struct console *c = data;
-	if (slim_drm_backend_is(c->backend)) {
-		slim_drm_backend_move_pointer(c->backend, x, y, relative);
-	}
-}
-
-static const struct slim_input_listener input_listener = {
-	.send = on_input_send,
-	.pointer = on_input_pointer,
-};
-
-static bool open_seat(struct console *c, const char *what)
-{
-	char err[256];
-	if (!c->seat) {
-		c->seat = slim_seat_create(err, sizeof(err));
-		if (!c->seat) {
-			slim_console_status("%s: %s", what, err);
-		}
-	}
-	return c->seat != NULL;
-}
-
-/*
- * --output drm, or the default on a machine with a DRM device: a KMS
- * display, whose mode is the screen's size. Whatever stands in the way
- * (no device, no permission, no display connected) is said once and the
- * console goes on headless, which the server serves the same.
- */
-static void create_drm_backend(struct console *c)
-{
-	if (!c->opts.output_given && !slim_drm_device_present()) {
-		c->opts.drm = false;
-		return;
-	}
-	const char *what = c->opts.output_given ? "--output drm" : "drm output";
-	char err[512] = "no DRM device (/dev/dri/card*)";
-	if (slim_drm_device_present()) {
-		c->seat = c->seat ? c->seat : slim_seat_create(err, sizeof(err));
-		if (c->seat) {
-			c->backend = slim_drm_backend_create(c->seat,
-				c->opts.size_given ? c->opts.width : 0,
-				c->opts.size_given ? c->opts.height : 0, &drm_listener, c, err,
-				sizeof(err));
-		}
-	}
-	if (!c->backend) {
-		c->opts.drm = false;
-		slim_console_status("%s: %s; going on headless at %ux%u", what, err, c->opts.width,
-			c->opts.height);
-		return;
-	}
-	slim_drm_backend_size(c->backend, &c->opts.width, &c->opts.height);
-}
-
-/* --input libinput, the default with a display of our own. */
-static bool open_input(struct console *c)
-{
-	if (c->opts.input == INPUT_NONE ||
-			(c->opts.input == INPUT_DEFAULT && !slim_drm_backend_is(c->backend))) {
-		return true;
-	}
-	bool explicit = c->opts.input == INPUT_LIBINPUT;
-	const char *what = explicit ? "--input libinput" : "input";
-	char err[256];
-	if (open_seat(c, what)) {
-		c->input = slim_input_create(c->seat, c->opts.width, c->opts.height, &input_listener,
-			c, err, sizeof(err));
-		if (!c->input) {
-			slim_console_status("%s: %s", what, err);
-		}
-	}
-	if (!c->input) {
-		/* a console whose screen works is still worth having: go on without keys */
-		slim_console_status("%s: going on without local input", what);
-	}
 	return true;
 }
 
-/* --bench-present: the DRM column of the Table 5 benchmark. */
-static int bench_present(struct console *c)
-{
-	c->opts.output_given = true;
-	create_drm_backend(c);
-	if (!slim_drm_backend_is(c->backend)) {
-		return EXIT_FAILURE;
-	}
-	return slim_drm_backend_bench(c->backend, stdout) ? EXIT_SUCCESS : EXIT_FAILURE;
-}
-#endif
-
-/* The output --output names; false once the reason is said. */
-static bool create_backend(struct console *c)
-{
-#ifdef SLIM_HAVE_WINDOW
-	if (c->opts.window) {
-		char title[320], err[512];
-		snprintf(title, sizeof(title), "slimland-console: %s",
-			c->opts.server ? c->opts.server : c->opts.manager);
-		struct slim_console_input_sink sink = {
-			.send = on_window_input,
-			.closed = on_window_closed,
-			.data = c,
-		};
-		c->backend = slim_window_backend_create(title, &sink, err, sizeof(err));
-		if (!c->backend) {
-			slim_console_status("%s", err);
-		}
-		return c->backend != NULL;
-	}
-#endif
-#ifdef SLIM_HAVE_DRM
-	if (c->opts.drm || !c->opts.output_given) {
-		create_drm_backend(c);
-		if (c->backend) {
-			return true;
-		}
-	}
-#endif
-	c->backend = slim_headless_backend_create();
-	if (!c->backend) {
-		slim_console_status("cannot create the headless output");
-	}
-	return c->backend != NULL;
-}
+static const struct console_devices_listener devices_listener = {
+	.input = on_local_input,
+	.closed = on_window_closed,
+	.display_back = on_display_back,
+	.resized = on_display_resized,
+};
 
 /* The console's key, made on its first start; its id is the key's. */
 static bool load_identity(struct console *c, char *err, size_t err_len)
@@ -619,9 +452,10 @@ static bool create_manager(struct console *c, char *err, size_t err_len)
 
 static bool run(struct console *c)
 {
-	int pump_ms = backend_pump_ms(c);
-	enum { FD_SIGNAL, FD_LINK, FD_CONTROL, FD_CARD, FD_BACKEND, FD_SEAT, FD_INPUT, FD_MANAGER,
-		FD_HOTPLUG, FD_AUDIO, FD_COUNT };
+	int pump_ms = console_devices_timeout_ms(&c->devices);
+	/* the devices' last: they are dispatched after the rest */
+	enum { FD_SIGNAL, FD_LINK, FD_CONTROL, FD_CARD, FD_MANAGER, FD_AUDIO, FD_DEVICES,
+		FD_COUNT = FD_DEVICES + CONSOLE_DEVICES_FDS };
 	struct pollfd fds[FD_COUNT] = {
 		[FD_SIGNAL] = { .fd = c->signal_fd, .events = POLLIN },
 		[FD_LINK] = { .events = POLLIN },
@@ -631,28 +465,15 @@ static bool run(struct console *c)
 		[FD_CONTROL] = { .fd = c->control ? slim_console_control_fd(c->control) : -1,
 			.events = POLLIN },
 		[FD_CARD] = { .events = POLLIN },
-		[FD_BACKEND] = { .events = POLLIN },
-		[FD_SEAT] = { .fd = -1, .events = POLLIN },
-		[FD_INPUT] = { .fd = -1, .events = POLLIN },
-		[FD_HOTPLUG] = { .fd = -1, .events = POLLIN },
 		[FD_AUDIO] = { .fd = console_audio_fd(c->audio), .events = POLLIN },
 	};
-#ifdef SLIM_HAVE_DRM
-	fds[FD_INPUT].fd = c->input ? slim_input_fd(c->input) : -1;
-#endif
 	while (!c->quit) {
 		/* a REDIRECT gives the link a new socket, a group's next manager the manager */
 		fds[FD_LINK].fd = slim_console_link_fd(c->link);
 		fds[FD_MANAGER].fd = c->manager ? slim_console_manager_fd(c->manager) : -1;
 		/* the stdin card reader is done at the end of its input */
 		fds[FD_CARD].fd = c->card ? slim_card_reader_fd(c->card) : -1;
-		fds[FD_BACKEND].fd = c->backend->impl->fd ? c->backend->impl->fd(c->backend) : -1;
-#ifdef SLIM_HAVE_DRM
-		/* -1 once the seat manager is gone */
-		fds[FD_SEAT].fd = c->seat ? slim_seat_fd(c->seat) : -1;
-		fds[FD_HOTPLUG].fd = slim_drm_backend_is(c->backend) ?
-			slim_drm_backend_hotplug_fd(c->backend) : -1;
-#endif
+		console_devices_poll(&c->devices, fds + FD_DEVICES);
 		slim_console_link_tick(c->link, slim_now_us());
 		int timeout_ms = slim_console_link_timeout_ms(c->link, slim_now_us());
 		if (c->manager) {
@@ -694,25 +515,122 @@ static bool run(struct console *c)
 			console_audio_dispatch(c->audio,
 				slim_console_link_state(c->link) == SLIM_LINK_ATTACHED);
 		}
-#ifdef SLIM_HAVE_DRM
-		/* the seat before the devices: a VT switch stops them first */
-		if (fds[FD_SEAT].revents) {
-			/* a lost seat is said once; the devices were told to stop */
-			slim_seat_dispatch(c->seat);
-		}
-		if (fds[FD_INPUT].revents) {
-			slim_input_dispatch(c->input);
-		}
-		if (fds[FD_HOTPLUG].revents) {
-			slim_drm_backend_hotplug_dispatch(c->backend);
-		}
-#endif
-		/* last: what presenting read into a window's display queue, no poll() sees */
-		if (c->backend->impl->dispatch && (fds[FD_BACKEND].revents || pump_ms >= 0)) {
-			c->backend->impl->dispatch(c->backend);
-		}
+		console_devices_dispatch(&c->devices, fds + FD_DEVICES);
 	}
 	return true;
+}
+
+/* --server's link, or the one a REDIRECT will give a server: false once the reason is said. */
+static bool open_link(struct console *c)
+{
+	char err[512];
+	/* --manager: no server until the manager's REDIRECT names one */
+	struct slim_console_link_config link_config = {
+		.mode = c->opts.transport,
+		.mtu = c->opts.mtu,
+		.pairing_key = c->opts.pairing_key[0] ? c->opts.pairing_key : NULL,
+	};
+	c->link = slim_console_link_create(c->opts.server, &link_config, err, sizeof(err));
+	if (!c->link) {
+		slim_console_status("%s", err);
+		return false;
+	}
+	return transport_allowed(c, slim_console_link_fd(c->link));
+}
+
+/* The screen the server paints, as large as the output; false once the reason is said. */
+static bool create_core(struct console *c)
+{
+	/* a record's overhead is the wire's; the slim datagrams get the rest */
+	uint32_t mtu = c->opts.mtu;
+	if (c->opts.transport == SLIM_SEC_DTLS) {
+		mtu = (mtu > SLIM_SEC_MAX_RECORD + SLIM_SEC_OVERHEAD ?
+			SLIM_SEC_MAX_RECORD + SLIM_SEC_OVERHEAD : mtu) - SLIM_SEC_OVERHEAD;
+	}
+	c->mtu = (uint16_t)mtu;
+	c->core = slim_console_core_create(c->opts.width, c->opts.height, c->mtu,
+		c->devices.backend, slim_console_link_send, c->link);
+	if (!c->core) {
+		slim_console_status("cannot create a %ux%u screen", c->opts.width, c->opts.height);
+		return false;
+	}
+	slim_console_core_set_video_budget(c->core, c->opts.video_budget);
+	/* a frame's ACK rides on the keystroke's release that usually follows */
+	slim_console_core_set_ack_delay(c->core, true);
+	return true;
+}
+
+/* Everything the loop serves, started: -1, or the status to exit with. */
+static int start(struct console *c)
+{
+	char err[512];
+	if (!load_identity(c, err, sizeof(err))) {
+		slim_console_status("%s", err);
+		return EXIT_FAILURE;
+	}
+	if (c->opts.print_id) {
+		printf("%s\n", c->id);
+		return EXIT_SUCCESS;
+	}
+	if (!open_link(c)) {
+		return EXIT_USAGE;
+	}
+	if (!console_devices_open_output(&c->devices, &c->opts, &devices_listener, c) ||
+			!create_core(c)) {
+		return EXIT_FAILURE;
+	}
+	if (c->opts.manager && !create_manager(c, err, sizeof(err))) {
+		slim_console_status("%s", err);
+		return EXIT_USAGE;
+	}
+	if (c->opts.control) {
+		c->control = slim_console_control_create(STDIN_FILENO, stdout, c->core, c->link);
+		if (!c->control) {
+			slim_console_status("out of memory");
+			return EXIT_FAILURE;
+		}
+	}
+	c->signal_fd = open_signals();
+	if (c->signal_fd < 0) {
+		slim_console_status("signalfd: %s", strerror(errno));
+		return EXIT_FAILURE;
+	}
+	/* after the signals are blocked: the PC/SC thread inherits the mask */
+	if (!open_card_reader(c)) {
+		return EXIT_FAILURE;
+	}
+	console_devices_open_input(&c->devices, &c->opts);
+	if (c->control) {
+		slim_console_control_id(c->control, c->id);
+	}
+	/* no sound device is no reason to stop: the console is silent, and says so */
+	c->audio = console_audio_create(&c->opts.audio, &audio_listener, c);
+	slim_console_core_set_caps(c->core, console_audio_caps(c->audio));
+	if (c->control) {
+		slim_console_control_set_audio(c->control, c->audio);
+	}
+	slim_console_link_start(c->link, c->core, c->id, &link_listener, c);
+	if (c->manager) {
+		slim_console_manager_start(c->manager);
+	}
+	return -1;
+}
+
+static void stop(struct console *c)
+{
+	slim_card_reader_destroy(c->card);
+	slim_console_control_destroy(c->control);
+	slim_console_manager_destroy(c->manager);
+	slim_trust_destroy(c->trust);
+	/* before the core: the link lets go of the core's events */
+	slim_console_link_destroy(c->link);
+	console_audio_destroy(c->audio);
+	slim_console_core_destroy(c->core);
+	console_devices_close(&c->devices);
+	if (c->signal_fd >= 0) {
+		close(c->signal_fd);
+	}
+	slim_sec_identity_destroy(c->identity);
 }
 
 int main(int argc, char *argv[])
@@ -724,124 +642,10 @@ int main(int argc, char *argv[])
 	}
 	slim_log_init(c.opts.verbose ? SLIM_LOG_DEBUG : SLIM_LOG_INFO, NULL);
 	if (c.opts.bench_present) {
-#ifdef SLIM_HAVE_DRM
-		ret = bench_present(&c);
-#else
-		slim_console_status("--bench-present: no drm output in this build");
-		ret = EXIT_FAILURE;
-#endif
-		goto out;
+		ret = console_devices_bench(&c.devices, &c.opts);
+	} else if ((ret = start(&c)) < 0) {
+		ret = run(&c) ? EXIT_SUCCESS : EXIT_FAILURE;
 	}
-
-	char err[512];
-	if (!load_identity(&c, err, sizeof(err))) {
-		slim_console_status("%s", err);
-		ret = EXIT_FAILURE;
-		goto out;
-	}
-	if (c.opts.print_id) {
-		printf("%s\n", c.id);
-		ret = EXIT_SUCCESS;
-		goto out;
-	}
-	ret = EXIT_USAGE;
-	/* --manager: no server until the manager's REDIRECT names one */
-	struct slim_console_link_config link_config = {
-		.mode = c.opts.transport,
-		.mtu = c.opts.mtu,
-		.pairing_key = c.opts.pairing_key[0] ? c.opts.pairing_key : NULL,
-	};
-	c.link = slim_console_link_create(c.opts.server, &link_config, err, sizeof(err));
-	if (!c.link) {
-		slim_console_status("%s", err);
-		goto out;
-	}
-	if (!transport_allowed(&c, slim_console_link_fd(c.link))) {
-		goto out;
-	}
-	ret = EXIT_FAILURE;
-	if (!create_backend(&c)) {
-		goto out;
-	}
-	/* a record's overhead is the wire's; the slim datagrams get the rest */
-	uint32_t mtu = c.opts.mtu;
-	if (c.opts.transport == SLIM_SEC_DTLS) {
-		mtu = (mtu > SLIM_SEC_MAX_RECORD + SLIM_SEC_OVERHEAD ?
-			SLIM_SEC_MAX_RECORD + SLIM_SEC_OVERHEAD : mtu) - SLIM_SEC_OVERHEAD;
-	}
-	c.mtu = (uint16_t)mtu;
-	c.core = slim_console_core_create(c.opts.width, c.opts.height, c.mtu, c.backend,
-		slim_console_link_send, c.link);
-	if (!c.core) {
-		slim_console_status("cannot create a %ux%u screen", c.opts.width, c.opts.height);
-		goto out;
-	}
-	slim_console_core_set_video_budget(c.core, c.opts.video_budget);
-	/* a frame's ACK rides on the keystroke's release that usually follows */
-	slim_console_core_set_ack_delay(c.core, true);
-	if (c.opts.manager && !create_manager(&c, err, sizeof(err))) {
-		slim_console_status("%s", err);
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	if (c.opts.control) {
-		c.control = slim_console_control_create(STDIN_FILENO, stdout, c.core, c.link);
-		if (!c.control) {
-			slim_console_status("out of memory");
-			goto out;
-		}
-	}
-	c.signal_fd = open_signals();
-	if (c.signal_fd < 0) {
-		slim_console_status("signalfd: %s", strerror(errno));
-		goto out;
-	}
-	/* after the signals are blocked: the PC/SC thread inherits the mask */
-	if (!open_card_reader(&c)) {
-		goto out;
-	}
-#ifdef SLIM_HAVE_DRM
-	if (!open_input(&c)) {
-		goto out;
-	}
-#endif
-	if (c.control) {
-		slim_console_control_id(c.control, c.id);
-	}
-	/* no sound device is no reason to stop: the console is silent, and says so */
-	c.audio = console_audio_create(&c.opts.audio, &audio_listener, &c);
-	slim_console_core_set_caps(c.core, console_audio_caps(c.audio));
-	if (c.control) {
-		slim_console_control_set_audio(c.control, c.audio);
-	}
-	slim_console_link_start(c.link, c.core, c.id, &link_listener, &c);
-	if (c.manager) {
-		slim_console_manager_start(c.manager);
-	}
-	ret = run(&c) ? EXIT_SUCCESS : EXIT_FAILURE;
-
-out:
-	slim_card_reader_destroy(c.card);
-	slim_console_control_destroy(c.control);
-	slim_console_manager_destroy(c.manager);
-	slim_trust_destroy(c.trust);
-	/* before the core: the link lets go of the core's events */
-	slim_console_link_destroy(c.link);
-	console_audio_destroy(c.audio);
-	slim_console_core_destroy(c.core);
-#ifdef SLIM_HAVE_DRM
-	slim_input_destroy(c.input);
-#endif
-	if (c.backend) {
-		c.backend->impl->destroy(c.backend);
-	}
-#ifdef SLIM_HAVE_DRM
-	/* last: the devices above were opened through it */
-	slim_seat_destroy(c.seat);
-#endif
-	if (c.signal_fd >= 0) {
-		close(c.signal_fd);
-	}
-	slim_sec_identity_destroy(c.identity);
+	stop(&c);
 	return ret;
 }

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include "assoc.h"
 #include "manager.h"
+#include "slim-clock.h"
 #include "slim-log.h"
 
 /* The manager's datagrams are small: a REDIRECT or a REFUSE. */

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,35 +84,241 @@ static bool parse_size(const char *s, uint32_t *width, uint32_t *height)
 	return true;
 }
 
-int slim_options_parse(int argc, char *argv[], struct options *o)
+/* A word an option takes, and the value it stands for. */
+struct choice {
+	const char *name;
+	int value;
+};
+
+/* The value of `arg` among `choices` (ended by a NULL name); false if it is none of them. */
+static bool choose(const struct choice *choices, const char *arg, int *value)
 {
-	enum { OPT_SERVER = 256, OPT_MANAGER, OPT_OUTPUT, OPT_SIZE, OPT_MTU, OPT_CONTROL, OPT_SCREENSHOT,
-		OPT_CARD_READER, OPT_INPUT, OPT_BENCH_PRESENT, OPT_STATE_DIR, OPT_PRINT_ID,
-		OPT_SERVER_KEY, OPT_PAIRING_KEY, OPT_TRANSPORT, OPT_VIDEO_BUDGET, OPT_AUDIO,
-		OPT_NO_MICROPHONE };
-	static const struct option longopts[] = {
-		{ "server", required_argument, NULL, OPT_SERVER },
-		{ "manager", required_argument, NULL, OPT_MANAGER },
-		{ "output", required_argument, NULL, OPT_OUTPUT },
-		{ "size", required_argument, NULL, OPT_SIZE },
-		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
-		{ "print-id", no_argument, NULL, OPT_PRINT_ID },
-		{ "server-key", required_argument, NULL, OPT_SERVER_KEY },
-		{ "pairing-key", required_argument, NULL, OPT_PAIRING_KEY },
-		{ "transport", required_argument, NULL, OPT_TRANSPORT },
-		{ "mtu", required_argument, NULL, OPT_MTU },
-		{ "video-budget", required_argument, NULL, OPT_VIDEO_BUDGET },
-		{ "control", no_argument, NULL, OPT_CONTROL },
-		{ "screenshot", required_argument, NULL, OPT_SCREENSHOT },
-		{ "card-reader", required_argument, NULL, OPT_CARD_READER },
-		{ "input", required_argument, NULL, OPT_INPUT },
-		{ "bench-present", no_argument, NULL, OPT_BENCH_PRESENT },
-		{ "audio", required_argument, NULL, OPT_AUDIO },
-		{ "no-microphone", no_argument, NULL, OPT_NO_MICROPHONE },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	for (; choices->name; choices++) {
+		if (strcmp(arg, choices->name) == 0) {
+			*value = choices->value;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool set_server(struct options *o, const char *arg)
+{
+	o->server = arg;
+	return true;
+}
+
+static bool set_manager(struct options *o, const char *arg)
+{
+	o->manager = arg;
+	return true;
+}
+
+static bool set_output(struct options *o, const char *arg)
+{
+	enum { OUTPUT_HEADLESS, OUTPUT_DRM, OUTPUT_WINDOW };
+	static const struct choice outputs[] = {
+		{ "headless", OUTPUT_HEADLESS },
+#ifdef SLIM_HAVE_DRM
+		{ "drm", OUTPUT_DRM },
+#endif
+#ifdef SLIM_HAVE_WINDOW
+		{ "window", OUTPUT_WINDOW },
+#endif
+		{ NULL, 0 },
 	};
+	int output;
+	o->output_given = true;
+	if (!choose(outputs, arg, &output)) {
+		slim_console_status("output %s not available in this build", arg);
+		return false;
+	}
+	o->window = output == OUTPUT_WINDOW;
+	o->drm = output == OUTPUT_DRM; /* drm comes with its backend */
+	return true;
+}
+
+static bool set_size(struct options *o, const char *arg)
+{
+	o->size_given = true;
+	if (!parse_size(arg, &o->width, &o->height)) {
+		slim_console_status("--size %s: expected WxH, each 1..%d", arg, SLIM_MAX_DIM);
+		return false;
+	}
+	return true;
+}
+
+static bool set_state_dir(struct options *o, const char *arg)
+{
+	if (arg[0] == '\0' || strlen(arg) >= sizeof(o->state_dir) - 32) {
+		slim_console_status("--state-dir: a directory, please");
+		return false;
+	}
+	snprintf(o->state_dir, sizeof(o->state_dir), "%s", arg);
+	return true;
+}
+
+static bool set_server_key(struct options *o, const char *arg)
+{
+	if (!slim_sec_fingerprint_parse(arg, o->server_key)) {
+		slim_console_status("--server-key %s: expected sha256: and 64 hex digits "
+			"(slimlandctl key prints it)", arg);
+		return false;
+	}
+	o->has_server_key = true;
+	return true;
+}
+
+static bool set_pairing_key(struct options *o, const char *arg)
+{
+	if (strlen(arg) >= sizeof(o->pairing_key)) {
+		slim_console_status("--pairing-key: path too long");
+		return false;
+	}
+	snprintf(o->pairing_key, sizeof(o->pairing_key), "%s", arg);
+	return true;
+}
+
+static bool set_transport(struct options *o, const char *arg)
+{
+	if (!slim_sec_mode_parse(arg, &o->transport)) {
+		slim_console_status("--transport %s: expected dtls or clear", arg);
+		return false;
+	}
+	return true;
+}
+
+static bool set_mtu(struct options *o, const char *arg)
+{
+	unsigned long mtu;
+	char *end;
+	/* room for a record's overhead around the smallest datagram */
+	if (!parse_uint(arg, SLIM_MIN_MTU + SLIM_SEC_OVERHEAD, SLIM_MAX_MTU, &mtu, &end) ||
+			*end != '\0') {
+		slim_console_status("--mtu %s: expected %d..%d", arg,
+			SLIM_MIN_MTU + SLIM_SEC_OVERHEAD, SLIM_MAX_MTU);
+		return false;
+	}
+	o->mtu = (uint16_t)mtu;
+	return true;
+}
+
+static bool set_video_budget(struct options *o, const char *arg)
+{
+	unsigned long mbit;
+	char *end;
+	if (!parse_uint(arg, 1, 100000, &mbit, &end) || *end != '\0') {
+		slim_console_status("--video-budget %s: expected Mbit/s, 1..100000", arg);
+		return false;
+	}
+	o->video_budget = (uint32_t)mbit;
+	return true;
+}
+
+static bool set_screenshot(struct options *o, const char *arg)
+{
+	o->screenshot = arg;
+	return true;
+}
+
+static bool set_card_reader(struct options *o, const char *arg)
+{
+	static const struct choice readers[] = {
+		{ "none", CARD_NONE },
+		{ "pcsc", CARD_PCSC },
+		{ "stdin", CARD_STDIN },
+		{ NULL, 0 },
+	};
+	int reader;
+	if (!choose(readers, arg, &reader)) {
+		slim_console_status("--card-reader %s: expected none, pcsc or stdin", arg);
+		return false;
+	}
+	o->card_reader = (enum card_mode)reader;
+	return true;
+}
+
+static bool set_input(struct options *o, const char *arg)
+{
+	static const struct choice inputs[] = {
+		{ "none", INPUT_NONE },
+#ifdef SLIM_HAVE_DRM
+		{ "libinput", INPUT_LIBINPUT },
+#endif
+		{ NULL, 0 },
+	};
+	int input;
+	if (!choose(inputs, arg, &input)) {
+		slim_console_status("input %s not available in this build", arg);
+		return false;
+	}
+	o->input = (enum input_mode)input;
+	return true;
+}
+
+static bool set_audio(struct options *o, const char *arg)
+{
+	static const struct choice modes[] = {
+		{ "auto", CONSOLE_AUDIO_AUTO },
+		{ "pipewire", CONSOLE_AUDIO_PIPEWIRE },
+		{ "none", CONSOLE_AUDIO_NONE },
+		{ "alsa", CONSOLE_AUDIO_ALSA },
+		{ NULL, 0 },
+	};
+	int mode;
+	o->audio.alsa_device = NULL;
+	if (strncmp(arg, "alsa:", 5) == 0 && arg[5]) {
+		mode = CONSOLE_AUDIO_ALSA;
+		o->audio.alsa_device = arg + 5;
+	} else if (!choose(modes, arg, &mode)) {
+		slim_console_status("--audio %s: expected auto, pipewire, alsa, alsa:DEVICE or none",
+			arg);
+		return false;
+	}
+	o->audio.mode = (enum console_audio_mode)mode;
+	return true;
+}
+
+static bool set_no_microphone(struct options *o, const char *arg)
+{
+	o->audio.microphone = false;
+	return true;
+}
+
+/* The long options: what sets an argument's value, or (set NULL) the flag it turns on. */
+static const struct option_def {
+	const char *name;
+	int has_arg;
+	bool (*set)(struct options *o, const char *arg);
+	size_t flag; /* offsetof a bool in struct options */
+} option_defs[] = {
+	{ "server", required_argument, set_server, 0 },
+	{ "manager", required_argument, set_manager, 0 },
+	{ "output", required_argument, set_output, 0 },
+	{ "size", required_argument, set_size, 0 },
+	{ "state-dir", required_argument, set_state_dir, 0 },
+	{ "print-id", no_argument, NULL, offsetof(struct options, print_id) },
+	{ "server-key", required_argument, set_server_key, 0 },
+	{ "pairing-key", required_argument, set_pairing_key, 0 },
+	{ "transport", required_argument, set_transport, 0 },
+	{ "mtu", required_argument, set_mtu, 0 },
+	{ "video-budget", required_argument, set_video_budget, 0 },
+	{ "control", no_argument, NULL, offsetof(struct options, control) },
+	{ "screenshot", required_argument, set_screenshot, 0 },
+	{ "card-reader", required_argument, set_card_reader, 0 },
+	{ "input", required_argument, set_input, 0 },
+	{ "bench-present", no_argument, NULL, offsetof(struct options, bench_present) },
+	{ "audio", required_argument, set_audio, 0 },
+	{ "no-microphone", no_argument, set_no_microphone, 0 },
+};
+
+#define N_OPTIONS (sizeof(option_defs) / sizeof(option_defs[0]))
+/* getopt_long's value for option_defs[i]: past every short option's character */
+#define OPTION_FIRST 256
+
+/* Where the console's key and the session's pairing key are, unless the options say. */
+static void set_defaults(struct options *o)
+{
 	*o = (struct options){ .width = 1280, .height = 720, .mtu = SLIM_DEFAULT_MTU,
 		.audio = { .mode = CONSOLE_AUDIO_AUTO, .microphone = true } };
 	/* the key lives with the machine (root) or with the user who runs the console */
@@ -129,156 +336,50 @@ int slim_options_parse(int argc, char *argv[], struct options *o)
 	if (runtime && runtime[0] == '/') {
 		snprintf(o->pairing_key, sizeof(o->pairing_key), "%s/slimland-pairing.key", runtime);
 	}
+}
 
+/* What the options say together: one server or the manager that names it. */
+static bool check_endpoint(const struct options *o)
+{
+	if (o->server && o->manager) {
+		slim_console_status("--server and --manager exclude each other: the manager "
+			"chooses the server");
+		return false;
+	}
+	if (!o->server && !o->manager && !o->bench_present && !o->print_id) {
+		slim_console_status("--server HOST:PORT is required (or --manager HOST[:PORT])");
+		return false;
+	}
+	return true;
+}
+
+int slim_options_parse(int argc, char *argv[], struct options *o)
+{
+	/* and the two with a short name too */
+	struct option longopts[N_OPTIONS + 3] = {
+		[N_OPTIONS] = { "verbose", no_argument, NULL, 'v' },
+		[N_OPTIONS + 1] = { "help", no_argument, NULL, 'h' },
+	};
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		longopts[i] = (struct option){ option_defs[i].name, option_defs[i].has_arg, NULL,
+			OPTION_FIRST + (int)i };
+	}
+	set_defaults(o);
 	int opt;
-	unsigned long number;
-	char *end;
 	while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_SERVER:
-			o->server = optarg;
-			break;
-		case OPT_MANAGER:
-			o->manager = optarg;
-			break;
-		case OPT_OUTPUT:
-			/* drm comes with its backend */
-			o->output_given = true;
-			o->drm = false;
-			if (strcmp(optarg, "headless") == 0) {
-				o->window = false;
-#ifdef SLIM_HAVE_DRM
-			} else if (strcmp(optarg, "drm") == 0) {
-				o->window = false;
-				o->drm = true;
-#endif
-#ifdef SLIM_HAVE_WINDOW
-			} else if (strcmp(optarg, "window") == 0) {
-				o->window = true;
-#endif
-			} else {
-				slim_console_status("output %s not available in this build", optarg);
+		if (opt >= OPTION_FIRST) {
+			const struct option_def *def = &option_defs[opt - OPTION_FIRST];
+			if (!def->set) {
+				*(bool *)((char *)o + def->flag) = true;
+			} else if (!def->set(o, optarg)) {
 				return EXIT_USAGE;
 			}
-			break;
-		case OPT_SIZE:
-			o->size_given = true;
-			if (!parse_size(optarg, &o->width, &o->height)) {
-				slim_console_status("--size %s: expected WxH, each 1..%d",
-						optarg, SLIM_MAX_DIM);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_STATE_DIR:
-			if (optarg[0] == '\0' || strlen(optarg) >= sizeof(o->state_dir) - 32) {
-				slim_console_status("--state-dir: a directory, please");
-				return EXIT_USAGE;
-			}
-			snprintf(o->state_dir, sizeof(o->state_dir), "%s", optarg);
-			break;
-		case OPT_PRINT_ID:
-			o->print_id = true;
-			break;
-		case OPT_SERVER_KEY:
-			if (!slim_sec_fingerprint_parse(optarg, o->server_key)) {
-				slim_console_status("--server-key %s: expected sha256: and 64 hex digits "
-					"(slimlandctl key prints it)", optarg);
-				return EXIT_USAGE;
-			}
-			o->has_server_key = true;
-			break;
-		case OPT_PAIRING_KEY:
-			if (strlen(optarg) >= sizeof(o->pairing_key)) {
-				slim_console_status("--pairing-key: path too long");
-				return EXIT_USAGE;
-			}
-			snprintf(o->pairing_key, sizeof(o->pairing_key), "%s", optarg);
-			break;
-		case OPT_TRANSPORT:
-			if (!slim_sec_mode_parse(optarg, &o->transport)) {
-				slim_console_status("--transport %s: expected dtls or clear", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_MTU:
-			/* room for a record's overhead around the smallest datagram */
-			if (!parse_uint(optarg, SLIM_MIN_MTU + SLIM_SEC_OVERHEAD, SLIM_MAX_MTU, &number,
-					&end) || *end != '\0') {
-				slim_console_status("--mtu %s: expected %d..%d", optarg,
-					SLIM_MIN_MTU + SLIM_SEC_OVERHEAD, SLIM_MAX_MTU);
-				return EXIT_USAGE;
-			}
-			o->mtu = (uint16_t)number;
-			break;
-		case OPT_VIDEO_BUDGET:
-			if (!parse_uint(optarg, 1, 100000, &number, &end) || *end != '\0') {
-				slim_console_status("--video-budget %s: expected Mbit/s, 1..100000", optarg);
-				return EXIT_USAGE;
-			}
-			o->video_budget = (uint32_t)number;
-			break;
-		case OPT_CONTROL:
-			o->control = true;
-			break;
-		case OPT_SCREENSHOT:
-			o->screenshot = optarg;
-			break;
-		case OPT_CARD_READER:
-			if (strcmp(optarg, "none") == 0) {
-				o->card_reader = CARD_NONE;
-			} else if (strcmp(optarg, "pcsc") == 0) {
-				o->card_reader = CARD_PCSC;
-			} else if (strcmp(optarg, "stdin") == 0) {
-				o->card_reader = CARD_STDIN;
-			} else {
-				slim_console_status("--card-reader %s: expected none, pcsc or stdin", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_INPUT:
-			if (strcmp(optarg, "none") == 0) {
-				o->input = INPUT_NONE;
-#ifdef SLIM_HAVE_DRM
-			} else if (strcmp(optarg, "libinput") == 0) {
-				o->input = INPUT_LIBINPUT;
-#endif
-			} else {
-				slim_console_status("input %s not available in this build", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_BENCH_PRESENT:
-			o->bench_present = true;
-			break;
-		case OPT_AUDIO:
-			o->audio.alsa_device = NULL;
-			if (strcmp(optarg, "auto") == 0) {
-				o->audio.mode = CONSOLE_AUDIO_AUTO;
-			} else if (strcmp(optarg, "pipewire") == 0) {
-				o->audio.mode = CONSOLE_AUDIO_PIPEWIRE;
-			} else if (strcmp(optarg, "none") == 0) {
-				o->audio.mode = CONSOLE_AUDIO_NONE;
-			} else if (strcmp(optarg, "alsa") == 0) {
-				o->audio.mode = CONSOLE_AUDIO_ALSA;
-			} else if (strncmp(optarg, "alsa:", 5) == 0 && optarg[5]) {
-				o->audio.mode = CONSOLE_AUDIO_ALSA;
-				o->audio.alsa_device = optarg + 5;
-			} else {
-				slim_console_status("--audio %s: expected auto, pipewire, alsa, "
-					"alsa:DEVICE or none", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_NO_MICROPHONE:
-			o->audio.microphone = false;
-			break;
-		case 'v':
+		} else if (opt == 'v') {
 			o->verbose = true;
-			break;
-		case 'h':
+		} else if (opt == 'h') {
 			fputs(usage_text, stdout);
 			return EXIT_SUCCESS;
-		default:
+		} else {
 			/* getopt said what was wrong */
 			fputs("usage: slimland-console --server HOST:PORT | --manager HOST[:PORT] "
 				"[options] (--help)\n", stderr);
@@ -289,15 +390,5 @@ int slim_options_parse(int argc, char *argv[], struct options *o)
 		slim_console_status("unexpected argument %s", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (o->server && o->manager) {
-		slim_console_status("--server and --manager exclude each other: the manager "
-			"chooses the server");
-		return EXIT_USAGE;
-	}
-	if (!o->server && !o->manager && !o->bench_present && !o->print_id) {
-		slim_console_status("--server HOST:PORT is required (or --manager HOST[:PORT])");
-		return EXIT_USAGE;
-	}
-	return -1;
+	return check_endpoint(o) ? -1 : EXIT_USAGE;
 }
-

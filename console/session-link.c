@@ -8,6 +8,7 @@
 #include "assoc.h"
 #include "session-link.h"
 #include "slim-hex.h"
+#include "slim-clock.h"
 #include "slim-log.h"
 
 struct slim_console_link {

@@ -30,8 +30,8 @@ void slim_audio_feed_destroy(struct slim_audio_feed *feed);
 /* --- the feeding thread's */
 
 /*
- * A packet as it arrived at `arrival_us` (CLOCK_MONOTONIC, as
- * slim_now_us); `again` as slim_audio_jitter_push_again. False if the
+ * A packet as it arrived at `arrival_us` (slim_now_us's clock,
+ * slim-clock.h); `again` as slim_audio_jitter_push_again. False if the
  * player has not taken what came before and there is no room: dropped,
  * and counted in the figures' `unheard`.
  */

@@ -1,6 +1,5 @@
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include "slim-log.h"
 
@@ -65,11 +64,4 @@ bool slim_ratelimit(struct slim_ratelimit *rl, uint64_t now_us)
 	}
 	rl->suppressed++;
 	return false;
-}
-
-uint64_t slim_now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }

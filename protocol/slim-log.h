@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "slim-clock.h" /* slim_ratelimit's time is slim_now_us's */
 
 enum slim_log_level {
 	SLIM_LOG_ERROR = 1,
@@ -42,7 +43,5 @@ struct slim_ratelimit {
 
 /* Returns whether a message may be logged now; reports what was suppressed. */
 bool slim_ratelimit(struct slim_ratelimit *rl, uint64_t now_us);
-
-uint64_t slim_now_us(void);
 
 #endif

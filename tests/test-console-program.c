@@ -20,8 +20,8 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "slim-clock.h"
 #include "slim-codec.h"
-#include "slim-log.h"
 #include "test-util.h"
 
 extern char **environ;
@@ -50,11 +50,6 @@ struct server {
 	struct sockaddr_in peer;
 	uint8_t buf[65536];
 };
-
-static int64_t now_ms(void)
-{
-	return (int64_t)(slim_now_us() / 1000);
-}
 
 /* Starts the console with pipes on stdin and stdout (and stderr if asked). */
 static void child_line(struct child *c, char *line, size_t cap, int timeout_ms);
@@ -113,10 +108,10 @@ static void child_spawn(struct child *c, const char *const *args, bool keep_stde
 static size_t read_to_eof(int fd, char *buf, size_t cap)
 {
 	size_t len = 0;
-	int64_t deadline = now_ms() + SOON_MS;
+	int64_t deadline = (int64_t)slim_now_ms() + SOON_MS;
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - (int64_t)slim_now_ms();
 		assert_true(left > 0 && poll(&p, 1, (int)left) == 1);
 		char tmp[1024];
 		ssize_t n = read(fd, tmp, sizeof(tmp));
@@ -161,7 +156,7 @@ static void child_send(struct child *c, const char *line)
 /* The next line the console prints, within `timeout_ms`. */
 static void child_line(struct child *c, char *line, size_t cap, int timeout_ms)
 {
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = (int64_t)slim_now_ms() + timeout_ms;
 	for (;;) {
 		char *nl = memchr(c->buf, '\n', c->len);
 		if (nl) {
@@ -174,7 +169,7 @@ static void child_line(struct child *c, char *line, size_t cap, int timeout_ms)
 			return;
 		}
 		struct pollfd p = { .fd = c->out, .events = POLLIN };
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - (int64_t)slim_now_ms();
 		if (left <= 0 || poll(&p, 1, (int)left) != 1) {
 			fail_msg("no line from the console within %d ms", timeout_ms);
 		}
@@ -243,10 +238,10 @@ static void server_bind(struct server *s, uint16_t port)
 static bool server_recv(struct server *s, uint8_t type, int timeout_ms,
 		struct slim_dgram *hdr, struct slim_cmd *cmd)
 {
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = (int64_t)slim_now_ms() + timeout_ms;
 	for (;;) {
 		struct pollfd p = { .fd = s->fd, .events = POLLIN };
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - (int64_t)slim_now_ms();
 		if (left <= 0 || poll(&p, 1, (int)left) != 1) {
 			return false;
 		}
@@ -343,7 +338,7 @@ static void expect_input(struct server *s, uint32_t first, const struct slim_wir
 		server_expect(s, SLIM_CMD_INPUT, SOON_MS, &hdr, &cmd);
 	} while (cmd.input.first != first);
 	assert_int_equal(cmd.input.count, n);
-	uint32_t now = (uint32_t)now_ms();
+	uint32_t now = (uint32_t)slim_now_ms();
 	for (size_t i = 0; i < n; i++) {
 		struct slim_wire_input ev;
 		slim_input_get(&cmd, i, &ev);
@@ -482,11 +477,11 @@ static void test_session(void **state)
 		{ .kind = SLIM_INPUT_AXIS, .code = 0, .value = -384, .x = -1 },
 		{ .kind = SLIM_INPUT_FRAME } }, 2);
 	/* not acknowledged: the same again, within the first timeout (100 ms) and a margin */
-	int64_t unacked_at = now_ms();
+	int64_t unacked_at = (int64_t)slim_now_ms();
 	expect_input(&s, 8, (struct slim_wire_input[]){
 		{ .kind = SLIM_INPUT_AXIS, .code = 0, .value = -384, .x = -1 },
 		{ .kind = SLIM_INPUT_FRAME } }, 2);
-	assert_true(now_ms() - unacked_at < 1000);
+	assert_true((int64_t)slim_now_ms() - unacked_at < 1000);
 	server_send_input_ack(&s, assoc, 6, 10);
 
 	/* bad commands are answered and survived */
@@ -532,10 +527,10 @@ static void test_session(void **state)
 
 	/* busy: the text once on the control line, then HELLO again 5 s later */
 	server_send_refuse(&s, assoc3, SLIM_REFUSE_BUSY, "desk\t9 has this session");
-	int64_t refused_at = now_ms();
+	int64_t refused_at = (int64_t)slim_now_ms();
 	expect_line(&c, "refused busy desk?9 has this session");
 	assert_int_equal(expect_hello(&s, 7000), assoc3);
-	assert_true(now_ms() - refused_at >= 4500);
+	assert_true((int64_t)slim_now_ms() - refused_at >= 4500);
 	server_send_frame(&s, assoc3, 0xffffff);
 	expect_linef(&c, "attached %u", assoc3);
 	expect_frame(&c, 1);

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "slim-audio-feed.h"
-#include "slim-log.h"
+#include "slim-clock.h"
 #include "slim-ring.h"
 #include "test-util.h"
 

@@ -710,6 +710,71 @@ static void test_input_ack_placement(void **state)
 	free(s);
 }
 
+/* The console goes, another comes: a new association, a blank screen. */
+static void next_console(struct stream *s, const struct slim_encoder_config *cfg)
+{
+	slim_console_core_destroy(s->console);
+	s->console = slim_console_core_create(s->fb.width, s->fb.height, SLIM_DEFAULT_MTU, NULL,
+		queue_push, &s->up);
+	assert_non_null(s->console);
+	slim_console_core_hello(s->console, "next", cfg->assoc);
+	queue_clear(&s->up);
+	queue_clear(&s->down);
+	s->enc = slim_encoder_create_from(s->enc, s->fb.width, s->fb.height, cfg, queue_push,
+		&s->down);
+	assert_non_null(s->enc);
+}
+
+/*
+ * The encoder of a console's next association takes over the last one's
+ * model, which holds the old console's picture: the new console, blank,
+ * still gets every pixel, though nothing was damaged.
+ */
+static void test_next_association(void **state)
+{
+	struct slim_encoder_config cfg = configs[4];
+	struct stream *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	stream_init(s, 320, 240, 900, &cfg);
+	damage(s, (struct slim_rect){ 0, 0, 320, 240 });
+	for (int i = 0; i < 10; i++) {
+		mutate(s);
+		frame(s);
+		deliver(s);
+	}
+	test_fb_assert_equal(&s->fb, slim_console_core_fb(s->console));
+	const uint32_t *model = slim_encoder_model(s->enc)->px;
+	cfg.assoc++;
+	next_console(s, &cfg);
+	assert_ptr_equal(slim_encoder_model(s->enc)->px, model);
+	assert_true(frame(s) > 0);
+	deliver(s);
+	test_fb_assert_equal(&s->fb, slim_console_core_fb(s->console));
+	for (int i = 0; i < 10; i++) {
+		mutate(s);
+		frame(s);
+		deliver(s);
+		test_fb_assert_equal(&s->fb, slim_console_core_fb(s->console));
+	}
+
+	/* a screen of another size: the old memory does not fit, new is made */
+	test_fb_destroy(&s->fb);
+	s->fb = test_fb_create(200, 150, &s->rng);
+	for (uint32_t y = 0; y < 150; y++) {
+		for (uint32_t x = 0; x < 200; x++) {
+			*slim_fb_row(&s->fb, x, y) |= SLIM_OPAQUE;
+		}
+	}
+	cfg.assoc++;
+	next_console(s, &cfg);
+	assert_int_equal(slim_encoder_model(s->enc)->width, 200);
+	assert_true(frame(s) > 0);
+	deliver(s);
+	test_fb_assert_equal(&s->fb, slim_console_core_fb(s->console));
+	stream_finish(s);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -720,6 +785,7 @@ int main(void)
 		cmocka_unit_test(test_scroll_is_copy),
 		cmocka_unit_test(test_refinement),
 		cmocka_unit_test(test_input_ack_placement),
+		cmocka_unit_test(test_next_association),
 	};
 	return test_report(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include "audio-internal.h"
+#include "slim-clock.h"
 #include "slim-log.h"
 
 #define PERIOD_US 10000

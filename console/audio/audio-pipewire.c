@@ -29,15 +29,12 @@
 
 struct console_audio_device {
 	struct console_audio *audio;
-	struct pw_thread_loop *thread;
-	struct pw_context *context;
-	struct pw_core *core;
+	struct slim_pw *pw;
 	struct pw_registry *registry;
-	struct spa_hook core_listener, registry_listener;
+	struct spa_hook registry_listener;
 	int sync_seq;
 	bool synced, session_sink;
-	struct pw_stream *playback, *capture;
-	struct spa_hook playback_listener, capture_listener;
+	struct pw_stream *playback, *capture; /* pw's */
 
 	/* the data thread's own */
 	int16_t play_frame[SLIM_AUDIO_FRAME * CONSOLE_AUDIO_CHANNELS];
@@ -127,7 +124,7 @@ static const struct pw_stream_events capture_events = {
 
 static struct pw_stream *make_stream(struct console_audio_device *dev, const char *name,
 		const char *role, enum spa_direction direction, uint32_t channels,
-		struct spa_hook *listener, const struct pw_stream_events *events)
+		const struct pw_stream_events *events)
 {
 	struct pw_properties *props = pw_properties_new(
 		PW_KEY_MEDIA_TYPE, "Audio",
@@ -136,8 +133,8 @@ static struct pw_stream *make_stream(struct console_audio_device *dev, const cha
 		PW_KEY_NODE_LATENCY, LATENCY,
 		PW_KEY_APP_NAME, "slimland-console",
 		NULL);
-	return slim_pw_stream_create(dev->core, name, props, direction, channels,
-		PW_STREAM_FLAG_AUTOCONNECT, listener, events, dev);
+	return slim_pw_add_stream(dev->pw, name, props, direction, channels,
+		PW_STREAM_FLAG_AUTOCONNECT, events, dev);
 }
 
 /* PipeWire's loop thread (not its data thread), under the loop's lock. */
@@ -171,7 +168,7 @@ static void handle_core_done(void *data, uint32_t id, int seq)
 	struct console_audio_device *dev = data;
 	if (id == PW_ID_CORE && seq == dev->sync_seq) {
 		dev->synced = true;
-		pw_thread_loop_signal(dev->thread, false);
+		pw_thread_loop_signal(dev->pw->thread, false);
 	}
 }
 
@@ -186,15 +183,14 @@ static const struct pw_core_events core_events = {
  */
 static bool is_a_sessions(struct console_audio_device *dev)
 {
-	pw_core_add_listener(dev->core, &dev->core_listener, &core_events, dev);
-	dev->registry = pw_core_get_registry(dev->core, PW_VERSION_REGISTRY, 0);
+	dev->registry = pw_core_get_registry(dev->pw->core, PW_VERSION_REGISTRY, 0);
 	if (!dev->registry) {
 		return false;
 	}
 	pw_registry_add_listener(dev->registry, &dev->registry_listener, &registry_events, dev);
-	dev->sync_seq = pw_core_sync(dev->core, PW_ID_CORE, 0);
+	dev->sync_seq = pw_core_sync(dev->pw->core, PW_ID_CORE, 0);
 	while (!dev->synced) {
-		if (pw_thread_loop_timed_wait(dev->thread, 2) != 0) {
+		if (pw_thread_loop_timed_wait(dev->pw->thread, 2) != 0) {
 			break; /* a server that does not answer: its streams will not work either */
 		}
 	}
@@ -203,35 +199,15 @@ static bool is_a_sessions(struct console_audio_device *dev)
 
 static void pipewire_destroy(struct console_audio_device *dev)
 {
-	if (dev->thread) {
-		pw_thread_loop_stop(dev->thread);
-	}
 	if (dev->registry) {
+		/* before the core it came from; no callback runs meanwhile */
+		pw_thread_loop_lock(dev->pw->thread);
 		spa_hook_remove(&dev->registry_listener);
 		pw_proxy_destroy((struct pw_proxy *)dev->registry);
+		pw_thread_loop_unlock(dev->pw->thread);
 	}
-	if (dev->core) {
-		spa_hook_remove(&dev->core_listener);
-	}
-	if (dev->playback) {
-		spa_hook_remove(&dev->playback_listener);
-		pw_stream_destroy(dev->playback);
-	}
-	if (dev->capture) {
-		spa_hook_remove(&dev->capture_listener);
-		pw_stream_destroy(dev->capture);
-	}
-	if (dev->core) {
-		pw_core_disconnect(dev->core);
-	}
-	if (dev->context) {
-		pw_context_destroy(dev->context);
-	}
-	if (dev->thread) {
-		pw_thread_loop_destroy(dev->thread);
-	}
+	slim_pw_destroy(dev->pw);
 	free(dev);
-	pw_deinit();
 }
 
 static struct console_audio_device *pipewire_create(struct console_audio *audio,
@@ -242,38 +218,24 @@ static struct console_audio_device *pipewire_create(struct console_audio *audio,
 		snprintf(err, err_len, "out of memory");
 		return NULL;
 	}
-	pw_init(NULL, NULL);
 	dev->audio = audio;
 	dev->play_used = SLIM_AUDIO_FRAME;
-	dev->thread = pw_thread_loop_new("slimland-console-audio", NULL);
-	dev->context = dev->thread ?
-		pw_context_new(pw_thread_loop_get_loop(dev->thread), NULL, 0) : NULL;
-	if (!dev->context) {
-		snprintf(err, err_len, "PipeWire: out of memory");
+	const char *why;
+	dev->pw = slim_pw_connect("slimland-console-audio", &core_events, dev, &why);
+	if (!dev->pw) {
+		snprintf(err, err_len, "%s", why);
 		goto fail;
 	}
-	pw_thread_loop_lock(dev->thread);
-	if (pw_thread_loop_start(dev->thread) < 0) {
-		pw_thread_loop_unlock(dev->thread);
-		snprintf(err, err_len, "PipeWire: cannot start a thread");
-		goto fail;
-	}
-	dev->core = pw_context_connect(dev->context, NULL, 0);
-	bool echo = dev->core && is_a_sessions(dev);
-	if (dev->core && !echo) {
+	bool echo = is_a_sessions(dev);
+	if (!echo) {
 		dev->playback = make_stream(dev, "Session", "Communication", PW_DIRECTION_OUTPUT,
-			CONSOLE_AUDIO_CHANNELS, &dev->playback_listener, &playback_events);
+			CONSOLE_AUDIO_CHANNELS, &playback_events);
 		if (*microphone) {
 			dev->capture = make_stream(dev, "Session microphone", "Communication",
-				PW_DIRECTION_INPUT, CONSOLE_MIC_CHANNELS, &dev->capture_listener,
-				&capture_events);
+				PW_DIRECTION_INPUT, CONSOLE_MIC_CHANNELS, &capture_events);
 		}
 	}
-	pw_thread_loop_unlock(dev->thread);
-	if (!dev->core) {
-		snprintf(err, err_len, "no PipeWire answers");
-		goto fail;
-	}
+	pw_thread_loop_unlock(dev->pw->thread);
 	if (echo) {
 		console_audio_no_fallback(audio);
 		snprintf(err, err_len, "the PipeWire here is a session's own: the session would "

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "audio-internal.h"
 #include "slim-audio-feed.h"
+#include "slim-clock.h"
 #include "slim-log.h"
 #include "slim-pw-mark.h"
 #include "slim-ring.h"

@@ -1,15 +1,7 @@
 /* --bench-present: the cost of presenting damage, for bench-codec's DRM column. */
-#define _GNU_SOURCE /* struct timespec with -std=c11 */
 #include <stdlib.h>
-#include <time.h>
 #include "drm-internal.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#include "slim-clock.h"
 
 bool slim_drm_backend_bench(struct slim_console_backend *b, FILE *out)
 {
@@ -23,7 +15,7 @@ bool slim_drm_backend_bench(struct slim_console_backend *b, FILE *out)
 		fb.px[i] = 0xff000000u | (uint32_t)(i * 2654435761u >> 8);
 	}
 	/* into the buffer not on screen, as present() does between flips */
-	const struct slim_drm_buffer *buf = &drm->bufs[drm->damage.back];
+	const struct slim_drm_buffer *buf = &drm->scanout.bufs[drm->scanout.damage.back];
 	static const uint32_t sides[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512 };
 	/*
 	 * cost = startup + pixels * per_pixel by least squares weighted by
@@ -42,7 +34,7 @@ bool slim_drm_backend_bench(struct slim_console_backend *b, FILE *out)
 		reps = reps < 20 ? 20 : reps > 100000 ? 100000 : reps;
 		uint64_t best = UINT64_MAX;
 		for (int round = 0; round < 5; round++) {
-			uint64_t t0 = now_ns();
+			uint64_t t0 = slim_now_ns();
 			for (uint64_t r = 0; r < reps; r++) {
 				/* a different place each time, as damage comes */
 				int32_t x = (int32_t)((r * 97u) % (fb.width - side + 1));
@@ -50,7 +42,7 @@ bool slim_drm_backend_bench(struct slim_console_backend *b, FILE *out)
 				pixman_box32_t box = { x, y, x + (int32_t)side, y + (int32_t)side };
 				drm_copy_box(buf, &fb, &box);
 			}
-			uint64_t t = now_ns() - t0;
+			uint64_t t = slim_now_ns() - t0;
 			best = t < best ? t : best;
 		}
 		double px = (double)side * side, ns = (double)best / (double)reps;

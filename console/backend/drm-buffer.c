@@ -106,8 +106,8 @@ static void blend_row(uint32_t *out, const uint32_t *shadow, const uint32_t *cur
 static void copy_box_with_cursor(struct slim_drm_backend *drm,
 		const struct slim_drm_buffer *buf, const pixman_box32_t *box)
 {
-	const struct slim_fb *fb = drm->fb;
-	const pixman_box32_t *cur = &drm->cursor_soft_box;
+	const struct slim_fb *fb = drm->scanout.fb;
+	const pixman_box32_t *cur = &drm->cursor.soft_box;
 	int32_t x1 = box->x1 > cur->x1 ? box->x1 : cur->x1;
 	int32_t x2 = box->x2 < cur->x2 ? box->x2 : cur->x2;
 	uint32_t row[SLIM_CURSOR_MAX];
@@ -119,9 +119,9 @@ static void copy_box_with_cursor(struct slim_drm_backend *drm,
 				(size_t)(box->x2 - box->x1) * 4);
 			continue;
 		}
-		size_t at = (size_t)(y - drm->cursor_soft_y) * drm->cursor_w +
-			(size_t)(x1 - drm->cursor_soft_x);
-		const uint32_t *image = drm->cursor_image + at;
+		size_t at = (size_t)(y - drm->cursor.soft_y) * drm->cursor.w +
+			(size_t)(x1 - drm->cursor.soft_x);
+		const uint32_t *image = drm->cursor.image + at;
 		blend_row(row, src + x1, image, x2 - x1);
 		memcpy(dst + (size_t)box->x1 * 4, src + box->x1, (size_t)(x1 - box->x1) * 4);
 		memcpy(dst + (size_t)x1 * 4, row, (size_t)(x2 - x1) * 4);
@@ -137,12 +137,12 @@ static bool boxes_meet(const pixman_box32_t *a, const pixman_box32_t *b)
 void drm_copy_region(struct slim_drm_backend *drm, const struct slim_drm_buffer *buf,
 		const pixman_region32_t *region)
 {
-	const struct slim_fb *fb = drm->fb;
+	const struct slim_fb *fb = drm->scanout.fb;
 	int n;
 	const pixman_box32_t *boxes = pixman_region32_rectangles(
 		(pixman_region32_t *)region, &n);
-	const pixman_box32_t *cur = &drm->cursor_soft_box;
-	if (!drm->cursor_soft || cur->x1 >= cur->x2) {
+	const pixman_box32_t *cur = &drm->cursor.soft_box;
+	if (!drm->cursor.soft || cur->x1 >= cur->x2) {
 		for (int i = 0; i < n; i++) {
 			drm_copy_box(buf, fb, &boxes[i]);
 		}

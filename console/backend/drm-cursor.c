@@ -21,16 +21,17 @@
 /* Where the image goes now: its top left, and that clipped to the screen. */
 static pixman_box32_t soft_box(const struct slim_drm_backend *drm, int32_t *x, int32_t *y)
 {
-	*x = (int32_t)drm->pointer_x - (int32_t)drm->hot_x;
-	*y = (int32_t)drm->pointer_y - (int32_t)drm->hot_y;
-	if (!drm->cursor_visible || drm->cursor_w == 0) {
+	const struct drm_cursor *cur = &drm->cursor;
+	*x = (int32_t)cur->pointer_x - (int32_t)cur->hot_x;
+	*y = (int32_t)cur->pointer_y - (int32_t)cur->hot_y;
+	if (!cur->visible || cur->w == 0) {
 		return (pixman_box32_t){ 0 };
 	}
 	pixman_box32_t box = {
 		*x < 0 ? 0 : *x,
 		*y < 0 ? 0 : *y,
-		*x + (int32_t)drm->cursor_w,
-		*y + (int32_t)drm->cursor_h,
+		*x + (int32_t)cur->w,
+		*y + (int32_t)cur->h,
 	};
 	if (box.x2 > (int32_t)drm->width) {
 		box.x2 = (int32_t)drm->width;
@@ -66,36 +67,36 @@ static void soft_update(struct slim_drm_backend *drm, bool redraw)
 {
 	int32_t x, y;
 	pixman_box32_t box = soft_box(drm, &x, &y);
-	pixman_box32_t old = drm->cursor_soft_box;
-	if (!redraw && x == drm->cursor_soft_x && y == drm->cursor_soft_y &&
+	pixman_box32_t old = drm->cursor.soft_box;
+	if (!redraw && x == drm->cursor.soft_x && y == drm->cursor.soft_y &&
 			memcmp(&box, &old, sizeof(box)) == 0) {
 		return;
 	}
-	drm->cursor_soft_x = x;
-	drm->cursor_soft_y = y;
-	drm->cursor_soft_box = box;
+	drm->cursor.soft_x = x;
+	drm->cursor.soft_y = y;
+	drm->cursor.soft_box = box;
 	struct slim_rect rects[2];
 	size_t n = 0;
 	n += add_rect(&rects[n], &old);
 	n += add_rect(&rects[n], &box);
-	slim_drm_damage_add(&drm->damage, rects, n);
+	slim_drm_damage_add(&drm->scanout.damage, rects, n);
 	drm_update(drm);
 }
 
 /* No cursor plane after all: the pointer is drawn from now on, for good. */
 static void use_software(struct slim_drm_backend *drm, const char *why)
 {
-	if (drm->cursor_soft) {
+	if (drm->cursor.soft) {
 		return;
 	}
 	slim_log(SLIM_LOG_INFO, "drm: %s; drawing the pointer in software", why);
-	drm->cursor_soft = true;
-	drm->cursor_ok = false;
-	drm->cursor_shown = false;
-	drm->cursor_soft_box = (pixman_box32_t){ 0 };
+	drm->cursor.soft = true;
+	drm->cursor.ok = false;
+	drm->cursor.shown = false;
+	drm->cursor.soft_box = (pixman_box32_t){ 0 };
 	if (drm->fd >= 0) {
 		for (int i = 0; i < 2; i++) {
-			drm_buffer_destroy(drm, &drm->cursor_bufs[i]);
+			drm_buffer_destroy(drm, &drm->cursor.bufs[i]);
 		}
 	}
 	soft_update(drm, true);
@@ -123,15 +124,15 @@ static void cursor_failed(struct slim_drm_backend *drm, const char *what, int er
 
 void drm_cursor_move(struct slim_drm_backend *drm)
 {
-	if (drm->cursor_soft) {
+	if (drm->cursor.soft) {
 		soft_update(drm, false);
 		return;
 	}
-	if (!drm->active || !drm->cursor_ok || !drm->cursor_shown) {
+	if (!drm->active || !drm->cursor.ok || !drm->cursor.shown) {
 		return;
 	}
-	int x = (int)drm->pointer_x - (int)drm->hot_x;
-	int y = (int)drm->pointer_y - (int)drm->hot_y;
+	int x = (int)drm->cursor.pointer_x - (int)drm->cursor.hot_x;
+	int y = (int)drm->cursor.pointer_y - (int)drm->cursor.hot_y;
 	if (drmModeMoveCursor(drm->fd, drm->crtc_id, x, y) != 0) {
 		cursor_failed(drm, "move cursor", errno);
 	}
@@ -140,71 +141,73 @@ void drm_cursor_move(struct slim_drm_backend *drm)
 /* Puts the kept image on the plane (into the buffer not on screen) or hides it. */
 void drm_cursor_show(struct slim_drm_backend *drm)
 {
-	if (drm->cursor_soft) {
+	struct drm_cursor *cur = &drm->cursor;
+	if (cur->soft) {
 		soft_update(drm, true);
 		return;
 	}
-	if (!drm->active || !drm->cursor_ok) {
+	if (!drm->active || !cur->ok) {
 		return;
 	}
-	if (!drm->cursor_visible || drm->cursor_w == 0) {
-		if (drm->cursor_shown) {
+	if (!cur->visible || cur->w == 0) {
+		if (cur->shown) {
 			if (drmModeSetCursor(drm->fd, drm->crtc_id, 0, 0, 0) != 0) {
 				cursor_failed(drm, "hide cursor", errno);
 				return;
 			}
-			drm->cursor_shown = false;
+			cur->shown = false;
 		}
 		return;
 	}
-	int next = drm->cursor_front ^ 1;
-	struct slim_drm_buffer *buf = &drm->cursor_bufs[next];
+	int next = cur->front ^ 1;
+	struct slim_drm_buffer *buf = &cur->bufs[next];
 	/* Larger images are cut: the hotspot is at the top left of every theme's. */
-	uint32_t w = drm->cursor_w < drm->cursor_size ? drm->cursor_w : drm->cursor_size;
-	uint32_t h = drm->cursor_h < drm->cursor_size ? drm->cursor_h : drm->cursor_size;
+	uint32_t w = cur->w < cur->size ? cur->w : cur->size;
+	uint32_t h = cur->h < cur->size ? cur->h : cur->size;
 	/* whole rows, transparent past the image: one pass of writes, no reads */
 	uint32_t row[SLIM_CURSOR_MAX];
-	for (uint32_t y = 0; y < drm->cursor_size; y++) {
-		memset(row, 0, drm->cursor_size * 4);
+	for (uint32_t y = 0; y < cur->size; y++) {
+		memset(row, 0, cur->size * 4);
 		if (y < h) {
-			memcpy(row, drm->cursor_image + (size_t)y * drm->cursor_w, w * 4);
+			memcpy(row, cur->image + (size_t)y * cur->w, w * 4);
 		}
-		memcpy(buf->map + (size_t)y * buf->pitch, row, drm->cursor_size * 4);
+		memcpy(buf->map + (size_t)y * buf->pitch, row, cur->size * 4);
 	}
-	if (drmModeSetCursor2(drm->fd, drm->crtc_id, buf->handle, drm->cursor_size,
-			drm->cursor_size, (int32_t)drm->hot_x, (int32_t)drm->hot_y) != 0 &&
-			drmModeSetCursor(drm->fd, drm->crtc_id, buf->handle, drm->cursor_size,
-			drm->cursor_size) != 0) {
+	if (drmModeSetCursor2(drm->fd, drm->crtc_id, buf->handle, cur->size,
+			cur->size, (int32_t)cur->hot_x, (int32_t)cur->hot_y) != 0 &&
+			drmModeSetCursor(drm->fd, drm->crtc_id, buf->handle, cur->size,
+			cur->size) != 0) {
 		cursor_failed(drm, "set cursor", errno);
 		return;
 	}
-	drm->cursor_front = next;
-	drm->cursor_shown = true;
+	cur->front = next;
+	cur->shown = true;
 	drm_cursor_move(drm);
 }
 
 void drm_cursor_set(struct slim_console_backend *b, const struct slim_console_cursor *c)
 {
 	struct slim_drm_backend *drm = drm_from(b);
-	bool changed = c->visible != drm->cursor_visible;
+	struct drm_cursor *cur = &drm->cursor;
+	bool changed = c->visible != cur->visible;
 	if (c->pixels && c->w > 0 && c->h > 0 && c->w <= SLIM_CURSOR_MAX &&
 			c->h <= SLIM_CURSOR_MAX) {
 		size_t bytes = (size_t)c->w * c->h * 4;
-		if (c->w != drm->cursor_w || c->h != drm->cursor_h || c->hot_x != drm->hot_x ||
-				c->hot_y != drm->hot_y || memcmp(c->pixels, drm->cursor_image, bytes) != 0) {
-			memcpy(drm->cursor_image, c->pixels, bytes);
-			drm->cursor_w = c->w;
-			drm->cursor_h = c->h;
-			drm->hot_x = c->hot_x;
-			drm->hot_y = c->hot_y;
+		if (c->w != cur->w || c->h != cur->h || c->hot_x != cur->hot_x ||
+				c->hot_y != cur->hot_y || memcmp(c->pixels, cur->image, bytes) != 0) {
+			memcpy(cur->image, c->pixels, bytes);
+			cur->w = c->w;
+			cur->h = c->h;
+			cur->hot_x = c->hot_x;
+			cur->hot_y = c->hot_y;
 			changed = true;
 			slim_log(SLIM_LOG_DEBUG, "drm: cursor image %ux%u, hotspot %u,%u",
 				c->w, c->h, c->hot_x, c->hot_y);
 		}
 	}
-	drm->cursor_visible = c->visible;
-	drm->pointer_x = c->x;
-	drm->pointer_y = c->y;
+	cur->visible = c->visible;
+	cur->pointer_x = c->x;
+	cur->pointer_y = c->y;
 	slim_log(SLIM_LOG_DEBUG, "drm: cursor at %d,%d (server)%s", c->x, c->y,
 		c->visible ? "" : " hidden");
 	if (changed) {
@@ -219,15 +222,15 @@ void slim_drm_backend_move_pointer(struct slim_console_backend *b, double x, dou
 {
 	struct slim_drm_backend *drm = drm_from(b);
 	if (relative) {
-		x += drm->pointer_x;
-		y += drm->pointer_y;
+		x += drm->cursor.pointer_x;
+		y += drm->cursor.pointer_y;
 	}
 	/* the server clamps the same way: the hotspot stays on the screen */
 	double max_x = drm->width - 1, max_y = drm->height - 1;
-	drm->pointer_x = x < 0 ? 0 : x > max_x ? max_x : x;
-	drm->pointer_y = y < 0 ? 0 : y > max_y ? max_y : y;
-	slim_log(SLIM_LOG_DEBUG, "drm: cursor at %d,%d (local)", (int)drm->pointer_x,
-		(int)drm->pointer_y);
+	drm->cursor.pointer_x = x < 0 ? 0 : x > max_x ? max_x : x;
+	drm->cursor.pointer_y = y < 0 ? 0 : y > max_y ? max_y : y;
+	slim_log(SLIM_LOG_DEBUG, "drm: cursor at %d,%d (local)", (int)drm->cursor.pointer_x,
+		(int)drm->cursor.pointer_y);
 	drm_cursor_move(drm);
 }
 
@@ -249,13 +252,13 @@ static bool probe_plane(struct slim_drm_backend *drm, int *err)
 
 bool drm_cursor_setup(struct slim_drm_backend *drm)
 {
-	if (!drm->cursor_image) {
-		drm->cursor_image = calloc((size_t)SLIM_CURSOR_MAX * SLIM_CURSOR_MAX, 4);
-		if (!drm->cursor_image) {
+	if (!drm->cursor.image) {
+		drm->cursor.image = calloc((size_t)SLIM_CURSOR_MAX * SLIM_CURSOR_MAX, 4);
+		if (!drm->cursor.image) {
 			return false;
 		}
 	}
-	if (drm->cursor_soft) {
+	if (drm->cursor.soft) {
 		return true;
 	}
 	int err = 0;
@@ -269,9 +272,9 @@ bool drm_cursor_setup(struct slim_drm_backend *drm)
 	if (drmGetCap(drm->fd, DRM_CAP_CURSOR_WIDTH, &size) != 0 || size == 0) {
 		size = CURSOR_DEFAULT;
 	}
-	drm->cursor_size = size > SLIM_CURSOR_MAX ? SLIM_CURSOR_MAX : (uint32_t)size;
+	drm->cursor.size = size > SLIM_CURSOR_MAX ? SLIM_CURSOR_MAX : (uint32_t)size;
 	for (int i = 0; i < 2; i++) {
-		if (!drm_buffer_create(drm, &drm->cursor_bufs[i], drm->cursor_size, drm->cursor_size,
+		if (!drm_buffer_create(drm, &drm->cursor.bufs[i], drm->cursor.size, drm->cursor.size,
 				DRM_FORMAT_ARGB8888)) {
 			char why[96];
 			snprintf(why, sizeof(why), "no cursor buffer (%s)", strerror(errno));
@@ -279,8 +282,8 @@ bool drm_cursor_setup(struct slim_drm_backend *drm)
 			return true;
 		}
 	}
-	drm->cursor_ok = true;
+	drm->cursor.ok = true;
 	slim_log(SLIM_LOG_INFO, "drm: the pointer is on the cursor plane (%ux%u)",
-		drm->cursor_size, drm->cursor_size);
+		drm->cursor.size, drm->cursor.size);
 	return true;
 }

@@ -16,16 +16,16 @@ void drm_hotplug_init(struct slim_drm_backend *drm)
 {
 	struct stat st;
 	if (fstat(drm->fd, &st) == 0) {
-		drm->devnum = st.st_rdev;
-		drm->udev = udev_new();
+		drm->hotplug.devnum = st.st_rdev;
+		drm->hotplug.udev = udev_new();
 	}
-	if (drm->udev) {
-		drm->hotplug = udev_monitor_new_from_netlink(drm->udev, "udev");
+	if (drm->hotplug.udev) {
+		drm->hotplug.monitor = udev_monitor_new_from_netlink(drm->hotplug.udev, "udev");
 	}
-	if (!drm->hotplug ||
-			udev_monitor_filter_add_match_subsystem_devtype(drm->hotplug, "drm",
+	if (!drm->hotplug.monitor ||
+			udev_monitor_filter_add_match_subsystem_devtype(drm->hotplug.monitor, "drm",
 				"drm_minor") < 0 ||
-			udev_monitor_enable_receiving(drm->hotplug) < 0) {
+			udev_monitor_enable_receiving(drm->hotplug.monitor) < 0) {
 		slim_log(SLIM_LOG_ERROR, "drm: no udev monitor (%s); a monitor plugged in "
 			"later goes unnoticed", strerror(errno));
 		drm_hotplug_finish(drm);
@@ -35,8 +35,8 @@ void drm_hotplug_init(struct slim_drm_backend *drm)
 void drm_hotplug_finish(struct slim_drm_backend *drm)
 {
 	/* both take NULL */
-	drm->hotplug = udev_monitor_unref(drm->hotplug);
-	drm->udev = udev_unref(drm->udev);
+	drm->hotplug.monitor = udev_monitor_unref(drm->hotplug.monitor);
+	drm->hotplug.udev = udev_unref(drm->hotplug.udev);
 }
 
 /* New scanout buffers for the mode's size; false (errno set) if there are none. */
@@ -46,10 +46,10 @@ static bool resize_scanout(struct slim_drm_backend *drm)
 	drm->width = drm->mode.hdisplay;
 	drm->height = drm->mode.vdisplay;
 	/* The program's screen keeps the old size until it is told: nothing to show yet. */
-	drm->fb = NULL;
+	drm->scanout.fb = NULL;
 	double max_x = drm->width - 1, max_y = drm->height - 1;
-	drm->pointer_x = drm->pointer_x > max_x ? max_x : drm->pointer_x;
-	drm->pointer_y = drm->pointer_y > max_y ? max_y : drm->pointer_y;
+	drm->cursor.pointer_x = drm->cursor.pointer_x > max_x ? max_x : drm->cursor.pointer_x;
+	drm->cursor.pointer_y = drm->cursor.pointer_y > max_y ? max_y : drm->cursor.pointer_y;
 	return drm_scanout_create(drm);
 }
 
@@ -60,17 +60,18 @@ bool drm_reprobe(struct slim_drm_backend *drm)
 	}
 	if (!drm->active) {
 		/* the seat is away: probing waits for it, like everything else */
-		if (!drm->reprobe) {
+		if (!drm->hotplug.reprobe) {
 			slim_log(SLIM_LOG_INFO, "drm: the display changed while the seat is away; "
 				"looking at it when the seat is back");
 		}
-		drm->reprobe = true;
+		drm->hotplug.reprobe = true;
 		return false;
 	}
 	uint32_t old_crtc = drm->crtc_id, old_connector = drm->connector_id;
 	drmModeModeInfo old_mode = drm->mode;
 	char why[128];
-	if (!drm_pick_display(drm, drm->asked_width, drm->asked_height, why, sizeof(why))) {
+	if (!drm_pick_display(drm, drm->hotplug.asked_width, drm->hotplug.asked_height, why,
+			sizeof(why))) {
 		slim_log(SLIM_LOG_INFO, "drm: %s: %s; the picture comes back with a display",
 			drm->path, why);
 		return false;
@@ -87,14 +88,14 @@ bool drm_reprobe(struct slim_drm_backend *drm)
 		drmModeSetCrtc(drm->fd, old_crtc, 0, 0, 0, NULL, 0, NULL);
 	}
 	/* a flip queued for the old setup must not end the wait for a new one */
-	drm->flip_pending = false;
-	drm->flip_generation++;
-	drm->cursor_shown = false;
+	drm->scanout.flip_pending = false;
+	drm->scanout.flip_generation++;
+	drm->cursor.shown = false;
 	if (resized && !resize_scanout(drm)) {
 		drm_device_lost(drm, "scanout buffers for the new mode", errno);
 		return false;
 	}
-	slim_drm_damage_add_all(&drm->damage);
+	slim_drm_damage_add_all(&drm->scanout.damage);
 	if (!drm_set_crtc(drm)) {
 		if (drm_fatal_errno(errno)) {
 			drm_device_lost(drm, "set CRTC", errno);
@@ -114,7 +115,7 @@ bool drm_reprobe(struct slim_drm_backend *drm)
 int slim_drm_backend_hotplug_fd(struct slim_console_backend *b)
 {
 	struct slim_drm_backend *drm = drm_from(b);
-	return drm->hotplug && !drm->gone ? udev_monitor_get_fd(drm->hotplug) : -1;
+	return drm->hotplug.monitor && !drm->gone ? udev_monitor_get_fd(drm->hotplug.monitor) : -1;
 }
 
 void slim_drm_backend_hotplug_dispatch(struct slim_console_backend *b)
@@ -123,9 +124,9 @@ void slim_drm_backend_hotplug_dispatch(struct slim_console_backend *b)
 	bool ours = false;
 	struct udev_device *dev;
 	/* the socket does not block: read all there is, probe once */
-	while ((dev = udev_monitor_receive_device(drm->hotplug))) {
+	while ((dev = udev_monitor_receive_device(drm->hotplug.monitor))) {
 		const char *hotplug = udev_device_get_property_value(dev, "HOTPLUG");
-		if (udev_device_get_devnum(dev) == drm->devnum && hotplug &&
+		if (udev_device_get_devnum(dev) == drm->hotplug.devnum && hotplug &&
 				strcmp(hotplug, "1") == 0) {
 			ours = true;
 		}

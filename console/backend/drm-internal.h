@@ -1,10 +1,12 @@
 /*
  * What the files of --output drm share: the backend's state and the
  * helpers each part calls in another. (The public header is not called
- * drm.h: that name is libdrm's.) drm.c owns the backend (scanout,
- * seat, hot-plug), drm-display.c chooses a connector, mode and CRTC,
- * drm-buffer.c makes dumb buffers and copies damage into them,
- * drm-cursor.c shows the pointer, drm-bench.c times the copies.
+ * drm.h: that name is libdrm's.) From the top down: drm-output.c owns the
+ * backend (its interface, the seat), drm-hotplug.c follows monitors
+ * plugged in or out, drm-cursor.c shows the pointer, drm-scanout.c the
+ * picture, drm-display.c chooses a connector, mode and CRTC, drm-buffer.c
+ * makes dumb buffers and copies damage into them; drm-bench.c times the
+ * copies. A part calls only those below it.
  */
 #ifndef SLIM_CONSOLE_DRM_INTERNAL_H
 #define SLIM_CONSOLE_DRM_INTERNAL_H
@@ -25,12 +27,57 @@ struct slim_drm_buffer {
 	uint8_t *map; /* write-only: possibly write-combined, never read */
 };
 
+/* The picture (drm-scanout.c): two buffers, the back one brought up to date and flipped to. */
+struct drm_scanout {
+	struct slim_drm_buffer bufs[2];
+	struct slim_drm_damage damage;
+	bool has_damage; /* damage is initialised */
+	const struct slim_fb *fb; /* the core's shadow framebuffer, once presented */
+	bool flip_pending; /* buffers are not touched until its event */
+	/* Flip events queued before a VT switch carry an older generation. */
+	uintptr_t flip_generation;
+};
+
+/* The pointer (drm-cursor.c). */
+struct drm_cursor {
+	/* Hardware cursor: two buffers, so a new image never tears. */
+	struct slim_drm_buffer bufs[2];
+	int front;
+	uint32_t size;
+	bool ok;       /* the cursor plane works on this device */
+	bool shown;    /* an image is set on the plane */
+	bool visible;  /* the server wants it shown */
+	uint32_t w, h, hot_x, hot_y;
+	uint32_t *image; /* SLIM_CURSOR_MAX², what is on the plane */
+	double pointer_x, pointer_y; /* the hotspot on the screen */
+	/*
+	 * Software cursor, where the display has no cursor plane: the copies
+	 * from the shadow draw the image over it, at soft_x/y (its top left,
+	 * possibly off the screen), in soft_box (that clipped to the screen;
+	 * empty when hidden). Each change damages the old and the new box, so
+	 * that both scanout buffers follow.
+	 */
+	bool soft;
+	int32_t soft_x, soft_y;
+	pixman_box32_t soft_box;
+};
+
+/* Monitors plugged in or out (drm-hotplug.c): udev's change events of the DRM device. */
+struct drm_hotplug {
+	struct udev *udev;
+	struct udev_monitor *monitor;
+	dev_t devnum;
+	uint32_t asked_width, asked_height; /* --size, 0: the preferred mode */
+	bool reprobe; /* a hot-plug came while the seat was away */
+};
+
 struct slim_drm_backend {
 	struct slim_console_backend base;
 	struct slim_seat *seat;
 	const struct slim_drm_listener *listener;
 	void *listener_data;
 
+	/* the device and the display on it (drm-display.c) */
 	int fd, device_id;
 	char path[32];
 	uint32_t connector_id, crtc_id;
@@ -38,44 +85,11 @@ struct slim_drm_backend {
 	drmModeCrtc *saved_crtc; /* what was on screen before: the text console */
 	uint32_t width, height;
 
-	struct slim_drm_buffer bufs[2];
-	struct slim_drm_damage damage;
-	bool has_damage; /* damage is initialised */
-	const struct slim_fb *fb; /* the core's shadow framebuffer, once presented */
-
-	bool active;       /* the seat is ours and the CRTC is set */
-	bool gone;         /* the device failed for good */
-	bool flip_pending; /* buffers are not touched until its event */
-	/* Flip events queued before a VT switch carry an older generation. */
-	uintptr_t flip_generation;
-
-	/* Hardware cursor: two buffers, so a new image never tears. */
-	struct slim_drm_buffer cursor_bufs[2];
-	int cursor_front;
-	uint32_t cursor_size;
-	bool cursor_ok;       /* the cursor plane works on this device */
-	bool cursor_shown;    /* an image is set on the plane */
-	bool cursor_visible;  /* the server wants it shown */
-	uint32_t cursor_w, cursor_h, hot_x, hot_y;
-	uint32_t *cursor_image; /* SLIM_CURSOR_MAX², what is on the plane */
-	double pointer_x, pointer_y; /* the hotspot on the screen */
-	/*
-	 * Software cursor, where the display has no cursor plane: the copies
-	 * from the shadow draw the image over it, at cursor_soft_x/y (its top
-	 * left, possibly off the screen), in cursor_soft_box (that clipped to
-	 * the screen; empty when hidden). Each change damages the old and the
-	 * new box, so that both scanout buffers follow.
-	 */
-	bool cursor_soft;
-	int32_t cursor_soft_x, cursor_soft_y;
-	pixman_box32_t cursor_soft_box;
-
-	/* Monitors plugged in or out: udev's change events of the DRM device. */
-	struct udev *udev;
-	struct udev_monitor *hotplug;
-	dev_t devnum;
-	uint32_t asked_width, asked_height; /* --size, 0: the preferred mode */
-	bool reprobe; /* a hot-plug came while the seat was away */
+	bool active; /* the seat is ours and the CRTC is set */
+	bool gone;   /* the device failed for good */
+	struct drm_scanout scanout;
+	struct drm_cursor cursor;
+	struct drm_hotplug hotplug;
 
 	struct slim_ratelimit log_limit;
 };
@@ -105,7 +119,7 @@ void drm_device_lost(struct slim_drm_backend *drm, const char *what, int err);
 /* Whether errno says the device itself is gone, not that a call was refused. */
 bool drm_fatal_errno(int err);
 
-/* -- drm.c */
+/* -- drm-scanout.c */
 
 /* Brings the back buffer up to date and flips to it, when it may. */
 void drm_update(struct slim_drm_backend *drm);

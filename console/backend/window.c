@@ -7,6 +7,7 @@
 #ifdef SLIM_WINDOW_WAYLAND_FD
 #include <wayland-client-core.h>
 #endif
+#include "slim-clock.h"
 #include "slim-log.h"
 #include "window-input.h"
 #include "window.h"
@@ -65,7 +66,7 @@ static struct slim_window_backend *window_from(struct slim_console_backend *b)
 static void send_events(struct slim_window_backend *w, struct slim_wire_input *ev, size_t n)
 {
 	/* CLOCK_MONOTONIC milliseconds, as the control protocol's and libinput's are */
-	uint32_t now_ms = (uint32_t)(slim_now_us() / 1000);
+	uint32_t now_ms = (uint32_t)slim_now_ms();
 	for (size_t i = 0; i < n; i++) {
 		ev[i].time_ms = now_ms;
 	}

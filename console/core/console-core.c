@@ -3,7 +3,9 @@
 #include <string.h>
 #include "console-core.h"
 #include "input-queue.h"
+#include "pixel-cache.h"
 #include "seq-window.h"
+#include "slim-clock.h"
 #include "slim-log.h"
 #include "slim-zstd.h"
 
@@ -11,60 +13,75 @@
 /* Damage rectangles kept per frame before they collapse to their bounds. */
 #define MAX_DAMAGE 4096
 
-struct slim_console_core {
-	struct slim_fb fb;
+/* What the console sends: small datagrams, numbered from 1 in each association. */
+struct core_upstream {
 	uint16_t mtu;
-	struct slim_console_backend *backend;
 	slim_send_fn send;
 	void *send_data;
+	uint32_t seq;
+	uint8_t *buf;
+};
 
-	uint32_t assoc;
-	uint32_t up_seq;
-	struct slim_input_queue input;
-	/* the attach token HELLO presents (from the manager's REDIRECT) */
-	bool has_token;
+/* What HELLO says besides the screen. */
+struct core_hello {
+	bool has_token; /* the attach token from the manager's REDIRECT */
 	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
-	uint32_t video_mbit; /* said in HELLO; 0: nothing said */
+	uint32_t video_mbit; /* 0: nothing said */
 	uint32_t extra_caps; /* sound, if the program plays it */
-	struct slim_seq_window window;
+};
 
-	/* the frame being received */
+/* The frame being received. */
+struct core_frame {
 	struct slim_rect damage[MAX_DAMAGE];
 	size_t n_damage;
-	uint64_t frame_received_us;
-	uint32_t frame_dgrams; /* datagrams of it applied so far */
+	uint64_t received_us;
+	uint32_t dgrams; /* applied so far */
+};
 
+/* The server's pointer: where, and the image its CURSOR_IMAGE rows build. */
+struct core_pointer {
 	struct slim_console_cursor cursor;
-	uint32_t cursor_serial;
-	uint32_t cursor_px[SLIM_CURSOR_MAX * SLIM_CURSOR_MAX];
+	uint32_t serial;
+	uint32_t px[SLIM_CURSOR_MAX * SLIM_CURSOR_MAX];
+};
 
+/* What decoding a datagram needs, allocated once. */
+struct core_decoder {
 	struct slim_cmd *cmds;
 	size_t max_cmds;
 	uint8_t *lz4;
 	struct slim_zstd *zstd;
 	uint8_t *inflated; /* a SLIM_DGRAM_ZSTD datagram, expanded */
 	struct slim_history *history; /* the commands of the datagrams applied last */
-	/*
-	 * The cache: slot i is SLIM_CACHE_SLOT_PIXELS pixels from cache + i *
-	 * SLIM_CACHE_SLOT_PIXELS, cache_w[i] x cache_h[i] of them used (0: empty).
-	 * Allocated at the first CACHE_STORE. While a datagram is checked,
-	 * the sizes its own stores will give are in pending_*, valid where
-	 * pending_gen[i] is this datagram's gen.
-	 */
+	struct slim_cscs_scratch *cscs;
 	uint64_t arrived_us; /* when the datagram being applied arrived */
-	/* an ACK held for the next upstream datagram, since held_us */
-	bool ack_delay, ack_held;
+};
+
+/* slim_console_core_set_ack_delay: an ACK held for the next upstream datagram. */
+struct core_ack_delay {
+	bool enabled;
+	bool held;
 	struct slim_wire_ack held_ack;
 	uint64_t held_us;
-	uint32_t *cache;
-	uint16_t cache_w[SLIM_CACHE_SLOTS], cache_h[SLIM_CACHE_SLOTS];
-	uint16_t pending_w[SLIM_CACHE_SLOTS], pending_h[SLIM_CACHE_SLOTS];
-	uint32_t pending_gen[SLIM_CACHE_SLOTS], gen;
-	struct slim_cscs_scratch *cscs;
-	uint8_t *up_buf;
+};
 
+struct slim_console_core {
+	struct slim_fb fb;
+	struct slim_console_backend *backend;
 	const struct slim_console_events *events;
 	void *events_data;
+
+	uint32_t assoc;
+	struct slim_seq_window window;
+	struct slim_input_queue input;
+	struct core_upstream up;
+	struct core_hello hello;
+	struct core_ack_delay delay;
+
+	struct core_decoder dec;
+	struct core_frame frame;
+	struct core_pointer pointer;
+	struct slim_pixel_cache cache;
 
 	struct slim_console_stats stats;
 	struct slim_ratelimit log_limit;
@@ -94,24 +111,23 @@ struct slim_console_core *slim_console_core_create(uint32_t width, uint32_t heig
 	if (!core) {
 		return NULL;
 	}
-	core->mtu = mtu;
+	core->up.mtu = mtu;
 	core->backend = backend;
-	core->send = send;
-	core->send_data = send_data;
+	core->up.send = send;
+	core->up.send_data = send_data;
 	core->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
 	slim_input_queue_init(&core->input, &core->stats.input);
 	/* Every command has at least a 4-byte header. */
-	core->max_cmds = SLIM_MAX_MTU / sizeof(struct slim_wire_cmd);
-	core->cmds = calloc(core->max_cmds, sizeof(*core->cmds));
-	core->lz4 = malloc(LZ4_SCRATCH);
-	core->zstd = slim_zstd_create();
-	core->history = slim_history_create();
-	core->inflated = malloc(SLIM_ZSTD_MAX_DGRAM);
-	core->cscs = slim_cscs_scratch_create();
-	core->up_buf = malloc(mtu);
-	if (!core->cmds || !core->lz4 || !core->zstd || !core->history || !core->inflated ||
-			!core->cscs ||
-			!core->up_buf ||
+	core->dec.max_cmds = SLIM_MAX_MTU / sizeof(struct slim_wire_cmd);
+	core->dec.cmds = calloc(core->dec.max_cmds, sizeof(*core->dec.cmds));
+	core->dec.lz4 = malloc(LZ4_SCRATCH);
+	core->dec.zstd = slim_zstd_create();
+	core->dec.history = slim_history_create();
+	core->dec.inflated = malloc(SLIM_ZSTD_MAX_DGRAM);
+	core->dec.cscs = slim_cscs_scratch_create();
+	core->up.buf = malloc(mtu);
+	if (!core->dec.cmds || !core->dec.lz4 || !core->dec.zstd || !core->dec.history ||
+			!core->dec.inflated || !core->dec.cscs || !core->up.buf ||
 			!alloc_fb(core, width, height) ||
 			(backend && !backend->impl->init(backend, width, height))) {
 		slim_console_core_destroy(core);
@@ -126,14 +142,14 @@ void slim_console_core_destroy(struct slim_console_core *core)
 		return;
 	}
 	free(core->fb.px);
-	free(core->cmds);
-	free(core->lz4);
-	slim_zstd_destroy(core->zstd);
-	slim_history_destroy(core->history);
-	free(core->inflated);
-	free(core->cache);
-	slim_cscs_scratch_destroy(core->cscs);
-	free(core->up_buf);
+	free(core->dec.cmds);
+	free(core->dec.lz4);
+	slim_zstd_destroy(core->dec.zstd);
+	slim_history_destroy(core->dec.history);
+	free(core->dec.inflated);
+	slim_pixel_cache_finish(&core->cache);
+	slim_cscs_scratch_destroy(core->dec.cscs);
+	free(core->up.buf);
 	free(core);
 }
 
@@ -144,7 +160,7 @@ const struct slim_fb *slim_console_core_fb(const struct slim_console_core *core)
 
 struct slim_history *slim_console_core_history(struct slim_console_core *core)
 {
-	return core->history;
+	return core->dec.history;
 }
 
 const struct slim_console_stats *slim_console_core_stats(const struct slim_console_core *core)
@@ -154,33 +170,33 @@ const struct slim_console_stats *slim_console_core_stats(const struct slim_conso
 
 const struct slim_console_cursor *slim_console_core_cursor(const struct slim_console_core *core)
 {
-	return &core->cursor;
+	return &core->pointer.cursor;
 }
 
 /* Upstream datagrams are small and sent at once. */
 static void send_upstream(struct slim_console_core *core, struct slim_writer *w)
 {
 	uint64_t now = slim_now_us();
-	if (core->ack_held) {
+	if (core->delay.held) {
 		/* the server's clock went on while we held it: its round trip leaves that out */
-		struct slim_wire_ack ack = core->held_ack;
-		ack.echo_us += now - core->held_us;
-		core->ack_held = !slim_put_ack(w, &ack);
+		struct slim_wire_ack ack = core->delay.held_ack;
+		ack.echo_us += now - core->delay.held_us;
+		core->delay.held = !slim_put_ack(w, &ack);
 	}
-	if (++core->up_seq == 0) {
-		core->up_seq = 1;
+	if (++core->up.seq == 0) {
+		core->up.seq = 1;
 	}
 	/* any datagram tells the server we are alive: the held keys' keepalive waits */
 	slim_input_queue_note_send(&core->input, now);
-	size_t len = slim_writer_finish(w, core->up_seq, now);
-	if (core->send) {
-		core->send(core->send_data, w->buf, len);
+	size_t len = slim_writer_finish(w, core->up.seq, now);
+	if (core->up.send) {
+		core->up.send(core->up.send_data, w->buf, len);
 	}
 }
 
 static void begin_upstream(struct slim_console_core *core, struct slim_writer *w)
 {
-	slim_writer_init(w, core->up_buf, core->mtu, core->assoc, true);
+	slim_writer_init(w, core->up.buf, core->up.mtu, core->assoc, true);
 }
 
 void slim_console_core_set_events(struct slim_console_core *core,
@@ -205,11 +221,11 @@ void slim_console_core_fill_hello(const struct slim_console_core *core,
 		.version = SLIM_VERSION,
 		.width = (uint16_t)core->fb.width,
 		.height = (uint16_t)core->fb.height,
-		.mtu = core->mtu,
+		.mtu = core->up.mtu,
 		.caps = SLIM_CAP_LZ4 | SLIM_CAP_RGB888 | SLIM_CAP_CSCS | SLIM_CAP_CURSOR |
 			SLIM_CAP_PALETTE | SLIM_CAP_ZSTD | SLIM_CAP_CACHE | SLIM_CAP_HISTORY |
-			core->extra_caps |
-			(core->ack_delay ? SLIM_CAP_ACK_DELAY : 0),
+			core->hello.extra_caps |
+			(core->delay.enabled ? SLIM_CAP_ACK_DELAY : 0),
 	};
 	/* NUL-padded, not necessarily terminated: a key's id takes all 32 bytes */
 	size_t n = strlen(console_id);
@@ -220,9 +236,9 @@ void slim_console_core_fill_hello(const struct slim_console_core *core,
 void slim_console_core_set_token(struct slim_console_core *core,
 		const uint8_t token[SLIM_ATTACH_TOKEN_LEN])
 {
-	core->has_token = token != NULL;
+	core->hello.has_token = token != NULL;
 	if (token) {
-		memcpy(core->token, token, sizeof(core->token));
+		memcpy(core->hello.token, token, sizeof(core->hello.token));
 	}
 }
 
@@ -233,37 +249,37 @@ static void send_hello(struct slim_console_core *core, const char *console_id)
 	slim_console_core_fill_hello(core, console_id, &hello);
 	struct slim_writer w;
 	begin_upstream(core, &w);
-	slim_put_hello_ext(&w, &hello, core->video_mbit, core->has_token ? core->token : NULL);
-	core->ack_held = false; /* a HELLO starts everything again: no ACK goes with it */
+	slim_put_hello_ext(&w, &hello, core->hello.video_mbit,
+		core->hello.has_token ? core->hello.token : NULL);
+	core->delay.held = false; /* a HELLO starts everything again: no ACK goes with it */
 	send_upstream(core, &w);
 }
 
 void slim_console_core_set_caps(struct slim_console_core *core, uint32_t caps)
 {
-	core->extra_caps = caps & (SLIM_CAP_AUDIO | SLIM_CAP_MIC);
+	core->hello.extra_caps = caps & (SLIM_CAP_AUDIO | SLIM_CAP_MIC);
 }
 
 void slim_console_core_set_video_budget(struct slim_console_core *core, uint32_t mbit)
 {
-	core->video_mbit = mbit;
+	core->hello.video_mbit = mbit;
 }
 
 void slim_console_core_hello(struct slim_console_core *core, const char *console_id,
 		uint32_t assoc)
 {
 	core->assoc = assoc;
-	core->up_seq = 0;
+	core->up.seq = 0;
 	/* numbers start at 1 again; the keys held stay held */
 	slim_input_queue_reset(&core->input, 1);
-	core->n_damage = 0;
-	core->frame_received_us = 0;
-	core->frame_dgrams = 0;
-	core->cursor = (struct slim_console_cursor){ 0 };
-	core->cursor_serial = 0;
+	core->frame.n_damage = 0;
+	core->frame.received_us = 0;
+	core->frame.dgrams = 0;
+	core->pointer.cursor = (struct slim_console_cursor){ 0 };
+	core->pointer.serial = 0;
 	/* a new association starts with an empty cache: the server knows nothing of it */
-	memset(core->cache_w, 0, sizeof(core->cache_w));
-	memset(core->cache_h, 0, sizeof(core->cache_h));
-	slim_history_reset(core->history);
+	slim_pixel_cache_reset(&core->cache);
+	slim_history_reset(core->dec.history);
 	slim_seq_window_reset(&core->window);
 	send_hello(core, console_id);
 }
@@ -282,7 +298,7 @@ bool slim_console_core_resize(struct slim_console_core *core, uint32_t width, ui
 			!alloc_fb(core, width, height)) {
 		return false;
 	}
-	core->n_damage = 0;
+	core->frame.n_damage = 0;
 	return !core->backend || core->backend->impl->resize(core->backend, width, height);
 }
 
@@ -317,12 +333,12 @@ void slim_console_core_track_input(struct slim_console_core *core,
 
 void slim_console_core_set_ack_delay(struct slim_console_core *core, bool on)
 {
-	core->ack_delay = on;
+	core->delay.enabled = on;
 }
 
 static uint64_t held_ack_due(const struct slim_console_core *core)
 {
-	return core->held_us + SLIM_ACK_DELAY_MS * 1000ull;
+	return core->delay.held_us + SLIM_ACK_DELAY_MS * 1000ull;
 }
 
 void slim_console_core_tick(struct slim_console_core *core, uint64_t now_us)
@@ -333,7 +349,7 @@ void slim_console_core_tick(struct slim_console_core *core, uint64_t now_us)
 	struct slim_writer w;
 	begin_upstream(core, &w);
 	if (slim_input_queue_tick(&core->input, &w, now_us) ||
-			(core->ack_held && now_us >= held_ack_due(core))) {
+			(core->delay.held && now_us >= held_ack_due(core))) {
 		send_upstream(core, &w);
 	}
 }
@@ -344,7 +360,7 @@ int slim_console_core_timeout_ms(const struct slim_console_core *core, uint64_t 
 		return -1;
 	}
 	int ms = slim_input_queue_timeout_ms(&core->input, now_us);
-	if (core->ack_held) {
+	if (core->delay.held) {
 		uint64_t due = held_ack_due(core);
 		int ack_ms = due <= now_us ? 0 : (int)((due - now_us + 999) / 1000);
 		ms = ms < 0 || ack_ms < ms ? ack_ms : ms;
@@ -385,12 +401,12 @@ static void add_damage(struct slim_console_core *core, uint8_t type, struct slim
 {
 	core->stats.commands[type]++;
 	core->stats.pixels[type] += (uint64_t)r.w * r.h;
-	if (core->n_damage == MAX_DAMAGE) {
+	if (core->frame.n_damage == MAX_DAMAGE) {
 		/* Too many to track one by one: keep their bounds. */
-		struct slim_rect b = core->damage[0];
+		struct slim_rect b = core->frame.damage[0];
 		uint32_t x2 = b.x + b.w, y2 = b.y + b.h;
-		for (size_t i = 1; i < core->n_damage; i++) {
-			struct slim_rect d = core->damage[i];
+		for (size_t i = 1; i < core->frame.n_damage; i++) {
+			struct slim_rect d = core->frame.damage[i];
 			b.x = d.x < b.x ? d.x : b.x;
 			b.y = d.y < b.y ? d.y : b.y;
 			x2 = d.x + d.w > x2 ? d.x + d.w : x2;
@@ -398,10 +414,10 @@ static void add_damage(struct slim_console_core *core, uint8_t type, struct slim
 		}
 		b.w = (uint16_t)(x2 - b.x);
 		b.h = (uint16_t)(y2 - b.y);
-		core->damage[0] = b;
-		core->n_damage = 1;
+		core->frame.damage[0] = b;
+		core->frame.n_damage = 1;
 	}
-	core->damage[core->n_damage++] = r;
+	core->frame.damage[core->frame.n_damage++] = r;
 }
 
 /* Reports the gap [first, last] at once; 0 is no sequence number, so skip it. */
@@ -436,7 +452,7 @@ static void ack_frame(struct slim_console_core *core, const struct slim_wire_fra
 	struct slim_writer w;
 	begin_upstream(core, &w);
 	/* As many ranges as fit beside the ACK; past that, ask for a repaint. */
-	size_t fit = (core->mtu - sizeof(struct slim_wire_dgram) - 2 * sizeof(struct slim_wire_cmd) -
+	size_t fit = (core->up.mtu - sizeof(struct slim_wire_dgram) - 2 * sizeof(struct slim_wire_cmd) -
 		sizeof(struct slim_wire_ack) - sizeof(struct slim_wire_nack)) /
 		sizeof(struct slim_wire_seq_range);
 	fit = fit < SLIM_NACK_MAX_RANGES ? fit : SLIM_NACK_MAX_RANGES;
@@ -449,7 +465,7 @@ static void ack_frame(struct slim_console_core *core, const struct slim_wire_fra
 	struct slim_wire_ack ack = {
 		.frame = fe->frame,
 		.highest_seq = core->window.highest,
-		.received_us = core->frame_received_us,
+		.received_us = core->frame.received_us,
 		.applied_us = slim_now_us(),
 		.echo_us = echo_us,
 	};
@@ -461,13 +477,13 @@ static void ack_frame(struct slim_console_core *core, const struct slim_wire_fra
 	 * datagrams: the server learns the link's rate from it, and an ACK is
 	 * little beside such a frame.
 	 */
-	if (core->ack_delay && w.count == 0 && !core->ack_held && core->frame_dgrams <= 1) {
-		core->held_ack = ack;
-		core->held_us = ack.applied_us;
-		core->ack_held = true;
+	if (core->delay.enabled && w.count == 0 && !core->delay.held && core->frame.dgrams <= 1) {
+		core->delay.held_ack = ack;
+		core->delay.held_us = ack.applied_us;
+		core->delay.held = true;
 		return;
 	}
-	core->ack_held = false;
+	core->delay.held = false;
 	slim_put_ack(&w, &ack);
 	send_upstream(core, &w);
 }
@@ -475,61 +491,18 @@ static void ack_frame(struct slim_console_core *core, const struct slim_wire_fra
 static void apply_cursor_image(struct slim_console_core *core, const struct slim_cmd *cmd)
 {
 	const struct slim_wire_cursor_image *h = &cmd->cursor_image.hdr;
-	struct slim_console_cursor *c = &core->cursor;
-	if (h->serial != core->cursor_serial || h->w != c->w || h->h != c->h) {
-		memset(core->cursor_px, 0, sizeof(core->cursor_px));
-		core->cursor_serial = h->serial;
+	struct slim_console_cursor *c = &core->pointer.cursor;
+	if (h->serial != core->pointer.serial || h->w != c->w || h->h != c->h) {
+		memset(core->pointer.px, 0, sizeof(core->pointer.px));
+		core->pointer.serial = h->serial;
 	}
-	c->pixels = core->cursor_px;
+	c->pixels = core->pointer.px;
 	c->w = h->w;
 	c->h = h->h;
 	c->hot_x = h->hot_x;
 	c->hot_y = h->hot_y;
-	memcpy(core->cursor_px + (size_t)h->row * h->w, cmd->cursor_image.pixels,
+	memcpy(core->pointer.px + (size_t)h->row * h->w, cmd->cursor_image.pixels,
 		(size_t)h->w * h->rows * 4);
-}
-
-static void apply_cache(struct slim_console_core *core, const struct slim_cmd *cmd)
-{
-	struct slim_rect r = cmd->cache.r;
-	uint32_t *slot = core->cache + (size_t)cmd->cache.slot * SLIM_CACHE_SLOT_PIXELS;
-	bool store = cmd->type == SLIM_CMD_CACHE_STORE;
-	for (uint32_t y = 0; y < r.h; y++) {
-		uint32_t *row = slim_fb_row(&core->fb, r.x, r.y + y);
-		uint32_t *kept = slot + (size_t)y * r.w;
-		memcpy(store ? kept : row, store ? row : kept, (size_t)r.w * 4);
-	}
-	if (store) {
-		core->cache_w[cmd->cache.slot] = r.w;
-		core->cache_h[cmd->cache.slot] = r.h;
-	} else {
-		add_damage(core, cmd->type, r);
-	}
-}
-
-/*
- * Checks a cache command against the slots as the datagram's earlier
- * commands leave them, allocating the cache at the first store.
- */
-static enum slim_error check_cache(struct slim_console_core *core, const struct slim_cmd *cmd)
-{
-	uint16_t slot = cmd->cache.slot;
-	if (cmd->type == SLIM_CMD_CACHE_STORE) {
-		if (!core->cache) {
-			core->cache = malloc((size_t)SLIM_CACHE_SLOTS * SLIM_CACHE_SLOT_PIXELS * 4);
-			if (!core->cache) {
-				return SLIM_ERR_CACHE;
-			}
-		}
-		core->pending_w[slot] = cmd->cache.r.w;
-		core->pending_h[slot] = cmd->cache.r.h;
-		core->pending_gen[slot] = core->gen;
-		return SLIM_OK;
-	}
-	bool pending = core->pending_gen[slot] == core->gen;
-	uint16_t w = pending ? core->pending_w[slot] : core->cache_w[slot];
-	uint16_t h = pending ? core->pending_h[slot] : core->cache_h[slot];
-	return w == cmd->cache.r.w && h == cmd->cache.r.h ? SLIM_OK : SLIM_ERR_CACHE;
 }
 
 static void apply(struct slim_console_core *core, const struct slim_cmd *cmd,
@@ -554,8 +527,11 @@ static void apply(struct slim_console_core *core, const struct slim_cmd *cmd,
 		add_damage(core, cmd->type, cmd->palette.r);
 		break;
 	case SLIM_CMD_CACHE_STORE:
+		slim_pixel_cache_apply(&core->cache, fb, cmd);
+		break;
 	case SLIM_CMD_CACHE_DRAW:
-		apply_cache(core, cmd);
+		slim_pixel_cache_apply(&core->cache, fb, cmd);
+		add_damage(core, cmd->type, cmd->cache.r);
 		break;
 	case SLIM_CMD_COPY:
 		slim_fb_copy(fb, cmd->copy.src, cmd->copy.dx, cmd->copy.dy);
@@ -563,7 +539,7 @@ static void apply(struct slim_console_core *core, const struct slim_cmd *cmd,
 			cmd->copy.src.w, cmd->copy.src.h });
 		break;
 	case SLIM_CMD_CSCS:
-		slim_fb_cscs(fb, &cmd->cscs, core->cscs);
+		slim_fb_cscs(fb, &cmd->cscs, core->dec.cscs);
 		add_damage(core, cmd->type, cmd->cscs.pdst);
 		core->stats.cscs_src_w = cmd->cscs.src_w;
 		core->stats.cscs_src_h = cmd->cscs.src_h;
@@ -574,11 +550,11 @@ static void apply(struct slim_console_core *core, const struct slim_cmd *cmd,
 		apply_cursor_image(core, cmd);
 		break;
 	case SLIM_CMD_CURSOR_POS:
-		core->cursor.x = cmd->cursor_pos.x;
-		core->cursor.y = cmd->cursor_pos.y;
-		core->cursor.visible = cmd->cursor_pos.visible;
+		core->pointer.cursor.x = cmd->cursor_pos.x;
+		core->pointer.cursor.y = cmd->cursor_pos.y;
+		core->pointer.cursor.visible = cmd->cursor_pos.visible;
 		if (core->backend && core->backend->impl->cursor) {
-			core->backend->impl->cursor(core->backend, &core->cursor);
+			core->backend->impl->cursor(core->backend, &core->pointer.cursor);
 		}
 		break;
 	case SLIM_CMD_INPUT_ACK:
@@ -586,17 +562,17 @@ static void apply(struct slim_console_core *core, const struct slim_cmd *cmd,
 		break;
 	case SLIM_CMD_FRAME_END:
 		if (core->backend) {
-			core->backend->impl->present(core->backend, fb, core->damage, core->n_damage);
+			core->backend->impl->present(core->backend, fb, core->frame.damage, core->frame.n_damage);
 		}
-		core->n_damage = 0;
+		core->frame.n_damage = 0;
 		core->stats.frames++;
 		/* the round trip is the path's: what decoding and presenting took is added */
-		ack_frame(core, &cmd->frame_end, time_us + (slim_now_us() - core->arrived_us));
+		ack_frame(core, &cmd->frame_end, time_us + (slim_now_us() - core->dec.arrived_us));
 		if (core->events && core->events->presented) {
 			core->events->presented(core->events_data, cmd->frame_end.frame, slim_now_us());
 		}
-		core->frame_received_us = 0;
-		core->frame_dgrams = 0;
+		core->frame.received_us = 0;
+		core->frame.dgrams = 0;
 		break;
 	}
 }
@@ -609,16 +585,13 @@ static enum slim_error decode_all(struct slim_console_core *core, struct slim_re
 		size_t *n_cmds)
 {
 	size_t n = 0, lz4_used = 0;
-	if (++core->gen == 0) {
-		memset(core->pending_gen, 0, sizeof(core->pending_gen));
-		core->gen = 1;
-	}
+	slim_pixel_cache_begin(&core->cache);
 	for (;;) {
-		if (n == core->max_cmds) {
+		if (n == core->dec.max_cmds) {
 			/* more commands than a datagram of SLIM_MAX_MTU bytes can hold */
 			return SLIM_ERR_LENGTH;
 		}
-		struct slim_cmd *cmd = &core->cmds[n];
+		struct slim_cmd *cmd = &core->dec.cmds[n];
 		enum slim_error err = slim_reader_next(r, cmd);
 		if (err != SLIM_OK) {
 			return err;
@@ -627,7 +600,7 @@ static enum slim_error decode_all(struct slim_console_core *core, struct slim_re
 			break;
 		}
 		if (cmd->type == SLIM_CMD_CACHE_STORE || cmd->type == SLIM_CMD_CACHE_DRAW) {
-			err = check_cache(core, cmd);
+			err = slim_pixel_cache_check(&core->cache, cmd);
 			if (err != SLIM_OK) {
 				return err;
 			}
@@ -637,7 +610,7 @@ static enum slim_error decode_all(struct slim_console_core *core, struct slim_re
 			if (raw > LZ4_SCRATCH - lz4_used || cmd->set.len > INT32_MAX) {
 				return SLIM_ERR_LZ4;
 			}
-			uint8_t *out = core->lz4 + lz4_used;
+			uint8_t *out = core->dec.lz4 + lz4_used;
 			int got = LZ4_decompress_safe((const char *)cmd->set.data, (char *)out,
 				(int)cmd->set.len, (int)raw);
 			if (got < 0 || (size_t)got != raw) {
@@ -696,6 +669,51 @@ static enum slim_error receive_audio(struct slim_console_core *core, struct slim
 	return SLIM_OK;
 }
 
+/*
+ * A datagram the sequence has not seen: expanded, decoded whole, then
+ * applied; a gap before it is reported at once.
+ */
+static enum slim_error receive_new(struct slim_console_core *core, struct slim_reader *r,
+		struct slim_dgram *hdr, const uint8_t *buf, size_t len)
+{
+	enum slim_error err = slim_zstd_reader_init(core->dec.zstd, core->dec.inflated,
+		core->dec.history, r, hdr, buf, len, false, (uint16_t)core->fb.width,
+		(uint16_t)core->fb.height);
+	if (err != SLIM_OK) {
+		/* Not marked as applied: the next ACK reports it lost and it is repainted. */
+		return reject(core, err, hdr->seq);
+	}
+	/* what it says, kept for later datagrams to name as their dictionary */
+	const uint8_t *cmds = r->p;
+	size_t cmds_len = (size_t)(r->end - r->p);
+	size_t n;
+	err = decode_all(core, r, &n);
+	if (err != SLIM_OK) {
+		/* Not marked as applied: the next ACK reports it lost and it is repainted. */
+		return reject(core, err, hdr->seq);
+	}
+	uint32_t prev = core->window.highest;
+	slim_seq_window_mark(&core->window, hdr->seq);
+	if (hdr->seq != prev + 1 && !(prev == UINT32_MAX && hdr->seq == 1)) {
+		nack_gap(core, prev + 1, hdr->seq - 1);
+	}
+	uint64_t now = slim_now_us();
+	/* an acknowledgement of input alone is no part of a frame */
+	if (!(n == 1 && core->dec.cmds[0].type == SLIM_CMD_INPUT_ACK)) {
+		core->frame.received_us = core->frame.received_us ? core->frame.received_us : now;
+		core->frame.dgrams++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		apply(core, &core->dec.cmds[i], hdr->time_us);
+	}
+	slim_history_add(core->dec.history, hdr->seq, cmds, cmds_len);
+	core->stats.applied++;
+	core->stats.bytes += len;
+	/* an acknowledgement may have made room for events that did not fit before */
+	slim_console_core_tick(core, now);
+	return SLIM_OK;
+}
+
 enum slim_error slim_console_core_receive(struct slim_console_core *core,
 		const uint8_t *buf, size_t len)
 {
@@ -706,7 +724,7 @@ enum slim_error slim_console_core_receive_at(struct slim_console_core *core,
 		const uint8_t *buf, size_t len, uint64_t arrived_us)
 {
 	core->stats.datagrams++;
-	core->arrived_us = arrived_us;
+	core->dec.arrived_us = arrived_us;
 	struct slim_reader r;
 	struct slim_dgram hdr;
 	enum slim_error err = slim_reader_init(&r, &hdr, buf, len, false,
@@ -755,39 +773,5 @@ enum slim_error slim_console_core_receive_at(struct slim_console_core *core,
 	case SLIM_SEQ_NEW:
 		break;
 	}
-	err = slim_zstd_reader_init(core->zstd, core->inflated, core->history, &r, &hdr, buf, len,
-		false, (uint16_t)core->fb.width, (uint16_t)core->fb.height);
-	if (err != SLIM_OK) {
-		/* Not marked as applied: the next ACK reports it lost and it is repainted. */
-		return reject(core, err, hdr.seq);
-	}
-	/* what it says, kept for later datagrams to name as their dictionary */
-	const uint8_t *cmds = r.p;
-	size_t cmds_len = (size_t)(r.end - r.p);
-	size_t n;
-	err = decode_all(core, &r, &n);
-	if (err != SLIM_OK) {
-		/* Not marked as applied: the next ACK reports it lost and it is repainted. */
-		return reject(core, err, hdr.seq);
-	}
-	uint32_t prev = core->window.highest;
-	slim_seq_window_mark(&core->window, hdr.seq);
-	if (hdr.seq != prev + 1 && !(prev == UINT32_MAX && hdr.seq == 1)) {
-		nack_gap(core, prev + 1, hdr.seq - 1);
-	}
-	uint64_t now = slim_now_us();
-	/* an acknowledgement of input alone is no part of a frame */
-	if (!(n == 1 && core->cmds[0].type == SLIM_CMD_INPUT_ACK)) {
-		core->frame_received_us = core->frame_received_us ? core->frame_received_us : now;
-		core->frame_dgrams++;
-	}
-	for (size_t i = 0; i < n; i++) {
-		apply(core, &core->cmds[i], hdr.time_us);
-	}
-	slim_history_add(core->history, hdr.seq, cmds, cmds_len);
-	core->stats.applied++;
-	core->stats.bytes += len;
-	/* an acknowledgement may have made room for events that did not fit before */
-	slim_console_core_tick(core, now);
-	return SLIM_OK;
+	return receive_new(core, &r, &hdr, buf, len);
 }

@@ -18,15 +18,44 @@ static bool alloc_model(struct slim_encoder *enc, uint32_t width, uint32_t heigh
 struct slim_encoder *slim_encoder_create(uint32_t width, uint32_t height,
 		const struct slim_encoder_config *config, slim_send_fn send, void *send_data)
 {
+	return slim_encoder_create_from(NULL, width, height, config, send, send_data);
+}
+
+/*
+ * old's largest buffers, for a new encoder of the same screen size. The
+ * model's pixels are of no account: a new encoder repaints every pixel as
+ * it is (repaint_all), never against the model.
+ */
+static void take_memory(struct slim_encoder *enc, struct slim_encoder *old,
+		uint32_t width, uint32_t height)
+{
+	if (!old || old->width != width || old->height != height) {
+		return;
+	}
+	enc->model = old->model;
+	enc->width = width;
+	enc->height = height;
+	old->model.px = NULL;
+	enc->rec.records = old->rec.records;
+	enc->rec.copies = old->rec.copies;
+	old->rec.records = NULL;
+	old->rec.copies = NULL;
+}
+
+struct slim_encoder *slim_encoder_create_from(struct slim_encoder *old, uint32_t width,
+		uint32_t height, const struct slim_encoder_config *config, slim_send_fn send,
+		void *send_data)
+{
 	uint16_t mtu = config->mtu ? config->mtu : SLIM_DEFAULT_MTU;
+	struct slim_encoder *enc = NULL;
 	if (width == 0 || height == 0 || width > SLIM_MAX_DIM || height > SLIM_MAX_DIM ||
-			mtu < SLIM_MIN_MTU || mtu > SLIM_MAX_MTU || !send) {
+			mtu < SLIM_MIN_MTU || mtu > SLIM_MAX_MTU || !send ||
+			!(enc = calloc(1, sizeof(*enc)))) {
+		slim_encoder_destroy(old);
 		return NULL;
 	}
-	struct slim_encoder *enc = calloc(1, sizeof(*enc));
-	if (!enc) {
-		return NULL;
-	}
+	take_memory(enc, old, width, height);
+	slim_encoder_destroy(old);
 	enc->cfg = *config;
 	enc->cfg.mtu = mtu;
 	/* zstd on raw pixels takes more off than LZ4 does, and LZ4's output it cannot shrink */
@@ -36,7 +65,7 @@ struct slim_encoder *slim_encoder_create(uint32_t width, uint32_t height,
 	bool ok = recovery_init(&enc->rec, width, height) &&
 		packer_init(&enc->packer, mtu, config->assoc, config->zstd,
 			config->history) &&
-		scroll_init(enc) && alloc_model(enc, width, height) &&
+		scroll_init(enc) && (enc->model.px || alloc_model(enc, width, height)) &&
 		(!config->cache || (enc->cache = cache_create()));
 	enc->rec.cache = enc->cache;
 	if (!ok) {

@@ -119,6 +119,17 @@ struct slim_encoder;
 
 struct slim_encoder *slim_encoder_create(uint32_t width, uint32_t height,
 		const struct slim_encoder_config *config, slim_send_fn send, void *send_data);
+/*
+ * slim_encoder_create for a console's next association after `old`'s, which
+ * it destroys (NULL: as slim_encoder_create). The new encoder knows
+ * nothing of the old one, but for a screen of the same size it takes over
+ * its largest buffers (the model, loss recovery's rings: 12 MiB at
+ * 1920x1080): memory fresh from the kernel costs a page fault every 4 KiB,
+ * all of them on the way to the console's first picture.
+ */
+struct slim_encoder *slim_encoder_create_from(struct slim_encoder *old, uint32_t width,
+		uint32_t height, const struct slim_encoder_config *config, slim_send_fn send,
+		void *send_data);
 void slim_encoder_destroy(struct slim_encoder *enc);
 
 /* A new screen size, or a console that said HELLO: everything is sent again. */

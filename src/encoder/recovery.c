@@ -13,8 +13,11 @@
 
 bool recovery_init(struct slim_recovery *rec, uint32_t width, uint32_t height)
 {
-	rec->records = calloc(REC_RING, sizeof(*rec->records));
-	rec->copies = calloc(COPY_RING, sizeof(*rec->copies));
+	/* the rings may be an earlier encoder's (take_memory): reset below */
+	if (!rec->records) {
+		rec->records = calloc(REC_RING, sizeof(*rec->records));
+		rec->copies = calloc(COPY_RING, sizeof(*rec->copies));
+	}
 	pixman_region32_init(&rec->repair);
 	if (!rec->records || !rec->copies) {
 		recovery_finish(rec);

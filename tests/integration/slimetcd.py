@@ -56,7 +56,7 @@ import time
 import uuid
 
 import slimrun
-from slimtest import Process, TestFailure, log, require_programs, scaled
+from slimtest import Process, TestFailure, log, require_programs, scaled, wait_until
 
 ETCD = 'etcd'
 ETCDCTL = 'etcdctl'
@@ -356,25 +356,25 @@ class EtcdCluster:
         `timeout` seconds, or as soon as one has exited, with the logs.
         Returns the seconds it took."""
         start = time.monotonic()
-        deadline = start + scaled(timeout)
-        while True:
+
+        def health():
             for i in self.running():
                 m = self.members[i]
                 if not m.proc.alive():
                     self.fail('%s exited (status %s)' % (m.name, m.proc.proc.poll()))
             try:
-                health = self.health()
+                return self.health()
             except EtcdError as e:
-                health, self.last_check = {}, str(e)
-            if health and all(health.values()):
-                took = time.monotonic() - start
-                log('etcd cluster %s healthy (members %s) after %.2fs' % (
-                    self.name, ','.join(str(i) for i in self.running()), took))
-                return took
-            if time.monotonic() > deadline:
-                self.fail('etcd cluster %s not healthy within %gs: %s' % (
-                    self.name, scaled(timeout), self.last_check))
-            time.sleep(0.1)  # between polls; etcdctl waits up to 0.5 s itself
+                self.last_check = str(e)
+                return {}
+        # between polls 0.1 s; etcdctl waits up to 0.5 s itself
+        wait_until(health, scaled(timeout),
+                   lambda _: 'etcd cluster %s to be healthy: %s' % (self.name, self.last_check),
+                   holds=lambda h: h and all(h.values()), fail=self.fail, pause=0.1)
+        took = time.monotonic() - start
+        log('etcd cluster %s healthy (members %s) after %.2fs' % (
+            self.name, ','.join(str(i) for i in self.running()), took))
+        return took
 
     # -- failures
     def logs_text(self):

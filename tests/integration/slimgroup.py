@@ -22,14 +22,14 @@ import contextlib
 import os
 import secrets
 import shutil
-import signal
 import subprocess
 import time
 
 from slimetcd import EtcdCluster
 from slimnet import Lan
+from slimrun import kill_all, netns_pids
 from slimsessiond import ManagerSession
-from slimtest import TestFailure, _reap_orphans, log, require_programs, scaled, unique_name
+from slimtest import TestFailure, log, require_programs, scaled, unique_name, wait_until
 
 PREFIX = '/slimland-test/'
 SERVERS = ('A', 'B', 'C')
@@ -101,9 +101,9 @@ def wait_views(viewers, predicate, what, timeout=30, start=None, invariant=None)
     invariant(name, view). The seconds each took, from `start` (default:
     now; a time.monotonic())."""
     start = time.monotonic() if start is None else start
-    deadline = time.monotonic() + scaled(timeout)
     took, last = {}, {}
-    while True:
+
+    def look():
         for name, s in viewers.items():
             if name in took and invariant is None:
                 continue
@@ -114,14 +114,11 @@ def wait_views(viewers, predicate, what, timeout=30, start=None, invariant=None)
             last[name] = v
             if name not in took and predicate(name, v):
                 took[name] = time.monotonic() - start
-        if len(took) == len(viewers):
-            log('%s: %s' % (what, ', '.join('%s after %.2fs' % (n, took[n]) for n in viewers)))
-            return took
-        if time.monotonic() > deadline:
-            raise TestFailure('%s: not within %gs; last views:\n%s' % (
-                what, scaled(timeout), '\n'.join('  %s:\n%s' % (n, last[n].text())
-                                                 for n in viewers if n not in took)))
-        time.sleep(0.05)
+        return len(took) == len(viewers)
+    wait_until(look, scaled(timeout), lambda _: '%s; last views:\n%s' % (
+        what, '\n'.join('  %s:\n%s' % (n, last[n].text()) for n in viewers if n not in took)))
+    log('%s: %s' % (what, ', '.join('%s after %.2fs' % (n, took[n]) for n in viewers)))
+    return took
 
 
 def hold_views(viewers, invariant, what, until):
@@ -154,31 +151,13 @@ def ctl_ok(s, *args):
         raise TestFailure('slimlandctl %s on %s: %r' % (' '.join(args), s.server, answer))
 
 
-def netns_pids(ns):
-    r = subprocess.run(['ip', 'netns', 'pids', ns], stdout=subprocess.PIPE,
-                       stderr=subprocess.DEVNULL)
-    return [int(p) for p in r.stdout.split()]
-
-
 def kill_namespace(ns, timeout=10):
     """SIGKILL to every process in a network namespace, until none is left;
     how many there were."""
-    killed = set()
-    deadline = time.monotonic() + scaled(timeout)
-    while True:
-        pids = netns_pids(ns)
-        if not pids:
-            return len(killed)
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed.add(pid)
-            except ProcessLookupError:
-                pass
-        _reap_orphans()
-        if time.monotonic() > deadline:
-            raise TestFailure('processes left in %s: %s' % (ns, pids))
-        time.sleep(0.02)
+    killed, left = kill_all(lambda: netns_pids(ns), ns, scaled(timeout))
+    if left:
+        raise TestFailure('processes left in %s: %s' % (ns, left))
+    return len(killed)
 
 
 @contextlib.contextmanager

@@ -15,9 +15,8 @@ import os
 import shutil
 import signal
 import socket
-import time
 
-from slimtest import Process, TestFailure, scaled
+from slimtest import Process, TestFailure, scaled, wait_until
 
 VPCD_DRIVER = '/usr/lib/pcsc/drivers/serial/libifdvpcd.so'
 
@@ -73,10 +72,14 @@ class Pcscd(Process):
                 run_dir, target, pcscd, conf]
         super().__init__('pcscd-%d' % n, argv, session.console_env(), session.outdir)
         # The socket is made once the readers of reader.conf are loaded.
-        deadline = time.monotonic() + scaled(15)
-        while not os.path.exists(self.socket):
-            if not self.alive() or time.monotonic() > deadline:
-                status = self.stop(signal.SIGKILL)
-                raise TestFailure('pcscd did not start (exit status %s):\n%s' % (
-                    status, '\n'.join(self.stderr.tail(20))))
-            time.sleep(0.02)
+        # (nothing says when but the file itself)
+        def failed(_):
+            status = self.stop(signal.SIGKILL)
+            raise TestFailure('pcscd did not start (exit status %s):\n%s' % (
+                status, '\n'.join(self.stderr.tail(20))))
+
+        def started():
+            if not self.alive():
+                failed(None)
+            return os.path.exists(self.socket)
+        wait_until(started, scaled(15), 'pcscd', fail=failed, pause=0.02)

@@ -36,6 +36,7 @@ import grp
 import os
 import pwd
 import random
+import select
 import signal
 import subprocess
 import sys
@@ -263,27 +264,74 @@ def _ours(name, t):
     return name == t or name.startswith(t + '-') or name.startswith(t + '.')
 
 
-def _kill_all(pids_fn, what):
-    """SIGKILL to the processes pids_fn() finds, until none is left (5 s)."""
-    deadline = time.monotonic() + 5
+def reap_orphans():
+    """Reaps the children that have ended (the orphans of what a test
+    started become this process's: it is their subreaper)."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def wait_pidfds(fds, timeout):
+    """Waits until the process of each pidfd of fds (a dict, keyed by
+    pidfd) has ended, each pidfd telling when, for at most `timeout`
+    seconds; what is left of fds."""
+    left = dict(fds)
+    poller = select.poll()
+    for fd in left:
+        poller.register(fd, select.POLLIN)
+    deadline = time.monotonic() + timeout
+    while left:
+        ms = (deadline - time.monotonic()) * 1000
+        if ms <= 0:
+            break
+        for fd, _ in poller.poll(max(1, ms)):
+            poller.unregister(fd)
+            del left[fd]
+    return left
+
+
+def signal_and_wait(pids, sig, timeout):
+    """Sends sig to each of pids through a pidfd (so that no process that
+    took a pid over meanwhile gets it) and waits, at most `timeout`
+    seconds, until they have ended; the pids still running."""
+    fds = {}
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except OSError:
+            continue  # gone already
+        fds[fd] = pid
+        try:
+            signal.pidfd_send_signal(fd, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        return sorted(wait_pidfds(fds, timeout).values())
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def kill_all(pids_fn, what, timeout=5):
+    """SIGKILL to the processes pids_fn() finds, and to those it finds
+    after them, until it finds none or `timeout` seconds have passed:
+    (the pids killed, the pids still there, which are logged)."""
+    deadline = time.monotonic() + timeout
+    killed = set()
     while True:
         pids = [p for p in pids_fn() if p != os.getpid()]
         if not pids:
-            return True
-        if time.monotonic() > deadline:
+            return killed, []
+        left = deadline - time.monotonic()
+        if left <= 0:
             _log('processes of %s still there: %s' % (what, pids))
-            return False
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            pass
-        time.sleep(0.05)
+            return killed, pids
+        killed.update(pids)
+        signal_and_wait(pids, signal.SIGKILL, left)
+        reap_orphans()
 
 
 def _procs():
@@ -362,7 +410,7 @@ def remove_cgroup_tree(top):
                     return [int(x) for x in f.read().split()]
             except OSError:
                 return []
-        _kill_all(procs, dirpath)
+        kill_all(procs, dirpath)
         try:
             os.rmdir(dirpath)
         except FileNotFoundError:
@@ -381,7 +429,7 @@ def _netns_list():
     return [line.split()[0] for line in r.stdout.decode().splitlines() if line.strip()]
 
 
-def _netns_pids(ns):
+def netns_pids(ns):
     r = subprocess.run(['ip', 'netns', 'pids', ns], stdout=subprocess.PIPE,
                        stderr=subprocess.DEVNULL)
     return [int(p) for p in r.stdout.split()]
@@ -400,18 +448,18 @@ def sweep(t, why):
     # what the run started (its manager, consoles, pcscd, ...): none starts more after this
     if pids_tagged(t):
         say('processes %s' % pids_tagged(t))
-        _kill_all(lambda: pids_tagged(t), 'run ' + t)
+        kill_all(lambda: pids_tagged(t), 'run ' + t)
     for ns in _netns_list():
         if _ours(ns, t):
             say('network namespace %s' % ns)
-            _kill_all(lambda n=ns: _netns_pids(n), 'namespace ' + ns)
+            kill_all(lambda n=ns: netns_pids(n), 'namespace ' + ns)
             subprocess.run(['ip', 'netns', 'del', ns], stderr=subprocess.DEVNULL)
     for path, (owner, first, last) in _uid_blocks().items():
         if owner == t:
             uids = set(range(first, last + 1))
             if pids_of_uids(uids):
                 say('processes of greeter uids %d-%d' % (first, last))
-                _kill_all(lambda u=uids: pids_of_uids(u), 'uids %d-%d' % (first, last))
+                kill_all(lambda u=uids: pids_of_uids(u), 'uids %d-%d' % (first, last))
             for name in remove_userdb_records(uids):
                 say('user record %s' % name)
             os.unlink(path)
@@ -429,7 +477,7 @@ def sweep(t, why):
     users = [p for p in pwd.getpwall() if _ours(p.pw_name, t)]
     if users:
         uids = {p.pw_uid for p in users}
-        _kill_all(lambda: pids_of_uids(uids), 'users %s' % sorted(uids))
+        kill_all(lambda: pids_of_uids(uids), 'users %s' % sorted(uids))
     for p in users:
         say('user %s (uid %d)' % (p.pw_name, p.pw_uid))
         # the runtime directories the manager made (src/sessiond/worker/spawn.c)

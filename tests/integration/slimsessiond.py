@@ -28,18 +28,18 @@ compositor's log fails the test.
 """
 import os
 import pwd
-import select
 import shutil
 import signal
 import subprocess
 import threading
 import time
 
-from slimrun import (cgroup_roots, claim_uids, passwd_tool, pids_of_uids, release_uids,
-                     remove_cgroup_tree, remove_userdb_records)
+from slimrun import (cgroup_roots, claim_uids, passwd_tool, pids_of_uids, reap_orphans,
+                     release_uids, remove_cgroup_tree, remove_userdb_records, signal_and_wait,
+                     wait_pidfds)
 from slimtest import (BACKGROUND, LSAN_SUPPRESSIONS, Console, Process, Session, TestSkip,
-                      _reap_orphans, _sanitizer_report, fraction_not, free_udp_port,
-                      images_equal, log, require_programs, scaled, xwayland_started, _rgb)
+                      _sanitizer_report, fraction_not, free_udp_port, images_equal, log,
+                      require_programs, scaled, wait_until, xwayland_started, _rgb)
 
 PASSWORD = 'Flow-pass.42'
 
@@ -214,20 +214,12 @@ class ManagerSession(Session):
 
     def _kill_uids(self, uids):
         """Ends every process of these (test-made) users, by PID."""
-        for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
+        for sig in (signal.SIGTERM, signal.SIGKILL):
             pids = _pids_of(uids)
             if not pids:
                 return
-            for pid in pids:
-                try:
-                    os.kill(pid, sig)
-                except ProcessLookupError:
-                    pass
-            deadline = time.monotonic() + wait
-            while _pids_of(uids) and time.monotonic() < deadline:
-                _reap_orphans()
-                time.sleep(0.05)
-        _reap_orphans()
+            signal_and_wait(pids, sig, 3.0)
+            reap_orphans()
 
     def __exit__(self, exc_type, exc, tb):
         problems = []
@@ -354,28 +346,21 @@ class ManagerSession(Session):
     def wait_ctl(self, predicate, what, timeout=20):
         """Polls slimlandctl list (nothing announces its changes) until
         predicate(listing) holds, with a bounded retry; returns the listing."""
-        deadline = time.monotonic() + scaled(timeout)
-        while True:
+        def listing():
             try:
-                table = self.listing()
+                return self.listing()
             except subprocess.TimeoutExpired:
-                table = {}
-            if predicate(table):
-                return table
-            if time.monotonic() > deadline:
-                self.fail('slimlandctl list never showed %s; last:\n%s' % (
-                    what, '\n'.join(' '.join(v) for v in table.values())))
-            time.sleep(0.1)
+                return {}
+        return wait_until(listing, scaled(timeout), lambda table: (
+            'slimlandctl list to show %s; last:\n%s' % (
+                what, '\n'.join(' '.join(v) for v in table.values()))),
+            holds=predicate, fail=self.fail, pause=0.1)
 
     def wait_why(self, console_id, want, timeout=15):
-        deadline = time.monotonic() + scaled(timeout)
-        while True:
-            out = self.ctl('why', console_id, check=False)
-            if out and out[0] == want:
-                return
-            if time.monotonic() > deadline:
-                self.fail('slimlandctl why %s says %r, not %r' % (console_id, out, want))
-            time.sleep(0.1)
+        wait_until(lambda: self.ctl('why', console_id, check=False), scaled(timeout),
+                   lambda out: 'slimlandctl why %s to say %r (it says %r)' % (
+                       console_id, want, out),
+                   holds=lambda out: out and out[0] == want, fail=self.fail, pause=0.1)
 
     def console_on(self, table, console_id):
         """(state, session id or None) of a console in a listing."""
@@ -483,16 +468,9 @@ class ManagerSession(Session):
     def wait_gone(self, procs, what, timeout=15):
         """Every process of procs (processes_of) ends, each pidfd telling when;
         closes them."""
-        deadline = time.monotonic() + scaled(timeout)
-        left = {fd: (pid, name) for pid, (fd, name) in procs.items()}
-        poller = select.poll()
-        for fd in left:
-            poller.register(fd, select.POLLIN)
         try:
-            while left and time.monotonic() < deadline:
-                for fd, _ in poller.poll(max(1, (deadline - time.monotonic()) * 1000)):
-                    poller.unregister(fd)
-                    del left[fd]
+            left = wait_pidfds({fd: (pid, name) for pid, (fd, name) in procs.items()},
+                               scaled(timeout))
         finally:
             for fd, _ in procs.values():
                 os.close(fd)

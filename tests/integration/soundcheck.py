@@ -4,10 +4,9 @@ import array
 import os
 import re
 import subprocess
-import time
 import wave
 
-from slimtest import log, scaled
+from slimtest import log, scaled, wait_until
 
 RATE = 48000
 SPEAKER = 'slimland-console-speaker'
@@ -19,15 +18,12 @@ LOUD = 1000
 def wait_defaults(s):
     """WirePlumber chooses the defaults once it has seen the compositor's
     nodes; no event says so to a client, so ask until it answers."""
-    deadline = time.monotonic() + scaled(10)
-    while True:
-        sink = s.run_client(['pactl', 'get-default-sink']).stdout.decode().strip()
-        source = s.run_client(['pactl', 'get-default-source']).stdout.decode().strip()
-        if (sink, source) == (SPEAKER, MICROPHONE):
-            return
-        if time.monotonic() > deadline:
-            s.fail('the defaults are %r and %r, not the console\'s' % (sink, source))
-        time.sleep(0.1)
+    def defaults():
+        return tuple(s.run_client(['pactl', what]).stdout.decode().strip()
+                     for what in ('get-default-sink', 'get-default-source'))
+    wait_until(defaults, scaled(10),
+               lambda d: 'the console\'s defaults (they are %r and %r)' % d,
+               holds=lambda d: d == (SPEAKER, MICROPHONE), fail=s.fail, pause=0.1)
 
 
 def make_tone(path, hz, seconds, channels=2):
@@ -71,16 +67,14 @@ def wait_sound(path, start, seconds, timeout):
     """`seconds` of sound from the first loud sample of what the console
     recorded after byte `start`; None if it does not come in time. The file
     grows at the pace the console plays; nothing tells when it has."""
-    deadline = time.monotonic() + timeout
-    while True:
+    def heard():
         if os.path.exists(path):
             samples = read_raw(path, start)
             i = first_loud(samples)
             if i is not None and len(samples) - i >= seconds * RATE:
                 return samples[i:i + int(seconds * RATE)]
-        if time.monotonic() > deadline:
-            return None
-        time.sleep(0.05)
+        return None
+    return wait_until(heard, timeout, None)
 
 
 def describe(path, start):

@@ -47,12 +47,8 @@
 #define MIC_MAX_MS 200
 
 struct slim_audio {
-	struct pw_thread_loop *thread;
-	struct pw_context *context;
-	struct pw_core *core;
-	struct spa_hook core_listener;
-	struct pw_stream *speaker, *microphone;
-	struct spa_hook speaker_listener, microphone_listener;
+	struct slim_pw *pw;
+	struct pw_stream *speaker, *microphone; /* pw's */
 
 	const struct slim_audio_handler *handler;
 	void *data;
@@ -204,7 +200,7 @@ static int handle_wake(int fd, uint32_t mask, void *data)
 
 static struct pw_stream *make_stream(struct slim_audio *audio, const char *name,
 		const char *description, const char *class, enum spa_direction direction,
-		uint32_t channels, struct spa_hook *listener, const struct pw_stream_events *events)
+		uint32_t channels, const struct pw_stream_events *events)
 {
 	struct pw_properties *props = pw_properties_new(
 		PW_KEY_NODE_NAME, name,
@@ -214,8 +210,7 @@ static struct pw_stream *make_stream(struct slim_audio *audio, const char *name,
 		"priority.session", PRIORITY,
 		"priority.driver", PRIORITY,
 		NULL);
-	return slim_pw_stream_create(audio->core, name, props, direction, channels, 0, listener,
-		events, audio);
+	return slim_pw_add_stream(audio->pw, name, props, direction, channels, 0, events, audio);
 }
 
 void audio_microphone_packet(struct slim_audio *audio, const struct slim_audio_packet *p,
@@ -257,39 +252,28 @@ struct slim_audio *audio_create(struct wl_event_loop *loop,
 	audio->handler = handler;
 	audio->data = data;
 	audio->mic_used = SLIM_AUDIO_FRAME;
-	pw_init(NULL, NULL);
 	audio->ring = slim_ring_create(CHANNELS * sizeof(int16_t), RING_FRAMES);
 	audio->mic = slim_audio_feed_create(1, MIC_MIN_MS, MIC_MAX_MS);
 	audio->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	audio->thread = pw_thread_loop_new("slimland-audio", NULL);
-	if (audio->wake_fd < 0 || !audio->thread || !audio->ring || !audio->mic) {
+	if (audio->wake_fd < 0 || !audio->ring || !audio->mic) {
 		goto fail;
 	}
 	audio->wake = wl_event_loop_add_fd(loop, audio->wake_fd, WL_EVENT_READABLE,
 		handle_wake, audio);
-	audio->context = pw_context_new(pw_thread_loop_get_loop(audio->thread), NULL, 0);
-	if (!audio->wake || !audio->context) {
+	if (!audio->wake) {
 		goto fail;
 	}
-	pw_thread_loop_lock(audio->thread);
-	if (pw_thread_loop_start(audio->thread) < 0) {
-		pw_thread_loop_unlock(audio->thread);
+	const char *why;
+	audio->pw = slim_pw_connect("slimland-audio", &core_events, audio, &why);
+	if (!audio->pw) {
+		slim_log(SLIM_LOG_ERROR, "audio: %s: the session has no sound", why);
 		goto fail;
 	}
-	audio->core = pw_context_connect(audio->context, NULL, 0);
-	if (audio->core) {
-		pw_core_add_listener(audio->core, &audio->core_listener, &core_events, audio);
-		audio->speaker = make_stream(audio, "slimland-console-speaker", "Console speaker",
-			"Audio/Sink", PW_DIRECTION_INPUT, CHANNELS, &audio->speaker_listener, &speaker_events);
-		audio->microphone = make_stream(audio, "slimland-console-microphone",
-			"Console microphone", "Audio/Source", PW_DIRECTION_OUTPUT, 1,
-			&audio->microphone_listener, &microphone_events);
-	}
-	pw_thread_loop_unlock(audio->thread);
-	if (!audio->core) {
-		slim_log(SLIM_LOG_ERROR, "audio: no PipeWire to connect to: the session has no sound");
-		goto fail;
-	}
+	audio->speaker = make_stream(audio, "slimland-console-speaker", "Console speaker",
+		"Audio/Sink", PW_DIRECTION_INPUT, CHANNELS, &speaker_events);
+	audio->microphone = make_stream(audio, "slimland-console-microphone",
+		"Console microphone", "Audio/Source", PW_DIRECTION_OUTPUT, 1, &microphone_events);
+	pw_thread_loop_unlock(audio->pw->thread);
 	if (!audio->speaker || !audio->microphone) {
 		slim_log(SLIM_LOG_ERROR, "audio: cannot make the console's speaker and microphone");
 		goto fail;
@@ -307,28 +291,8 @@ void audio_destroy(struct slim_audio *audio)
 	if (!audio) {
 		return;
 	}
-	if (audio->thread) {
-		/* stopped first: no callback runs while the objects go */
-		pw_thread_loop_stop(audio->thread);
-	}
-	if (audio->speaker) {
-		spa_hook_remove(&audio->speaker_listener);
-		pw_stream_destroy(audio->speaker);
-	}
-	if (audio->microphone) {
-		spa_hook_remove(&audio->microphone_listener);
-		pw_stream_destroy(audio->microphone);
-	}
-	if (audio->core) {
-		spa_hook_remove(&audio->core_listener);
-		pw_core_disconnect(audio->core);
-	}
-	if (audio->context) {
-		pw_context_destroy(audio->context);
-	}
-	if (audio->thread) {
-		pw_thread_loop_destroy(audio->thread);
-	}
+	/* first: no callback runs once it is gone */
+	slim_pw_destroy(audio->pw);
 	if (audio->wake) {
 		wl_event_source_remove(audio->wake);
 	}
@@ -341,5 +305,4 @@ void audio_destroy(struct slim_audio *audio)
 	slim_audio_feed_destroy(audio->mic);
 	slim_ring_destroy(audio->ring);
 	free(audio);
-	pw_deinit();
 }

@@ -52,6 +52,8 @@ struct slim_link {
 	uint64_t reported_us; /* when the link was last reported (0: not for this association) */
 	uint32_t timeouts;
 	struct slim_encoder *enc;
+	/* while detached, the last association's: the next one takes over its memory */
+	struct slim_encoder *spare;
 	uint32_t video_mbit; /* the console's video budget (HELLO); 0: none said */
 	uint16_t mtu;        /* the attached console's, for what goes outside the encoder */
 	bool ack_delay;      /* it may hold an ACK SLIM_ACK_DELAY_MS (HELLO) */

@@ -95,7 +95,8 @@ static void detach(struct slim_link *link, const char *why)
 		slim_sec_conn_close(link->conn);
 		link->conn = NULL;
 	}
-	slim_encoder_destroy(link->enc);
+	slim_encoder_destroy(link->spare);
+	link->spare = link->enc;
 	link->enc = NULL;
 	slim_audio_encoder_destroy(link->audio_enc);
 	link->audio_enc = NULL;
@@ -187,8 +188,9 @@ static void attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t 
 		.history = hello->caps & SLIM_CAP_HISTORY,
 		.detect_scroll = true,
 	};
-	struct slim_encoder *enc = slim_encoder_create(hello->width, hello->height, &cfg,
-		link_send_to_peer, link);
+	struct slim_encoder *enc = slim_encoder_create_from(link->spare, hello->width,
+		hello->height, &cfg, link_send_to_peer, link);
+	link->spare = NULL;
 	if (!enc) {
 		log_limited(link, id, "cannot create an encoder for this console");
 		return;
@@ -685,6 +687,7 @@ void slim_link_destroy(struct slim_link *link)
 		wl_event_source_remove(link->pace_timer);
 	}
 	slim_encoder_destroy(link->enc);
+	slim_encoder_destroy(link->spare);
 	slim_pacer_destroy(link->pacer);
 	slim_audio_encoder_destroy(link->audio_enc);
 	slim_sec_server_destroy(link->sec);

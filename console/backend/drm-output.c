@@ -1,10 +1,10 @@
 /*
- * --output drm: the backend itself. The shadow framebuffer's damage is
- * copied into the back one of two scanout buffers and flipped to on
- * vblank; the seat takes the device away on a VT switch and gives it
- * back; a monitor plugged in with another mode sets the display up again.
+ * --output drm: the backend itself, which owns the parts. The frames go
+ * to the scanout buffers (drm-scanout.c) and the pointer to the cursor
+ * plane (drm-cursor.c); the seat takes the device away on a VT switch and
+ * gives it back; a monitor plugged in with another mode sets the display
+ * up again (drm-hotplug.c).
  */
-#include <drm_fourcc.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,93 +18,6 @@ static const struct slim_console_backend_impl drm_impl;
 bool slim_drm_backend_is(const struct slim_console_backend *b)
 {
 	return b && b->impl == &drm_impl;
-}
-
-/* -- scanout */
-
-bool drm_scanout_create(struct slim_drm_backend *drm)
-{
-	slim_drm_damage_init(&drm->damage, drm->width, drm->height);
-	drm->has_damage = true;
-	for (int i = 0; i < 2; i++) {
-		if (!drm_buffer_create(drm, &drm->bufs[i], drm->width, drm->height,
-				DRM_FORMAT_XRGB8888)) {
-			return false;
-		}
-	}
-	return true;
-}
-
-void drm_scanout_destroy(struct slim_drm_backend *drm)
-{
-	for (int i = 0; i < 2; i++) {
-		drm_buffer_destroy(drm, &drm->bufs[i]);
-	}
-	if (drm->has_damage) {
-		slim_drm_damage_finish(&drm->damage);
-		drm->has_damage = false;
-	}
-}
-
-bool drm_set_crtc(struct slim_drm_backend *drm)
-{
-	struct slim_drm_buffer *buf = &drm->bufs[drm->damage.back];
-	if (drm->fb) {
-		drm_copy_region(drm, buf, slim_drm_damage_back(&drm->damage));
-		slim_drm_damage_drawn(&drm->damage);
-	}
-	if (drmModeSetCrtc(drm->fd, drm->crtc_id, buf->fb_id, 0, 0, &drm->connector_id, 1,
-			&drm->mode) != 0) {
-		return false;
-	}
-	slim_drm_damage_flipped(&drm->damage);
-	return true;
-}
-
-/*
- * Brings the back buffer up to date and flips to it, unless a flip is
- * still pending: then the damage waits in both buffers' stale regions and
- * the flip event calls this again, so that any number of frames between
- * two vblanks cost one copy and one flip.
- */
-void drm_update(struct slim_drm_backend *drm)
-{
-	if (!drm->active || drm->gone || drm->flip_pending || !drm->fb ||
-			!slim_drm_damage_back_stale(&drm->damage)) {
-		return;
-	}
-	struct slim_drm_buffer *buf = &drm->bufs[drm->damage.back];
-	drm_copy_region(drm, buf, slim_drm_damage_back(&drm->damage));
-	slim_drm_damage_drawn(&drm->damage);
-	if (drmModePageFlip(drm->fd, drm->crtc_id, buf->fb_id, DRM_MODE_PAGE_FLIP_EVENT,
-			(void *)drm->flip_generation) == 0) {
-		drm->flip_pending = true;
-		slim_drm_damage_flipped(&drm->damage);
-		return;
-	}
-	int err = errno;
-	if (drm_fatal_errno(err)) {
-		drm_device_lost(drm, "page flip", err);
-		return;
-	}
-	if (err == EACCES || err == EPERM) {
-		/* no longer DRM master: the seat is going away; its enable redraws all */
-		return;
-	}
-	/*
-	 * A driver that refuses the flip (EINVAL, EBUSY) may still take a
-	 * modeset: slower, but the picture gets there.
-	 */
-	if (slim_ratelimit(&drm->log_limit, slim_now_us())) {
-		slim_log(SLIM_LOG_ERROR, "drm: page flip failed (%s), setting the CRTC instead",
-			strerror(err));
-	}
-	if (drmModeSetCrtc(drm->fd, drm->crtc_id, buf->fb_id, 0, 0, &drm->connector_id, 1,
-			&drm->mode) == 0) {
-		slim_drm_damage_flipped(&drm->damage);
-	} else if (drm_fatal_errno(errno)) {
-		drm_device_lost(drm, "set CRTC", errno);
-	}
 }
 
 static void drm_dispatch(struct slim_console_backend *b)
@@ -136,8 +49,8 @@ static void drm_dispatch(struct slim_console_backend *b)
 		if (ev.type == DRM_EVENT_FLIP_COMPLETE && ev.length >= sizeof(struct drm_event_vblank)) {
 			struct drm_event_vblank vb;
 			memcpy(&vb, buf + i, sizeof(vb));
-			if ((uintptr_t)vb.user_data == drm->flip_generation) {
-				drm->flip_pending = false;
+			if ((uintptr_t)vb.user_data == drm->scanout.flip_generation) {
+				drm->scanout.flip_pending = false;
 			}
 		}
 		i += ev.length;
@@ -171,10 +84,10 @@ static void seat_enable(void *data)
 		return;
 	}
 	/* Whatever was on screen meanwhile, neither buffer holds our picture. */
-	drm->flip_pending = false;
-	drm->flip_generation++;
-	drm->cursor_shown = false;
-	slim_drm_damage_add_all(&drm->damage);
+	drm->scanout.flip_pending = false;
+	drm->scanout.flip_generation++;
+	drm->cursor.shown = false;
+	slim_drm_damage_add_all(&drm->scanout.damage);
 	drm->active = true;
 	if (!drm_set_crtc(drm)) {
 		if (drm_fatal_errno(errno)) {
@@ -187,9 +100,9 @@ static void seat_enable(void *data)
 		return;
 	}
 	drm_cursor_show(drm);
-	if (drm->reprobe) {
+	if (drm->hotplug.reprobe) {
 		/* a monitor changed while the seat was away */
-		drm->reprobe = false;
+		drm->hotplug.reprobe = false;
 		if (drm_reprobe(drm)) {
 			return; /* resized: the new association repaints everything */
 		}
@@ -220,8 +133,8 @@ struct slim_console_backend *slim_drm_backend_create(struct slim_seat *seat,
 	drm->listener_data = data;
 	drm->fd = -1;
 	drm->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
-	drm->asked_width = width;
-	drm->asked_height = height;
+	drm->hotplug.asked_width = width;
+	drm->hotplug.asked_height = height;
 	if (!drm_open_display(drm, width, height, err, err_len)) {
 		free(drm);
 		return NULL;
@@ -282,8 +195,8 @@ static void drm_present(struct slim_console_backend *b, const struct slim_fb *fb
 	if (fb->width != drm->width || fb->height != drm->height) {
 		return;
 	}
-	drm->fb = fb;
-	slim_drm_damage_add(&drm->damage, damage, n);
+	drm->scanout.fb = fb;
+	slim_drm_damage_add(&drm->scanout.damage, damage, n);
 	drm_update(drm);
 }
 
@@ -312,11 +225,11 @@ static void drm_destroy(struct slim_console_backend *b)
 	if (drm->fd >= 0) {
 		drm_scanout_destroy(drm);
 		for (int i = 0; i < 2; i++) {
-			drm_buffer_destroy(drm, &drm->cursor_bufs[i]);
+			drm_buffer_destroy(drm, &drm->cursor.bufs[i]);
 		}
 	}
 	drm_close_device(drm);
-	free(drm->cursor_image);
+	free(drm->cursor.image);
 	free(drm);
 }
 
