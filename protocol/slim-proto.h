@@ -3,7 +3,7 @@
  * protocol/slim-protocol.md is the normative description; this header is
  * its mirror in C. All multi-byte fields are little-endian. The structs
  * are packed and are only ever read or written with memcpy (see
- * slim-codec.c), so they never impose alignment on a datagram buffer.
+ * slim-codec-read.c and slim-codec-write.c), so they never impose alignment on a datagram buffer.
  */
 #ifndef SLIM_PROTO_H
 #define SLIM_PROTO_H

@@ -183,7 +183,7 @@ int slim_sec_client_timeout_ms(const struct slim_sec_client *c, uint64_t now_us)
 /* Why the last handshake failed, for people; "" if it did not. */
 const char *slim_sec_client_error(const struct slim_sec_client *c);
 
-/* ---- the server: many peers on one socket (slim-sec-server.c) ---- */
+/* ---- the server: many peers on one socket (slim-sec-server.c and its parts) ---- */
 
 struct slim_sec_server_config {
 	enum slim_sec_mode mode;

@@ -100,9 +100,9 @@ static bool two_colours(const struct slim_fb *fb, struct slim_rect r, uint32_t b
 
 void flush_fill(struct slim_encoder *enc)
 {
-	if (enc->fill_pending) {
-		emit_fill(&enc->packer, enc->fill_rect, enc->fill_color);
-		enc->fill_pending = false;
+	if (enc->fill.pending) {
+		emit_fill(&enc->packer, enc->fill.rect, enc->fill.color);
+		enc->fill.pending = false;
 	}
 }
 
@@ -114,21 +114,21 @@ void flush_fill(struct slim_encoder *enc)
  */
 static void queue_fill(struct slim_encoder *enc, struct slim_rect r, uint32_t color)
 {
-	struct slim_rect *f = &enc->fill_rect;
-	if (enc->fill_pending && enc->fill_color == color && f->y == r.y && f->h == r.h &&
+	struct slim_rect *f = &enc->fill.rect;
+	if (enc->fill.pending && enc->fill.color == color && f->y == r.y && f->h == r.h &&
 			f->x + f->w == r.x) {
 		f->w = (uint16_t)(f->w + r.w);
 		return;
 	}
-	if (enc->fill_pending && enc->fill_color == color && f->x == r.x && f->w == r.w &&
+	if (enc->fill.pending && enc->fill.color == color && f->x == r.x && f->w == r.w &&
 			f->y + f->h == r.y) {
 		f->h = (uint16_t)(f->h + r.h);
 		return;
 	}
 	flush_fill(enc);
-	enc->fill_pending = true;
-	enc->fill_rect = r;
-	enc->fill_color = color;
+	enc->fill.pending = true;
+	enc->fill.rect = r;
+	enc->fill.color = color;
 }
 
 static void pack_pixels(const struct slim_fb *fb, struct slim_rect r, bool rgb888,
@@ -161,7 +161,7 @@ static void send_pixels(struct slim_encoder *enc, const struct slim_fb *fb, stru
 	uint8_t flags = enc->cfg.rgb888 ? SLIM_SET_RGB888 : 0;
 	size_t row_bytes = (size_t)r.w * (enc->cfg.rgb888 ? 3 : 4);
 	size_t max_room = packer_max_body(p) - sizeof(struct slim_wire_set);
-	pack_pixels(fb, r, enc->cfg.rgb888, enc->pack);
+	pack_pixels(fb, r, enc->cfg.rgb888, enc->tile.pack);
 
 	for (uint32_t y = 0; y < r.h;) {
 		size_t room = packer_room(p);
@@ -170,7 +170,7 @@ static void send_pixels(struct slim_encoder *enc, const struct slim_fb *fb, stru
 			packer_flush(p);
 			room = max_room;
 		}
-		const uint8_t *src = enc->pack + y * row_bytes;
+		const uint8_t *src = enc->tile.pack + y * row_bytes;
 		uint32_t rows_left = r.h - y;
 		uint32_t raw_rows = (uint32_t)(room / row_bytes);
 		raw_rows = raw_rows < rows_left ? raw_rows : rows_left;
@@ -181,7 +181,7 @@ static void send_pixels(struct slim_encoder *enc, const struct slim_fb *fb, stru
 		if (enc->cfg.lz4) {
 			int whole = (int)(rows_left * row_bytes);
 			int consumed = whole;
-			int n = LZ4_compress_destSize((const char *)src, (char *)enc->lz4,
+			int n = LZ4_compress_destSize((const char *)src, (char *)enc->tile.lz4,
 				&consumed, (int)room);
 			uint32_t lz_rows = (uint32_t)consumed / (uint32_t)row_bytes;
 			bool use = false;
@@ -189,7 +189,7 @@ static void send_pixels(struct slim_encoder *enc, const struct slim_fb *fb, stru
 				rows = rows_left;
 				use = true;
 			} else if (lz_rows > raw_rows) {
-				n = LZ4_compress_default((const char *)src, (char *)enc->lz4,
+				n = LZ4_compress_default((const char *)src, (char *)enc->tile.lz4,
 					(int)(lz_rows * row_bytes), (int)room);
 				if (n > 0) {
 					rows = lz_rows;
@@ -197,7 +197,7 @@ static void send_pixels(struct slim_encoder *enc, const struct slim_fb *fb, stru
 				}
 			}
 			if (use) {
-				data = enc->lz4;
+				data = enc->tile.lz4;
 				len = (size_t)n;
 				f |= SLIM_SET_LZ4;
 			}
@@ -218,9 +218,9 @@ size_t set_cost(struct slim_encoder *enc, const struct slim_fb *fb, struct slim_
 	if (!enc->cfg.lz4) {
 		return raw;
 	}
-	pack_pixels(fb, t, enc->cfg.rgb888, enc->pack);
-	int n = LZ4_compress_default((const char *)enc->pack, (char *)enc->lz4, (int)raw,
-		(int)sizeof(enc->lz4));
+	pack_pixels(fb, t, enc->cfg.rgb888, enc->tile.pack);
+	int n = LZ4_compress_default((const char *)enc->tile.pack, (char *)enc->tile.lz4,
+		(int)raw, (int)sizeof(enc->tile.lz4));
 	return n > 0 && (size_t)n < raw ? (size_t)n : raw;
 }
 
@@ -229,8 +229,8 @@ static void send_tile_pixels(struct slim_encoder *enc, const struct slim_fb *fb,
 		struct slim_rect t, uint32_t bg)
 {
 	uint32_t fg = 0;
-	if (two_colours(fb, t, bg, &fg, enc->bits)) {
-		emit_bitmap(&enc->packer, t, fg | SLIM_OPAQUE, bg | SLIM_OPAQUE, enc->bits);
+	if (two_colours(fb, t, bg, &fg, enc->tile.bits)) {
+		emit_bitmap(&enc->packer, t, fg | SLIM_OPAQUE, bg | SLIM_OPAQUE, enc->tile.bits);
 		return;
 	}
 	if (enc->cfg.palette && send_palette(enc, fb, t)) {

@@ -16,27 +16,27 @@ bool slim_encoder_cursor_image(struct slim_encoder *enc, const uint32_t *argb,
 	hot_x = hot_x < w ? hot_x : w - 1;
 	hot_y = hot_y < h ? hot_y : h - 1;
 	size_t bytes = (size_t)w * h * 4;
-	struct slim_wire_cursor_image *c = &enc->cursor;
+	struct slim_wire_cursor_image *c = &enc->cursor.image;
 	if (c->w == w && c->h == h && c->hot_x == hot_x && c->hot_y == hot_y &&
-			memcmp(enc->cursor_px, argb, bytes) == 0) {
+			memcmp(enc->cursor.px, argb, bytes) == 0) {
 		return true;
 	}
-	memcpy(enc->cursor_px, argb, bytes);
+	memcpy(enc->cursor.px, argb, bytes);
 	*c = (struct slim_wire_cursor_image){
 		.serial = c->serial + 1, .w = (uint16_t)w, .h = (uint16_t)h,
 		.hot_x = (uint16_t)hot_x, .hot_y = (uint16_t)hot_y,
 	};
-	enc->cursor_image_dirty = true;
+	enc->cursor.image_dirty = true;
 	return true;
 }
 
 void slim_encoder_cursor_pos(struct slim_encoder *enc, int32_t x, int32_t y, bool visible)
 {
-	if (x != enc->cursor_x || y != enc->cursor_y || visible != enc->cursor_visible) {
-		enc->cursor_x = x;
-		enc->cursor_y = y;
-		enc->cursor_visible = visible;
-		enc->cursor_pos_dirty = true;
+	if (x != enc->cursor.x || y != enc->cursor.y || visible != enc->cursor.visible) {
+		enc->cursor.x = x;
+		enc->cursor.y = y;
+		enc->cursor.visible = visible;
+		enc->cursor.pos_dirty = true;
 	}
 }
 
@@ -50,26 +50,26 @@ void cursor_put(struct slim_encoder *enc)
 {
 	if (enc->rec.cursor_lost) {
 		enc->rec.cursor_lost = false;
-		enc->cursor_image_dirty = enc->cursor.w > 0;
-		enc->cursor_pos_dirty = true;
+		enc->cursor.image_dirty = enc->cursor.image.w > 0;
+		enc->cursor.pos_dirty = true;
 	}
-	if (!enc->cursor_image_dirty && !enc->cursor_pos_dirty) {
+	if (!enc->cursor.image_dirty && !enc->cursor.pos_dirty) {
 		return;
 	}
 	struct slim_packer *p = &enc->packer;
-	if (enc->cursor_image_dirty) {
-		struct slim_wire_cursor_image piece = enc->cursor;
+	if (enc->cursor.image_dirty) {
+		struct slim_wire_cursor_image piece = enc->cursor.image;
 		size_t row_bytes = (size_t)piece.w * 4;
 		uint32_t per = (uint32_t)((packer_max_body(p) - sizeof(piece)) / row_bytes);
 		for (uint32_t row = 0; row < piece.h; row += per) {
 			piece.row = (uint16_t)row;
 			piece.rows = (uint16_t)(piece.h - row < per ? piece.h - row : per);
-			emit_cursor_image(p, &piece, enc->cursor_px + (size_t)row * piece.w);
+			emit_cursor_image(p, &piece, enc->cursor.px + (size_t)row * piece.w);
 		}
-		enc->cursor_image_dirty = false;
+		enc->cursor.image_dirty = false;
 	}
-	emit_cursor_pos(p, clamp16(enc->cursor_x), clamp16(enc->cursor_y), enc->cursor_visible);
-	enc->cursor_pos_dirty = false;
+	emit_cursor_pos(p, clamp16(enc->cursor.x), clamp16(enc->cursor.y), enc->cursor.visible);
+	enc->cursor.pos_dirty = false;
 }
 
 size_t slim_encoder_flush_cursor(struct slim_encoder *enc)

@@ -115,6 +115,28 @@ void cursor_put(struct slim_encoder *enc);
 
 /* packer.c */
 
+/* Which earlier datagrams the next one compressed names as its dictionary. */
+struct packer_dict {
+	uint32_t confirmed;   /* rec->confirmed when it was chosen */
+	uint32_t first;       /* its first datagram; 0: none */
+	uint32_t floor;       /* datagrams up to this one may be confirmed without having arrived */
+	bool chained;         /* it names datagrams of this frame */
+	uint32_t chain_after; /* no chains before it: the network lost a datagram lately */
+};
+
+/* The frame being encoded, between packer_begin_frame and packer_end_frame. */
+struct packer_frame {
+	bool active;
+	uint32_t first;   /* its first datagram; 0: none yet */
+	uint64_t zstd_us; /* time spent compressing */
+};
+
+/* An INPUT_ACK for the next datagram begun. */
+struct packer_input_ack {
+	bool pending;
+	uint32_t next;
+};
+
 struct slim_packer {
 	struct slim_writer w; /* its mtu: how much raw the datagram is filled with */
 	uint8_t *buf;         /* cap bytes */
@@ -122,25 +144,15 @@ struct slim_packer {
 	size_t cap, budget;   /* raw bytes a compressed datagram may hold; is filled to */
 	struct slim_zstd *zstd; /* NULL: datagrams go as written */
 	struct slim_history *history; /* with zstd: what was sent, for dictionaries; or NULL */
-	uint32_t history_confirmed; /* rec->confirmed when the dictionary was chosen */
-	uint32_t history_first;     /* its first datagram; 0: none */
-	/* datagrams up to this one may be confirmed without having arrived */
-	uint32_t history_floor;
-	bool history_chained;       /* the dictionary names datagrams of this frame */
-	uint32_t chain_after;       /* no chains before it: the network lost a datagram lately */
+	struct packer_dict dict;
 	uint8_t *zbuf;        /* a datagram compressed, mtu bytes */
 	bool incompressible;  /* this datagram carries LZ4 or CSCS: it goes raw */
-	/* a frame is being encoded: its first datagram (0: none yet), time spent compressing */
-	bool in_frame;
-	uint32_t frame_first;
-	uint64_t frame_zstd_us;
+	struct packer_frame frame;
 	uint32_t seq; /* of the datagram being filled, once it has a command */
 	size_t last_cmd; /* bytes of the last command reserved, header included */
 	uint32_t next_seq;
 	uint64_t commands; /* written so far */
-	/* an INPUT_ACK for the next datagram begun */
-	bool input_ack_pending;
-	uint32_t input_ack_next;
+	struct packer_input_ack input_ack;
 	slim_send_fn send;
 	void *send_data;
 	struct slim_recovery *rec;
@@ -209,6 +221,51 @@ bool packer_flush_input_ack(struct slim_packer *p);
 
 /* the encoder */
 
+/* classify.c's scratch: one tile packed, compressed, as a bitmap. */
+struct encoder_tile {
+	uint8_t pack[TILE_PIXELS * 4];
+	uint8_t lz4[LZ4_COMPRESSBOUND(TILE_PIXELS * 4)];
+	uint8_t bits[TILE_PIXELS / 8];
+};
+
+/* classify.c: a FILL held back, so that the next of its colour beside it joins it. */
+struct encoder_fill {
+	bool pending;
+	struct slim_rect rect;
+	uint32_t color;
+};
+
+/* palette.c's scratch: a tile's colours, its indices, and them coded. */
+struct encoder_palette {
+	struct palette_slot {
+		uint32_t color;
+		uint16_t gen;
+		uint8_t index;
+	} hash[PALETTE_HASH];
+	uint16_t gen;
+	uint32_t colors[SLIM_PALETTE_MAX];
+	uint8_t index[TILE_PIXELS];
+	uint8_t body[sizeof(struct slim_wire_palette) + 3 * SLIM_PALETTE_MAX + 2 * TILE_PIXELS];
+};
+
+/* scroll.c's scratch, sized for the tallest screen. */
+struct encoder_scroll {
+	uint64_t *row_hash_fb, *row_hash_model;
+	struct scroll_slot {
+		uint64_t hash;
+		uint32_t row;
+	} *hash_table;
+	int32_t *votes;
+};
+
+/* cursor-emit.c: the pointer the console draws, and what of it is still to send. */
+struct encoder_cursor {
+	uint32_t px[SLIM_CURSOR_MAX * SLIM_CURSOR_MAX];
+	struct slim_wire_cursor_image image;
+	int32_t x, y;
+	bool visible, image_dirty, pos_dirty;
+};
+
 struct slim_encoder {
 	uint32_t width, height;
 	struct slim_encoder_config cfg;
@@ -219,41 +276,15 @@ struct slim_encoder {
 	struct slim_encoder_stats stats;
 	pixman_region32_t work;
 
-	/* classify.c scratch: one tile packed, compressed, as a bitmap */
-	uint8_t pack[TILE_PIXELS * 4];
-	uint8_t lz4[LZ4_COMPRESSBOUND(TILE_PIXELS * 4)];
-	uint8_t bits[TILE_PIXELS / 8];
-	/* palette.c scratch: a tile's colours, its indices, and them coded */
-	struct palette_slot {
-		uint32_t color;
-		uint16_t gen;
-		uint8_t index;
-	} pal_hash[PALETTE_HASH];
-	uint16_t pal_gen;
-	uint32_t pal[SLIM_PALETTE_MAX];
-	uint8_t pal_index[TILE_PIXELS];
-	uint8_t pal_body[sizeof(struct slim_wire_palette) + 3 * SLIM_PALETTE_MAX + 2 * TILE_PIXELS];
-	bool fill_pending;
-	struct slim_rect fill_rect;
-	uint32_t fill_color;
-
-	/* scroll.c scratch, sized for the tallest screen */
-	uint64_t *row_hash_fb, *row_hash_model;
-	struct scroll_slot {
-		uint64_t hash;
-		uint32_t row;
-	} *hash_table;
-	int32_t *votes;
+	struct encoder_tile tile;
+	struct encoder_fill fill;
+	struct encoder_palette palette;
+	struct encoder_scroll scroll;
+	struct encoder_cursor cursor;
 
 	uint32_t frame;
 	uint32_t frame_end_seq; /* the datagram that carried the last FRAME_END */
 	struct slim_ratelimit log_limit;
-
-	/* cursor-emit.c */
-	uint32_t cursor_px[SLIM_CURSOR_MAX * SLIM_CURSOR_MAX];
-	struct slim_wire_cursor_image cursor;
-	int32_t cursor_x, cursor_y;
-	bool cursor_visible, cursor_image_dirty, cursor_pos_dirty;
 };
 
 static inline uint32_t pixel_rgb(uint32_t p)

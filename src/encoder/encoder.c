@@ -188,21 +188,22 @@ static void encode_region(struct slim_encoder *enc, const struct slim_fb *fb,
 	}
 }
 
-size_t slim_encoder_frame(struct slim_encoder *enc, const struct slim_frame *frame)
+/* Whether the frame is of the console's size; said at a limited rate when not. */
+static bool frame_fits(struct slim_encoder *enc, const struct slim_fb *fb)
 {
-	const struct slim_fb *fb = frame->fb;
-	if (fb->width != enc->width || fb->height != enc->height) {
-		if (slim_ratelimit(&enc->log_limit, slim_now_us())) {
-			slim_log(SLIM_LOG_ERROR, "encoder: frame is %ux%u, console is %ux%u",
-				fb->width, fb->height, enc->width, enc->height);
-		}
-		return 0;
+	if (fb->width == enc->width && fb->height == enc->height) {
+		return true;
 	}
-	uint64_t start_us = slim_now_us();
-	uint64_t datagrams = enc->stats.datagrams;
-	uint64_t commands = enc->packer.commands;
-	packer_begin_frame(&enc->packer);
+	if (slim_ratelimit(&enc->log_limit, slim_now_us())) {
+		slim_log(SLIM_LOG_ERROR, "encoder: frame is %ux%u, console is %ux%u",
+			fb->width, fb->height, enc->width, enc->height);
+	}
+	return false;
+}
 
+/* The frame's damage into enc->work, and all of the screen into the repair if it was asked for. */
+static void gather_damage(struct slim_encoder *enc, const struct slim_frame *frame)
+{
 	pixman_region32_t *work = &enc->work, *repair = &enc->rec.repair;
 	if (frame->damage) {
 		pixman_region32_intersect_rect(work, (pixman_region32_t *)frame->damage,
@@ -216,13 +217,17 @@ size_t slim_encoder_frame(struct slim_encoder *enc, const struct slim_frame *fra
 		enc->stats.repaints++;
 	}
 	pixman_region32_intersect_rect(repair, repair, 0, 0, enc->width, enc->height);
+}
 
-	/* a pointer that waited for the frame (a window dragged) moves with it */
-	cursor_put(enc);
-	for (size_t i = 0; i < frame->n_moves; i++) {
-		encode_move(enc, &frame->moves[i]);
-	}
-	size_t n_yuv = enc->cfg.cscs ? frame->n_yuv : 0;
+/*
+ * What the frame's pictures cover, and where a video's next picture goes,
+ * is taken out of the damage and the repair; what was lost where the next
+ * picture goes is kept in `deferred`, to be repaired if it does not come.
+ */
+static void leave_to_pictures(struct slim_encoder *enc, const struct slim_frame *frame,
+		size_t n_yuv, pixman_region32_t *deferred)
+{
+	pixman_region32_t *work = &enc->work, *repair = &enc->rec.repair;
 	for (size_t i = 0; i < n_yuv; i++) {
 		/* The model will hold what the console makes of the YUV: leave it be. */
 		const struct slim_rect *d = &frame->yuv[i].dst;
@@ -233,16 +238,18 @@ size_t slim_encoder_frame(struct slim_encoder *enc, const struct slim_frame *fra
 		pixman_region32_fini(&dst);
 	}
 	/* a video's next picture repaints its place: nothing there now */
-	pixman_region32_t deferred;
-	pixman_region32_init(&deferred);
 	if (frame->defer && enc->cfg.cscs) {
 		pixman_region32_subtract(work, work, (pixman_region32_t *)frame->defer);
-		pixman_region32_intersect(&deferred, repair, (pixman_region32_t *)frame->defer);
-		pixman_region32_subtract(repair, repair, &deferred);
+		pixman_region32_intersect(deferred, repair, (pixman_region32_t *)frame->defer);
+		pixman_region32_subtract(repair, repair, deferred);
 	}
-	pixman_region32_subtract(work, work, repair);
+}
+
+/* Counts what the damage covers, and sends what of it scrolled as a COPY. */
+static void find_scrolls(struct slim_encoder *enc, const struct slim_fb *fb)
+{
 	int n;
-	const pixman_box32_t *boxes = pixman_region32_rectangles(work, &n);
+	const pixman_box32_t *boxes = pixman_region32_rectangles(&enc->work, &n);
 	for (int i = 0; i < n; i++) {
 		enc->stats.damaged_pixels += (uint64_t)(boxes[i].x2 - boxes[i].x1) *
 			(uint64_t)(boxes[i].y2 - boxes[i].y1);
@@ -250,23 +257,12 @@ size_t slim_encoder_frame(struct slim_encoder *enc, const struct slim_frame *fra
 			detect_scroll(enc, fb, rect_from_box(&boxes[i]));
 		}
 	}
-	/* Lost areas first, sent as they are: the console's copy is wrong there. */
-	encode_region(enc, fb, repair, true);
-	pixman_region32_copy(repair, &deferred);
-	pixman_region32_fini(&deferred);
-	encode_region(enc, fb, work, false);
-	/*
-	 * The pictures last: exact pixels (a keystroke's echo) go ahead of
-	 * bulk, and a pacer that drops what waits drops the video first.
-	 */
-	for (size_t i = 0; i < n_yuv; i++) {
-		encode_yuv(enc, &frame->yuv[i]);
-	}
+}
 
-	if (enc->packer.commands == commands) {
-		packer_end_frame(&enc->packer);
-		return 0; /* nothing differs: an idle session sends nothing */
-	}
+/* FRAME_END after the frame's commands, and the last datagram out. */
+static void end_frame(struct slim_encoder *enc, const struct slim_frame *frame,
+		uint64_t start_us)
+{
 	struct slim_wire_frame_end fe = {
 		.frame = ++enc->frame,
 		.report_from = enc->rec.confirmed + 1 ? enc->rec.confirmed + 1 : 1,
@@ -279,6 +275,50 @@ size_t slim_encoder_frame(struct slim_encoder *enc, const struct slim_frame *fra
 	enc->frame_end_seq = enc->rec.last_sent;
 	enc->stats.frames++;
 	enc->stats.last_frame = enc->frame;
+}
+
+size_t slim_encoder_frame(struct slim_encoder *enc, const struct slim_frame *frame)
+{
+	const struct slim_fb *fb = frame->fb;
+	if (!frame_fits(enc, fb)) {
+		return 0;
+	}
+	uint64_t start_us = slim_now_us();
+	uint64_t datagrams = enc->stats.datagrams;
+	uint64_t commands = enc->packer.commands;
+	packer_begin_frame(&enc->packer);
+	gather_damage(enc, frame);
+
+	/* a pointer that waited for the frame (a window dragged) moves with it */
+	cursor_put(enc);
+	for (size_t i = 0; i < frame->n_moves; i++) {
+		encode_move(enc, &frame->moves[i]);
+	}
+	size_t n_yuv = enc->cfg.cscs ? frame->n_yuv : 0;
+	pixman_region32_t deferred;
+	pixman_region32_init(&deferred);
+	leave_to_pictures(enc, frame, n_yuv, &deferred);
+	/* what is lost goes below, as it is: not again as damage */
+	pixman_region32_subtract(&enc->work, &enc->work, &enc->rec.repair);
+	find_scrolls(enc, fb);
+	/* Lost areas first, sent as they are: the console's copy is wrong there. */
+	encode_region(enc, fb, &enc->rec.repair, true);
+	pixman_region32_copy(&enc->rec.repair, &deferred);
+	pixman_region32_fini(&deferred);
+	encode_region(enc, fb, &enc->work, false);
+	/*
+	 * The pictures last: exact pixels (a keystroke's echo) go ahead of
+	 * bulk, and a pacer that drops what waits drops the video first.
+	 */
+	for (size_t i = 0; i < n_yuv; i++) {
+		encode_yuv(enc, &frame->yuv[i]);
+	}
+
+	if (enc->packer.commands == commands) {
+		packer_end_frame(&enc->packer);
+		return 0; /* nothing differs: an idle session sends nothing */
+	}
+	end_frame(enc, frame, start_us);
 	return (size_t)(enc->stats.datagrams - datagrams);
 }
 

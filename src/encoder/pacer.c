@@ -51,27 +51,43 @@ struct record {
 	uint64_t pacing_bps; /* what it was sent at; 0: nothing held back */
 };
 
-struct slim_pacer {
-	slim_pacer_send_fn send;
-	void *send_data;
-	struct queued *q; /* a ring of q_cap; q_len waiting from q_head */
-	size_t q_head, q_len, q_cap;
+/* The datagrams that wait, in order: a ring, and buffers kept for the next ones. */
+struct pacer_queue {
+	struct queued *q; /* a ring of cap; len waiting from head */
+	size_t head, len, cap;
 	uint8_t *spare[PACER_SPARE]; /* PACER_BUF bytes each */
 	size_t n_spare;
-	struct record *rec;
+};
+
+/* What the delivery rate is measured from (BBR's connection state). */
+struct pacer_delivery {
+	struct record *rec; /* PACER_RING of them, by sequence number */
 	bool any_sent;
 	uint32_t last_sent_seq, acked_seq;
 	uint64_t delivered, delivered_us, first_sent_us;
-	double tokens;
-	uint64_t tokens_us;
+	/* on the wire, of datagrams with a sequence number; of them, reported lost */
+	uint64_t sent_bytes, lost_bytes;
+};
+
+/* What the round trips say of a queue on the path. */
+struct pacer_path {
 	bool draining;       /* the last round trip said a queue stands on the path */
 	uint32_t queued_acks; /* ACKs in a row that said so */
 	uint64_t queue_us, queue_bps; /* when one last did, and the estimate then */
 	uint64_t raised_us;  /* when a sample last raised the estimate */
 	uint64_t drain_until_us; /* what went before the first estimate still drains */
-	/* on the wire, of datagrams with a sequence number; of them, reported lost */
-	uint64_t sent_bytes, lost_bytes;
 	uint64_t min_rtt_us; /* when the minimum round trip was */
+};
+
+struct slim_pacer {
+	slim_pacer_send_fn send;
+	void *send_data;
+	struct pacer_queue queue;
+	struct pacer_delivery delivery;
+	struct pacer_path path;
+	/* the token bucket: bytes that may leave now, as of tokens_us */
+	double tokens;
+	uint64_t tokens_us;
 	struct slim_pacer_stats stats;
 };
 
@@ -83,8 +99,8 @@ struct slim_pacer *slim_pacer_create(slim_pacer_send_fn send, void *send_data)
 	}
 	p->send = send;
 	p->send_data = send_data;
-	p->rec = calloc(PACER_RING, sizeof(*p->rec));
-	if (!p->rec) {
+	p->delivery.rec = calloc(PACER_RING, sizeof(*p->delivery.rec));
+	if (!p->delivery.rec) {
 		slim_pacer_destroy(p);
 		return NULL;
 	}
@@ -93,8 +109,8 @@ struct slim_pacer *slim_pacer_create(slim_pacer_send_fn send, void *send_data)
 
 static void release(struct slim_pacer *p, uint8_t *buf, size_t len)
 {
-	if (len <= PACER_BUF && p->n_spare < PACER_SPARE) {
-		p->spare[p->n_spare++] = buf;
+	if (len <= PACER_BUF && p->queue.n_spare < PACER_SPARE) {
+		p->queue.spare[p->queue.n_spare++] = buf;
 	} else {
 		free(buf);
 	}
@@ -102,15 +118,15 @@ static void release(struct slim_pacer *p, uint8_t *buf, size_t len)
 
 static struct queued *at(struct slim_pacer *p, size_t i)
 {
-	return &p->q[(p->q_head + i) % p->q_cap];
+	return &p->queue.q[(p->queue.head + i) % p->queue.cap];
 }
 
 static void forget_queue(struct slim_pacer *p)
 {
-	for (size_t i = 0; i < p->q_len; i++) {
+	for (size_t i = 0; i < p->queue.len; i++) {
 		release(p, at(p, i)->buf, at(p, i)->len);
 	}
-	p->q_head = p->q_len = 0;
+	p->queue.head = p->queue.len = 0;
 	p->stats.backlog_bytes = 0;
 	p->stats.backlog_datagrams = 0;
 	p->stats.backlog_droppable_frames = 0;
@@ -122,29 +138,23 @@ void slim_pacer_destroy(struct slim_pacer *p)
 		return;
 	}
 	forget_queue(p);
-	for (size_t i = 0; i < p->n_spare; i++) {
-		free(p->spare[i]);
+	for (size_t i = 0; i < p->queue.n_spare; i++) {
+		free(p->queue.spare[i]);
 	}
-	free(p->q);
-	free(p->rec);
+	free(p->queue.q);
+	free(p->delivery.rec);
 	free(p);
 }
 
 void slim_pacer_reset(struct slim_pacer *p)
 {
 	forget_queue(p);
-	memset(p->rec, 0, PACER_RING * sizeof(*p->rec));
-	p->any_sent = false;
-	p->last_sent_seq = p->acked_seq = 0;
-	p->delivered = p->delivered_us = p->first_sent_us = 0;
+	struct record *rec = p->delivery.rec;
+	memset(rec, 0, PACER_RING * sizeof(*rec));
+	p->delivery = (struct pacer_delivery){ .rec = rec };
+	p->path = (struct pacer_path){ 0 };
 	p->tokens = 0;
 	p->tokens_us = 0;
-	p->draining = false;
-	p->queued_acks = 0;
-	p->queue_us = p->queue_bps = p->raised_us = 0;
-	p->drain_until_us = 0;
-	p->sent_bytes = p->lost_bytes = 0;
-	p->min_rtt_us = 0;
 	p->stats = (struct slim_pacer_stats){ 0 };
 }
 
@@ -176,7 +186,7 @@ static uint64_t pacing_bps(struct slim_pacer *p, uint64_t now_us)
 	 * dry, so that an answer to input passes it at once.
 	 */
 	static const double gain[8] = { 1.1, 0.9, 0.95, 0.95, 0.95, 0.95, 0.95, 0.95 };
-	double g = p->draining || now_us < p->drain_until_us ? 0.5 :
+	double g = p->path.draining || now_us < p->path.drain_until_us ? 0.5 :
 		gain[(now_us / PACER_PHASE_US) % 8];
 	uint64_t bps = (uint64_t)((double)p->stats.rate_bps * g);
 	return bps > PACER_MIN_RATE ? bps : PACER_MIN_RATE;
@@ -213,6 +223,7 @@ static bool may_go(const struct slim_pacer *p, bool droppable)
 /* Out on the wire (its round trip starts now). */
 static void transmit(struct slim_pacer *p, const uint8_t *buf, size_t len, uint64_t now_us)
 {
+	struct pacer_delivery *d = &p->delivery;
 	uint32_t seq = seq_of(buf, len);
 	p->send(p->send_data, buf, len);
 	p->tokens -= (double)(len + SLIM_PACER_OVERHEAD);
@@ -220,48 +231,48 @@ static void transmit(struct slim_pacer *p, const uint8_t *buf, size_t len, uint6
 		return; /* sound: nothing acknowledges it */
 	}
 	p->stats.sent++;
-	p->sent_bytes += len + SLIM_PACER_OVERHEAD;
-	if (!p->any_sent || p->acked_seq == p->last_sent_seq) {
+	d->sent_bytes += len + SLIM_PACER_OVERHEAD;
+	if (!d->any_sent || d->acked_seq == d->last_sent_seq) {
 		/* nothing in flight: the interval starts now, not at the last ACK */
-		p->delivered_us = p->first_sent_us = now_us;
+		d->delivered_us = d->first_sent_us = now_us;
 	}
-	p->rec[seq % PACER_RING] = (struct record){
+	d->rec[seq % PACER_RING] = (struct record){
 		.seq = seq, .len = (uint32_t)(len + SLIM_PACER_OVERHEAD), .sent_us = now_us,
-		.delivered = p->delivered, .delivered_us = p->delivered_us,
-		.first_sent_us = p->first_sent_us, .pacing_bps = p->stats.pacing_bps,
+		.delivered = d->delivered, .delivered_us = d->delivered_us,
+		.first_sent_us = d->first_sent_us, .pacing_bps = p->stats.pacing_bps,
 	};
-	if (!p->any_sent) {
-		p->acked_seq = seq - 1;
+	if (!d->any_sent) {
+		d->acked_seq = seq - 1;
 	}
-	p->any_sent = true;
-	p->last_sent_seq = seq;
+	d->any_sent = true;
+	d->last_sent_seq = seq;
 }
 
 static bool enqueue(struct slim_pacer *p, const uint8_t *buf, size_t len, uint32_t seq,
 		bool droppable)
 {
-	if (p->q_len == p->q_cap) {
-		size_t cap = p->q_cap ? 2 * p->q_cap : 64;
+	if (p->queue.len == p->queue.cap) {
+		size_t cap = p->queue.cap ? 2 * p->queue.cap : 64;
 		struct queued *q = malloc(cap * sizeof(*q));
 		if (!q) {
 			return false;
 		}
-		for (size_t i = 0; i < p->q_len; i++) {
+		for (size_t i = 0; i < p->queue.len; i++) {
 			q[i] = *at(p, i);
 		}
-		free(p->q);
-		p->q = q;
-		p->q_cap = cap;
-		p->q_head = 0;
+		free(p->queue.q);
+		p->queue.q = q;
+		p->queue.cap = cap;
+		p->queue.head = 0;
 	}
-	uint8_t *copy = len <= PACER_BUF && p->n_spare ? p->spare[--p->n_spare] :
+	uint8_t *copy = len <= PACER_BUF && p->queue.n_spare ? p->queue.spare[--p->queue.n_spare] :
 		malloc(len > PACER_BUF ? len : PACER_BUF);
 	if (!copy) {
 		return false;
 	}
 	memcpy(copy, buf, len);
-	*at(p, p->q_len) = (struct queued){ copy, len, seq, droppable, false };
-	p->q_len++;
+	*at(p, p->queue.len) = (struct queued){ copy, len, seq, droppable, false };
+	p->queue.len++;
 	p->stats.backlog_bytes += len;
 	p->stats.backlog_datagrams++;
 	return true;
@@ -270,8 +281,8 @@ static bool enqueue(struct slim_pacer *p, const uint8_t *buf, size_t len, uint32
 static void pop(struct slim_pacer *p, uint64_t now_us)
 {
 	struct queued e = *at(p, 0);
-	p->q_head = (p->q_head + 1) % p->q_cap;
-	p->q_len--;
+	p->queue.head = (p->queue.head + 1) % p->queue.cap;
+	p->queue.len--;
 	p->stats.backlog_bytes -= e.len;
 	p->stats.backlog_datagrams--;
 	if (e.droppable && e.frame_end) {
@@ -293,12 +304,12 @@ void slim_pacer_send(struct slim_pacer *p, const uint8_t *buf, size_t len, bool 
 	}
 	uint32_t seq = seq_of(buf, len);
 	refill(p, now_us);
-	if (seq == 0 || (p->q_len == 0 && may_go(p, droppable))) {
+	if (seq == 0 || (p->queue.len == 0 && may_go(p, droppable))) {
 		/* it was stamped when it was made, a moment ago */
 		transmit(p, buf, len, now_us);
 		return;
 	}
-	if (p->q_len >= PACER_QUEUE_MAX) {
+	if (p->queue.len >= PACER_QUEUE_MAX) {
 		pop(p, now_us);
 	}
 	if (!enqueue(p, buf, len, seq, droppable)) {
@@ -309,10 +320,10 @@ void slim_pacer_send(struct slim_pacer *p, const uint8_t *buf, size_t len, bool 
 
 void slim_pacer_frame_end(struct slim_pacer *p)
 {
-	if (p->q_len == 0) {
+	if (p->queue.len == 0) {
 		return; /* it has gone already */
 	}
-	struct queued *e = at(p, p->q_len - 1);
+	struct queued *e = at(p, p->queue.len - 1);
 	if (!e->frame_end && e->droppable) {
 		p->stats.backlog_droppable_frames++;
 	}
@@ -322,10 +333,10 @@ void slim_pacer_frame_end(struct slim_pacer *p)
 int64_t slim_pacer_run(struct slim_pacer *p, uint64_t now_us)
 {
 	refill(p, now_us);
-	while (p->q_len > 0 && may_go(p, at(p, 0)->droppable)) {
+	while (p->queue.len > 0 && may_go(p, at(p, 0)->droppable)) {
 		pop(p, now_us);
 	}
-	if (p->q_len == 0) {
+	if (p->queue.len == 0) {
 		return -1;
 	}
 	/* the tokens the head needs, at the pacing rate */
@@ -341,7 +352,7 @@ size_t slim_pacer_drop(struct slim_pacer *p,
 	size_t kept = 0, n = 0;
 	bool in_run = false;
 	uint32_t first = 0, last = 0;
-	for (size_t i = 0; i < p->q_len; i++) {
+	for (size_t i = 0; i < p->queue.len; i++) {
 		struct queued e = *at(p, i);
 		if (!e.droppable) {
 			*at(p, kept++) = e;
@@ -363,7 +374,7 @@ size_t slim_pacer_drop(struct slim_pacer *p,
 	if (in_run) {
 		dropped(data, first, last);
 	}
-	p->q_len = kept;
+	p->queue.len = kept;
 	p->stats.backlog_datagrams = (uint32_t)kept;
 	p->stats.backlog_droppable_frames = 0;
 	p->stats.dropped += n;
@@ -372,14 +383,15 @@ size_t slim_pacer_drop(struct slim_pacer *p,
 
 static void update_rtt(struct slim_pacer *p, uint64_t rtt_us, uint64_t now_us)
 {
+	struct pacer_path *path = &p->path;
 	if (rtt_us == 0) {
 		return;
 	}
 	p->stats.rtt_us = rtt_us;
 	if (p->stats.min_rtt_us == 0 || rtt_us <= p->stats.min_rtt_us ||
-			now_us - p->min_rtt_us > PACER_MIN_RTT_WINDOW_US) {
+			now_us - path->min_rtt_us > PACER_MIN_RTT_WINDOW_US) {
 		p->stats.min_rtt_us = rtt_us;
-		p->min_rtt_us = now_us;
+		path->min_rtt_us = now_us;
 	}
 	/*
 	 * A queue stands on the path: send below the rate until it has
@@ -393,16 +405,16 @@ static void update_rtt(struct slim_pacer *p, uint64_t rtt_us, uint64_t now_us)
 			p->stats.rate_bps;
 		slack = one > slack ? one : slack;
 	}
-	bool was = p->draining;
-	p->draining = rtt_us > min + slack;
-	p->queued_acks = p->draining ? p->queued_acks + 1 : 0;
-	if (p->draining) {
-		p->queue_us = now_us;
+	bool was = path->draining;
+	path->draining = rtt_us > min + slack;
+	path->queued_acks = path->draining ? path->queued_acks + 1 : 0;
+	if (path->draining) {
+		path->queue_us = now_us;
 		if (!was) {
-			p->queue_bps = p->stats.rate_bps; /* the rate a queue formed at */
+			path->queue_bps = p->stats.rate_bps; /* the rate a queue formed at */
 		}
-	} else if (p->stats.rate_bps && now_us - p->queue_us > PACER_FORGET_US &&
-			p->stats.rate_bps > p->queue_bps / 5 * 6) {
+	} else if (p->stats.rate_bps && now_us - path->queue_us > PACER_FORGET_US &&
+			p->stats.rate_bps > path->queue_bps / 5 * 6) {
 		p->stats.rate_bps = 0;
 	}
 }
@@ -412,7 +424,7 @@ static void take_sample(struct slim_pacer *p, const struct record *r, uint64_t n
 	uint64_t send_elapsed = r->sent_us - r->first_sent_us;
 	uint64_t ack_elapsed = now_us - r->delivered_us;
 	uint64_t interval = send_elapsed > ack_elapsed ? send_elapsed : ack_elapsed;
-	uint64_t bytes = p->delivered - r->delivered;
+	uint64_t bytes = p->delivery.delivered - r->delivered;
 	if (interval == 0 || bytes == 0) {
 		return;
 	}
@@ -424,29 +436,29 @@ static void take_sample(struct slim_pacer *p, const struct record *r, uint64_t n
 		 * A queue that stands: a link's. (A console slow to read its
 		 * socket adds what it waited to the echo: no queue.)
 		 */
-		if (big && p->queued_acks >= PACER_QUEUE_ACKS) {
+		if (big && p->path.queued_acks >= PACER_QUEUE_ACKS) {
 			/*
 			 * A queue built while nothing was held back: the link is the
 			 * bottleneck, and this its rate. What waits in it drains first.
 			 */
 			*rate = sample;
-			uint64_t in_flight = p->sent_bytes - p->delivered - p->lost_bytes;
-			p->drain_until_us = now_us + in_flight * 8000000 / sample;
-			p->queue_bps = sample;
+			uint64_t in_flight = p->delivery.sent_bytes - p->delivery.delivered - p->delivery.lost_bytes;
+			p->path.drain_until_us = now_us + in_flight * 8000000 / sample;
+			p->path.queue_bps = sample;
 		}
 		return;
 	}
-	if (sample > *rate && !p->draining) {
+	if (sample > *rate && !p->path.draining) {
 		/*
 		 * The link did at least this, or a burst its bucket let through
 		 * made it look so: a tenth more at most, once a gain cycle.
 		 */
-		if (now_us - p->raised_us >= 8 * PACER_PHASE_US) {
+		if (now_us - p->path.raised_us >= 8 * PACER_PHASE_US) {
 			uint64_t up = *rate + *rate / 10;
 			*rate = sample < up ? sample : up;
-			p->raised_us = now_us;
+			p->path.raised_us = now_us;
 		}
-	} else if (big && p->draining && r->pacing_bps && sample < r->pacing_bps / 10 * 9) {
+	} else if (big && p->path.draining && r->pacing_bps && sample < r->pacing_bps / 10 * 9) {
 		/*
 		 * A queue stands and the link delivered less than it was sent:
 		 * it was the bottleneck, and delivers the sample (halving at most
@@ -458,21 +470,22 @@ static void take_sample(struct slim_pacer *p, const struct record *r, uint64_t n
 
 void slim_pacer_lost(struct slim_pacer *p, uint32_t first, uint32_t last, uint64_t now_us)
 {
+	struct pacer_delivery *d = &p->delivery;
 	/* only what is in flight: the console's word is worth no more work than that */
-	if ((int32_t)(first - (p->acked_seq + 1)) < 0) {
-		first = p->acked_seq + 1;
+	if ((int32_t)(first - (d->acked_seq + 1)) < 0) {
+		first = d->acked_seq + 1;
 	}
-	if ((int32_t)(last - p->last_sent_seq) > 0) {
-		last = p->last_sent_seq;
+	if ((int32_t)(last - d->last_sent_seq) > 0) {
+		last = d->last_sent_seq;
 	}
-	if (!p->any_sent || (int32_t)(last - first) < 0 || last - first >= PACER_RING) {
+	if (!d->any_sent || (int32_t)(last - first) < 0 || last - first >= PACER_RING) {
 		return;
 	}
 	for (uint32_t s = first;; s++) {
-		struct record *r = &p->rec[s % PACER_RING];
+		struct record *r = &d->rec[s % PACER_RING];
 		/* not delivered: an ACK past it must not count it */
 		if (r->seq == s && r->len) {
-			p->lost_bytes += r->len;
+			d->lost_bytes += r->len;
 			r->len = 0;
 		}
 		if (s == last) {
@@ -484,27 +497,28 @@ void slim_pacer_lost(struct slim_pacer *p, uint32_t first, uint32_t last, uint64
 void slim_pacer_acked(struct slim_pacer *p, uint32_t highest_seq, uint64_t rtt_us,
 		uint64_t now_us)
 {
+	struct pacer_delivery *d = &p->delivery;
 	update_rtt(p, rtt_us, now_us);
-	if (!p->any_sent || (int32_t)(highest_seq - p->acked_seq) <= 0 ||
-			(int32_t)(highest_seq - p->last_sent_seq) > 0) {
+	if (!d->any_sent || (int32_t)(highest_seq - d->acked_seq) <= 0 ||
+			(int32_t)(highest_seq - d->last_sent_seq) > 0) {
 		return;
 	}
-	uint32_t from = p->acked_seq + 1;
+	uint32_t from = d->acked_seq + 1;
 	if (highest_seq - from >= PACER_RING) {
 		from = highest_seq - PACER_RING + 1;
 	}
 	for (uint32_t s = from; s != highest_seq + 1; s++) {
-		const struct record *r = &p->rec[s % PACER_RING];
+		const struct record *r = &d->rec[s % PACER_RING];
 		if (r->seq == s && r->len) {
-			p->delivered += r->len;
+			d->delivered += r->len;
 		}
 	}
-	p->acked_seq = highest_seq;
-	p->delivered_us = now_us;
-	const struct record *r = &p->rec[highest_seq % PACER_RING];
+	d->acked_seq = highest_seq;
+	d->delivered_us = now_us;
+	const struct record *r = &d->rec[highest_seq % PACER_RING];
 	if (r->seq != highest_seq || r->len == 0) {
 		return;
 	}
-	p->first_sent_us = r->sent_us;
+	d->first_sent_us = r->sent_us;
 	take_sample(p, r, now_us);
 }

@@ -67,8 +67,8 @@ void packer_reset(struct slim_packer *p)
 
 void packer_distrust_history(struct slim_packer *p)
 {
-	p->history_floor = p->rec->last_sent;
-	p->history_confirmed = 0; /* choose again */
+	p->dict.floor = p->rec->last_sent;
+	p->dict.confirmed = 0; /* choose again */
 }
 
 size_t packer_max_body(const struct slim_packer *p)
@@ -84,7 +84,7 @@ size_t packer_room(const struct slim_packer *p)
 	size_t room = slim_writer_room(&p->w);
 	room = room < packer_max_body(p) ? room : packer_max_body(p);
 	/* a pending INPUT_ACK will go first in a datagram started now */
-	if (p->w.count == 0 && p->input_ack_pending) {
+	if (p->w.count == 0 && p->input_ack.pending) {
 		room = room > INPUT_ACK_BYTES ? room - INPUT_ACK_BYTES : 0;
 	}
 	return room;
@@ -113,7 +113,7 @@ size_t packer_room(const struct slim_packer *p)
 
 void packer_network_lost(struct slim_packer *p)
 {
-	p->chain_after = p->next_seq + CHAIN_QUIET;
+	p->dict.chain_after = p->next_seq + CHAIN_QUIET;
 }
 
 /*
@@ -125,7 +125,7 @@ static void use_run(struct slim_packer *p, uint32_t s, uint32_t chain)
 	const struct slim_recovery *rec = p->rec;
 	uint32_t first = 0, last = 0;
 	size_t total = 0;
-	for (int k = 0; k < HISTORY_LOOKBACK && s != 0 && (int32_t)(s - p->history_floor) > 0;
+	for (int k = 0; k < HISTORY_LOOKBACK && s != 0 && (int32_t)(s - p->dict.floor) > 0;
 			k++, s--) {
 		const struct seq_record *r = &rec->records[s % REC_RING];
 		size_t len = slim_history_len(p->history, s);
@@ -145,7 +145,7 @@ static void use_run(struct slim_packer *p, uint32_t s, uint32_t chain)
 		total += len;
 	}
 	/* what the ring has written over since goes unnamed (the console may have too) */
-	p->history_first = slim_zstd_use_history(p->zstd, p->history, first, last) ? first : 0;
+	p->dict.first = slim_zstd_use_history(p->zstd, p->history, first, last) ? first : 0;
 }
 
 /*
@@ -154,11 +154,11 @@ static void use_run(struct slim_packer *p, uint32_t s, uint32_t chain)
  */
 static uint32_t chain_start(const struct slim_packer *p)
 {
-	if (!p->in_frame || p->frame_first == 0 || (int32_t)(p->seq - p->chain_after) < 0) {
+	if (!p->frame.active || p->frame.first == 0 || (int32_t)(p->seq - p->dict.chain_after) < 0) {
 		return 0;
 	}
-	uint32_t k = p->seq - p->frame_first;
-	uint32_t from = p->frame_first + k / CHAIN_DGRAMS * CHAIN_DGRAMS;
+	uint32_t k = p->seq - p->frame.first;
+	uint32_t from = p->frame.first + k / CHAIN_DGRAMS * CHAIN_DGRAMS;
 	return from != p->seq ? from : 0;
 }
 
@@ -171,16 +171,16 @@ static void choose_history(struct slim_packer *p, bool chain)
 	uint32_t from = chain ? chain_start(p) : 0;
 	if (from != 0) {
 		use_run(p, p->seq - 1, from);
-		p->history_chained = true;
+		p->dict.chained = true;
 		return;
 	}
 	/* the confirmed run is chosen again only when a confirmation came */
-	if (!p->history_chained && rec->confirmed == p->history_confirmed &&
-			(p->history_first == 0 || slim_history_has(p->history, p->history_first))) {
+	if (!p->dict.chained && rec->confirmed == p->dict.confirmed &&
+			(p->dict.first == 0 || slim_history_has(p->history, p->dict.first))) {
 		return;
 	}
-	p->history_chained = false;
-	p->history_confirmed = rec->confirmed;
+	p->dict.chained = false;
+	p->dict.confirmed = rec->confirmed;
 	use_run(p, rec->confirmed, 0);
 }
 
@@ -199,26 +199,24 @@ static void choose_history(struct slim_packer *p, bool chain)
 static size_t deflate(struct slim_packer *p, size_t len)
 {
 	uint64_t start = slim_now_us();
-	bool strong = !p->in_frame || p->frame_zstd_us < FRAME_STRONG_US;
+	bool strong = !p->frame.active || p->frame.zstd_us < FRAME_STRONG_US;
 	choose_history(p, strong);
 	size_t z = slim_zstd_deflate(p->zstd, strong ? SLIM_ZSTD_STRONG : SLIM_ZSTD_FAST,
 		p->buf, len, p->zbuf, p->mtu);
-	if (p->in_frame) {
-		p->frame_zstd_us += slim_now_us() - start;
+	if (p->frame.active) {
+		p->frame.zstd_us += slim_now_us() - start;
 	}
 	return z;
 }
 
 void packer_begin_frame(struct slim_packer *p)
 {
-	p->in_frame = true;
-	p->frame_first = 0;
-	p->frame_zstd_us = 0;
+	p->frame = (struct packer_frame){ .active = true };
 }
 
 void packer_end_frame(struct slim_packer *p)
 {
-	p->in_frame = false;
+	p->frame.active = false;
 }
 
 /* A datagram's commands, as the console will keep them if it applies it. */
@@ -246,15 +244,15 @@ static void send_made(struct slim_packer *p, size_t raw, size_t z)
 	}
 	send_dgram(p, p->zbuf, z);
 	p->stats->compressed++;
-	p->stats->with_history += p->history_first != 0;
-	p->stats->chained += p->history_first != 0 && p->history_chained;
+	p->stats->with_history += p->dict.first != 0;
+	p->stats->chained += p->dict.first != 0 && p->dict.chained;
 }
 
 static void begin_dgram(struct slim_packer *p)
 {
 	p->seq = p->next_seq++;
-	if (p->in_frame && p->frame_first == 0) {
-		p->frame_first = p->seq;
+	if (p->frame.active && p->frame.first == 0) {
+		p->frame.first = p->seq;
 	}
 	if (p->next_seq == 0) {
 		p->next_seq = 1; /* 0 means "nothing yet" to the console */
@@ -436,13 +434,13 @@ static uint8_t *add(struct slim_packer *p, uint8_t type, uint8_t flags, size_t l
  */
 static void put_input_ack(struct slim_packer *p)
 {
-	struct slim_wire_input_ack ack = { .next = p->input_ack_next };
+	struct slim_wire_input_ack ack = { .next = p->input_ack.next };
 	uint8_t *body = add(p, SLIM_CMD_INPUT_ACK, 0, sizeof(ack));
 	if (!body) {
 		abort(); /* an empty datagram of SLIM_MIN_MTU holds it */
 	}
 	memcpy(body, &ack, sizeof(ack));
-	p->input_ack_pending = false;
+	p->input_ack.pending = false;
 	/* it paints nothing: recovery has nothing to note for it */
 	count(p, SLIM_STAT_OTHER, sizeof(ack), 0);
 }
@@ -461,7 +459,7 @@ static uint8_t *reserve(struct slim_packer *p, uint8_t type, uint8_t flags, size
 		p->w.mtu = p->mtu;
 		p->incompressible = true;
 	}
-	if (p->w.count == 0 && p->input_ack_pending) {
+	if (p->w.count == 0 && p->input_ack.pending) {
 		put_input_ack(p);
 	}
 	uint8_t *body = add(p, type, flags, len);
@@ -623,13 +621,13 @@ void emit_cursor_pos(struct slim_packer *p, int16_t x, int16_t y, bool visible)
 
 void packer_input_ack(struct slim_packer *p, uint32_t next)
 {
-	p->input_ack_next = next;
-	p->input_ack_pending = true;
+	p->input_ack.next = next;
+	p->input_ack.pending = true;
 }
 
 bool packer_flush_input_ack(struct slim_packer *p)
 {
-	if (!p->input_ack_pending) {
+	if (!p->input_ack.pending) {
 		return false;
 	}
 	packer_flush(p); /* nothing is half made between the encoder's calls; if it were */

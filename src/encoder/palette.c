@@ -17,17 +17,17 @@ _Static_assert(PALETTE_HASH == 1 << 9, "slot_of gives 9 bits");
 /* Forgets every colour: a new generation makes every slot empty. */
 static void palette_clear(struct slim_encoder *enc)
 {
-	if (++enc->pal_gen == 0) {
-		memset(enc->pal_hash, 0, sizeof(enc->pal_hash));
-		enc->pal_gen = 1;
+	if (++enc->palette.gen == 0) {
+		memset(enc->palette.hash, 0, sizeof(enc->palette.hash));
+		enc->palette.gen = 1;
 	}
 }
 
 static struct palette_slot *palette_find(struct slim_encoder *enc, uint32_t color)
 {
 	for (uint32_t i = slot_of(color);; i = (i + 1) % PALETTE_HASH) {
-		struct palette_slot *s = &enc->pal_hash[i];
-		if (s->gen != enc->pal_gen || s->color == color) {
+		struct palette_slot *s = &enc->palette.hash[i];
+		if (s->gen != enc->palette.gen || s->color == color) {
 			return s;
 		}
 	}
@@ -41,13 +41,16 @@ static struct palette_slot *palette_find(struct slim_encoder *enc, uint32_t colo
  */
 #define PALETTE_MAX_ZSTD 32
 
-/* The tile's colours into enc->pal, its indices into enc->pal_index: how many, 0 if over max. */
+/*
+ * The tile's colours into enc->palette.colors, its indices into
+ * enc->palette.index: how many, 0 if over max.
+ */
 static unsigned index_tile(struct slim_encoder *enc, const struct slim_fb *fb,
 		struct slim_rect r, unsigned max)
 {
 	palette_clear(enc);
 	unsigned n = 0;
-	uint8_t *out = enc->pal_index;
+	uint8_t *out = enc->palette.index;
 	uint32_t last = 0;
 	uint8_t last_index = 0;
 	bool have_last = false;
@@ -57,12 +60,12 @@ static unsigned index_tile(struct slim_encoder *enc, const struct slim_fb *fb,
 			uint32_t c = pixel_rgb(row[x]);
 			if (!have_last || c != last) {
 				struct palette_slot *s = palette_find(enc, c);
-				if (s->gen != enc->pal_gen) {
+				if (s->gen != enc->palette.gen) {
 					if (n == max) {
 						return 0;
 					}
-					*s = (struct palette_slot){ c, enc->pal_gen, (uint8_t)n };
-					enc->pal[n++] = c;
+					*s = (struct palette_slot){ c, enc->palette.gen, (uint8_t)n };
+					enc->palette.colors[n++] = c;
 				}
 				last = c;
 				last_index = s->index;
@@ -127,32 +130,32 @@ static size_t put_packed(uint8_t *out, const uint8_t *idx, struct slim_rect r,
 	return stride * r.h;
 }
 
-/* The PALETTE's body into enc->pal_body, indices packed or in runs; returns its length. */
+/* The PALETTE's body into enc->palette.body, indices packed or in runs; returns its length. */
 static size_t put_body(struct slim_encoder *enc, struct slim_rect r, unsigned colors,
 		uint8_t *flags)
 {
 	size_t n = (size_t)r.w * r.h;
 	size_t packed = slim_palette_packed_len(r.w, r.h, colors);
-	size_t runs = runs_len(enc->pal_index, n);
+	size_t runs = runs_len(enc->palette.index, n);
 	struct slim_wire_palette w = {
 		.r = { r.x, r.y, r.w, r.h }, .colors = (uint8_t)colors,
 	};
-	uint8_t *p = enc->pal_body;
+	uint8_t *p = enc->palette.body;
 	memcpy(p, &w, sizeof(w));
 	p += sizeof(w);
 	for (unsigned i = 0; i < colors; i++) {
-		*p++ = (uint8_t)enc->pal[i];
-		*p++ = (uint8_t)(enc->pal[i] >> 8);
-		*p++ = (uint8_t)(enc->pal[i] >> 16);
+		*p++ = (uint8_t)enc->palette.colors[i];
+		*p++ = (uint8_t)(enc->palette.colors[i] >> 8);
+		*p++ = (uint8_t)(enc->palette.colors[i] >> 16);
 	}
 	if (runs < packed) {
 		*flags = SLIM_PALETTE_RLE;
-		p += put_runs(p, enc->pal_index, n);
+		p += put_runs(p, enc->palette.index, n);
 	} else {
 		*flags = 0;
-		p += put_packed(p, enc->pal_index, r, colors);
+		p += put_packed(p, enc->palette.index, r, colors);
 	}
-	return (size_t)(p - enc->pal_body);
+	return (size_t)(p - enc->palette.body);
 }
 
 /*
@@ -180,6 +183,6 @@ bool send_palette(struct slim_encoder *enc, const struct slim_fb *fb, struct sli
 	if (len > packer_max_body(&enc->packer) || !cheaper(enc, fb, t, len, colors)) {
 		return false;
 	}
-	emit_palette(&enc->packer, flags, enc->pal_body, len);
+	emit_palette(&enc->packer, flags, enc->palette.body, len);
 	return true;
 }

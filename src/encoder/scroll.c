@@ -20,19 +20,21 @@
 
 bool scroll_init(struct slim_encoder *enc)
 {
-	enc->row_hash_fb = calloc(SLIM_MAX_DIM, sizeof(uint64_t));
-	enc->row_hash_model = calloc(SLIM_MAX_DIM, sizeof(uint64_t));
-	enc->hash_table = calloc(2 * SLIM_MAX_DIM, sizeof(*enc->hash_table));
-	enc->votes = calloc(2 * SLIM_MAX_DIM, sizeof(int32_t));
-	return enc->row_hash_fb && enc->row_hash_model && enc->hash_table && enc->votes;
+	struct encoder_scroll *s = &enc->scroll;
+	s->row_hash_fb = calloc(SLIM_MAX_DIM, sizeof(uint64_t));
+	s->row_hash_model = calloc(SLIM_MAX_DIM, sizeof(uint64_t));
+	s->hash_table = calloc(2 * SLIM_MAX_DIM, sizeof(*s->hash_table));
+	s->votes = calloc(2 * SLIM_MAX_DIM, sizeof(int32_t));
+	return s->row_hash_fb && s->row_hash_model && s->hash_table && s->votes;
 }
 
 void scroll_finish(struct slim_encoder *enc)
 {
-	free(enc->row_hash_fb);
-	free(enc->row_hash_model);
-	free(enc->hash_table);
-	free(enc->votes);
+	struct encoder_scroll *s = &enc->scroll;
+	free(s->row_hash_fb);
+	free(s->row_hash_model);
+	free(s->hash_table);
+	free(s->votes);
 }
 
 static uint64_t hash_strip(const uint32_t *p, uint32_t n)
@@ -65,10 +67,10 @@ static uint32_t table_size(uint32_t rows)
 /* Model rows by hash: a slot holds row + 1, or AMBIGUOUS when the hash repeats. */
 static void build_table(struct slim_encoder *enc, uint32_t rows, uint32_t size)
 {
-	struct scroll_slot *t = enc->hash_table;
+	struct scroll_slot *t = enc->scroll.hash_table;
 	memset(t, 0, size * sizeof(*t));
 	for (uint32_t j = 0; j < rows; j++) {
-		uint64_t h = enc->row_hash_model[j];
+		uint64_t h = enc->scroll.row_hash_model[j];
 		uint32_t k = (uint32_t)h & (size - 1);
 		while (t[k].row != EMPTY_SLOT && t[k].hash != h) {
 			k = (k + 1) & (size - 1);
@@ -83,7 +85,7 @@ static void build_table(struct slim_encoder *enc, uint32_t rows, uint32_t size)
 
 static int32_t lookup(const struct slim_encoder *enc, uint64_t h, uint32_t size)
 {
-	const struct scroll_slot *t = enc->hash_table;
+	const struct scroll_slot *t = enc->scroll.hash_table;
 	for (uint32_t k = (uint32_t)h & (size - 1); t[k].row != EMPTY_SLOT; k = (k + 1) & (size - 1)) {
 		if (t[k].hash == h) {
 			return t[k].row == AMBIGUOUS ? -1 : (int32_t)t[k].row - 1;
@@ -97,22 +99,23 @@ void detect_scroll(struct slim_encoder *enc, const struct slim_fb *fb, struct sl
 	if (r.h < MIN_ROWS || r.w < STRIP_W) {
 		return;
 	}
+	struct encoder_scroll *s = &enc->scroll;
 	uint32_t sx = r.x + (r.w - STRIP_W) / 2;
 	for (uint32_t i = 0; i < r.h; i++) {
-		enc->row_hash_fb[i] = hash_strip(slim_fb_row(fb, sx, r.y + i), STRIP_W);
-		enc->row_hash_model[i] = hash_strip(slim_fb_row(&enc->model, sx, r.y + i), STRIP_W);
+		s->row_hash_fb[i] = hash_strip(slim_fb_row(fb, sx, r.y + i), STRIP_W);
+		s->row_hash_model[i] = hash_strip(slim_fb_row(&enc->model, sx, r.y + i), STRIP_W);
 	}
 	uint32_t size = table_size(r.h);
 	build_table(enc, r.h, size);
 
-	int32_t *votes = enc->votes; /* index: dy + r.h */
+	int32_t *votes = s->votes; /* index: dy + r.h */
 	memset(votes, 0, 2 * r.h * sizeof(*votes));
 	int32_t best = 0, best_votes = 0;
 	for (uint32_t i = 0; i < r.h; i++) {
-		if (enc->row_hash_fb[i] == enc->row_hash_model[i]) {
+		if (s->row_hash_fb[i] == s->row_hash_model[i]) {
 			continue;
 		}
-		int32_t j = lookup(enc, enc->row_hash_fb[i], size);
+		int32_t j = lookup(enc, s->row_hash_fb[i], size);
 		if (j < 0) {
 			continue;
 		}
