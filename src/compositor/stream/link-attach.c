@@ -22,7 +22,6 @@ void slim_link_detach(struct slim_link *link, const char *why)
 	slim_log(SLIM_LOG_INFO, "link: console %s detached: %s", c->console_id, why);
 	link_input_release(link);
 	c->attached = false;
-	c->has_token = false;
 	explicit_bzero(c->key, sizeof(c->key));
 	if (c->conn) {
 		/* its close_notify tells the console, which starts again if it wants */
@@ -68,47 +67,56 @@ static bool token_matches_connection(const struct slim_link *link,
 	return strcmp(hex, slim_sec_conn_psk_identity(conn)) == 0;
 }
 
-void link_attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t assoc,
-		const struct slim_cmd *cmd)
+/*
+ * Managed: whether the manager said to expect this HELLO, or it renews
+ * the attached console's association (`same`: it is that console).
+ */
+static bool manager_expects(const struct slim_link *link, const struct slim_sec_conn *conn,
+		const struct slim_cmd *cmd, bool same, int expected)
 {
-	struct link_console *c = &link->console;
+	bool renewal = same && cmd->has_token &&
+		memcmp(cmd->token, link->console.token, sizeof(cmd->token)) == 0;
+	return (expected >= 0 || renewal) && token_matches_connection(link, conn, cmd);
+}
+
+/*
+ * Whether the HELLO may attach; if not, the console is told why before
+ * anything changes: the console attached, if any, goes on.
+ */
+static bool admit(struct slim_link *link, struct slim_sec_conn *conn, uint32_t assoc,
+		const struct slim_cmd *cmd, const char *id, bool same, int expected, uint64_t now)
+{
 	const struct slim_wire_hello *hello = &cmd->hello;
-	char id[SLIM_CONSOLE_ID_LEN + 1] = { 0 };
-	memcpy(id, hello->console_id, SLIM_CONSOLE_ID_LEN);
-	uint64_t now = slim_now_us();
-	bool same = c->attached && strcmp(id, c->console_id) == 0;
-	bool silent = now - c->last_heard_us > LINK_SILENCE_US;
-	int expected = link->keys.managed ? find_expected(link, cmd) : -1;
-	bool renewal = same && cmd->has_token && c->has_token &&
-		memcmp(cmd->token, c->token, sizeof(c->token)) == 0;
-	if (link->keys.managed && ((expected < 0 && !renewal) ||
-			!token_matches_connection(link, conn, cmd))) {
+	if (link->keys.managed && !manager_expects(link, conn, cmd, same, expected)) {
 		/* Only the session manager decides who sees this session. */
 		link_log_limited(link, id, cmd->has_token ?
 			"refused: a token not expected (or used)" : "refused: HELLO without a token");
 		link_refuse(link, conn, assoc, SLIM_REFUSE_BUSY, "this session is not yours to show");
-		return;
+		return false;
 	}
 	if (!slim_screen_fits(hello->width, hello->height)) {
-		/* before anything changes: the console attached (if any) goes on */
 		link_log_limited(link, id, "refused: " SLIM_REFUSE_TOO_LARGE_TEXT);
 		link_refuse(link, conn, assoc, SLIM_REFUSE_TOO_LARGE, SLIM_REFUSE_TOO_LARGE_TEXT);
-		return;
+		return false;
 	}
-	if (!link->keys.managed && c->attached && !same && !silent) {
+	bool silent = now - link->console.last_heard_us > LINK_SILENCE_US;
+	if (!link->keys.managed && link->console.attached && !same && !silent) {
 		char text[128];
 		snprintf(text, sizeof(text), "this session already has a console (%s)",
-			c->console_id);
+			link->console.console_id);
 		link_refuse(link, conn, assoc, SLIM_REFUSE_BUSY, text);
 		link_log_limited(link, id, "refused: another console is attached");
-		return;
+		return false;
 	}
-	if (c->attached && !same) {
-		/* managed: the manager is showing the old console something else */
-		slim_link_detach(link, "replaced by a new console");
-	}
+	return true;
+}
+
+/* An encoder for what the console's HELLO says it decodes. */
+static struct slim_encoder *create_encoder(struct slim_link *link,
+		const struct slim_wire_hello *hello, uint32_t assoc, uint16_t mtu)
+{
 	struct slim_encoder_config cfg = {
-		.mtu = hello->mtu < LINK_MTU ? hello->mtu : LINK_MTU,
+		.mtu = mtu,
 		.assoc = assoc,
 		.lz4 = hello->caps & SLIM_CAP_LZ4,
 		.rgb888 = hello->caps & SLIM_CAP_RGB888,
@@ -119,8 +127,61 @@ void link_attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t as
 		.history = hello->caps & SLIM_CAP_HISTORY,
 		.detect_scroll = true,
 	};
-	struct slim_encoder *enc = slim_encoder_create(hello->width, hello->height, &cfg,
-		link_send_to_peer, link);
+	return slim_encoder_create(hello->width, hello->height, &cfg, link_send_to_peer, link);
+}
+
+/* Managed: the token is used up; its key stays, for the association's renewals. */
+static void take_token(struct slim_link *link, int expected, const struct slim_cmd *cmd)
+{
+	struct slim_expected *e = &link->keys.expected[expected];
+	e->valid = false; /* once */
+	memcpy(link->console.token, cmd->token, sizeof(link->console.token));
+	memcpy(link->console.key, e->key, sizeof(link->console.key));
+	explicit_bzero(e->key, sizeof(e->key));
+}
+
+static void take_connection(struct slim_link *link, struct slim_sec_conn *conn, uint32_t assoc)
+{
+	struct link_console *c = &link->console;
+	if (c->conn && c->conn != conn) {
+		/* the console's old connection: its new one carries on */
+		slim_sec_conn_close(c->conn);
+	}
+	c->conn = conn;
+	c->assoc = assoc;
+}
+
+/* Nothing of the console's last association goes on into this one. */
+static void start_association(struct slim_link *link, const struct slim_cmd *cmd,
+		const char *id, uint16_t mtu, uint64_t now)
+{
+	link_pace_restart(link, now); /* its link is learnt again */
+	link->console.video_mbit = cmd->video_mbit;
+	link->console.mtu = mtu;
+	link->console.ack_delay = cmd->hello.caps & SLIM_CAP_ACK_DELAY;
+	link_sound_restart(link, cmd->hello.caps, id); /* a stream of its own */
+	link_input_restart(link); /* numbered from 1, nothing held */
+}
+
+void link_attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t assoc,
+		const struct slim_cmd *cmd)
+{
+	struct link_console *c = &link->console;
+	const struct slim_wire_hello *hello = &cmd->hello;
+	char id[SLIM_CONSOLE_ID_LEN + 1] = { 0 };
+	memcpy(id, hello->console_id, SLIM_CONSOLE_ID_LEN);
+	uint64_t now = slim_now_us();
+	bool same = c->attached && strcmp(id, c->console_id) == 0;
+	int expected = link->keys.managed ? find_expected(link, cmd) : -1;
+	if (!admit(link, conn, assoc, cmd, id, same, expected, now)) {
+		return;
+	}
+	if (c->attached && !same) {
+		/* managed: the manager is showing the old console something else */
+		slim_link_detach(link, "replaced by a new console");
+	}
+	uint16_t mtu = hello->mtu < LINK_MTU ? hello->mtu : LINK_MTU;
+	struct slim_encoder *enc = create_encoder(link, hello, assoc, mtu);
 	if (!enc) {
 		link_log_limited(link, id, "cannot create an encoder for this console");
 		return;
@@ -128,28 +189,10 @@ void link_attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t as
 	slim_encoder_destroy(link->enc);
 	link->enc = enc;
 	if (expected >= 0) {
-		struct slim_expected *e = &link->keys.expected[expected];
-		e->valid = false; /* once */
-		c->has_token = true;
-		memcpy(c->token, cmd->token, sizeof(c->token));
-		memcpy(c->key, e->key, sizeof(c->key));
-		explicit_bzero(e->key, sizeof(e->key));
+		take_token(link, expected, cmd);
 	}
-	if (c->conn && c->conn != conn) {
-		/* the console's old connection: its new one carries on */
-		slim_sec_conn_close(c->conn);
-	}
-	c->conn = conn;
-	c->assoc = assoc;
-	/* a new association: its link is learnt again, and nothing of the old one waits */
-	link_pace_restart(link, now);
-	c->video_mbit = cmd->video_mbit;
-	c->mtu = cfg.mtu;
-	c->ack_delay = hello->caps & SLIM_CAP_ACK_DELAY;
-	/* a stream of its own for each association */
-	link_sound_restart(link, hello->caps, id);
-	/* a new association numbers its input from 1, and holds nothing yet */
-	link_input_restart(link);
+	take_connection(link, conn, assoc);
+	start_association(link, cmd, id, mtu, now);
 	c->attached = true;
 	c->last_heard_us = now;
 	c->timeouts = 0;
@@ -197,8 +240,7 @@ bool link_psk_lookup(void *data, const char *identity, uint8_t key[SLIM_SEC_KEY_
 		return false;
 	}
 	/* the attached console renewing its association (a new screen size) */
-	if (link->console.attached && link->console.has_token &&
-			memcmp(token, link->console.token, sizeof(token)) == 0) {
+	if (link->console.attached && memcmp(token, link->console.token, sizeof(token)) == 0) {
 		memcpy(key, link->console.key, SLIM_SEC_KEY_LEN);
 		return true;
 	}

@@ -57,11 +57,10 @@ struct link_keys {
 struct link_console {
 	bool attached;
 	/*
-	 * --managed: the token the attached console came with. It renews the
-	 * console's association (a new one after its screen changed size), and
-	 * no other console's.
+	 * --managed: the token the attached console came with (a console
+	 * attaches managed with no other). It renews the console's association
+	 * (a new one after its screen changed size), and no other console's.
 	 */
-	bool has_token;
 	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
 	uint8_t key[SLIM_SEC_KEY_LEN];
 	/* the attached console's connection; NULL while it makes a new one */
