@@ -1,7 +1,9 @@
 /*
  * The attached console's input at the link: each event applied once and
  * in order (input-seq.h), acknowledged with INPUT_ACK, and whatever the
- * console holds let go when it falls silent or goes away.
+ * console holds let go when it falls silent or goes away. Where the
+ * INPUT_ACK lands, and the pointer the input moved, is decided here alone
+ * (link_input_transition).
  */
 #include "link-internal.h"
 
@@ -49,20 +51,79 @@ void link_input_command(struct slim_link *link, const struct slim_cmd *cmd)
 /*
  * After a datagram with INPUT or HELD: the console learns where we are,
  * even if nothing was new (our last acknowledgement may have been lost),
- * with the next datagram we send or, failing one, soon after alone.
+ * with the next datagram we send or, failing one, `wait_ms` after alone.
  */
-void link_input_acknowledge(struct slim_link *link)
+static void acknowledge(struct slim_link *link, int wait_ms)
 {
 	struct link_input *in = &link->input;
 	slim_encoder_input_ack(link->enc, slim_input_seq_next(&in->seq));
 	if (!in->ack_armed) {
 		in->ack_armed = true;
-		wl_event_source_timer_update(in->ack_timer,
-			in->pointer_in_frame ? LINK_INPUT_ACK_FRAME_MS : LINK_INPUT_ACK_MS);
+		wl_event_source_timer_update(in->ack_timer, wait_ms);
 	}
 	if (slim_input_seq_held_count(&in->seq) > 0 && !in->held_armed) {
 		in->held_armed = true;
 		wl_event_source_timer_update(in->held_timer, LINK_HELD_SILENCE_MS);
+	}
+}
+
+/* The pointer moved while a datagram is handled: where it goes. */
+static enum link_ack_place pointer_moved(enum link_ack_place ack, bool with_frame)
+{
+	if (ack == LINK_ACK_NEXT) {
+		return with_frame ? LINK_ACK_FRAME : LINK_ACK_POINTER;
+	}
+	if ((ack == LINK_ACK_POINTER && with_frame) || (ack == LINK_ACK_FRAME && !with_frame)) {
+		return LINK_ACK_POINTER_FRAME;
+	}
+	return ack;
+}
+
+/*
+ * The rule: the INPUT_ACK for a datagram of the console's rides at the
+ * front of the first datagram that goes after it.
+ * - Input that moved the pointer: the pointer goes right after the
+ *   datagram, and the INPUT_ACK with it, in one datagram.
+ * - Input that moved the pointer with a window (a move or a resize): the
+ *   pointer goes with the next frame, in which the window moves (it costs
+ *   no datagram of its own), and the INPUT_ACK waits for that frame, up
+ *   to LINK_INPUT_ACK_FRAME_MS. Both in one datagram (a drag began or
+ *   ended in it): the pointer goes right after it, with the INPUT_ACK.
+ * - Other input: the next datagram within LINK_INPUT_ACK_MS (a
+ *   keystroke's frame, usually) takes it along, or it goes alone.
+ * Outside a console's datagram a pointer moved goes at once.
+ */
+void link_input_transition(struct slim_link *link, enum link_input_event event)
+{
+	struct link_input *in = &link->input;
+	enum link_ack_place ack = in->ack;
+	switch (event) {
+	case LINK_DATAGRAM_IN:
+		in->seen = false;
+		in->ack = LINK_ACK_NEXT;
+		break;
+	case LINK_POINTER_MOVED:
+	case LINK_POINTER_WITH_FRAME:
+		if (ack == LINK_ACK_IDLE) {
+			slim_encoder_flush_cursor(link->enc);
+			break;
+		}
+		in->ack = pointer_moved(ack, event == LINK_POINTER_WITH_FRAME);
+		if (event == LINK_POINTER_WITH_FRAME) {
+			/* the INPUT_ACK's timer sends it if no frame came by then */
+			link->handler->want_frame(link->data);
+		}
+		break;
+	case LINK_DATAGRAM_DONE:
+		in->ack = LINK_ACK_IDLE;
+		if (in->seen) {
+			bool frame = ack == LINK_ACK_FRAME || ack == LINK_ACK_POINTER_FRAME;
+			acknowledge(link, frame ? LINK_INPUT_ACK_FRAME_MS : LINK_INPUT_ACK_MS);
+		}
+		if (ack == LINK_ACK_POINTER || ack == LINK_ACK_POINTER_FRAME) {
+			slim_encoder_flush_cursor(link->enc);
+		}
+		break;
 	}
 }
 
@@ -71,15 +132,7 @@ void slim_link_cursor_pos(struct slim_link *link, int32_t x, int32_t y, bool vis
 {
 	if (link->console.attached) {
 		slim_encoder_cursor_pos(link->enc, x, y, visible);
-		if (with_frame && link->input.receiving) {
-			/* the INPUT_ACK's timer sends it if no frame came by then */
-			link->input.pointer_in_frame = true;
-			link->handler->want_frame(link->data);
-		} else if (link->input.receiving) {
-			link->input.cursor_moved = true; /* from_console sends it */
-		} else {
-			slim_encoder_flush_cursor(link->enc);
-		}
+		link_input_transition(link, with_frame ? LINK_POINTER_WITH_FRAME : LINK_POINTER_MOVED);
 	}
 }
 

@@ -84,25 +84,38 @@ void link_handle_conn_closed(void *data, struct slim_sec_conn *conn, const char 
 
 /* link-input.c */
 
+/*
+ * Where the INPUT_ACK for the console's datagram being handled lands, and
+ * the pointer its input moved (link_input_transition).
+ */
+enum link_ack_place {
+	LINK_ACK_IDLE,          /* no datagram is being handled: a pointer moved goes at once */
+	LINK_ACK_NEXT,          /* the next datagram sent within LINK_INPUT_ACK_MS, or alone */
+	LINK_ACK_POINTER,       /* the pointer the input moved, right after the datagram */
+	LINK_ACK_FRAME,         /* the next frame, which moves a window and the pointer with it */
+	LINK_ACK_POINTER_FRAME, /* both (a drag began or ended): the pointer's, right after */
+};
+
+enum link_input_event {
+	LINK_DATAGRAM_IN,        /* a datagram from the attached console is to be handled */
+	LINK_POINTER_MOVED,      /* the pointer moved */
+	LINK_POINTER_WITH_FRAME, /* ... with a window being moved or resized */
+	/* handled, or refused: then it applied nothing (the encoder checks it whole first) */
+	LINK_DATAGRAM_DONE,
+};
+
 /* The attached console's input: numbers, keys held, and their timers. */
 struct link_input {
 	struct slim_input_seq seq;
 	bool seen; /* the datagram being handled carried INPUT or HELD */
-	/*
-	 * A datagram from the console is being handled: the pointer it moved
-	 * goes out after it, with the INPUT_ACK, in one datagram; or, when it
-	 * drags a window, with the next frame (pointer_in_frame), and the
-	 * INPUT_ACK waits for that frame too.
-	 */
-	bool receiving, cursor_moved, pointer_in_frame;
+	enum link_ack_place ack;
 	struct wl_event_source *ack_timer, *held_timer;
 	bool ack_armed, held_armed;
 };
 
 /* INPUT and HELD: each event once, in order, at once. */
 void link_input_command(struct slim_link *link, const struct slim_cmd *cmd);
-/* After a datagram with INPUT or HELD: the console learns where we are. */
-void link_input_acknowledge(struct slim_link *link);
+void link_input_transition(struct slim_link *link, enum link_input_event event);
 /* Whatever the console held is let go: it will never send the releases. */
 void link_input_release(struct slim_link *link);
 /* A new association numbers its input from 1, and holds nothing yet. */

@@ -104,22 +104,13 @@ static void from_console(struct slim_link *link, const uint8_t *buf, size_t len)
 {
 	link->console.last_heard_us = slim_now_us();
 	link->console.timeouts = 0;
-	link->input.seen = false;
 	link->sound.mic_seen = false;
 	uint32_t in_flight = slim_encoder_frames_in_flight(link->enc);
-	link->input.receiving = true;
-	link->input.pointer_in_frame = false;
+	link_input_transition(link, LINK_DATAGRAM_IN);
 	enum slim_error err = slim_encoder_receive(link->enc, buf, len, handle_other, link);
-	link->input.receiving = false;
+	link_input_transition(link, LINK_DATAGRAM_DONE);
 	if (err != SLIM_OK) {
 		return;
-	}
-	if (link->input.seen) {
-		link_input_acknowledge(link);
-	}
-	if (link->input.cursor_moved) {
-		link->input.cursor_moved = false;
-		slim_encoder_flush_cursor(link->enc);
 	}
 	/* input's answer does not wait for what it drops (slim_link_ready) */
 	bool held = link->input.seen && slim_pacer_stats(link->pace.pacer)->backlog_datagrams > 0;
