@@ -19,7 +19,8 @@
 /* link.c: one UDP socket, every console on it through the secure layer. */
 struct link_wire {
 	int fd;
-	struct wl_event_source *readable, *timer;
+	struct wl_event_source *readable;
+	struct wl_event_source *timer; /* the secure layer's: handshakes, idle connections */
 	struct slim_sec_server *sec;
 	uint64_t arrived_us; /* when the datagram being handled arrived (slim-net.h) */
 	uint64_t bytes_sent;
@@ -173,14 +174,14 @@ void link_sound_command(struct slim_link *link, const struct slim_cmd *cmd);
 struct slim_link {
 	const struct slim_link_handler *handler;
 	void *data;
-	struct link_wire wire;
-	struct link_keys keys;
-	struct link_console console;
+	struct link_wire wire;       /* link.c */
+	struct link_keys keys;       /* link-attach.c */
+	struct link_console console; /* link-attach.c */
 	/* the attached console's; every part sends through it */
 	struct slim_encoder *enc;
-	struct link_input input;
-	struct link_pace pace;
-	struct link_sound sound;
+	struct link_input input;     /* link-input.c */
+	struct link_pace pace;       /* link-pace.c */
+	struct link_sound sound;     /* link-sound.c */
 	struct slim_ratelimit log_limit;
 };
 
