@@ -30,8 +30,12 @@
  * checks/           what libwayland and wlroots 0.15 leave unchecked, checked
  *   protocol-check.c, xdg-check.c  every request before it runs
  * stream/           the console's association and the manager's socket (no wlroots)
- *   link.c, link-pace.c  attach, datagrams and what goes when
- *   input-seq.c     the rule for console input
+ *   link.c          the link made: its socket, what comes in, a frame's ACK late
+ *   link-attach.c   who may attach, and the console attached
+ *   link-input.c    the console's input acknowledged: where INPUT_ACK lands
+ *   input-seq.c     the rule for console input: each event once and in order
+ *   link-pace.c     what is sent and when
+ *   link-sound.c    the sound to the console and its microphone
  *   manager-control.c, control-line.c  --managed: the manager's control socket
  * media/            pictures and sound
  *   video.c, video-detect.c, content-type.c  moving pictures found and sent as CSCS

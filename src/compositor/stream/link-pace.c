@@ -13,6 +13,8 @@
 #define LINK_ANSWER_US 500000
 /* What the link's streams may take of its estimated rate (the rest absorbs error). */
 #define LINK_SHARE_OF_RATE 0.85
+/* The pacer's view of the link goes to the session manager at most this often. */
+#define LINK_REPORT_US 2000000ull
 
 /*
  * SLIM §7 on the console's link: the desktop's exact pixels, the sound and
@@ -21,17 +23,17 @@
  */
 uint64_t slim_link_video_budget(const struct slim_link *link, uint64_t demand_bps)
 {
-	if (!link->attached) {
+	if (!link->console.attached) {
 		return 0;
 	}
-	uint64_t budget = (uint64_t)link->video_mbit * 1000000;
-	uint64_t rate = slim_pacer_stats(link->pacer)->rate_bps;
+	uint64_t budget = (uint64_t)link->console.video_mbit * 1000000;
+	uint64_t rate = slim_pacer_stats(link->pace.pacer)->rate_bps;
 	if (rate == 0) {
 		return budget; /* no bottleneck seen: the link limits nothing */
 	}
 	uint64_t demand[3] = {
-		link->exact_bps,
-		link->audio_enc ? (uint64_t)link->audio_bitrate : 0,
+		link->pace.exact_bps,
+		link->sound.enc ? (uint64_t)link->sound.bitrate : 0,
 		demand_bps,
 	};
 	uint64_t grant[3];
@@ -45,31 +47,31 @@ void link_send_paced(void *data, const uint8_t *buf, size_t len)
 {
 	struct slim_link *link = data;
 	/* A lost datagram (a full socket buffer, no connection): recovery repaints it. */
-	if (link->conn) {
-		slim_sec_conn_send(link->conn, buf, len);
+	if (link->console.conn) {
+		slim_sec_conn_send(link->console.conn, buf, len);
 	}
 }
 
 /* Sends what the pace allows; true when nothing waits any more. */
 static bool run_pacer(struct slim_link *link)
 {
-	int64_t us = slim_pacer_run(link->pacer, slim_now_us());
+	int64_t us = slim_pacer_run(link->pace.pacer, slim_now_us());
 	/* a wl timer counts milliseconds; 0 disarms it */
-	wl_event_source_timer_update(link->pace_timer, us < 0 ? 0 : (int)((us + 999) / 1000));
+	wl_event_source_timer_update(link->pace.timer, us < 0 ? 0 : (int)((us + 999) / 1000));
 	return us < 0;
 }
 
 void link_send_to_peer(void *data, const uint8_t *buf, size_t len)
 {
 	struct slim_link *link = data;
-	slim_pacer_send(link->pacer, buf, len, link->droppable, slim_now_us());
+	slim_pacer_send(link->pace.pacer, buf, len, link->pace.droppable, slim_now_us());
 	run_pacer(link);
 }
 
 int link_handle_pace_timer(void *data)
 {
 	struct slim_link *link = data;
-	if (run_pacer(link) && link->attached) {
+	if (run_pacer(link) && link->console.attached) {
 		link->handler->want_frame(link->data); /* what was held back has gone */
 	}
 	return 0;
@@ -84,28 +86,70 @@ static void report_dropped(void *data, uint32_t first, uint32_t last)
 /* What waits and a newer frame supersedes is not sent: its area is repainted. */
 void link_drop_backlog(struct slim_link *link)
 {
-	slim_pacer_drop(link->pacer, report_dropped, link);
+	slim_pacer_drop(link->pace.pacer, report_dropped, link);
 	run_pacer(link);
 }
 
-int link_ack_timeout_ms(const struct slim_link *link)
+/* How long a frame's ACK may take before what it carried counts as lost. */
+static int ack_timeout_ms(const struct slim_link *link)
 {
 	uint64_t rtt_ms = slim_encoder_stats(link->enc)->rtt_us / 1000;
 	uint64_t ms = 4 * rtt_ms + 20;
 	ms = ms > 250 ? 250 : ms;
 	/* and the time what waits for the pace takes to leave */
-	const struct slim_pacer_stats *ps = slim_pacer_stats(link->pacer);
+	const struct slim_pacer_stats *ps = slim_pacer_stats(link->pace.pacer);
 	if (ps->pacing_bps) {
 		ms += ps->backlog_bytes * 8000 / ps->pacing_bps;
 	}
 	/* a console that holds its ACKs for the next datagram it sends said so */
-	return (int)(ms + (link->ack_delay ? SLIM_ACK_DELAY_MS : 0));
+	return (int)(ms + (link->console.ack_delay ? SLIM_ACK_DELAY_MS : 0));
+}
+
+void link_pace_acked(struct slim_link *link, const struct slim_cmd *cmd)
+{
+	/*
+	 * The encoder has taken it; the pacer learns the link from it,
+	 * timed from its arrival: a compositor busy rendering reads late.
+	 */
+	struct link_pace *p = &link->pace;
+	uint64_t at = link->wire.arrived_us, now = slim_now_us();
+	uint64_t rtt = cmd->ack.echo_us && cmd->ack.echo_us <= at ? at - cmd->ack.echo_us : 0;
+	slim_pacer_acked(p->pacer, cmd->ack.highest_seq, rtt, now);
+	/* at an ACK, not a timer: an idle session reports nothing and wakes for nothing */
+	if (!p->reported_us || now - p->reported_us >= LINK_REPORT_US) {
+		p->reported_us = now;
+		link->handler->link_report(link->data);
+	}
+}
+
+void link_pace_input(struct slim_link *link)
+{
+	link->pace.answer_pending = true;
+	link->pace.input_us = slim_now_us();
+}
+
+void link_pace_restart(struct slim_link *link, uint64_t now)
+{
+	struct link_pace *p = &link->pace;
+	slim_pacer_reset(p->pacer);
+	wl_event_source_timer_update(p->timer, 0);
+	p->reported_us = 0;
+	p->answer_pending = false;
+	p->exact_bps = p->exact_bytes = 0;
+	p->exact_since_us = now;
+}
+
+void link_pace_stop(struct slim_link *link)
+{
+	slim_pacer_reset(link->pace.pacer);
+	wl_event_source_timer_update(link->pace.ack_timer, 0);
+	wl_event_source_timer_update(link->pace.timer, 0);
 }
 
 bool slim_link_answer_pending(const struct slim_link *link)
 {
-	return link->attached && link->answer_pending &&
-		slim_now_us() - link->input_us < LINK_ANSWER_US;
+	return link->console.attached && link->pace.answer_pending &&
+		slim_now_us() - link->pace.input_us < LINK_ANSWER_US;
 }
 
 /*
@@ -116,10 +160,10 @@ bool slim_link_answer_pending(const struct slim_link *link)
  */
 bool slim_link_ready(const struct slim_link *link)
 {
-	if (!link->attached) {
+	if (!link->console.attached) {
 		return false;
 	}
-	const struct slim_pacer_stats *ps = slim_pacer_stats(link->pacer);
+	const struct slim_pacer_stats *ps = slim_pacer_stats(link->pace.pacer);
 	uint32_t in_flight = slim_encoder_frames_in_flight(link->enc);
 	if (slim_link_answer_pending(link)) {
 		uint32_t dropping = ps->backlog_droppable_frames;
@@ -132,18 +176,18 @@ bool slim_link_ready(const struct slim_link *link)
 static void count_exact(struct slim_link *link, uint64_t bytes)
 {
 	uint64_t now = slim_now_us();
-	link->exact_bytes += bytes;
-	if (now - link->exact_since_us >= 1000000) {
-		link->exact_bps = link->exact_bytes * 8000000 / (now - link->exact_since_us);
-		link->exact_bytes = 0;
-		link->exact_since_us = now;
+	link->pace.exact_bytes += bytes;
+	if (now - link->pace.exact_since_us >= 1000000) {
+		link->pace.exact_bps = link->pace.exact_bytes * 8000000 / (now - link->pace.exact_since_us);
+		link->pace.exact_bytes = 0;
+		link->pace.exact_since_us = now;
 	}
 }
 
 size_t slim_link_send_frame(struct slim_link *link, const struct slim_frame *frame,
 		bool answer)
 {
-	if (!link->attached) {
+	if (!link->console.attached) {
 		return 0;
 	}
 	if (answer || slim_link_answer_pending(link)) {
@@ -156,21 +200,21 @@ size_t slim_link_send_frame(struct slim_link *link, const struct slim_frame *fra
 	}
 	const struct slim_encoder_stats *st = slim_encoder_stats(link->enc);
 	uint64_t exact = st->bytes - st->cmd_bytes[SLIM_STAT_CSCS];
-	link->droppable = !answer;
+	link->pace.droppable = !answer;
 	size_t sent = slim_encoder_frame(link->enc, frame);
-	link->droppable = false;
+	link->pace.droppable = false;
 	count_exact(link, st->bytes - st->cmd_bytes[SLIM_STAT_CSCS] - exact);
 	if (sent > 0) {
-		slim_pacer_frame_end(link->pacer);
+		slim_pacer_frame_end(link->pace.pacer);
 		if (answer) {
-			link->answer_pending = false;
+			link->pace.answer_pending = false;
 		}
-		wl_event_source_timer_update(link->ack_timer, link_ack_timeout_ms(link));
+		wl_event_source_timer_update(link->pace.ack_timer, ack_timeout_ms(link));
 	}
 	return sent;
 }
 
 const struct slim_pacer_stats *slim_link_pacer_stats(const struct slim_link *link)
 {
-	return slim_pacer_stats(link->pacer);
+	return slim_pacer_stats(link->pace.pacer);
 }
