@@ -79,6 +79,15 @@ def test():
         if line is None:
             s.fail('the compositor never looked at the scrolling terminal\'s picture')
         log(line)
+        # it is looked at again each second while it scrolls, and said once:
+        # 300 frames more are 2.5 s at least (frames come at 120 Hz at most)
+        mark = s.compositor.stderr.mark()
+        frames = s.console.stats()['frames']
+        s.wait_stats(lambda st: st['frames'] > frames + 300, '300 more frames of scrolling',
+                     timeout=30)
+        again = [l for l in s.compositor.stderr.since(mark) if 'text or a user interface' in l]
+        if again:
+            s.fail('the log said the terminal was text again: %s' % again[0])
         if s.console.stats()['cscs'] != 0:
             s.fail('a scrolling terminal went as CSCS')
         scroll.stop()

@@ -37,6 +37,7 @@ struct slim_video_surface {
 	struct slim_video_detect detect;
 	bool fresh;   /* drew since the last streamed frame */
 	bool checked; /* found by measure, its picture has been looked at */
+	bool said_ui; /* the log has said it is text or a user interface */
 	struct wl_listener commit, destroy;
 };
 
@@ -281,9 +282,11 @@ static bool looks_like_video(struct slim_video_surface *vs, const struct slim_fb
 		(uint16_t)(e->y2 - e->y1) };
 	uint32_t colours = slim_video_colours(fb, box);
 	bool video = colours >= VIDEO_MIN_COLOURS;
-	if (slim_ratelimit(&vs->video->log_limit, slim_now_us())) {
+	/* said once a surface: a user interface that animates is looked at again each second */
+	if ((video || !vs->said_ui) && slim_ratelimit(&vs->video->log_limit, slim_now_us())) {
 		wlr_log(WLR_INFO, "video: a %ux%u surface redraws like video and has %u colours: %s",
 			box.w, box.h, colours, video ? "video (measured)" : "text or a user interface");
+		vs->said_ui = vs->said_ui || !video;
 	}
 	if (video) {
 		vs->checked = true;
