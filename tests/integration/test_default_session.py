@@ -23,7 +23,8 @@ USER = SERVICE = unique_name('desk')
 GREETER_USER = unique_name('desk-gr')
 SIZE = (1024, 768)
 PANEL_H = 28
-PANEL = (0x33, 0x40, 0x50)
+PANEL = (0x1d, 0x25, 0x30)  # darker than the desktop (BACKGROUND)
+EDGE = (0x6a, 0x7a, 0x90)   # a line under it, so that it does not melt into it
 
 
 def assert_has_bus(s, procs, what):
@@ -76,6 +77,11 @@ def test():
             return text > 20 and fraction_not(img, BACKGROUND) > 0.3
         s.wait_screen(panel_and_terminal, 'the panel and the terminal', console=a, timeout=30)
         s.settled(console=a, quiet=0.5)
+        img = s.console_image(a)
+        edge = sum(1 for x in range(SIZE[0]) if img.getpixel((x, PANEL_H)) == EDGE)
+        if edge < SIZE[0] * 0.9:
+            s.fail('the panel has no edge: %d of %d pixels of row %d are %s' % (
+                edge, SIZE[0], PANEL_H, EDGE))
         display = s.compositor_display(USER, 'session-%s' % sid)
         s.assert_shows(a, '/run/user/%d' % s.pw.pw_uid, display)
         session = s.processes_of(s.pw.pw_uid)
