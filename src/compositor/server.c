@@ -60,10 +60,12 @@ static void sched_changed(struct slim_server *server)
 	}
 }
 
-static void handle_link_attached(void *data, const char *console_id, uint32_t width,
-		uint32_t height)
+static void handle_link_attached(void *data, const char *console_id,
+		const struct slim_desk *desk)
 {
 	struct slim_server *server = data;
+	uint32_t width, height;
+	slim_desk_bounds(desk, &width, &height);
 	output_resize(server->output, width, height);
 	cursor_resend(server->cursor);
 	output_attached(server->output);
