@@ -274,6 +274,10 @@ void view_map(struct slim_view *view)
 	y += area.y;
 	if (!view->maximized && !view->fullscreen) {
 		view_move_to(view, x, y);
+	} else if (head) {
+		/* asked for before it mapped: on the pointer's head, not where it was made */
+		view_move_to(view, head->box.x, head->box.y);
+		fill_output(view);
 	}
 	view_update_titlebar(view);
 	/* Mapped only now: placing a new window is no move for the console to copy. */
