@@ -18,7 +18,9 @@
  * the clear transport, and over DTLS (the console's only transport off
  * loopback) as a session manager's console (a per-attach key) and as a
  * standalone session's (its pairing key). The ratios to the clear one are
- * what the secure transport costs a keystroke, whatever the machine.
+ * what the secure transport costs a keystroke, whatever the machine. A
+ * fourth runs clear on a console with two heads (the keys' window on the
+ * first): the ratio to the one-head figure is what a second monitor costs.
  *
  *   bench-latency [--json] [--quick] [--keys N]
  */
@@ -33,7 +35,7 @@
 
 #define MAX_KEYS 10000
 #define KEY_INTERVAL_MS 12
-#define LINKS 3
+#define LINKS 4
 
 enum part { TOTAL, COMPOSITOR, ENCODER, NETWORK, CONSOLE, PARTS };
 
@@ -50,8 +52,27 @@ struct client_result {
 
 /* The clear transport first: the others' ratios are to it. */
 static const enum bench_link links[LINKS] = {
-	BENCH_LINK_CLEAR, BENCH_LINK_ATTACH, BENCH_LINK_PAIRING,
+	BENCH_LINK_CLEAR, BENCH_LINK_ATTACH, BENCH_LINK_PAIRING, BENCH_LINK_CLEAR,
 };
+/* The last one's console has two 1280x720 heads side by side. */
+#define TWO_HEADS (LINKS - 1)
+
+static const char *member_name(int m)
+{
+	return m == TWO_HEADS ? "2heads" : bench_link_name(links[m]);
+}
+
+static struct slim_desk two_heads(void)
+{
+	struct slim_desk desk;
+	slim_desk_single(&desk, 1280, 720);
+	desk.n_heads = 2;
+	desk.heads[1] = desk.heads[0];
+	desk.heads[1].x = 1280;
+	desk.heads[1].primary = false;
+	snprintf(desk.heads[1].name, sizeof(desk.heads[1].name), "CONSOLE-2");
+	return desk;
+}
 
 /* [link, as in links][part] */
 static uint64_t *samples[LINKS][PARTS];
@@ -64,10 +85,13 @@ static uint64_t percentile(uint64_t *v, size_t n, double p)
 
 /* A session over `link` with `argv` as its client, its window drawn. */
 static bool start(struct bench_session *s, pid_t *client, const char *slimland,
-		enum bench_link link, char *const argv[], bool wait_ready)
+		enum bench_link link, const struct slim_desk *desk, char *const argv[],
+		bool wait_ready)
 {
 	*client = -1;
-	if (!bench_session_start(s, slimland, 1280, 720, link)) {
+	bool started = bench_session_start_detached(s, slimland, 1280, 720, link);
+	s->desk = desk;
+	if (!started || !bench_session_attach(s)) {
 		fprintf(stderr, "bench-latency: cannot start a session\n");
 		return false;
 	}
@@ -107,10 +131,12 @@ static bool run_client(const char *slimland, char *const argv[], bool wait_ready
 	struct bench_session s[LINKS];
 	pid_t client[LINKS];
 	bool ok = true;
+	struct slim_desk desk = two_heads();
 	for (int m = 0; m < LINKS; m++) {
 		memset(&s[m], 0, sizeof(s[m]));
 		client[m] = -1;
-		ok = ok && start(&s[m], &client[m], slimland, links[m], argv, wait_ready);
+		ok = ok && start(&s[m], &client[m], slimland, links[m],
+			m == TWO_HEADS ? &desk : NULL, argv, wait_ready);
 	}
 	for (size_t i = 0; ok && i < keys + 20; i++) {
 		uint32_t code = alternate && (i & 1) ? KEY_BACKSPACE : KEY_A;
@@ -200,7 +226,7 @@ int main(int argc, char *argv[])
 			const char *n = c ? "foot" : "echo";
 			for (int m = 0; m < LINKS; m++) {
 				const struct client_result *r = &res[c][m];
-				const char *t = bench_link_name(links[m]);
+				const char *t = member_name(m);
 				for (int p = 0; p < PARTS; p++) {
 					printf(", \"%s_%s_%s_p50_us\": %llu, \"%s_%s_%s_p99_us\": %llu",
 						n, t, part_keys[p], (unsigned long long)r->p50[p],
@@ -227,7 +253,7 @@ int main(int argc, char *argv[])
 				missed += r->missed;
 				printf("%-10s %-8s %6llu us %6llu us  | %7llu us %6llu us %6llu us "
 					"%6llu us | %6.2f | %6.0f us %6.0f us %s\n",
-					r->name, bench_link_name(links[m]),
+					r->name, member_name(m),
 					(unsigned long long)r->p50[TOTAL], (unsigned long long)r->p99[TOTAL],
 					(unsigned long long)r->p50[COMPOSITOR],
 					(unsigned long long)r->p50[ENCODER],
@@ -239,7 +265,8 @@ int main(int argc, char *argv[])
 			}
 		}
 		printf("\nlink: clear; attach, DTLS with a session manager's per-attach key; "
-			"pairing, DTLS\nwith a standalone session's pairing key. parts are medians "
+			"pairing, DTLS\nwith a standalone session's pairing key; 2heads, clear to a "
+			"console with two\n1280x720 heads. parts are medians "
 			"of each part; /clear is\np50 over the clear link's p50 in this run. Frames "
 			"missed (none within 2 s): %zu\n", missed);
 	}

@@ -344,6 +344,13 @@ bool bench_session_attach(struct bench_session *s)
 	if (!s->core) {
 		return false;
 	}
+	if (s->desk) {
+		if (!slim_console_core_set_heads(s->core, s->desk)) {
+			return false;
+		}
+		slim_console_core_set_keyboard(s->core, s->desk->has_keyboard ?
+			&s->desk->keyboard : NULL);
+	}
 	slim_console_core_set_events(s->core, &events, s);
 	/* as slimland-console does: a frame's ACK rides on the next upstream datagram */
 	slim_console_core_set_ack_delay(s->core, true);

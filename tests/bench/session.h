@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "console-core.h"
+#include "slim-desk.h"
 #include "bench-options.h"
 #include "slim-secure.h"
 
@@ -54,6 +55,8 @@ struct bench_session {
 	struct slim_console_backend *backend;
 	struct slim_console_core *core;
 	uint32_t width, height;
+	/* set between start_detached and attach: the heads and keyboard HELLO says (NULL: one head) */
+	const struct slim_desk *desk;
 
 	/* the frame being received, and the last one presented */
 	struct bench_frame current, last;
