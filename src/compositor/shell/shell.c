@@ -42,6 +42,7 @@ struct slim_shell *slim_shell_create(struct wl_display *display, struct wlr_back
 	struct slim_shell *shell = slim_znew(struct slim_shell);
 	shell->display = display;
 	shell->scene = scene;
+	shell->layout = layout;
 	shell->handler = handler;
 	shell->data = data;
 	wl_list_init(&shell->views);

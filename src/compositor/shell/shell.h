@@ -70,11 +70,12 @@ struct slim_grab {
 	uint32_t edges;
 };
 
-/* What the shell's files share: 26 fields, the scene's trees and one object a protocol. */
+/* What the shell's files share: 27 fields, the scene's trees and one object a protocol. */
 struct slim_shell {
 	struct wl_display *display;
 	struct wlr_scene *scene;
 	struct wlr_output *output; /* the console's screen, once the layout has it */
+	struct wlr_output_layout *layout;
 	const struct slim_shell_handler *handler;
 	void *data;
 

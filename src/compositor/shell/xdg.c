@@ -16,6 +16,7 @@ struct slim_xdg_view {
 	struct wl_listener map, unmap, destroy, commit;
 	struct wl_listener request_move, request_resize, request_maximize, request_fullscreen;
 	struct wl_listener set_title;
+	int32_t width, height; /* its size at its last commit */
 };
 
 static struct slim_xdg_view *xdg_view(struct slim_view *view)
@@ -103,12 +104,22 @@ static void handle_unmap(struct wl_listener *listener, void *data)
 	view_unmap(&view->base);
 }
 
-/* A window the client resized: its title bar, if it has one, follows. */
+/*
+ * A window the client resized: its title bar, if it has one, follows, and
+ * it is kept within its output (but while the user resizes it).
+ */
 static void handle_commit(struct wl_listener *listener, void *data)
 {
 	struct slim_xdg_view *view = wl_container_of(listener, view, commit);
-	if (view->base.titlebar) {
-		view_update_titlebar(&view->base);
+	view_update_titlebar(&view->base);
+	struct wlr_box geo = view_geometry(&view->base);
+	if (geo.width == view->width && geo.height == view->height) {
+		return;
+	}
+	view->width = geo.width;
+	view->height = geo.height;
+	if (view->base.mapped && view->base.shell->grab.view != &view->base) {
+		view_constrain(&view->base, geo.width, geo.height, false);
 	}
 }
 
@@ -134,6 +145,7 @@ static void handle_set_title(struct wl_listener *listener, void *data)
 {
 	struct slim_xdg_view *view = wl_container_of(listener, view, set_title);
 	toplevel_list_title_changed(&view->base);
+	view_update_titlebar(&view->base);
 }
 
 static void handle_request_move(struct wl_listener *listener, void *data)

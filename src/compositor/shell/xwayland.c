@@ -4,8 +4,11 @@
  * never pays for it. Managed X11 windows are views (view.c) like Wayland
  * toplevels: placed, focused, moved, resized, maximized and made
  * fullscreen the same way. Override-redirect windows (menus, tooltips) go
- * where X11 puts them, above everything, and never take the focus. wlroots'
- * window manager bridges the clipboard and the primary selection.
+ * where X11 puts them, above everything, and never take the focus. A
+ * managed window gets slimland's title bar unless its Motif hints say it
+ * draws its own (xterm and xclock want one; GTK's client-side decorations
+ * say no). wlroots' window manager bridges the clipboard and the primary
+ * selection.
  */
 #include <stdlib.h>
 #include <wlr/types/wlr_scene.h>
@@ -29,7 +32,7 @@ struct slim_x11_view {
 	struct wlr_scene_node *content; /* the surface's, while mapped */
 	struct wl_listener map, unmap, destroy, request_configure, request_move;
 	struct wl_listener request_resize, request_maximize, request_fullscreen, request_activate;
-	struct wl_listener set_geometry, set_title;
+	struct wl_listener set_geometry, set_title, set_decorations;
 };
 
 static struct slim_x11_view *x11_view(struct slim_view *view)
@@ -55,6 +58,7 @@ static void x11_set_size(struct slim_view *view, uint32_t width, uint32_t height
 		(int16_t)geo_clamp(view->x, INT16_MIN, INT16_MAX),
 		(int16_t)geo_clamp(view->y, INT16_MIN, INT16_MAX),
 		(uint16_t)geo_clamp(width, 1, UINT16_MAX), (uint16_t)geo_clamp(height, 1, UINT16_MAX));
+	view_update_titlebar(view);
 }
 
 /* X11 clients place their menus from where they think they are. */
@@ -118,6 +122,12 @@ static const struct slim_view_impl x11_impl = {
 	.app_id = x11_app_id,
 };
 
+/* No Motif hints, or hints that leave the title to the window manager. */
+static bool wants_titlebar(struct wlr_xwayland_surface *xs)
+{
+	return !(xs->decorations & WLR_XWAYLAND_SURFACE_DECORATIONS_NO_TITLE);
+}
+
 static void handle_map(struct wl_listener *listener, void *data)
 {
 	struct slim_x11_view *view = wl_container_of(listener, view, map);
@@ -134,6 +144,7 @@ static void handle_map(struct wl_listener *listener, void *data)
 		wlr_scene_node_raise_to_top(node);
 		return;
 	}
+	view_set_decorated(&view->base, wants_titlebar(xs));
 	view_map(&view->base);
 }
 
@@ -158,7 +169,7 @@ static void handle_destroy(struct wl_listener *listener, void *data)
 		&view->map, &view->unmap, &view->destroy, &view->request_configure,
 		&view->request_move, &view->request_resize, &view->request_maximize,
 		&view->request_fullscreen, &view->request_activate, &view->set_geometry,
-		&view->set_title,
+		&view->set_title, &view->set_decorations,
 	};
 	for (size_t i = 0; i < sizeof(listeners) / sizeof(listeners[0]); i++) {
 		wl_list_remove(&listeners[i]->link);
@@ -171,9 +182,23 @@ static void handle_set_title(struct wl_listener *listener, void *data)
 {
 	struct slim_x11_view *view = wl_container_of(listener, view, set_title);
 	toplevel_list_title_changed(&view->base);
+	view_update_titlebar(&view->base);
 }
 
-/* A window asks for a place and a size: the size it gets; the place only before it maps. */
+/* Its Motif hints changed: a title bar comes or goes (the content stays where it is). */
+static void handle_set_decorations(struct wl_listener *listener, void *data)
+{
+	struct slim_x11_view *view = wl_container_of(listener, view, set_decorations);
+	if (!view->unmanaged && view->base.mapped) {
+		view_set_decorated(&view->base, wants_titlebar(view->xs));
+	}
+}
+
+/*
+ * A window asks for a place and a size: before it maps, what it asks (it is
+ * placed as it maps); once mapped, the size, within its output's usable
+ * area (maximized and fullscreen windows keep the screen's).
+ */
 static void handle_request_configure(struct wl_listener *listener, void *data)
 {
 	struct slim_x11_view *view = wl_container_of(listener, view, request_configure);
@@ -183,11 +208,7 @@ static void handle_request_configure(struct wl_listener *listener, void *data)
 			event->height);
 		return;
 	}
-	if (view->base.maximized || view->base.fullscreen) {
-		x11_moved(&view->base); /* it keeps the screen's size */
-		return;
-	}
-	x11_set_size(&view->base, event->width, event->height);
+	view_constrain(&view->base, event->width, event->height, true);
 }
 
 /* Override-redirect windows say where they are. */
@@ -283,6 +304,7 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 		{ &view->request_activate, &xs->events.request_activate, handle_request_activate },
 		{ &view->set_geometry, &xs->events.set_geometry, handle_set_geometry },
 		{ &view->set_title, &xs->events.set_title, handle_set_title },
+		{ &view->set_decorations, &xs->events.set_decorations, handle_set_decorations },
 	};
 	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
 		hooks[i].listener->notify = hooks[i].notify;
