@@ -13,7 +13,8 @@
 - foot asking for 3000x2000 is told a size that fits the 800x600 screen: its
   title bar (slimland's, through xdg-decoration) and close button show.
 - Clipboard both ways: xclip's CLIPBOARD reaches wl-paste, wl-copy's reaches
-  xclip, with an X11 window focused.
+  xclip, first with an X11 window focused, then with foot (a Wayland
+  window) focused, CLIPBOARD and PRIMARY.
 - A click on the title bar's close button closes xterm: its process ends.
 """
 import os
@@ -141,6 +142,21 @@ def test():
         s.start_client(['foot', '--window-size-pixels=3000x2000'])
         s.wait_screen(lambda img: (img.getpixel((2, 2)), img.getpixel((W - BAR_H + 5, 5))) ==
                       (BAR, CLOSE), 'foot fitted to the screen, its title bar at the top')
+
+        # with a Wayland window focused, both ways, both selections
+        for sel, primary in (('clipboard', []), ('primary', ['--primary'])):
+            s.run_client(['sh', '-c', 'wl-copy %s wl-%s >/dev/null 2>&1' % (' '.join(primary),
+                                                                             sel)])
+            r = s.run_client(['xclip', '-selection', sel, '-o'], timeout=10)
+            if r.stdout.decode() != 'wl-' + sel:
+                s.fail('with foot focused, xclip -o -selection %s got %r (%s), not what '
+                       'wl-copy set' % (sel, r.stdout, r.stderr.decode(errors='replace')))
+            watch = s.start_client(['wl-paste', '-n'] + primary +
+                                   ['--watch', 'sh', '-c', 'cat; echo'], lines=True)
+            s.run_client(['sh', '-c', 'printf x11-%s | xclip -selection %s -i -loops 1' % (
+                sel, sel)])
+            watch.wait_line('x11-' + sel, timeout=10)
+            log('%s: both ways with foot focused' % sel)
 
 
 run(test)

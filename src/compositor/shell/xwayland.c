@@ -8,7 +8,7 @@
  * managed window gets slimland's title bar unless its Motif hints say it
  * draws its own (xterm and xclock want one; GTK's client-side decorations
  * say no). wlroots' window manager bridges the clipboard and the primary
- * selection.
+ * selection, whatever has the keyboard (see handle_new_surface).
  */
 #include <stdlib.h>
 #include <wlr/types/wlr_scene.h>
@@ -71,6 +71,12 @@ static void x11_moved(struct slim_view *view)
 static void x11_set_activated(struct slim_view *view, bool activated)
 {
 	struct wlr_xwayland_surface *xs = x11_view(view)->xs;
+	/*
+	 * Counted as focused already (for the selections' sake, see
+	 * handle_new_surface) while it was not mapped: X11's input focus could
+	 * not go to it then, and wlroots would not try again.
+	 */
+	wlr_xwayland_surface_activate(xs, false);
 	wlr_xwayland_surface_activate(xs, activated);
 	if (activated) {
 		wlr_xwayland_surface_restack(xs, NULL, XCB_STACK_MODE_ABOVE);
@@ -309,6 +315,21 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
 		hooks[i].listener->notify = hooks[i].notify;
 		wl_signal_add(hooks[i].signal, hooks[i].listener);
+	}
+	/*
+	 * wlroots 0.15's window manager hands a selection between X11 and
+	 * Wayland only while it counts an X11 window as focused (its
+	 * xwm->focus_surface, checked in xwayland/selection/outgoing.c and
+	 * incoming.c): `wl-copy foo; xclip -o` fails while a Wayland window,
+	 * or none, has the keyboard. X11 programs share selections freely
+	 * among themselves anyway; so while no X11 window has the keyboard,
+	 * each new one is counted as focused in X11 alone (the seat's keyboard
+	 * stays where it is). xclip's window, which never maps, arrives just
+	 * before its request for the selection, or just before it offers one.
+	 */
+	struct slim_view *focused = xw->shell->focused;
+	if (!view->unmanaged && (!focused || focused->impl != &x11_impl)) {
+		wlr_xwayland_surface_activate(xs, true);
 	}
 }
 
