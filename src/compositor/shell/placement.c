@@ -12,20 +12,39 @@
 #include "geometry.h"
 #include "shell-internal.h"
 
-struct wlr_box shell_usable_area_at(struct slim_shell *shell, double x, double y)
+/* The output at (x, y), or the nearest one; NULL while there is none. */
+static struct wlr_output *output_at(struct slim_shell *shell, double x, double y, struct wlr_box *box)
 {
 	double cx = x, cy = y;
 	wlr_output_layout_closest_point(shell->layout, NULL, x, y, &cx, &cy);
 	struct wlr_output *output = wlr_output_layout_output_at(shell->layout, cx, cy);
-	struct wlr_box *box = output ? wlr_output_layout_get_box(shell->layout, output) : NULL;
-	if (!box) {
+	struct wlr_box *b = output ? wlr_output_layout_get_box(shell->layout, output) : NULL;
+	if (!b) {
+		return NULL;
+	}
+	*box = *b;
+	return output;
+}
+
+struct wlr_box shell_output_box_at(struct slim_shell *shell, double x, double y)
+{
+	struct wlr_box box = shell->usable;
+	output_at(shell, x, y, &box);
+	return box;
+}
+
+struct wlr_box shell_usable_area_at(struct slim_shell *shell, double x, double y)
+{
+	struct wlr_box box;
+	struct wlr_output *output = output_at(shell, x, y, &box);
+	if (!output) {
 		return shell->usable; /* no output yet: what the shell knows of the screen */
 	}
 	if (output != shell->output) {
-		return *box; /* panels go to the console's screen alone (layer.c) */
+		return box; /* panels go to the console's screen alone (layer.c) */
 	}
 	/* layer.c's zones are in the output's own coordinates */
-	return (struct wlr_box){ box->x + shell->usable.x, box->y + shell->usable.y,
+	return (struct wlr_box){ box.x + shell->usable.x, box.y + shell->usable.y,
 		shell->usable.width, shell->usable.height };
 }
 

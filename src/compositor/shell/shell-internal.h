@@ -61,6 +61,8 @@ struct slim_view {
 #define VIEW_TITLEBAR_H 24
 
 /* placement.c */
+/* The box of the output at (x, y), or the nearest one, in layout coordinates. */
+struct wlr_box shell_output_box_at(struct slim_shell *shell, double x, double y);
 /* The usable area of the output at (x, y), or the nearest one: less the panels' zones. */
 struct wlr_box shell_usable_area_at(struct slim_shell *shell, double x, double y);
 /* `box` (a window, `top` its title bar's height) moved and shrunk into `area`. */
@@ -160,6 +162,9 @@ void views_fit_output(struct slim_shell *shell);
 
 /* xdg.c */
 void xdg_handle_new_surface(struct wl_listener *listener, void *data);
+/* A popup's node in `parent`'s, the popup kept on its output; false if out of memory. */
+bool xdg_popup_create(struct slim_shell *shell, struct wlr_xdg_surface *xdg,
+		struct wlr_scene_node *parent);
 
 /* xwayland.c: NULL when Xwayland cannot be had (X11 clients then find no DISPLAY) */
 struct slim_xwayland *xwayland_create(struct slim_shell *shell,

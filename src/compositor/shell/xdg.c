@@ -1,6 +1,8 @@
 /*
- * xdg-shell: toplevels become views (view.c), popups are placed in their
- * parent's scene node and kept on the screen.
+ * xdg-shell: toplevels become views (view.c), popups (of windows, and of
+ * panels through layer.c) are placed in their parent's scene node and kept
+ * on the output they open on. wlroots keeps their grabs: while one is
+ * open, the keyboard goes to it and a click on another client closes it.
  */
 #include <stdlib.h>
 #include <wlr/types/wlr_scene.h>
@@ -179,7 +181,52 @@ static void handle_request_fullscreen(struct wl_listener *listener, void *data)
 	wlr_xdg_surface_schedule_configure(view->xdg);
 }
 
-/* Popups: placed in their parent's scene node, kept on the screen. */
+/*
+ * Where the root of a popup's chain (an xdg toplevel, or a panel) has its
+ * surface's origin, in layout coordinates: wlroots places popups relative
+ * to it. False if it has no place.
+ */
+static bool root_origin(struct wlr_xdg_surface *xdg, int *x, int *y)
+{
+	struct wlr_xdg_surface *root = xdg;
+	while (root->role == WLR_XDG_SURFACE_ROLE_POPUP &&
+			wlr_surface_is_xdg_surface(root->popup->parent)) {
+		root = wlr_xdg_surface_from_wlr_surface(root->popup->parent);
+	}
+	struct wlr_scene_node *node = root->data;
+	if (!node) {
+		return false;
+	}
+	if (root->role == WLR_XDG_SURFACE_ROLE_POPUP) {
+		/* a panel's popup: its node is in the panel's, at the panel's origin */
+		return wlr_scene_node_coords(node->parent, x, y);
+	}
+	struct slim_view *view = node->data;
+	struct wlr_box geo = view_geometry(view);
+	*x = view->x - geo.x;
+	*y = view->y - geo.y;
+	return true;
+}
+
+bool xdg_popup_create(struct slim_shell *shell, struct wlr_xdg_surface *xdg,
+		struct wlr_scene_node *parent)
+{
+	xdg->data = wlr_scene_xdg_surface_create(parent, xdg);
+	if (!xdg->data) {
+		wl_resource_post_no_memory(xdg->resource);
+		return false;
+	}
+	/* kept on the output it opens on, in its root surface's coordinates */
+	int x, y;
+	if (root_origin(xdg, &x, &y)) {
+		struct wlr_box out = shell_output_box_at(shell, x, y);
+		struct wlr_box box = { out.x - x, out.y - y, out.width, out.height };
+		wlr_xdg_popup_unconstrain_from_box(xdg->popup, &box);
+	}
+	return true;
+}
+
+/* A popup of a window or of another popup (a panel's own come through layer.c). */
 static void create_popup(struct slim_shell *shell, struct wlr_xdg_surface *xdg)
 {
 	/*
@@ -190,28 +237,9 @@ static void create_popup(struct slim_shell *shell, struct wlr_xdg_surface *xdg)
 		return;
 	}
 	struct wlr_xdg_surface *parent = wlr_xdg_surface_from_wlr_surface(xdg->popup->parent);
-	if (!parent->data) {
-		return; /* its parent has no place either */
+	if (parent->data) { /* else its parent has no place either */
+		xdg_popup_create(shell, xdg, parent->data);
 	}
-	xdg->data = wlr_scene_xdg_surface_create(parent->data, xdg);
-	if (!xdg->data) {
-		wl_resource_post_no_memory(xdg->resource);
-		return;
-	}
-	/* wlroots wants the screen in the root toplevel's surface coordinates. */
-	struct wlr_xdg_surface *root = parent;
-	while (root->role == WLR_XDG_SURFACE_ROLE_POPUP) {
-		root = wlr_xdg_surface_from_wlr_surface(root->popup->parent);
-	}
-	struct wlr_scene_node *node = root->data;
-	struct slim_view *view = node ? node->data : NULL;
-	if (!view) {
-		return;
-	}
-	struct wlr_box geo = view_geometry(view);
-	struct wlr_box box = { geo.x - view->x, geo.y - view->y, shell->output->width,
-		shell->output->height };
-	wlr_xdg_popup_unconstrain_from_box(xdg->popup, &box);
 }
 
 void xdg_handle_new_surface(struct wl_listener *listener, void *data)
