@@ -26,7 +26,7 @@ from slimtest import (BACKGROUND, BTN_LEFT, KEY_LEFTALT, Session, fraction_not, 
 
 W, H = 800, 600
 BAR_H = 24
-BAR = (0x40, 0x4f, 0x66)
+BAR = (0x3f, 0x4f, 0x66)
 CLOSE = (0xbf, 0x4d, 0x40)
 
 
@@ -123,6 +123,7 @@ def test():
                                lines=True)
         s.run_client(['sh', '-c', 'printf from-x11 | xclip -selection clipboard -i -loops 1'])
         watch.wait_line('from-x11', timeout=10)
+        watch.stop()  # xclip -loops 1 serves one reader: the next watcher's
         # and Wayland to X11
         # (wl-copy's server stays behind, serving: its output goes nowhere)
         s.run_client(['sh', '-c', 'wl-copy from-wayland >/dev/null 2>&1'])
@@ -156,6 +157,7 @@ def test():
             s.run_client(['sh', '-c', 'printf x11-%s | xclip -selection %s -i -loops 1' % (
                 sel, sel)])
             watch.wait_line('x11-' + sel, timeout=10)
+            watch.stop()
             log('%s: both ways with foot focused' % sel)
 
 

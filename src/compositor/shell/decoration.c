@@ -15,7 +15,7 @@
 #include "slim-font.h"
 #include "slim-proto.h"
 
-#define BAR 0xff404f66u
+#define BAR 0xff3f4f66u
 #define CLOSE 0xffbf4d40u
 #define INK 0xffe6ebf0u
 /* the font at twice its size, vertically centred */

@@ -156,9 +156,6 @@ void view_set_decorated(struct slim_view *view, bool decorated)
 		decoration_destroy(view->titlebar);
 		view->titlebar = NULL;
 	}
-	if (view->maximized) {
-		view_fit_output(view); /* the bar takes its share of the screen, or gives it back */
-	}
 }
 
 void view_titlebar_click(struct slim_view *view, double x)
@@ -307,6 +304,7 @@ void view_unmap(struct slim_view *view)
 void view_finish(struct slim_view *view)
 {
 	view_unmap(view);
-	view_set_decorated(view, false);
+	decoration_destroy(view->titlebar); /* nothing refitted: the window is going */
+	view->titlebar = NULL;
 	wl_list_remove(&view->link);
 }

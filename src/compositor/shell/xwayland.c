@@ -8,7 +8,7 @@
  * managed window gets slimland's title bar unless its Motif hints say it
  * draws its own (xterm and xclock want one; GTK's client-side decorations
  * say no). wlroots' window manager bridges the clipboard and the primary
- * selection, whatever has the keyboard (see handle_new_surface).
+ * selection, whatever has the keyboard (see hold_selections).
  */
 #include <stdlib.h>
 #include <wlr/types/wlr_scene.h>
@@ -22,11 +22,14 @@
 struct slim_xwayland {
 	struct slim_shell *shell;
 	struct wlr_xwayland *wlr;
+	struct wl_list windows; /* slim_x11_view.link, newest first: the managed ones */
 	struct wl_listener ready, new_surface;
 };
 
 struct slim_x11_view {
 	struct slim_view base;
+	struct slim_xwayland *xw;
+	struct wl_list link; /* slim_xwayland.windows */
 	struct wlr_xwayland_surface *xs;
 	bool unmanaged;              /* override-redirect: no view, no focus */
 	struct wlr_scene_node *content; /* the surface's, while mapped */
@@ -73,7 +76,7 @@ static void x11_set_activated(struct slim_view *view, bool activated)
 	struct wlr_xwayland_surface *xs = x11_view(view)->xs;
 	/*
 	 * Counted as focused already (for the selections' sake, see
-	 * handle_new_surface) while it was not mapped: X11's input focus could
+	 * hold_selections) while it was not mapped: X11's input focus could
 	 * not go to it then, and wlroots would not try again.
 	 */
 	wlr_xwayland_surface_activate(xs, false);
@@ -128,10 +131,44 @@ static const struct slim_view_impl x11_impl = {
 	.app_id = x11_app_id,
 };
 
-/* No Motif hints, or hints that leave the title to the window manager. */
-static bool wants_titlebar(struct wlr_xwayland_surface *xs)
+/*
+ * A title bar unless its Motif hints keep the title to itself; a maximized
+ * window gives the bar its share of the screen, or takes it back.
+ */
+static void x11_decorate(struct slim_x11_view *view)
 {
-	return !(xs->decorations & WLR_XWAYLAND_SURFACE_DECORATIONS_NO_TITLE);
+	view_set_decorated(&view->base,
+		!(view->xs->decorations & WLR_XWAYLAND_SURFACE_DECORATIONS_NO_TITLE));
+	if (view->base.maximized) {
+		view_fit_output(&view->base);
+	}
+}
+
+/*
+ * wlroots 0.15's window manager hands a selection between X11 and Wayland
+ * only while it counts an X11 window as focused (its xwm->focus_surface,
+ * checked in xwayland/selection/outgoing.c and incoming.c): `wl-copy foo;
+ * xclip -o` fails while a Wayland window, or none, has the keyboard. X11
+ * programs share selections freely among themselves anyway; so while no
+ * X11 window has the keyboard, the newest unmapped X11 window (but
+ * `going`) is counted as focused in X11 alone, the seat's keyboard staying
+ * where it is (a mapped one would look focused). xclip's window, which
+ * never maps, arrives just before its request for a selection, or just
+ * before it offers one.
+ */
+static void hold_selections(struct slim_xwayland *xw, struct slim_x11_view *going)
+{
+	struct slim_view *focused = xw->shell->focused;
+	if (focused && focused->impl == &x11_impl) {
+		return; /* wlroots counts that one */
+	}
+	struct slim_x11_view *view;
+	wl_list_for_each(view, &xw->windows, link) {
+		if (view != going && !view->base.mapped) {
+			wlr_xwayland_surface_activate(view->xs, true);
+			return;
+		}
+	}
 }
 
 static void handle_map(struct wl_listener *listener, void *data)
@@ -150,7 +187,7 @@ static void handle_map(struct wl_listener *listener, void *data)
 		wlr_scene_node_raise_to_top(node);
 		return;
 	}
-	view_set_decorated(&view->base, wants_titlebar(xs));
+	x11_decorate(view);
 	view_map(&view->base);
 }
 
@@ -170,6 +207,8 @@ static void handle_destroy(struct wl_listener *listener, void *data)
 	struct slim_x11_view *view = wl_container_of(listener, view, destroy);
 	if (!view->unmanaged) {
 		view_finish(&view->base);
+		hold_selections(view->xw, view);
+		wl_list_remove(&view->link);
 	}
 	struct wl_listener *listeners[] = {
 		&view->map, &view->unmap, &view->destroy, &view->request_configure,
@@ -196,7 +235,7 @@ static void handle_set_decorations(struct wl_listener *listener, void *data)
 {
 	struct slim_x11_view *view = wl_container_of(listener, view, set_decorations);
 	if (!view->unmanaged && view->base.mapped) {
-		view_set_decorated(&view->base, wants_titlebar(view->xs));
+		x11_decorate(view);
 	}
 }
 
@@ -287,6 +326,7 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 		return;
 	}
 	view->xs = xs;
+	view->xw = xw;
 	view->unmanaged = xs->override_redirect;
 	view_init(&view->base, xw->shell, &x11_impl, &tree->node);
 	if (view->unmanaged) {
@@ -316,20 +356,9 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 		hooks[i].listener->notify = hooks[i].notify;
 		wl_signal_add(hooks[i].signal, hooks[i].listener);
 	}
-	/*
-	 * wlroots 0.15's window manager hands a selection between X11 and
-	 * Wayland only while it counts an X11 window as focused (its
-	 * xwm->focus_surface, checked in xwayland/selection/outgoing.c and
-	 * incoming.c): `wl-copy foo; xclip -o` fails while a Wayland window,
-	 * or none, has the keyboard. X11 programs share selections freely
-	 * among themselves anyway; so while no X11 window has the keyboard,
-	 * each new one is counted as focused in X11 alone (the seat's keyboard
-	 * stays where it is). xclip's window, which never maps, arrives just
-	 * before its request for the selection, or just before it offers one.
-	 */
-	struct slim_view *focused = xw->shell->focused;
-	if (!view->unmanaged && (!focused || focused->impl != &x11_impl)) {
-		wlr_xwayland_surface_activate(xs, true);
+	if (!view->unmanaged) {
+		wl_list_insert(&xw->windows, &view->link);
+		hold_selections(xw, NULL);
 	}
 }
 
@@ -346,6 +375,7 @@ struct slim_xwayland *xwayland_create(struct slim_shell *shell,
 {
 	struct slim_xwayland *xw = slim_znew(struct slim_xwayland);
 	xw->shell = shell;
+	wl_list_init(&xw->windows);
 	/* lazy: Xwayland runs only once an X11 client connects */
 	xw->wlr = wlr_xwayland_create(shell->display, compositor, true);
 	if (!xw->wlr) {
