@@ -5,6 +5,7 @@
  */
 #include <string.h>
 #include "slim-codec.h"
+#include "slim-desk.h"
 
 static const char *const error_names[SLIM_ERR_COUNT] = {
 	[SLIM_OK] = "ok",
@@ -382,6 +383,73 @@ static enum slim_error decode_downstream(const struct slim_reader *r,
 	}
 }
 
+/*
+ * The fixed part, then in this order what the caps say follows: the video
+ * budget, the heads, the keyboard; then the token, if any.
+ */
+static enum slim_error decode_hello(struct slim_cmd *cmd, const uint8_t *body, size_t len)
+{
+	if (len < sizeof(cmd->hello)) {
+		return SLIM_ERR_LENGTH;
+	}
+	memcpy(&cmd->hello, body, sizeof(cmd->hello));
+	const uint8_t *p = body + sizeof(cmd->hello), *end = body + len;
+	uint32_t caps = cmd->hello.caps;
+	cmd->video_mbit = 0;
+	if (caps & SLIM_CAP_VIDEO_BUDGET) {
+		if (end - p < (ptrdiff_t)sizeof(cmd->video_mbit)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&cmd->video_mbit, p, sizeof(cmd->video_mbit));
+		p += sizeof(cmd->video_mbit);
+	}
+	cmd->heads = NULL;
+	cmd->n_heads = 0;
+	if (caps & SLIM_CAP_HEADS) {
+		struct slim_wire_heads h;
+		if (end - p < (ptrdiff_t)sizeof(h)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&h, p, sizeof(h));
+		p += sizeof(h);
+		if (h.count < 1 || h.count > SLIM_MAX_HEADS) {
+			return SLIM_ERR_FIELD;
+		}
+		size_t n = (size_t)h.count * sizeof(struct slim_wire_head);
+		if ((size_t)(end - p) < n) {
+			return SLIM_ERR_LENGTH;
+		}
+		cmd->heads = p;
+		cmd->n_heads = h.count;
+		p += n;
+	}
+	cmd->keyboard = NULL;
+	if (caps & SLIM_CAP_KEYBOARD) {
+		if (end - p < (ptrdiff_t)sizeof(struct slim_wire_keyboard)) {
+			return SLIM_ERR_LENGTH;
+		}
+		cmd->keyboard = p;
+		p += sizeof(struct slim_wire_keyboard);
+	}
+	if (end - p != 0 && end - p != SLIM_ATTACH_TOKEN_LEN) {
+		return SLIM_ERR_LENGTH;
+	}
+	cmd->has_token = end - p == SLIM_ATTACH_TOKEN_LEN;
+	if (cmd->has_token) {
+		memcpy(cmd->token, p, SLIM_ATTACH_TOKEN_LEN);
+	}
+	if (cmd->hello.width == 0 || cmd->hello.height == 0 ||
+			cmd->hello.width > SLIM_MAX_DIM || cmd->hello.height > SLIM_MAX_DIM ||
+			cmd->hello.mtu < SLIM_MIN_MTU || cmd->hello.mtu > SLIM_MAX_MTU) {
+		return SLIM_ERR_FIELD;
+	}
+	if (cmd->heads && !slim_desk_heads_valid(cmd->heads, cmd->n_heads,
+			cmd->hello.width, cmd->hello.height)) {
+		return SLIM_ERR_FIELD;
+	}
+	return SLIM_OK;
+}
+
 static enum slim_error decode_upstream(struct slim_cmd *cmd, const uint8_t *body, size_t len)
 {
 	switch (cmd->type) {
@@ -393,30 +461,8 @@ static enum slim_error decode_upstream(struct slim_cmd *cmd, const uint8_t *body
 		}
 		memcpy(&cmd->audio_report, body, len);
 		return SLIM_OK;
-	case SLIM_CMD_HELLO: {
-		if (len < sizeof(cmd->hello)) {
-			return SLIM_ERR_LENGTH;
-		}
-		memcpy(&cmd->hello, body, sizeof(cmd->hello));
-		/* the fixed part, the video budget if the caps say so, the token if any */
-		size_t fixed = sizeof(cmd->hello) +
-			(cmd->hello.caps & SLIM_CAP_VIDEO_BUDGET ? sizeof(cmd->video_mbit) : 0);
-		if (len != fixed && len != fixed + SLIM_ATTACH_TOKEN_LEN) {
-			return SLIM_ERR_LENGTH;
-		}
-		cmd->video_mbit = 0;
-		memcpy(&cmd->video_mbit, body + sizeof(cmd->hello), fixed - sizeof(cmd->hello));
-		cmd->has_token = len > fixed;
-		if (cmd->has_token) {
-			memcpy(cmd->token, body + fixed, SLIM_ATTACH_TOKEN_LEN);
-		}
-		if (cmd->hello.width == 0 || cmd->hello.height == 0 ||
-				cmd->hello.width > SLIM_MAX_DIM || cmd->hello.height > SLIM_MAX_DIM ||
-				cmd->hello.mtu < SLIM_MIN_MTU || cmd->hello.mtu > SLIM_MAX_MTU) {
-			return SLIM_ERR_FIELD;
-		}
-		return SLIM_OK;
-	}
+	case SLIM_CMD_HELLO:
+		return decode_hello(cmd, body, len);
 	case SLIM_CMD_INPUT: {
 		struct slim_wire_input_hdr h;
 		if (len < sizeof(h) + sizeof(struct slim_wire_input) ||

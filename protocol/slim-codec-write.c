@@ -4,6 +4,7 @@
  */
 #include <string.h>
 #include "slim-codec.h"
+#include "slim-desk.h"
 
 void slim_writer_init(struct slim_writer *w, uint8_t *buf, size_t mtu,
 		uint32_t assoc, bool upstream)
@@ -109,33 +110,64 @@ bool slim_put_frame_end(struct slim_writer *w, const struct slim_wire_frame_end 
 }
 
 bool slim_put_hello_ext(struct slim_writer *w, const struct slim_wire_hello *hello,
-		uint32_t video_mbit, const uint8_t *token)
+		const struct slim_hello_parts *parts)
 {
 	struct slim_wire_hello h = *hello;
-	h.caps = video_mbit ? h.caps | SLIM_CAP_VIDEO_BUDGET : h.caps & ~(uint32_t)SLIM_CAP_VIDEO_BUDGET;
-	size_t extra = (video_mbit ? sizeof(video_mbit) : 0);
-	uint8_t *p = slim_writer_add(w, SLIM_CMD_HELLO, 0, sizeof(h) + extra +
-		(token ? SLIM_ATTACH_TOKEN_LEN : 0));
+	const struct slim_desk *desk = parts->desk;
+	bool keyboard = desk && desk->has_keyboard;
+	h.caps &= ~(uint32_t)(SLIM_CAP_VIDEO_BUDGET | SLIM_CAP_HEADS | SLIM_CAP_KEYBOARD);
+	h.caps |= (parts->video_mbit ? SLIM_CAP_VIDEO_BUDGET : 0) |
+		(desk ? SLIM_CAP_HEADS : 0) | (keyboard ? SLIM_CAP_KEYBOARD : 0);
+	if (desk) {
+		h.version = SLIM_HELLO_VERSION;
+	}
+	size_t n_heads = desk ? desk->n_heads : 0;
+	size_t len = sizeof(h) + (parts->video_mbit ? sizeof(parts->video_mbit) : 0) +
+		(desk ? sizeof(struct slim_wire_heads) + n_heads * sizeof(struct slim_wire_head) : 0) +
+		(keyboard ? sizeof(struct slim_wire_keyboard) : 0) +
+		(parts->token ? SLIM_ATTACH_TOKEN_LEN : 0);
+	uint8_t *p = slim_writer_add(w, SLIM_CMD_HELLO, 0, len);
 	if (!p) {
 		return false;
 	}
 	memcpy(p, &h, sizeof(h));
-	memcpy(p + sizeof(h), &video_mbit, extra);
-	if (token) {
-		memcpy(p + sizeof(h) + extra, token, SLIM_ATTACH_TOKEN_LEN);
+	p += sizeof(h);
+	if (parts->video_mbit) {
+		memcpy(p, &parts->video_mbit, sizeof(parts->video_mbit));
+		p += sizeof(parts->video_mbit);
+	}
+	if (desk) {
+		struct slim_wire_heads heads = { .count = (uint8_t)n_heads };
+		memcpy(p, &heads, sizeof(heads));
+		p += sizeof(heads);
+		for (size_t i = 0; i < n_heads; i++) {
+			struct slim_wire_head head;
+			slim_desk_head_to_wire(&desk->heads[i], &head);
+			memcpy(p, &head, sizeof(head));
+			p += sizeof(head);
+		}
+	}
+	if (keyboard) {
+		struct slim_wire_keyboard kb;
+		slim_desk_keyboard_to_wire(&desk->keyboard, &kb);
+		memcpy(p, &kb, sizeof(kb));
+		p += sizeof(kb);
+	}
+	if (parts->token) {
+		memcpy(p, parts->token, SLIM_ATTACH_TOKEN_LEN);
 	}
 	return true;
 }
 
 bool slim_put_hello(struct slim_writer *w, const struct slim_wire_hello *hello)
 {
-	return slim_put_hello_ext(w, hello, 0, NULL);
+	return slim_put_hello_ext(w, hello, &(struct slim_hello_parts){ 0 });
 }
 
 bool slim_put_hello_token(struct slim_writer *w, const struct slim_wire_hello *hello,
 		const uint8_t token[SLIM_ATTACH_TOKEN_LEN])
 {
-	return slim_put_hello_ext(w, hello, 0, token);
+	return slim_put_hello_ext(w, hello, &(struct slim_hello_parts){ .token = token });
 }
 
 bool slim_put_redirect(struct slim_writer *w, const struct slim_wire_redirect *redirect)

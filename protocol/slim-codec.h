@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include "slim-proto.h"
 
+struct slim_desk;
+
 enum slim_error {
 	SLIM_OK = 0,
 	SLIM_ERR_SHORT,        /* shorter than a header, or a command runs past the end */
@@ -70,12 +72,15 @@ bool slim_put_hello(struct slim_writer *w, const struct slim_wire_hello *hello);
 /* A HELLO that presents an attach token (from a REDIRECT). */
 bool slim_put_hello_token(struct slim_writer *w, const struct slim_wire_hello *hello,
 		const uint8_t token[SLIM_ATTACH_TOKEN_LEN]);
-/*
- * Either, with the console's video budget in Mbit/s (0: none, and no
- * SLIM_CAP_VIDEO_BUDGET), and the token if not NULL.
- */
+/* What a HELLO may carry besides its fixed part. */
+struct slim_hello_parts {
+	uint32_t video_mbit;          /* 0: none, and no SLIM_CAP_VIDEO_BUDGET */
+	const struct slim_desk *desk; /* its heads, and keyboard if it has one; NULL: neither */
+	const uint8_t *token;         /* SLIM_ATTACH_TOKEN_LEN bytes; NULL: none */
+};
+/* Either, with these parts; caps and version are set to what goes. */
 bool slim_put_hello_ext(struct slim_writer *w, const struct slim_wire_hello *hello,
-		uint32_t video_mbit, const uint8_t *token);
+		const struct slim_hello_parts *parts);
 bool slim_put_redirect(struct slim_writer *w, const struct slim_wire_redirect *redirect);
 bool slim_put_move(struct slim_writer *w, const struct slim_wire_move *move);
 /* Events numbered first, first + 1, ...; n >= 1. */
@@ -175,6 +180,10 @@ struct slim_cmd {
 		struct {
 			struct slim_wire_hello hello;
 			uint32_t video_mbit; /* with SLIM_CAP_VIDEO_BUDGET; else 0 */
+			/* with SLIM_CAP_HEADS (checked: slim_desk_heads_valid), else NULL */
+			const uint8_t *heads; /* struct slim_wire_head, unaligned */
+			uint8_t n_heads;
+			const uint8_t *keyboard; /* struct slim_wire_keyboard; NULL: none */
 			bool has_token;
 			uint8_t token[SLIM_ATTACH_TOKEN_LEN];
 		};

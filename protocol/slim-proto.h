@@ -15,6 +15,13 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "slim needs a little-e
 
 #define SLIM_MAGIC 0x4d494c53u /* "SLIM" as bytes on the wire */
 #define SLIM_VERSION 2
+/*
+ * What a HELLO says: 3 may carry the console's heads and keyboard
+ * (SLIM_CAP_HEADS, SLIM_CAP_KEYBOARD); a HELLO of 2 is one head of its
+ * width x height and no keyboard of its own. The datagrams around it are
+ * SLIM_VERSION's either way.
+ */
+#define SLIM_HELLO_VERSION 3
 
 /* Default and hard bounds of a datagram, header included. */
 #define SLIM_DEFAULT_MTU 1400
@@ -157,7 +164,21 @@ enum slim_caps {
 	 * here (MOVE), so it is not placed again (session-manager.md §9).
 	 */
 	SLIM_CAP_MOVED = 1 << 12,
+	/* struct slim_wire_heads follows: the console's monitors (slim-protocol.md 4.1) */
+	SLIM_CAP_HEADS = 1 << 13,
+	/* struct slim_wire_keyboard follows: the keymap its keyboard types in */
+	SLIM_CAP_KEYBOARD = 1 << 14,
 };
+
+/*
+ * Most heads a HELLO may name. Their layout's bounding box is the screen
+ * (the HELLO's width x height), bound by SLIM_MAX_SCREEN_PIXELS as one head's is.
+ */
+#define SLIM_MAX_HEADS 8
+/* Largest output scale a console may ask for. */
+#define SLIM_MAX_SCALE 4
+/* A physical side above this (10 m) is taken as unknown. */
+#define SLIM_MAX_HEAD_MM 10000
 
 /*
  * How long a console with SLIM_CAP_ACK_DELAY may hold the ACK of a frame
@@ -322,6 +343,39 @@ struct slim_wire_hello {
 	/* optionally followed by uint8_t token[SLIM_ATTACH_TOKEN_LEN] (see REDIRECT) */
 } SLIM_PACKED;
 
+enum slim_head_flags {
+	SLIM_HEAD_PRIMARY = 1 << 0, /* the greeter shows here */
+};
+
+/* One monitor of the console: a rectangle of its screen, in device pixels. */
+struct slim_wire_head {
+	uint16_t x, y, width, height;
+	uint16_t mm_width, mm_height; /* physical size, 0: unknown */
+	uint32_t refresh_mhz;         /* 0: unknown */
+	uint8_t scale;                /* 0: the server's choice, else 1..SLIM_MAX_SCALE */
+	uint8_t flags;                /* enum slim_head_flags */
+	uint16_t pad;
+	/* text, NUL-padded, not necessarily terminated */
+	char name[16];  /* the connector: "HDMI-A-1" */
+	char make[32];  /* from the monitor's EDID */
+	char model[32];
+} SLIM_PACKED;
+
+/* SLIM_CAP_HEADS: `count` heads follow, 1..SLIM_MAX_HEADS. */
+struct slim_wire_heads {
+	uint8_t count;
+	uint8_t pad[3];
+} SLIM_PACKED;
+
+/* SLIM_CAP_KEYBOARD: XKB names, each text NUL-padded, empty: the default. */
+struct slim_wire_keyboard {
+	char rules[16];
+	char model[32];
+	char layout[64];  /* "de", "us,ru" */
+	char variant[64]; /* "nodeadkeys", ",phonetic" */
+	char options[128]; /* "grp:alt_shift_toggle,ctrl:nocaps" */
+} SLIM_PACKED;
+
 /*
  * REDIRECT, from the session manager: show the session (or greeter) at this
  * endpoint. The console connects there with `key` (a DTLS pre-shared key,
@@ -448,6 +502,19 @@ _Static_assert(sizeof(struct slim_wire_cscs) == 28, "CSCS");
 _Static_assert(sizeof(struct slim_wire_cursor_image) == 16, "CURSOR_IMAGE");
 _Static_assert(sizeof(struct slim_wire_frame_end) == 24, "FRAME_END");
 _Static_assert(sizeof(struct slim_wire_hello) == 44, "HELLO");
+_Static_assert(sizeof(struct slim_wire_head) == 100, "HELLO head");
+_Static_assert(sizeof(struct slim_wire_heads) == 4, "HELLO heads");
+_Static_assert(sizeof(struct slim_wire_keyboard) == 304, "HELLO keyboard");
+
+/*
+ * The longest HELLO datagram: header, command header, every part. It may
+ * be longer than the console's MTU (the network fragments it); nothing
+ * else upstream is.
+ */
+#define SLIM_HELLO_MAX_DGRAM (sizeof(struct slim_wire_dgram) + sizeof(struct slim_wire_cmd) + \
+	sizeof(struct slim_wire_hello) + 4 + sizeof(struct slim_wire_heads) + \
+	SLIM_MAX_HEADS * sizeof(struct slim_wire_head) + sizeof(struct slim_wire_keyboard) + \
+	SLIM_ATTACH_TOKEN_LEN)
 _Static_assert(sizeof(struct slim_wire_input) == 20, "INPUT event");
 _Static_assert(sizeof(struct slim_wire_input_hdr) == 4, "INPUT header");
 _Static_assert(sizeof(struct slim_wire_held) == 8, "HELD header");

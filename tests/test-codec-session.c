@@ -292,9 +292,9 @@ static void test_hello_token(void **state)
 
 	/* the console's video budget: after the fixed part, before the token */
 	slim_writer_reset(&d->w);
-	assert_true(slim_put_hello_ext(&d->w, &hello, 25, token));
-	assert_true(slim_put_hello_ext(&d->w, &hello, 100000, NULL));
-	assert_true(slim_put_hello_ext(&d->w, &hello, 0, NULL));
+	assert_true(slim_put_hello_ext(&d->w, &hello, &(struct slim_hello_parts){ .video_mbit = 25, .token = token }));
+	assert_true(slim_put_hello_ext(&d->w, &hello, &(struct slim_hello_parts){ .video_mbit = 100000 }));
+	assert_true(slim_put_hello_ext(&d->w, &hello, &(struct slim_hello_parts){ 0 }));
 	dgram_finish(d);
 	open_dgram(&rd, d->buf, d->len, true, 3);
 	next_ok(&rd, &cmd, SLIM_CMD_HELLO, 0);

@@ -315,7 +315,7 @@ static uint32_t expect_hello(struct server *s, int timeout_ms)
 	server_expect(s, SLIM_CMD_HELLO, timeout_ms, &hdr, &cmd);
 	assert_int_not_equal(hdr.assoc, 0);
 	assert_int_equal(hdr.seq, 1);
-	assert_int_equal(cmd.hello.version, SLIM_VERSION);
+	assert_int_equal(cmd.hello.version, SLIM_HELLO_VERSION);
 	assert_int_equal(cmd.hello.width, W);
 	assert_int_equal(cmd.hello.height, H);
 	assert_int_equal(cmd.hello.mtu, SLIM_DEFAULT_MTU);

@@ -56,13 +56,16 @@ static void test_hello(void **state)
 	assert_true(hdr.time_us > 0);
 	struct slim_cmd cmd;
 	next_cmd(&r, &cmd, SLIM_CMD_HELLO);
-	assert_int_equal(cmd.hello.version, SLIM_VERSION);
+	assert_int_equal(cmd.hello.version, SLIM_HELLO_VERSION);
 	assert_int_equal(cmd.hello.width, 800);
 	assert_int_equal(cmd.hello.height, 600);
 	assert_int_equal(cmd.hello.mtu, 1200);
 	assert_int_equal(cmd.hello.caps,
 		SLIM_CAP_LZ4 | SLIM_CAP_RGB888 | SLIM_CAP_CSCS | SLIM_CAP_CURSOR |
-		SLIM_CAP_PALETTE | SLIM_CAP_ZSTD | SLIM_CAP_CACHE | SLIM_CAP_HISTORY);
+		SLIM_CAP_PALETTE | SLIM_CAP_ZSTD | SLIM_CAP_CACHE | SLIM_CAP_HISTORY |
+		SLIM_CAP_HEADS);
+	/* one head, the screen's: a console with one monitor */
+	assert_int_equal(cmd.n_heads, 1);
 	char id[SLIM_CONSOLE_ID_LEN] = "desk-7";
 	assert_memory_equal(cmd.hello.console_id, id, SLIM_CONSOLE_ID_LEN);
 	expect_end(&r);

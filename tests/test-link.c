@@ -33,7 +33,7 @@ struct rig {
 	struct slim_fb fb;
 };
 
-static void handle_attached(void *data, const char *console_id, uint32_t width, uint32_t height)
+static void handle_attached(void *data, const char *console_id, const struct slim_desk *desk)
 {
 	struct rig *rig = data;
 	rig->attached = true;

@@ -6,6 +6,7 @@
 #include "pixel-cache.h"
 #include "seq-window.h"
 #include "slim-clock.h"
+#include "slim-desk.h"
 #include "slim-log.h"
 #include "slim-zstd.h"
 
@@ -28,6 +29,7 @@ struct core_hello {
 	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
 	uint32_t video_mbit; /* 0: nothing said */
 	uint32_t extra_caps; /* sound, if the program plays it */
+	struct slim_desk desk; /* its heads (the screen is their bounds) and keyboard */
 };
 
 /* The frame being received. */
@@ -125,7 +127,9 @@ struct slim_console_core *slim_console_core_create(uint32_t width, uint32_t heig
 	core->dec.history = slim_history_create();
 	core->dec.inflated = malloc(SLIM_ZSTD_MAX_DGRAM);
 	core->dec.cscs = slim_cscs_scratch_create();
-	core->up.buf = malloc(mtu);
+	/* a HELLO may be longer than the MTU; nothing else is */
+	core->up.buf = malloc(mtu > SLIM_HELLO_MAX_DGRAM ? mtu : SLIM_HELLO_MAX_DGRAM);
+	slim_desk_single(&core->hello.desk, width, height);
 	if (!core->dec.cmds || !core->dec.lz4 || !core->dec.zstd || !core->dec.history ||
 			!core->dec.inflated || !core->dec.cscs || !core->up.buf ||
 			!alloc_fb(core, width, height) ||
@@ -248,9 +252,14 @@ static void send_hello(struct slim_console_core *core, const char *console_id)
 	struct slim_wire_hello hello;
 	slim_console_core_fill_hello(core, console_id, &hello);
 	struct slim_writer w;
-	begin_upstream(core, &w);
-	slim_put_hello_ext(&w, &hello, core->hello.video_mbit,
-		core->hello.has_token ? core->hello.token : NULL);
+	slim_writer_init(&w, core->up.buf, core->up.mtu > SLIM_HELLO_MAX_DGRAM ?
+		core->up.mtu : SLIM_HELLO_MAX_DGRAM, core->assoc, true);
+	struct slim_hello_parts parts = {
+		.video_mbit = core->hello.video_mbit,
+		.desk = &core->hello.desk,
+		.token = core->hello.has_token ? core->hello.token : NULL,
+	};
+	slim_put_hello_ext(&w, &hello, &parts);
 	core->delay.held = false; /* a HELLO starts everything again: no ACK goes with it */
 	send_upstream(core, &w);
 }
@@ -292,14 +301,57 @@ void slim_console_core_request_repaint(struct slim_console_core *core, const cha
 	}
 }
 
-bool slim_console_core_resize(struct slim_console_core *core, uint32_t width, uint32_t height)
+/* The screen, cleared, at the bounds of `desk`'s heads, which HELLO names from now on. */
+static bool set_desk_heads(struct slim_console_core *core, const struct slim_desk *desk)
 {
+	uint32_t width, height;
+	slim_desk_bounds(desk, &width, &height);
 	if (width == 0 || height == 0 || width > SLIM_MAX_DIM || height > SLIM_MAX_DIM ||
 			!alloc_fb(core, width, height)) {
 		return false;
 	}
+	core->hello.desk.n_heads = desk->n_heads;
+	memcpy(core->hello.desk.heads, desk->heads, desk->n_heads * sizeof(desk->heads[0]));
 	core->frame.n_damage = 0;
 	return !core->backend || core->backend->impl->resize(core->backend, width, height);
+}
+
+bool slim_console_core_resize(struct slim_console_core *core, uint32_t width, uint32_t height)
+{
+	struct slim_desk desk;
+	slim_desk_single(&desk, width, height);
+	return set_desk_heads(core, &desk);
+}
+
+bool slim_console_core_set_heads(struct slim_console_core *core, const struct slim_desk *desk)
+{
+	struct slim_wire_head wire[SLIM_MAX_HEADS];
+	uint32_t width, height;
+	if (desk->n_heads < 1 || desk->n_heads > SLIM_MAX_HEADS) {
+		return false;
+	}
+	for (uint32_t i = 0; i < desk->n_heads; i++) {
+		slim_desk_head_to_wire(&desk->heads[i], &wire[i]);
+	}
+	slim_desk_bounds(desk, &width, &height);
+	if (!slim_desk_heads_valid((const uint8_t *)wire, desk->n_heads, width, height)) {
+		return false;
+	}
+	return set_desk_heads(core, desk);
+}
+
+void slim_console_core_set_keyboard(struct slim_console_core *core,
+		const struct slim_keyboard *keyboard)
+{
+	core->hello.desk.has_keyboard = keyboard != NULL;
+	if (keyboard) {
+		core->hello.desk.keyboard = *keyboard;
+	}
+}
+
+const struct slim_desk *slim_console_core_desk(const struct slim_console_core *core)
+{
+	return &core->hello.desk;
 }
 
 /* Everything unacknowledged that fits, and HELD: a lost datagram's events ride along. */

@@ -13,6 +13,7 @@
 #include "backend.h"
 #include "input-queue.h"
 #include "slim-codec.h"
+#include "slim-desk.h"
 #include "slim-history.h"
 #include "slim-pixels.h"
 
@@ -91,8 +92,22 @@ enum slim_error slim_console_core_receive(struct slim_console_core *core,
  */
 enum slim_error slim_console_core_receive_at(struct slim_console_core *core,
 		const uint8_t *buf, size_t len, uint64_t arrived_us);
-/* The screen changed size: clears the picture; say HELLO again after it. */
+/*
+ * The screen changed size: one head of width x height. Clears the picture;
+ * say HELLO again after it.
+ */
 bool slim_console_core_resize(struct slim_console_core *core, uint32_t width, uint32_t height);
+/*
+ * The console's heads are `desk`'s (its keyboard aside): the screen is
+ * their bounding box, cleared, and every HELLO from now on names them.
+ * False if they are not a layout HELLO may carry (slim_desk_heads_valid).
+ */
+bool slim_console_core_set_heads(struct slim_console_core *core, const struct slim_desk *desk);
+/* Every HELLO from now on says this keyboard; NULL: none (the server's default). */
+void slim_console_core_set_keyboard(struct slim_console_core *core,
+		const struct slim_keyboard *keyboard);
+/* Its heads and keyboard, as HELLO says them. */
+const struct slim_desk *slim_console_core_desk(const struct slim_console_core *core);
 /*
  * Numbers the events and sends them with everything the server has not
  * acknowledged yet, and HELD (slim-protocol.md §7). False if some were

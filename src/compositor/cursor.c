@@ -160,7 +160,9 @@ void cursor_moved(struct slim_cursor *cursor)
 {
 	struct slim_shell *shell = cursor->shell;
 	bool visible = !cursor->from_client || cursor->surface;
-	slim_link_cursor_pos(cursor->link, (int32_t)shell->pointer_x, (int32_t)shell->pointer_y,
+	double x, y;
+	slim_shell_pointer_on_screen(shell, &x, &y);
+	slim_link_cursor_pos(cursor->link, (int32_t)x, (int32_t)y,
 		visible, shell->grab.mode != SLIM_GRAB_NONE);
 }
 

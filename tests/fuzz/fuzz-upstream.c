@@ -23,6 +23,7 @@
 #include "input-seq.h"
 #include "pacer.h"
 #include "slim-audio.h"
+#include "slim-desk.h"
 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -100,6 +101,15 @@ static void other(void *data, const struct slim_cmd *cmd)
 		for (size_t i = 0; i < sizeof(cmd->hello.console_id); i++) {
 			h = h * 31 + (uint8_t)cmd->hello.console_id[i];
 		}
+		/* the desk as the compositor takes it: heads, names, keyboard */
+		struct slim_desk desk;
+		slim_desk_from_wire(&desk, cmd->hello.width, cmd->hello.height, cmd->heads,
+			cmd->n_heads, cmd->keyboard);
+		for (uint32_t i = 0; i < desk.n_heads; i++) {
+			h = h * 31 + desk.heads[i].width + desk.heads[i].mm_width +
+				(uint32_t)strlen(desk.heads[i].name) + desk.heads[i].primary;
+		}
+		h += desk.has_keyboard + (uint32_t)strlen(desk.keyboard.options);
 		break;
 	case SLIM_CMD_INPUT:
 		h += cmd->input.first;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "slim-codec.h"
+#include "slim-desk.h"
 #include "slim-zstd.h"
 
 /* Keep in sync with fuzz-console.c and fuzz-upstream.c. */
@@ -387,6 +388,22 @@ static void upstream_corpus(void)
 	};
 	check(slim_put_hello(&w, &hello), "HELLO");
 	emit(&w, d, "hello", 1);
+	/* two heads side by side and a keyboard: what a desk says */
+	struct slim_desk desk = {
+		.n_heads = 2,
+		.heads = {
+			{ .width = FUZZ_W / 2, .height = FUZZ_H, .mm_width = 300, .mm_height = 200,
+				.refresh_mhz = 60000, .primary = true, .name = "DP-1",
+				.make = "Acme", .model = "One" },
+			{ .x = FUZZ_W / 2, .width = FUZZ_W / 2, .height = FUZZ_H / 2, .scale = 2,
+				.name = "HDMI-A-1" },
+		},
+		.has_keyboard = true,
+		.keyboard = { .layout = "de,us", .options = "grp:alt_shift_toggle" },
+	};
+	check(slim_put_hello_ext(&w, &hello, &(struct slim_hello_parts){ .desk = &desk }),
+		"HELLO with heads");
+	emit(&w, d, "hello-desk", 1);
 
 	/* the console's microphone, and how its playback fares */
 	static const uint8_t opus[] = { 0x08, 0x0b, 0xe4 };

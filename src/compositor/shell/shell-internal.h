@@ -60,14 +60,6 @@ struct slim_view {
 /* Height of a title bar slimland draws. */
 #define VIEW_TITLEBAR_H 24
 
-/* placement.c */
-/* The box of the output at (x, y), or the nearest one, in layout coordinates. */
-struct wlr_box shell_output_box_at(struct slim_shell *shell, double x, double y);
-/* The usable area of the output at (x, y), or the nearest one: less the panels' zones. */
-struct wlr_box shell_usable_area_at(struct slim_shell *shell, double x, double y);
-/* `box` (a window, `top` its title bar's height) moved and shrunk into `area`. */
-struct wlr_box constrain_box(struct wlr_box area, struct wlr_box box, int32_t top);
-
 /* decoration.c: a title bar in `parent`'s node, above its origin; node->data is `data`. */
 struct slim_decoration *decoration_create(struct wlr_scene_node *parent, void *data);
 void decoration_destroy(struct slim_decoration *deco);
@@ -83,10 +75,22 @@ void toplevel_list_remove(struct slim_view *view);
 /* Its title changed: task bars hear of it, at most once a tenth of a second. */
 void toplevel_list_title_changed(struct slim_view *view);
 
+/* desk.c */
+/* The head whose layout box holds (x, y), or else the nearest; NULL: no head yet. */
+struct slim_shell_head *shell_head_at(struct slim_shell *shell, double x, double y);
+/* The head the view's centre is on (or nearest). */
+struct slim_shell_head *shell_head_of_view(struct slim_view *view);
+/* The head showing `output`, or NULL. */
+struct slim_shell_head *shell_head_of_output(struct slim_shell *shell, struct wlr_output *output);
+/* `box` (a window, `top` its title bar's height) moved and shrunk into `area`. */
+struct wlr_box constrain_box(struct wlr_box area, struct wlr_box box, int32_t top);
+
 /* layer.c */
 bool layers_init(struct slim_shell *shell);
-/* Places every layer surface again (the screen or a surface changed). */
+/* Places every layer surface again, and each head's usable area (a head or a surface changed). */
 void layers_arrange(struct slim_shell *shell);
+/* Panels on an output that is gone go to the primary head. */
+void layers_rehome(struct slim_shell *shell);
 
 /* virtual-input.c */
 struct slim_virtual_input *virtual_input_create(struct slim_shell *shell);
@@ -150,15 +154,17 @@ struct slim_view *view_at(struct slim_shell *shell, double x, double y,
 void view_focus(struct slim_view *view, struct wlr_surface *surface);
 void view_move_to(struct slim_view *view, int32_t x, int32_t y);
 void view_cycle(struct slim_shell *shell);
-/* A maximized or fullscreen view fills the screen (what panels leave, if maximized). */
+/* A maximized or fullscreen view fills its head (what panels leave, if maximized). */
 void view_fit_output(struct slim_view *view);
 /*
- * The view at (width x height) kept within its output's usable area:
+ * The view at (width x height) kept within its head's usable area:
  * moved, and told a size if it must change (always, if `answer`).
  */
 void view_constrain(struct slim_view *view, int32_t width, int32_t height, bool answer);
-/* Maximized and fullscreen windows follow the screen's size. */
+/* Maximized and fullscreen windows follow their head's size. */
 void views_fit_output(struct slim_shell *shell);
+/* Windows on no head (theirs is gone) move onto the nearest one. */
+void views_rescue(struct slim_shell *shell);
 
 /* xdg.c */
 void xdg_handle_new_surface(struct wl_listener *listener, void *data);

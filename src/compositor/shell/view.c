@@ -126,18 +126,21 @@ void view_update_titlebar(struct slim_view *view)
 	}
 }
 
+/* Its head, whole (fullscreen) or what the panels leave of it (maximized). */
 void view_fit_output(struct slim_view *view)
 {
-	struct slim_shell *shell = view->shell;
+	struct slim_shell_head *head = shell_head_of_view(view);
+	if (!head) {
+		return; /* no head yet: the session's first one places it */
+	}
 	/* a maximized window keeps its title bar on the screen */
 	if (view->fullscreen) {
-		view_move_to(view, 0, 0);
-		view->impl->set_size(view, (uint32_t)shell->output->width,
-			(uint32_t)shell->output->height);
+		view_move_to(view, head->box.x, head->box.y);
+		view->impl->set_size(view, (uint32_t)head->box.width, (uint32_t)head->box.height);
 		return;
 	}
 	/* maximized: what the panels leave, the title bar (if any) in it */
-	struct wlr_box area = shell->usable;
+	struct wlr_box area = head->usable;
 	int32_t top = view->titlebar ? VIEW_TITLEBAR_H : 0;
 	view_move_to(view, area.x, area.y + top);
 	view->impl->set_size(view, (uint32_t)area.width,
@@ -186,6 +189,24 @@ void views_fit_output(struct slim_shell *shell)
 		if (view->maximized || view->fullscreen) {
 			view_fit_output(view);
 		}
+	}
+}
+
+void views_rescue(struct slim_shell *shell)
+{
+	struct slim_view *view;
+	wl_list_for_each(view, &shell->views, link) {
+		struct wlr_box box = view_box(view);
+		struct slim_shell_head *head = shell_head_of_view(view);
+		if (!head || wlr_box_intersection(&(struct wlr_box){ 0 }, &box, &head->box)) {
+			continue;
+		}
+		/* its head is gone: onto the nearest, top left of what panels leave */
+		wlr_log(WLR_INFO, "shell: a window moves to %s, its head gone", head->output->name);
+		int32_t top = view->titlebar ? VIEW_TITLEBAR_H : 0;
+		view_move_to(view, head->usable.x, head->usable.y + top);
+		view->saved.x = head->usable.x;
+		view->saved.y = head->usable.y + top;
 	}
 }
 
@@ -239,9 +260,13 @@ static void constrain_in(struct slim_view *view, struct wlr_box area, int32_t wi
 
 void view_constrain(struct slim_view *view, int32_t width, int32_t height, bool answer)
 {
-	struct wlr_box area = shell_usable_area_at(view->shell, (double)view->x + width / 2,
+	struct slim_shell_head *head = shell_head_at(view->shell, (double)view->x + width / 2,
 		(double)view->y + height / 2);
-	constrain_in(view, area, width, height, answer);
+	if (head) {
+		constrain_in(view, head->usable, width, height, answer);
+	} else if (answer) {
+		view->impl->set_size(view, (uint32_t)width, (uint32_t)height); /* no head yet */
+	}
 }
 
 void view_map(struct slim_view *view)
@@ -249,11 +274,11 @@ void view_map(struct slim_view *view)
 	struct slim_shell *shell = view->shell;
 	/*
 	 * New windows cascade from the top left of what panels leave on the
-	 * output under the pointer, clear of its edges, and within it.
+	 * head with the pointer, clear of its edges, and within it.
 	 */
 	int n = wl_list_length(&shell->views);
-	struct wlr_box box = view_box(view);
-	struct wlr_box area = shell_usable_area_at(shell, shell->pointer_x, shell->pointer_y);
+	struct slim_shell_head *head = shell_head_at(shell, shell->pointer_x, shell->pointer_y);
+	struct wlr_box box = view_box(view), area = head ? head->usable : (struct wlr_box){ 0 };
 	int32_t top = view->titlebar ? VIEW_TITLEBAR_H : 0;
 	int32_t x = 32 + 32 * (n % 8), y = 32 + 32 * (n % 8) + top;
 	if (x + box.width > area.width) {
@@ -264,7 +289,9 @@ void view_map(struct slim_view *view)
 	}
 	if (!view->maximized && !view->fullscreen) {
 		view_move_to(view, area.x + x, area.y + y);
-		constrain_in(view, area, box.width, box.height, false);
+		if (head) {
+			constrain_in(view, area, box.width, box.height, false);
+		}
 	}
 	view_update_titlebar(view);
 	/* Mapped only now: placing a new window is no move for the console to copy. */

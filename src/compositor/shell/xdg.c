@@ -1,7 +1,7 @@
 /*
  * xdg-shell: toplevels become views (view.c), popups (of windows, and of
  * panels through layer.c) are placed in their parent's scene node and kept
- * on the output they open on. wlroots keeps their grabs: while one is
+ * on the head they open on. wlroots keeps their grabs: while one is
  * open, the keyboard goes to it and a click on another client closes it.
  */
 #include <stdlib.h>
@@ -182,11 +182,13 @@ static void handle_request_fullscreen(struct wl_listener *listener, void *data)
 }
 
 /*
- * Where the root of a popup's chain (an xdg toplevel, or a panel) has its
+ * The head a popup's chain opens on (its window's, or its panel's), and
+ * where the root of the chain (an xdg toplevel, or a panel) has its
  * surface's origin, in layout coordinates: wlroots places popups relative
- * to it. False if it has no place.
+ * to it. NULL if it has no place.
  */
-static bool root_origin(struct wlr_xdg_surface *xdg, int *x, int *y)
+static struct slim_shell_head *root_place(struct slim_shell *shell, struct wlr_xdg_surface *xdg,
+		int *x, int *y)
 {
 	struct wlr_xdg_surface *root = xdg;
 	while (root->role == WLR_XDG_SURFACE_ROLE_POPUP &&
@@ -195,17 +197,17 @@ static bool root_origin(struct wlr_xdg_surface *xdg, int *x, int *y)
 	}
 	struct wlr_scene_node *node = root->data;
 	if (!node) {
-		return false;
+		return NULL;
 	}
 	if (root->role == WLR_XDG_SURFACE_ROLE_POPUP) {
 		/* a panel's popup: its node is in the panel's, at the panel's origin */
-		return wlr_scene_node_coords(node->parent, x, y);
+		return wlr_scene_node_coords(node->parent, x, y) ? shell_head_at(shell, *x, *y) : NULL;
 	}
 	struct slim_view *view = node->data;
 	struct wlr_box geo = view_geometry(view);
 	*x = view->x - geo.x;
 	*y = view->y - geo.y;
-	return true;
+	return shell_head_of_view(view);
 }
 
 bool xdg_popup_create(struct slim_shell *shell, struct wlr_xdg_surface *xdg,
@@ -216,11 +218,12 @@ bool xdg_popup_create(struct slim_shell *shell, struct wlr_xdg_surface *xdg,
 		wl_resource_post_no_memory(xdg->resource);
 		return false;
 	}
-	/* kept on the output it opens on, in its root surface's coordinates */
+	/* kept on its head, given in its root surface's coordinates */
 	int x, y;
-	if (root_origin(xdg, &x, &y)) {
-		struct wlr_box out = shell_output_box_at(shell, x, y);
-		struct wlr_box box = { out.x - x, out.y - y, out.width, out.height };
+	struct slim_shell_head *head = root_place(shell, xdg, &x, &y);
+	if (head) {
+		struct wlr_box box = { head->box.x - x, head->box.y - y, head->box.width,
+			head->box.height };
 		wlr_xdg_popup_unconstrain_from_box(xdg->popup, &box);
 	}
 	return true;

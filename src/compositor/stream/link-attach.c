@@ -201,9 +201,12 @@ void link_attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t as
 	c->last_heard_us = now;
 	c->timeouts = 0;
 	memcpy(c->console_id, id, sizeof(id));
-	slim_log(SLIM_LOG_INFO, "link: console %s attached, %ux%u, association %08x",
-		id, hello->width, hello->height, assoc);
-	link->handler->attached(link->data, c->console_id, hello->width, hello->height);
+	struct slim_desk desk;
+	slim_desk_from_wire(&desk, hello->width, hello->height, cmd->heads, cmd->n_heads,
+		cmd->keyboard);
+	slim_log(SLIM_LOG_INFO, "link: console %s attached, %ux%u in %u head%s, association %08x",
+		id, hello->width, hello->height, desk.n_heads, desk.n_heads == 1 ? "" : "s", assoc);
+	link->handler->attached(link->data, c->console_id, &desk);
 }
 
 void link_handle_conn_closed(void *data, struct slim_sec_conn *conn, const char *why)

@@ -34,13 +34,17 @@
 #include "encoder.h"
 #include "pacer.h"
 #include "slim-audio.h"
+#include "slim-desk.h"
 #include "slim-secure.h"
 
 #define LINK_MAX_IN_FLIGHT 2
 
 struct slim_link_handler {
-	/* A console attached (or re-attached): the screen is width x height. */
-	void (*attached)(void *data, const char *console_id, uint32_t width, uint32_t height);
+	/*
+	 * A console attached (or re-attached): its screen is `desk`'s heads'
+	 * bounds, and its keyboard `desk`'s (slim-desk.h).
+	 */
+	void (*attached)(void *data, const char *console_id, const struct slim_desk *desk);
 	void (*detached)(void *data, const char *console_id);
 	void (*input)(void *data, const struct slim_wire_input *ev);
 	/* The link can take a frame it could not take before, or must repair one. */
