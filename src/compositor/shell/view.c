@@ -292,6 +292,10 @@ void view_map(struct slim_view *view)
 		if (head) {
 			constrain_in(view, area, box.width, box.height, false);
 		}
+	} else if (head) {
+		/* asked for before it mapped: on the pointer's head, not where it was made */
+		view_move_to(view, head->box.x, head->box.y);
+		view_fit_output(view);
 	}
 	view_update_titlebar(view);
 	/* Mapped only now: placing a new window is no move for the console to copy. */
