@@ -11,14 +11,14 @@ import signal
 import subprocess
 
 from slimtest import BTN_LEFT, KEY_LEFTALT, BACKGROUND, Session, fraction_not, log, \
-    require_programs, run, scaled
+    require_programs, run, scaled, wait_until
 
 HEADS = '800x600,640x480'
 W1 = 800  # the second head starts here on the console's screen
 
 
-def outputs(s):
-    """wayland-info's wl_outputs: {name: (width, height)}."""
+def outputs(s, scales=False):
+    """wayland-info's wl_outputs: {name: (width, height)}, or with their scale."""
     r = s.run_client(['wayland-info'], timeout=15)
     if r.returncode != 0:
         s.fail('wayland-info failed: %s' % r.stderr.decode(errors='replace'))
@@ -27,9 +27,24 @@ def outputs(s):
         block = block.split('interface:')[0]
         name = re.search(r"^\s+name: '?([A-Za-z0-9._-]+)'?\s*$", block, re.M)
         mode = re.search(r'width: (\d+) px, height: (\d+) px', block)
-        if name and mode:
-            found[name.group(1)] = (int(mode.group(1)), int(mode.group(2)))
+        scale = re.search(r'scale: (\d+)', block)
+        if name and mode and scale:
+            found[name.group(1)] = (int(mode.group(1)), int(mode.group(2))) + \
+                ((int(scale.group(1)),) if scales else ())
     return found
+
+
+def wait_for_scale(s, client, scale):
+    """The client's last wl_surface.set_buffer_scale (WAYLAND_DEBUG) is `scale`."""
+    path = os.path.join(s.outdir, '%s.stderr.log' % client.name)
+    want = 'set_buffer_scale(%d)' % scale
+
+    def last_scale():
+        with open(path, errors='replace') as f:
+            said = [l for l in f if 'set_buffer_scale(' in l and '->' in l]
+        return said[-1] if said else ''
+    wait_until(last_scale, scaled(20), 'foot to draw at scale %d' % scale,
+               holds=lambda line: want in line, fail=s.fail)
 
 
 def assert_heads_equal(s, names):
@@ -116,6 +131,25 @@ def test():
             s.fail('back on two heads, wayland-info lists %r' % outputs(s))
         assert_heads_equal(s, ['CONSOLE-1', 'CONSOLE-2'])
         log('carried to one head and back to two')
+        mpv.stop()
+
+        # a 27-inch 4K monitor gets scale 2, and clients draw at it; 1080p gets 1
+        s.console.quit()
+        s.console = s.start_console(console_id='console-d',
+                                    extra_args=['--size', '3840x2160/600x340mm'])
+        if outputs(s, scales=True) != {'CONSOLE-1': (3840, 2160, 2)}:
+            s.fail('a 3840x2160 head of 600x340 mm is %r' % outputs(s, scales=True))
+        scaled_foot = s.start_client(['foot', '--', 'sh', '-c', 'exec sleep 600'],
+                                     env={'WAYLAND_DEBUG': '1'}, name='foot-debug')
+        wait_for_scale(s, scaled_foot, 2)
+        s.assert_screens_equal(head='CONSOLE-1')
+        s.console.quit()
+        s.console = s.start_console(console_id='console-e', size=(1920, 1080))
+        if outputs(s, scales=True) != {'CONSOLE-1': (1920, 1080, 1)}:
+            s.fail('a 1920x1080 head without a physical size is %r' % outputs(s, scales=True))
+        wait_for_scale(s, scaled_foot, 1)
+        s.assert_screens_equal()
+        log('scale 2 on the 4K head, 1 on the 1080p one; foot drew at each')
 
 
 run(test)

@@ -21,6 +21,7 @@
 #include "output.h"
 #include "screen.h"
 #include "slim-pixels.h"
+#include "user-scale.h"
 
 struct head {
 	struct slim_head desc;     /* what the console said */
@@ -44,7 +45,7 @@ uint32_t heads_scale_of(const struct slim_head *head)
 	if (head->mm_width == 0 || head->mm_height == 0) {
 		return 1;
 	}
-	/* dots per inch across: a 27" 3840x2160 monitor (600 mm) has 163, a 24" one 183 */
+	/* dots per inch across: a 27" 3840x2160 monitor (600 mm) has 163, a 24" 2560x1440 one 122 */
 	uint64_t dpi = (uint64_t)head->width * 254 / ((uint64_t)head->mm_width * 10);
 	return dpi >= SLIM_HIDPI_DPI ? 2 : 1;
 }
@@ -84,13 +85,15 @@ static void head_destroy(struct head *h, struct wlr_output_layout *layout)
 	*h = (struct head){ 0 };
 }
 
-static void set_maps(struct slim_heads *heads, const struct slim_desk *desk)
+/* `user`: the user's own scale for every head, 0: none. */
+static void set_maps(struct slim_heads *heads, const struct slim_desk *desk, uint32_t user)
 {
 	for (uint32_t i = 0; i < desk->n_heads; i++) {
 		const struct slim_head *h = &desk->heads[i];
 		heads->maps[i] = (struct slim_screen_map){
 			.x = (int32_t)h->x, .y = (int32_t)h->y,
-			.width = h->width, .height = h->height, .scale = heads_scale_of(h),
+			.width = h->width, .height = h->height,
+			.scale = user ? user : heads_scale_of(h),
 		};
 	}
 }
@@ -161,7 +164,7 @@ bool heads_apply(struct slim_heads *heads, const struct slim_desk *desk)
 	}
 	memcpy(heads->heads, next, sizeof(next));
 	heads->n = desk->n_heads;
-	set_maps(heads, desk);
+	set_maps(heads, desk, slim_user_scale());
 	bool ok = set_screen(heads, desk);
 	for (size_t i = 0; i < heads->n; i++) {
 		struct head *h = &heads->heads[i];

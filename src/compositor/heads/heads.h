@@ -63,10 +63,12 @@ void heads_note_move(struct slim_heads *heads, struct wlr_box box, int32_t dx, i
 void heads_damage_region(struct slim_heads *heads, const pixman_region32_t *region);
 
 /*
- * The scale a head is shown at: the console's, if it says one; else 2 from
- * SLIM_HIDPI_DPI up (its physical size known), else 1.
+ * The scale a head is shown at, unless its user chose one
+ * (~/.config/slimland/scale): the console's, if it says one; else 2 from
+ * SLIM_HIDPI_DPI up (its physical size known), else 1. 144 dpi is 1.5
+ * times the 96 of scale 1, half way to 2.
  */
-#define SLIM_HIDPI_DPI 170
+#define SLIM_HIDPI_DPI 144
 uint32_t heads_scale_of(const struct slim_head *head);
 
 #endif

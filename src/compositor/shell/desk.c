@@ -80,11 +80,11 @@ void slim_shell_set_heads(struct slim_shell *shell, const struct slim_screen_map
 	layers_arrange(shell);
 	views_rescue(shell);
 	views_fit_output(shell);
-	/* the greeter and the first windows open on the primary head */
+	/* the greeter and the first windows open on the primary head: from its top left */
 	struct slim_shell_head *p = shell_head_of_output(shell, primary);
 	if (p && (first || !on_a_head(shell, shell->pointer_x, shell->pointer_y))) {
-		shell->pointer_x = p->box.x + p->box.width / 2;
-		shell->pointer_y = p->box.y + p->box.height / 2;
+		shell->pointer_x = p->box.x;
+		shell->pointer_y = p->box.y;
 		shell->handler->pointer_moved(shell->data);
 	}
 }
@@ -124,4 +124,11 @@ void slim_shell_pointer_on_screen(const struct slim_shell *shell, double *x, dou
 		return;
 	}
 	slim_screen_map_to_screen(&head->map, shell->pointer_x, shell->pointer_y, x, y);
+}
+
+uint32_t slim_shell_pointer_scale(const struct slim_shell *shell)
+{
+	struct slim_shell_head *head = shell_head_at((struct slim_shell *)shell,
+		shell->pointer_x, shell->pointer_y);
+	return head ? head->map.scale : 1;
 }

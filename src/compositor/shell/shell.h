@@ -137,6 +137,8 @@ void slim_shell_set_heads(struct slim_shell *shell, const struct slim_screen_map
 		size_t n, struct wlr_output *primary);
 /* Where the pointer is on the console's screen (device pixels). */
 void slim_shell_pointer_on_screen(const struct slim_shell *shell, double *x, double *y);
+/* The scale of the head the pointer is on. */
+uint32_t slim_shell_pointer_scale(const struct slim_shell *shell);
 /* The console's keys and pointer, through the seat. */
 void slim_shell_console_input(struct slim_shell *shell, const struct slim_wire_input *ev);
 /* The DISPLAY X11 clients use, or NULL (no Xwayland: they find none). */
