@@ -168,7 +168,7 @@ void views_rescue(struct slim_shell *shell);
 
 /* xdg.c */
 void xdg_handle_new_surface(struct wl_listener *listener, void *data);
-/* A popup's node in `parent`'s, the popup kept on its output; false if out of memory. */
+/* A popup's node in `parent`'s, the popup kept on its head; false if out of memory. */
 bool xdg_popup_create(struct slim_shell *shell, struct wlr_xdg_surface *xdg,
 		struct wlr_scene_node *parent);
 
