@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "font.h"
+#include "slim-font.h"
 #include "status-screen.h"
 #include "test-util.h"
 

@@ -1,25 +1,14 @@
 #include <string.h>
-#include "font.h"
+#include "slim-font.h"
 #include "status-screen.h"
 
 /* Keeps text off the screen's edges. */
 #define MARGIN_CELLS 2
 
-static const char (*glyph(char c))[SLIM_FONT_W + 1]
-{
-	if (c >= 'a' && c <= 'z') {
-		c = (char)(c - 'a' + 'A'); /* the font has one case */
-	}
-	if (c < SLIM_FONT_FIRST || c > SLIM_FONT_LAST) {
-		c = '?';
-	}
-	return slim_font_5x7[c - SLIM_FONT_FIRST];
-}
-
 /* One scale x scale block of ink per set bit, clipped to the screen. */
 static void draw_char(const struct slim_fb *fb, uint32_t x0, uint32_t y0, uint32_t scale, char c)
 {
-	const char (*rows)[SLIM_FONT_W + 1] = glyph(c);
+	const char (*rows)[SLIM_FONT_W + 1] = slim_font_glyph(c);
 	for (uint32_t gy = 0; gy < SLIM_FONT_H; gy++) {
 		for (uint32_t gx = 0; gx < SLIM_FONT_W; gx++) {
 			uint32_t x = x0 + gx * scale, y = y0 + gy * scale;

@@ -23,6 +23,7 @@
 #include <wlr/types/wlr_matrix.h>
 #include <wlr/util/box.h>
 #include <wlr/util/log.h>
+#include "pixel-buffer.h"
 #include "renderer.h"
 #include "yuv-shm.h"
 
@@ -33,17 +34,11 @@ struct slim_renderer {
 	size_t n_formats;
 };
 
-/* XRGB pixels in memory, for the pixman texture that draws a YUV buffer. */
-struct slim_pixels {
-	struct wlr_buffer base;
-	uint32_t *px;
-};
-
 struct slim_yuv_texture {
 	struct wlr_texture base;
 	struct slim_renderer *renderer;
 	struct wlr_texture *inner;
-	struct slim_pixels *pixels;
+	struct slim_pixel_buffer *pixels; /* XRGB, for the pixman texture that draws it */
 	struct slim_shm_yuv layout;
 	uint8_t *planes; /* 4:2:0, as slim_shm_yuv_to_planes writes them */
 };
@@ -59,59 +54,6 @@ static struct slim_renderer *renderer_from(struct wlr_renderer *r)
 static struct wlr_renderer *inner_of(struct wlr_renderer *r)
 {
 	return renderer_from(r)->inner;
-}
-
-/* --- XRGB pixels in memory */
-
-static void pixels_destroy(struct wlr_buffer *buffer)
-{
-	struct slim_pixels *p = wl_container_of(buffer, p, base);
-	free(p->px);
-	free(p);
-}
-
-static bool pixels_begin(struct wlr_buffer *buffer, uint32_t flags, void **data,
-		uint32_t *format, size_t *stride)
-{
-	struct slim_pixels *p = wl_container_of(buffer, p, base);
-	*data = p->px;
-	*format = DRM_FORMAT_XRGB8888;
-	*stride = (size_t)buffer->width * 4;
-	return true;
-}
-
-static void pixels_end(struct wlr_buffer *buffer)
-{
-}
-
-static const struct wlr_buffer_impl pixels_impl = {
-	.destroy = pixels_destroy,
-	.begin_data_ptr_access = pixels_begin,
-	.end_data_ptr_access = pixels_end,
-};
-
-static struct slim_pixels *pixels_create(uint32_t width, uint32_t height)
-{
-	struct slim_pixels *p = calloc(1, sizeof(*p));
-	uint32_t *px = malloc((size_t)width * height * 4);
-	if (!p || !px) {
-		free(p);
-		free(px);
-		return NULL;
-	}
-	p->px = px;
-	wlr_buffer_init(&p->base, &pixels_impl, (int)width, (int)height);
-	return p;
-}
-
-struct wlr_buffer *renderer_pixels_create(uint32_t width, uint32_t height, uint32_t **px)
-{
-	struct slim_pixels *p = pixels_create(width, height);
-	if (!p) {
-		return NULL;
-	}
-	*px = p->px;
-	return &p->base;
 }
 
 /* --- YUV textures */
@@ -174,7 +116,7 @@ static struct wlr_texture *yuv_texture_create(struct slim_renderer *r, const uin
 	wlr_texture_init(&t->base, &yuv_texture_impl, layout->width, layout->height);
 	t->renderer = r;
 	t->layout = *layout;
-	t->pixels = pixels_create(layout->width, layout->height);
+	t->pixels = slim_pixel_buffer_create(layout->width, layout->height);
 	t->planes = malloc(slim_shm_yuv_planes_size(layout));
 	if (!t->pixels || !t->planes) {
 		yuv_destroy(&t->base);

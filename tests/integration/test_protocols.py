@@ -9,6 +9,9 @@
 - idle inhibit: the compositor says the session is kept awake while the
   client inhibits idle, and no longer once it is gone.
 - virtual keyboard: wtype types into foot, whose shell writes into a FIFO.
+- layer-shell popups: slim-panel's menu, opened by a click near the
+  screen's right edge, is slid onto the screen, shows there, and a click
+  outside it closes it.
 - layer shell: yambar, a panel at the top with a 30-pixel exclusive zone:
   a maximized foot (with the title bar it asks for) starts below it.
 - foreign toplevels: the panel's task list (yambar's foreign-toplevel
@@ -20,9 +23,11 @@ import time
 from slimtest import (BACKGROUND, BTN_LEFT, Session, fraction_not, log, read_fifo,
                       require_programs, run, scaled)
 
-TITLEBAR = (63, 79, 102)  # view.c's title bar colour, as pixman rounds it
+TITLEBAR = (0x3f, 0x4f, 0x66)  # decoration.c's title bar colour
 TITLEBAR_H = 24
 PANEL = (0x20, 0x40, 0x60)
+MY_PANEL = (0x20, 0x50, 0xc0)  # slim-panel's
+MENU = (0x30, 0xa0, 0x50)  # and its menu's
 YAMBAR = '''bar:
   height: 30
   location: top
@@ -53,9 +58,10 @@ def test():
         s.settled()
         img = s.assert_screens_equal()
         # the first window goes to (32, 32 + the bar): the bar is above it
-        bar = img.getpixel((100, 32 + TITLEBAR_H // 2))
+        # (looked at above its title's text)
+        bar = img.getpixel((100, 32 + 2))
         if bar != TITLEBAR:
-            s.fail('no title bar above the window: %s at (100, %d)' % (bar, 32 + TITLEBAR_H // 2))
+            s.fail('no title bar above the window: %s at (100, %d)' % (bar, 32 + 2))
         # dragged by its title bar
         s.console.motion(100, 40)
         s.console.button(BTN_LEFT, True)
@@ -64,7 +70,7 @@ def test():
         s.console.button(BTN_LEFT, False)
         s.settled()
         img = s.assert_screens_equal()
-        if img.getpixel((200, 82 + TITLEBAR_H // 2)) != TITLEBAR:
+        if img.getpixel((200, 82 + 2)) != TITLEBAR:
             s.fail('the title bar did not take the window along')
         # its close button (the title bar's right end) asks the client to close:
         # slim-protocols exits on xdg_toplevel.close
@@ -72,6 +78,22 @@ def test():
         s.console.click()
         theirs.wait_exit(timeout=5)
         s.wait_screen(lambda img: fraction_not(img, BACKGROUND) == 0, 'the window gone')
+
+        # a panel's menu: 100 pixels wide from x=760 would leave the screen, so slides left
+        panel = s.start_client([os.environ.get('SLIM_PANEL', ''), ], wait_line='ready')
+        s.wait_screen(lambda img: img.getpixel((400, 10)) == MY_PANEL, 'slim-panel')
+        s.console.motion(760, 15)
+        s.console.click()
+        panel.wait_line('popup 700 15', timeout=scaled(5))
+        s.wait_screen(lambda img: (img.getpixel((705, 20)), img.getpixel((795, 90)),
+                                   img.getpixel((695, 60))) == (MENU, MENU, BACKGROUND),
+                      'the menu at (700, 15)-(800, 95)')
+        s.console.motion(400, 300)
+        s.console.click()
+        panel.wait_line('dismissed', timeout=scaled(5))
+        s.wait_screen(lambda img: img.getpixel((750, 60)) == BACKGROUND, 'the menu gone')
+        panel.stop()
+        s.wait_screen(lambda img: fraction_not(img, BACKGROUND) == 0, 'the panel gone')
 
         # pointer lock and relative motion
         lock = s.start_client([client, 'lock'], wait_line='ready')

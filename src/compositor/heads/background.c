@@ -13,7 +13,7 @@
 #include <wlr/types/wlr_buffer.h>
 #include <wlr/types/wlr_scene.h>
 #include "background.h"
-#include "renderer.h"
+#include "pixel-buffer.h"
 
 #define BACKGROUND 0xff334050u
 
@@ -22,20 +22,19 @@ bool background_set_size(struct wlr_scene_buffer **background, struct wlr_scene 
 {
 	width++;
 	height++;
-	uint32_t *px;
-	struct wlr_buffer *solid = renderer_pixels_create(width, height, &px);
+	struct slim_pixel_buffer *solid = slim_pixel_buffer_create(width, height);
 	if (!solid) {
 		return false;
 	}
 	for (size_t i = 0; i < (size_t)width * height; i++) {
-		px[i] = BACKGROUND;
+		solid->px[i] = BACKGROUND;
 	}
 	if (*background) {
 		wlr_scene_node_destroy(&(*background)->node);
 	}
-	*background = wlr_scene_buffer_create(&scene->node, solid);
+	*background = wlr_scene_buffer_create(&scene->node, &solid->base);
 	/* The scene holds its own reference. */
-	wlr_buffer_drop(solid);
+	wlr_buffer_drop(&solid->base);
 	if (!*background) {
 		return false;
 	}

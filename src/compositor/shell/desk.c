@@ -3,11 +3,13 @@
  * point or a window is on, and what happens when the session says the
  * heads changed (a console with other monitors attached, one plugged in
  * or out): panels and big windows placed again, windows on a head that
- * is gone brought onto one that remains, the pointer kept on a head.
+ * is gone brought onto one that remains, the pointer kept on a head; and
+ * how a window is kept within a head's usable area (constrain_box).
  */
 #include <wlr/types/wlr_output.h>
 #include <wlr/types/wlr_output_layout.h>
 #include <wlr/util/log.h>
+#include "geometry.h"
 #include "shell-internal.h"
 
 /* How far (x, y) is from the box, squared: 0 inside. */
@@ -85,6 +87,31 @@ void slim_shell_set_heads(struct slim_shell *shell, const struct slim_screen_map
 		shell->pointer_y = p->box.y;
 		shell->handler->pointer_moved(shell->data);
 	}
+}
+
+/* One axis: a window of `size` at `pos`, in [lo, lo + len): its size and place there. */
+static void fit_axis(int32_t lo, int32_t len, int32_t *pos, int32_t *size)
+{
+	if (*size >= len) {
+		*size = len > 0 ? len : 1;
+		*pos = lo;
+		return;
+	}
+	*pos = geo_clamp(*pos, lo, (int64_t)lo + len - *size);
+}
+
+/*
+ * A window larger than the area is told a size that fits and goes to the
+ * area's top left, so that its title bar and controls are on screen.
+ */
+struct wlr_box constrain_box(struct wlr_box area, struct wlr_box box, int32_t top)
+{
+	/* the title bar, if any, above the window is in the area too */
+	area.y += top;
+	area.height -= top;
+	fit_axis(area.x, area.width, &box.x, &box.width);
+	fit_axis(area.y, area.height, &box.y, &box.height);
+	return box;
 }
 
 void slim_shell_pointer_on_screen(const struct slim_shell *shell, double *x, double *y)

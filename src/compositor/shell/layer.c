@@ -5,7 +5,8 @@
  * and margins on its head (the one it asked for, else the primary); one
  * anchored to an edge with an exclusive zone takes that strip from the
  * area maximized windows fill on that head (slim_shell_head.usable). A
- * surface that asks for the keyboard gets it while it is mapped.
+ * surface that asks for the keyboard gets it while it is mapped. Its
+ * popups (a panel's menus) are xdg popups in its node (xdg.c).
  */
 #include <stdlib.h>
 #include <wlr/types/wlr_layer_shell_v1.h>
@@ -13,6 +14,7 @@
 #include <wlr/types/wlr_scene.h>
 #include <wlr/types/wlr_seat.h>
 #include <wlr/types/wlr_surface.h>
+#include <wlr/types/wlr_xdg_shell.h>
 #include <wlr/util/log.h>
 #include "geometry.h"
 #include "shell-internal.h"
@@ -22,7 +24,7 @@ struct slim_layer_surface {
 	struct slim_shell *shell;
 	struct wlr_layer_surface_v1 *ls;
 	struct wlr_scene_node *node;
-	struct wl_listener map, unmap, destroy, commit;
+	struct wl_listener map, unmap, destroy, commit, new_popup;
 };
 
 #define ANCHOR_H (ZWLR_LAYER_SURFACE_V1_ANCHOR_LEFT | ZWLR_LAYER_SURFACE_V1_ANCHOR_RIGHT)
@@ -220,6 +222,14 @@ static void handle_commit(struct wl_listener *listener, void *data)
 	}
 }
 
+/* A panel's menu: in the panel's node, placed and grabbing like a window's (xdg.c). */
+static void handle_new_popup(struct wl_listener *listener, void *data)
+{
+	struct slim_layer_surface *l = wl_container_of(listener, l, new_popup);
+	struct wlr_xdg_popup *popup = data;
+	xdg_popup_create(l->shell, popup->base, l->node);
+}
+
 static void handle_destroy(struct wl_listener *listener, void *data)
 {
 	struct slim_layer_surface *l = wl_container_of(listener, l, destroy);
@@ -237,6 +247,7 @@ static void handle_destroy(struct wl_listener *listener, void *data)
 	wl_list_remove(&l->unmap.link);
 	wl_list_remove(&l->destroy.link);
 	wl_list_remove(&l->commit.link);
+	wl_list_remove(&l->new_popup.link);
 	wl_list_remove(&l->link);
 	wlr_scene_node_destroy(l->node);
 	struct slim_shell *shell = l->shell;
@@ -279,6 +290,8 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 	wl_signal_add(&ls->events.destroy, &l->destroy);
 	l->commit.notify = handle_commit;
 	wl_signal_add(&ls->surface->events.commit, &l->commit);
+	l->new_popup.notify = handle_new_popup;
+	wl_signal_add(&ls->events.new_popup, &l->new_popup);
 	wl_list_insert(&shell->layer_surfaces, &l->link);
 	/*
 	 * Its first configure says where it goes; it maps once it answers.

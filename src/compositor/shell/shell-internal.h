@@ -16,10 +16,10 @@ struct wlr_backend;
 struct wlr_input_device;
 struct wlr_keyboard;
 struct wlr_scene_node;
-struct wlr_scene_rect;
 struct wlr_surface;
 struct wlr_xdg_surface;
 struct slim_toplevel;
+struct slim_decoration;
 
 /* What a kind of window (xdg.c, xwayland.c) does for view.c. */
 struct slim_view_impl {
@@ -52,13 +52,20 @@ struct slim_view {
 	/* where the view was before it was maximized or made fullscreen */
 	struct wlr_box saved;
 	bool maximized, fullscreen;
-	/* the title bar slimland draws for a client that asked (xdg-decoration), or NULL */
-	struct wlr_scene_rect *titlebar, *close_button;
+	/* the title bar slimland draws for a client that asked for one, or NULL */
+	struct slim_decoration *titlebar;
 	struct slim_toplevel *toplevel; /* in task bars while mapped (toplevel-list.c) */
 };
 
 /* Height of a title bar slimland draws. */
 #define VIEW_TITLEBAR_H 24
+
+/* decoration.c: a title bar in `parent`'s node, above its origin; node->data is `data`. */
+struct slim_decoration *decoration_create(struct wlr_scene_node *parent, void *data);
+void decoration_destroy(struct slim_decoration *deco);
+/* Drawn again if the width or title changed; shown or hidden. */
+void decoration_update(struct slim_decoration *deco, int32_t width, const char *title,
+		bool enabled);
 
 /* toplevel-list.c */
 void toplevel_list_add(struct slim_view *view);
@@ -75,6 +82,8 @@ struct slim_shell_head *shell_head_at(struct slim_shell *shell, double x, double
 struct slim_shell_head *shell_head_of_view(struct slim_view *view);
 /* The head showing `output`, or NULL. */
 struct slim_shell_head *shell_head_of_output(struct slim_shell *shell, struct wlr_output *output);
+/* `box` (a window, `top` its title bar's height) moved and shrunk into `area`. */
+struct wlr_box constrain_box(struct wlr_box area, struct wlr_box box, int32_t top);
 
 /* layer.c */
 bool layers_init(struct slim_shell *shell);
@@ -131,9 +140,9 @@ struct wlr_box view_geometry(struct slim_view *view);
 /* Where it is and its size. */
 struct wlr_box view_box(struct slim_view *view);
 void view_set_state(struct slim_view *view, bool maximized, bool fullscreen);
-/* Its title bar follows the window's width (after a commit that resized it). */
+/* Its title bar follows the window's width and title (after a commit or a new title). */
 void view_update_titlebar(struct slim_view *view);
-/* A title bar above the view (a client asked for server-side decorations), or none. */
+/* A title bar above the view (the client asked for server-side decorations), or none. */
 void view_set_decorated(struct slim_view *view, bool decorated);
 /* The mapped view whose (toplevel) surface this is, or NULL. */
 struct slim_view *view_of_surface(struct slim_shell *shell, struct wlr_surface *surface);
@@ -145,6 +154,13 @@ struct slim_view *view_at(struct slim_shell *shell, double x, double y,
 void view_focus(struct slim_view *view, struct wlr_surface *surface);
 void view_move_to(struct slim_view *view, int32_t x, int32_t y);
 void view_cycle(struct slim_shell *shell);
+/* A maximized or fullscreen view fills its head (what panels leave, if maximized). */
+void view_fit_output(struct slim_view *view);
+/*
+ * The view at (width x height) kept within its head's usable area:
+ * moved, and told a size if it must change (always, if `answer`).
+ */
+void view_constrain(struct slim_view *view, int32_t width, int32_t height, bool answer);
 /* Maximized and fullscreen windows follow their head's size. */
 void views_fit_output(struct slim_shell *shell);
 /* Windows on no head (theirs is gone) move onto the nearest one. */
@@ -152,6 +168,9 @@ void views_rescue(struct slim_shell *shell);
 
 /* xdg.c */
 void xdg_handle_new_surface(struct wl_listener *listener, void *data);
+/* A popup's node in `parent`'s, the popup kept on its head; false if out of memory. */
+bool xdg_popup_create(struct slim_shell *shell, struct wlr_xdg_surface *xdg,
+		struct wlr_scene_node *parent);
 
 /* xwayland.c: NULL when Xwayland cannot be had (X11 clients then find no DISPLAY) */
 struct slim_xwayland *xwayland_create(struct slim_shell *shell,

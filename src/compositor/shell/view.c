@@ -94,7 +94,7 @@ struct slim_view *view_at(struct slim_shell *shell, double x, double y,
 {
 	struct wlr_scene_node *node = wlr_scene_node_at(&shell->scene->node, x, y, sx, sy);
 	*surface = NULL;
-	if (node && node->type == WLR_SCENE_NODE_RECT && node->data) {
+	if (node && node->type == WLR_SCENE_NODE_BUFFER && node->data) {
 		return node->data; /* a title bar */
 	}
 	if (!node || node->type != WLR_SCENE_NODE_SURFACE) {
@@ -120,16 +120,14 @@ void view_cycle(struct slim_shell *shell)
 void view_update_titlebar(struct slim_view *view)
 {
 	if (view->titlebar) {
-		struct wlr_box geo = view_geometry(view);
-		wlr_scene_rect_set_size(view->titlebar, geo.width, VIEW_TITLEBAR_H);
-		wlr_scene_node_set_position(&view->close_button->node,
-			geo.width - VIEW_TITLEBAR_H + 4, 4);
-		wlr_scene_node_set_enabled(&view->titlebar->node, !view->fullscreen);
+		const char *title = view->impl->title ? view->impl->title(view) : NULL;
+		decoration_update(view->titlebar, view_geometry(view).width, title,
+			!view->fullscreen);
 	}
 }
 
 /* Its head, whole (fullscreen) or what the panels leave of it (maximized). */
-static void fill_output(struct slim_view *view)
+void view_fit_output(struct slim_view *view)
 {
 	struct slim_shell_head *head = shell_head_of_view(view);
 	if (!head) {
@@ -154,25 +152,13 @@ void view_set_decorated(struct slim_view *view, bool decorated)
 	if (decorated == (view->titlebar != NULL)) {
 		return;
 	}
-	if (!decorated) {
-		wlr_scene_node_destroy(&view->titlebar->node); /* the button with it */
-		view->titlebar = view->close_button = NULL;
-		return;
-	}
-	static const float colour[4] = { 0.25f, 0.31f, 0.40f, 1.0f };
-	static const float close_colour[4] = { 0.75f, 0.30f, 0.25f, 1.0f };
-	view->titlebar = wlr_scene_rect_create(view->node, 1, VIEW_TITLEBAR_H, colour);
-	view->close_button = view->titlebar ? wlr_scene_rect_create(&view->titlebar->node,
-		VIEW_TITLEBAR_H - 8, VIEW_TITLEBAR_H - 8, close_colour) : NULL;
-	if (!view->close_button) {
-		wlr_scene_node_destroy(view->titlebar ? &view->titlebar->node : NULL);
+	if (decorated) {
+		view->titlebar = decoration_create(view->node, view);
+		view_update_titlebar(view); /* undecorated if it cannot be had */
+	} else {
+		decoration_destroy(view->titlebar);
 		view->titlebar = NULL;
-		return; /* undecorated, then */
 	}
-	view->titlebar->node.data = view;
-	view->close_button->node.data = view;
-	wlr_scene_node_set_position(&view->titlebar->node, 0, -VIEW_TITLEBAR_H);
-	view_update_titlebar(view);
 }
 
 void view_titlebar_click(struct slim_view *view, double x)
@@ -201,7 +187,7 @@ void views_fit_output(struct slim_shell *shell)
 	struct slim_view *view;
 	wl_list_for_each(view, &shell->views, link) {
 		if (view->maximized || view->fullscreen) {
-			fill_output(view);
+			view_fit_output(view);
 		}
 	}
 }
@@ -237,7 +223,7 @@ void view_set_state(struct slim_view *view, bool maximized, bool fullscreen)
 	view_update_titlebar(view);
 	toplevel_list_update(view);
 	if (will) {
-		fill_output(view);
+		view_fit_output(view);
 	} else if (was) {
 		view_move_to(view, view->saved.x, view->saved.y);
 		view->impl->set_size(view, (uint32_t)view->saved.width, (uint32_t)view->saved.height);
@@ -254,12 +240,43 @@ void view_init(struct slim_view *view, struct slim_shell *shell,
 	wl_list_init(&view->link);
 }
 
+/* Within `area`, moved and told a size if it must change (always, if `answer`). */
+static void constrain_in(struct slim_view *view, struct wlr_box area, int32_t width,
+		int32_t height, bool answer)
+{
+	if (view->maximized || view->fullscreen) {
+		if (answer) {
+			view_fit_output(view);
+		}
+		return;
+	}
+	struct wlr_box fit = constrain_box(area, (struct wlr_box){ view->x, view->y,
+		geo_size(width), geo_size(height) }, view->titlebar ? VIEW_TITLEBAR_H : 0);
+	view_move_to(view, fit.x, fit.y);
+	if (answer || fit.width != width || fit.height != height) {
+		view->impl->set_size(view, (uint32_t)fit.width, (uint32_t)fit.height);
+	}
+}
+
+void view_constrain(struct slim_view *view, int32_t width, int32_t height, bool answer)
+{
+	struct slim_shell_head *head = shell_head_at(view->shell, (double)view->x + width / 2,
+		(double)view->y + height / 2);
+	if (head) {
+		constrain_in(view, head->usable, width, height, answer);
+	} else if (answer) {
+		view->impl->set_size(view, (uint32_t)width, (uint32_t)height); /* no head yet */
+	}
+}
+
 void view_map(struct slim_view *view)
 {
 	struct slim_shell *shell = view->shell;
-	/* New windows cascade from the top left of what panels leave, clear of its edges. */
+	/*
+	 * New windows cascade from the top left of what panels leave on the
+	 * head with the pointer, clear of its edges, and within it.
+	 */
 	int n = wl_list_length(&shell->views);
-	/* on the head with the pointer */
 	struct slim_shell_head *head = shell_head_at(shell, shell->pointer_x, shell->pointer_y);
 	struct wlr_box box = view_box(view), area = head ? head->usable : (struct wlr_box){ 0 };
 	int32_t top = view->titlebar ? VIEW_TITLEBAR_H : 0;
@@ -270,14 +287,15 @@ void view_map(struct slim_view *view)
 	if (y + box.height > area.height) {
 		y = box.height + top < area.height ? (area.height - box.height + top) / 2 : top;
 	}
-	x += area.x;
-	y += area.y;
 	if (!view->maximized && !view->fullscreen) {
-		view_move_to(view, x, y);
+		view_move_to(view, area.x + x, area.y + y);
+		if (head) {
+			constrain_in(view, area, box.width, box.height, false);
+		}
 	} else if (head) {
 		/* asked for before it mapped: on the pointer's head, not where it was made */
 		view_move_to(view, head->box.x, head->box.y);
-		fill_output(view);
+		view_fit_output(view);
 	}
 	view_update_titlebar(view);
 	/* Mapped only now: placing a new window is no move for the console to copy. */
@@ -317,5 +335,7 @@ void view_unmap(struct slim_view *view)
 void view_finish(struct slim_view *view)
 {
 	view_unmap(view);
+	decoration_destroy(view->titlebar); /* nothing refitted: the window is going */
+	view->titlebar = NULL;
 	wl_list_remove(&view->link);
 }

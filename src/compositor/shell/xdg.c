@@ -1,6 +1,8 @@
 /*
- * xdg-shell: toplevels become views (view.c), popups are placed in their
- * parent's scene node and kept on the screen.
+ * xdg-shell: toplevels become views (view.c), popups (of windows, and of
+ * panels through layer.c) are placed in their parent's scene node and kept
+ * on the head they open on. wlroots keeps their grabs: while one is
+ * open, the keyboard goes to it and a click on another client closes it.
  */
 #include <stdlib.h>
 #include <wlr/types/wlr_scene.h>
@@ -16,6 +18,7 @@ struct slim_xdg_view {
 	struct wl_listener map, unmap, destroy, commit;
 	struct wl_listener request_move, request_resize, request_maximize, request_fullscreen;
 	struct wl_listener set_title;
+	int32_t width, height; /* its size at its last commit */
 };
 
 static struct slim_xdg_view *xdg_view(struct slim_view *view)
@@ -103,12 +106,22 @@ static void handle_unmap(struct wl_listener *listener, void *data)
 	view_unmap(&view->base);
 }
 
-/* A window the client resized: its title bar, if it has one, follows. */
+/*
+ * A window the client resized: its title bar, if it has one, follows, and
+ * it is kept within its output (but while the user resizes it).
+ */
 static void handle_commit(struct wl_listener *listener, void *data)
 {
 	struct slim_xdg_view *view = wl_container_of(listener, view, commit);
-	if (view->base.titlebar) {
-		view_update_titlebar(&view->base);
+	view_update_titlebar(&view->base);
+	struct wlr_box geo = view_geometry(&view->base);
+	if (geo.width == view->width && geo.height == view->height) {
+		return;
+	}
+	view->width = geo.width;
+	view->height = geo.height;
+	if (view->base.mapped && view->base.shell->grab.view != &view->base) {
+		view_constrain(&view->base, geo.width, geo.height, false);
 	}
 }
 
@@ -134,6 +147,7 @@ static void handle_set_title(struct wl_listener *listener, void *data)
 {
 	struct slim_xdg_view *view = wl_container_of(listener, view, set_title);
 	toplevel_list_title_changed(&view->base);
+	view_update_titlebar(&view->base);
 }
 
 static void handle_request_move(struct wl_listener *listener, void *data)
@@ -167,7 +181,55 @@ static void handle_request_fullscreen(struct wl_listener *listener, void *data)
 	wlr_xdg_surface_schedule_configure(view->xdg);
 }
 
-/* Popups: placed in their parent's scene node, kept on the screen. */
+/*
+ * The head a popup's chain opens on (its window's, or its panel's), and
+ * where the root of the chain (an xdg toplevel, or a panel) has its
+ * surface's origin, in layout coordinates: wlroots places popups relative
+ * to it. NULL if it has no place.
+ */
+static struct slim_shell_head *root_place(struct slim_shell *shell, struct wlr_xdg_surface *xdg,
+		int *x, int *y)
+{
+	struct wlr_xdg_surface *root = xdg;
+	while (root->role == WLR_XDG_SURFACE_ROLE_POPUP &&
+			wlr_surface_is_xdg_surface(root->popup->parent)) {
+		root = wlr_xdg_surface_from_wlr_surface(root->popup->parent);
+	}
+	struct wlr_scene_node *node = root->data;
+	if (!node) {
+		return NULL;
+	}
+	if (root->role == WLR_XDG_SURFACE_ROLE_POPUP) {
+		/* a panel's popup: its node is in the panel's, at the panel's origin */
+		return wlr_scene_node_coords(node->parent, x, y) ? shell_head_at(shell, *x, *y) : NULL;
+	}
+	struct slim_view *view = node->data;
+	struct wlr_box geo = view_geometry(view);
+	*x = view->x - geo.x;
+	*y = view->y - geo.y;
+	return shell_head_of_view(view);
+}
+
+bool xdg_popup_create(struct slim_shell *shell, struct wlr_xdg_surface *xdg,
+		struct wlr_scene_node *parent)
+{
+	xdg->data = wlr_scene_xdg_surface_create(parent, xdg);
+	if (!xdg->data) {
+		wl_resource_post_no_memory(xdg->resource);
+		return false;
+	}
+	/* kept on its head, given in its root surface's coordinates */
+	int x, y;
+	struct slim_shell_head *head = root_place(shell, xdg, &x, &y);
+	if (head) {
+		struct wlr_box box = { head->box.x - x, head->box.y - y, head->box.width,
+			head->box.height };
+		wlr_xdg_popup_unconstrain_from_box(xdg->popup, &box);
+	}
+	return true;
+}
+
+/* A popup of a window or of another popup (a panel's own come through layer.c). */
 static void create_popup(struct slim_shell *shell, struct wlr_xdg_surface *xdg)
 {
 	/*
@@ -178,33 +240,9 @@ static void create_popup(struct slim_shell *shell, struct wlr_xdg_surface *xdg)
 		return;
 	}
 	struct wlr_xdg_surface *parent = wlr_xdg_surface_from_wlr_surface(xdg->popup->parent);
-	if (!parent->data) {
-		return; /* its parent has no place either */
+	if (parent->data) { /* else its parent has no place either */
+		xdg_popup_create(shell, xdg, parent->data);
 	}
-	xdg->data = wlr_scene_xdg_surface_create(parent->data, xdg);
-	if (!xdg->data) {
-		wl_resource_post_no_memory(xdg->resource);
-		return;
-	}
-	/* wlroots wants the screen in the root toplevel's surface coordinates. */
-	struct wlr_xdg_surface *root = parent;
-	while (root->role == WLR_XDG_SURFACE_ROLE_POPUP) {
-		root = wlr_xdg_surface_from_wlr_surface(root->popup->parent);
-	}
-	struct wlr_scene_node *node = root->data;
-	struct slim_view *view = node ? node->data : NULL;
-	if (!view) {
-		return;
-	}
-	/* the head the window is on, in the coordinates of the window's surface */
-	struct slim_shell_head *head = shell_head_of_view(view);
-	if (!head) {
-		return;
-	}
-	struct wlr_box geo = view_geometry(view);
-	struct wlr_box box = { head->box.x + geo.x - view->x, head->box.y + geo.y - view->y,
-		head->box.width, head->box.height };
-	wlr_xdg_popup_unconstrain_from_box(xdg->popup, &box);
 }
 
 void xdg_handle_new_surface(struct wl_listener *listener, void *data)

@@ -4,8 +4,11 @@
  * never pays for it. Managed X11 windows are views (view.c) like Wayland
  * toplevels: placed, focused, moved, resized, maximized and made
  * fullscreen the same way. Override-redirect windows (menus, tooltips) go
- * where X11 puts them, above everything, and never take the focus. wlroots'
- * window manager bridges the clipboard and the primary selection.
+ * where X11 puts them, above everything, and never take the focus. A
+ * managed window gets slimland's title bar unless its Motif hints say it
+ * draws its own (xterm and xclock want one; GTK's client-side decorations
+ * say no). wlroots' window manager bridges the clipboard and the primary
+ * selection, whatever has the keyboard (see hold_selections).
  */
 #include <stdlib.h>
 #include <wlr/types/wlr_scene.h>
@@ -19,17 +22,20 @@
 struct slim_xwayland {
 	struct slim_shell *shell;
 	struct wlr_xwayland *wlr;
+	struct wl_list windows; /* slim_x11_view.link, newest first: the managed ones */
 	struct wl_listener ready, new_surface;
 };
 
 struct slim_x11_view {
 	struct slim_view base;
+	struct slim_xwayland *xw;
+	struct wl_list link; /* slim_xwayland.windows */
 	struct wlr_xwayland_surface *xs;
 	bool unmanaged;              /* override-redirect: no view, no focus */
 	struct wlr_scene_node *content; /* the surface's, while mapped */
 	struct wl_listener map, unmap, destroy, request_configure, request_move;
 	struct wl_listener request_resize, request_maximize, request_fullscreen, request_activate;
-	struct wl_listener set_geometry, set_title;
+	struct wl_listener set_geometry, set_title, set_decorations;
 };
 
 static struct slim_x11_view *x11_view(struct slim_view *view)
@@ -55,6 +61,7 @@ static void x11_set_size(struct slim_view *view, uint32_t width, uint32_t height
 		(int16_t)geo_clamp(view->x, INT16_MIN, INT16_MAX),
 		(int16_t)geo_clamp(view->y, INT16_MIN, INT16_MAX),
 		(uint16_t)geo_clamp(width, 1, UINT16_MAX), (uint16_t)geo_clamp(height, 1, UINT16_MAX));
+	view_update_titlebar(view);
 }
 
 /* X11 clients place their menus from where they think they are. */
@@ -67,6 +74,12 @@ static void x11_moved(struct slim_view *view)
 static void x11_set_activated(struct slim_view *view, bool activated)
 {
 	struct wlr_xwayland_surface *xs = x11_view(view)->xs;
+	/*
+	 * Counted as focused already (for the selections' sake, see
+	 * hold_selections) while it was not mapped: X11's input focus could
+	 * not go to it then, and wlroots would not try again.
+	 */
+	wlr_xwayland_surface_activate(xs, false);
 	wlr_xwayland_surface_activate(xs, activated);
 	if (activated) {
 		wlr_xwayland_surface_restack(xs, NULL, XCB_STACK_MODE_ABOVE);
@@ -118,6 +131,46 @@ static const struct slim_view_impl x11_impl = {
 	.app_id = x11_app_id,
 };
 
+/*
+ * A title bar unless its Motif hints keep the title to itself; a maximized
+ * window gives the bar its share of the screen, or takes it back.
+ */
+static void x11_decorate(struct slim_x11_view *view)
+{
+	view_set_decorated(&view->base,
+		!(view->xs->decorations & WLR_XWAYLAND_SURFACE_DECORATIONS_NO_TITLE));
+	if (view->base.maximized) {
+		view_fit_output(&view->base);
+	}
+}
+
+/*
+ * wlroots 0.15's window manager hands a selection between X11 and Wayland
+ * only while it counts an X11 window as focused (its xwm->focus_surface,
+ * checked in xwayland/selection/outgoing.c and incoming.c): `wl-copy foo;
+ * xclip -o` fails while a Wayland window, or none, has the keyboard. X11
+ * programs share selections freely among themselves anyway; so while no
+ * X11 window has the keyboard, the newest unmapped X11 window (but
+ * `going`) is counted as focused in X11 alone, the seat's keyboard staying
+ * where it is (a mapped one would look focused). xclip's window, which
+ * never maps, arrives just before its request for a selection, or just
+ * before it offers one.
+ */
+static void hold_selections(struct slim_xwayland *xw, struct slim_x11_view *going)
+{
+	struct slim_view *focused = xw->shell->focused;
+	if (focused && focused->impl == &x11_impl) {
+		return; /* wlroots counts that one */
+	}
+	struct slim_x11_view *view;
+	wl_list_for_each(view, &xw->windows, link) {
+		if (view != going && !view->base.mapped) {
+			wlr_xwayland_surface_activate(view->xs, true);
+			return;
+		}
+	}
+}
+
 static void handle_map(struct wl_listener *listener, void *data)
 {
 	struct slim_x11_view *view = wl_container_of(listener, view, map);
@@ -134,6 +187,7 @@ static void handle_map(struct wl_listener *listener, void *data)
 		wlr_scene_node_raise_to_top(node);
 		return;
 	}
+	x11_decorate(view);
 	view_map(&view->base);
 }
 
@@ -153,12 +207,14 @@ static void handle_destroy(struct wl_listener *listener, void *data)
 	struct slim_x11_view *view = wl_container_of(listener, view, destroy);
 	if (!view->unmanaged) {
 		view_finish(&view->base);
+		hold_selections(view->xw, view);
+		wl_list_remove(&view->link);
 	}
 	struct wl_listener *listeners[] = {
 		&view->map, &view->unmap, &view->destroy, &view->request_configure,
 		&view->request_move, &view->request_resize, &view->request_maximize,
 		&view->request_fullscreen, &view->request_activate, &view->set_geometry,
-		&view->set_title,
+		&view->set_title, &view->set_decorations,
 	};
 	for (size_t i = 0; i < sizeof(listeners) / sizeof(listeners[0]); i++) {
 		wl_list_remove(&listeners[i]->link);
@@ -171,9 +227,23 @@ static void handle_set_title(struct wl_listener *listener, void *data)
 {
 	struct slim_x11_view *view = wl_container_of(listener, view, set_title);
 	toplevel_list_title_changed(&view->base);
+	view_update_titlebar(&view->base);
 }
 
-/* A window asks for a place and a size: the size it gets; the place only before it maps. */
+/* Its Motif hints changed: a title bar comes or goes (the content stays where it is). */
+static void handle_set_decorations(struct wl_listener *listener, void *data)
+{
+	struct slim_x11_view *view = wl_container_of(listener, view, set_decorations);
+	if (!view->unmanaged && view->base.mapped) {
+		x11_decorate(view);
+	}
+}
+
+/*
+ * A window asks for a place and a size: before it maps, what it asks (it is
+ * placed as it maps); once mapped, the size, within its output's usable
+ * area (maximized and fullscreen windows keep the screen's).
+ */
 static void handle_request_configure(struct wl_listener *listener, void *data)
 {
 	struct slim_x11_view *view = wl_container_of(listener, view, request_configure);
@@ -183,11 +253,7 @@ static void handle_request_configure(struct wl_listener *listener, void *data)
 			event->height);
 		return;
 	}
-	if (view->base.maximized || view->base.fullscreen) {
-		x11_moved(&view->base); /* it keeps the screen's size */
-		return;
-	}
-	x11_set_size(&view->base, event->width, event->height);
+	view_constrain(&view->base, event->width, event->height, true);
 }
 
 /* Override-redirect windows say where they are. */
@@ -260,6 +326,7 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 		return;
 	}
 	view->xs = xs;
+	view->xw = xw;
 	view->unmanaged = xs->override_redirect;
 	view_init(&view->base, xw->shell, &x11_impl, &tree->node);
 	if (view->unmanaged) {
@@ -283,10 +350,15 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 		{ &view->request_activate, &xs->events.request_activate, handle_request_activate },
 		{ &view->set_geometry, &xs->events.set_geometry, handle_set_geometry },
 		{ &view->set_title, &xs->events.set_title, handle_set_title },
+		{ &view->set_decorations, &xs->events.set_decorations, handle_set_decorations },
 	};
 	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
 		hooks[i].listener->notify = hooks[i].notify;
 		wl_signal_add(hooks[i].signal, hooks[i].listener);
+	}
+	if (!view->unmanaged) {
+		wl_list_insert(&xw->windows, &view->link);
+		hold_selections(xw, NULL);
 	}
 }
 
@@ -303,6 +375,7 @@ struct slim_xwayland *xwayland_create(struct slim_shell *shell,
 {
 	struct slim_xwayland *xw = slim_znew(struct slim_xwayland);
 	xw->shell = shell;
+	wl_list_init(&xw->windows);
 	/* lazy: Xwayland runs only once an X11 client connects */
 	xw->wlr = wlr_xwayland_create(shell->display, compositor, true);
 	if (!xw->wlr) {

@@ -1,12 +1,13 @@
 /*
- * A 5x7 bitmap font for the screens the console draws itself (no server,
- * no font library): printable ASCII from ' ' to '_', which holds the
- * upper case letters, the digits and the punctuation a server address or
- * a one-line message needs. '#' is ink. Each glyph sits in a 6x10 cell,
- * so neighbours keep a column and lines three rows apart.
+ * A 5x7 bitmap font for what is drawn without a font library (the
+ * console's own screens, the compositor's title bars): printable ASCII
+ * from ' ' to '_', which holds the upper case letters, the digits and the
+ * punctuation a server address, a one-line message or a title needs.
+ * '#' is ink. Each glyph sits in a 6x10 cell, so neighbours keep a column
+ * and lines three rows apart.
  */
-#ifndef SLIM_CONSOLE_FONT_H
-#define SLIM_CONSOLE_FONT_H
+#ifndef SLIM_FONT_5X7_H
+#define SLIM_FONT_5X7_H
 
 #define SLIM_FONT_W 5
 #define SLIM_FONT_H 7
@@ -81,5 +82,17 @@ static const char slim_font_5x7[SLIM_FONT_LAST - SLIM_FONT_FIRST + 1][SLIM_FONT_
 	/* '^' */ { "..#..", ".#.#.", "#...#", ".....", ".....", ".....", "....." },
 	/* '_' */ { ".....", ".....", ".....", ".....", ".....", ".....", "#####" },
 };
+
+/* The glyph of `c`: lower case as upper case, anything else the font lacks as '?'. */
+static inline const char (*slim_font_glyph(char c))[SLIM_FONT_W + 1]
+{
+	if (c >= 'a' && c <= 'z') {
+		c = (char)(c - 'a' + 'A'); /* the font has one case */
+	}
+	if (c < SLIM_FONT_FIRST || c > SLIM_FONT_LAST) {
+		c = '?';
+	}
+	return slim_font_5x7[c - SLIM_FONT_FIRST];
+}
 
 #endif

@@ -1,0 +1,19 @@
+/*
+ * XRGB8888 pixels in memory as a wlr_buffer (pixel-buffer.c): what the shell
+ * draws itself (title bars) and the session's renderer and desktop use.
+ */
+#ifndef SLIM_PIXEL_BUFFER_H
+#define SLIM_PIXEL_BUFFER_H
+
+#include <stdint.h>
+#include <wlr/types/wlr_buffer.h>
+
+struct slim_pixel_buffer {
+	struct wlr_buffer base;
+	uint32_t *px; /* width x height, rows packed */
+};
+
+/* Uninitialised pixels; NULL if memory cannot be had. wlr_buffer_drop() frees them. */
+struct slim_pixel_buffer *slim_pixel_buffer_create(uint32_t width, uint32_t height);
+
+#endif
