@@ -22,8 +22,9 @@ static const char usage_text[] =
 	"  --input NAME        none, or libinput (the seat's keyboards and pointers;\n"
 	"                      the default with --output drm)\n"
 	"  --bench-present     time copying damage to the KMS display, and exit\n"
-	"  --size WxH          screen size (default 1280x720; with drm, the mode to\n"
-	"                      ask the display for, default its preferred one)\n"
+	"  --size WxH[,WxH...] the heads' sizes, left to right (default one of\n"
+	"                      1280x720; with drm, the modes to ask the monitors for,\n"
+	"                      default their preferred ones)\n"
 	"  --state-dir DIR     where the console keeps its key and the session managers'\n"
 	"                      keys it pinned (default /var/lib/slimland-console as\n"
 	"                      root, else $XDG_STATE_HOME/slimland-console); the\n"
@@ -138,14 +139,27 @@ static bool set_output(struct options *o, const char *arg)
 	return true;
 }
 
+/* WxH, or several comma-separated: one a head, the first's the screen's until the heads are known. */
 static bool set_size(struct options *o, const char *arg)
 {
 	o->size_given = true;
-	if (!parse_size(arg, &o->width, &o->height)) {
-		slim_console_status("--size %s: expected WxH, each 1..%d", arg, SLIM_MAX_DIM);
-		return false;
+	o->n_sizes = 0;
+	for (const char *s = arg; o->n_sizes < SLIM_MAX_HEADS; s += strcspn(s, ",") + 1) {
+		char one[32];
+		snprintf(one, sizeof(one), "%.*s", (int)strcspn(s, ","), s);
+		if (!parse_size(one, &o->widths[o->n_sizes], &o->heights[o->n_sizes])) {
+			break;
+		}
+		o->n_sizes++;
+		if (s[strcspn(s, ",")] == '\0') {
+			o->width = o->widths[0];
+			o->height = o->heights[0];
+			return true;
+		}
 	}
-	return true;
+	slim_console_status("--size %s: expected WxH, or up to %d of them comma-separated "
+		"(one a head), each 1..%d", arg, SLIM_MAX_HEADS, SLIM_MAX_DIM);
+	return false;
 }
 
 static bool set_state_dir(struct options *o, const char *arg)

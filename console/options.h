@@ -30,6 +30,8 @@ struct options {
 	bool drm; /* --output drm, or the default with a DRM device */
 	bool output_given; /* --output named one: say so when it cannot be had */
 	bool size_given; /* --size: the mode to ask a display for */
+	uint32_t n_sizes; /* --size's heads, left to right (the first is width x height) */
+	uint32_t widths[SLIM_MAX_HEADS], heights[SLIM_MAX_HEADS];
 	enum input_mode {
 		INPUT_DEFAULT, /* libinput with --output drm, else none */
 		INPUT_NONE,
