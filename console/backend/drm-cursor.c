@@ -173,8 +173,13 @@ static void planes_place(struct slim_drm_backend *drm, bool new_image)
 		(int32_t)drm->cursor.pointer_y) : -1;
 	for (uint32_t i = 0; i < drm->n_heads && drm->cursor.ok; i++) {
 		struct drm_head *h = &drm->heads[i];
+		bool was = h->cursor_shown;
 		if (!((int)i == at ? plane_show(drm, h, new_image) : plane_hide(drm, h))) {
 			return;
+		}
+		if ((int)i == at && !was) {
+			slim_log(SLIM_LOG_DEBUG, "drm: the pointer is on %s's cursor plane",
+				h->desc.name);
 		}
 	}
 }

@@ -224,13 +224,19 @@ static bool open_head(struct slim_window_backend *w, struct window_head *h)
 	} else {
 		snprintf(title, sizeof(title), "%s", w->title);
 	}
+	/* the first where the desktop likes, the others beside it as the heads lie */
+	int x = SDL_WINDOWPOS_UNDEFINED, y = SDL_WINDOWPOS_UNDEFINED;
+	if (h != &w->heads[0]) {
+		SDL_GetWindowPosition(w->heads[0].window, &x, &y);
+		x += (int)h->desc.x - (int)w->heads[0].desc.x;
+		y += (int)h->desc.y - (int)w->heads[0].desc.y;
+	}
 	/*
 	 * Resizable, but the head stays the announced size: the picture
 	 * is scaled into whatever the user makes of the window.
 	 */
-	h->window = SDL_CreateWindow(title, SDL_WINDOWPOS_UNDEFINED, SDL_WINDOWPOS_UNDEFINED,
-		(int)h->desc.width, (int)h->desc.height, SDL_WINDOW_RESIZABLE |
-		SDL_WINDOW_ALLOW_HIGHDPI);
+	h->window = SDL_CreateWindow(title, x, y, (int)h->desc.width, (int)h->desc.height,
+		SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
 	if (!h->window) {
 		slim_log(SLIM_LOG_ERROR, "window: cannot open a %ux%u window: %s", h->desc.width,
 			h->desc.height, SDL_GetError());
