@@ -118,9 +118,15 @@ static void open_drm(struct console_devices *d, struct options *o)
 	char err[512] = "no DRM device (/dev/dri/card*)";
 	if (slim_drm_device_present()) {
 		d->seat = d->seat ? d->seat : slim_seat_create(err, sizeof(err));
+		/* --size asks the monitors for modes, left to right */
+		uint32_t widths[SLIM_MAX_HEADS], heights[SLIM_MAX_HEADS];
+		for (uint32_t i = 0; i < o->heads.n_heads; i++) {
+			widths[i] = o->heads.heads[i].width;
+			heights[i] = o->heads.heads[i].height;
+		}
 		if (d->seat) {
-			d->backend = slim_drm_backend_create(d->seat, o->widths, o->heights,
-				o->size_given ? o->n_sizes : 0, &drm_listener, d, err, sizeof(err));
+			d->backend = slim_drm_backend_create(d->seat, widths, heights,
+				o->size_given ? o->heads.n_heads : 0, &drm_listener, d, err, sizeof(err));
 		}
 	}
 	if (!d->backend) {
@@ -132,29 +138,6 @@ static void open_drm(struct console_devices *d, struct options *o)
 	slim_drm_backend_desk(d->backend, &d->desk);
 }
 #endif
-
-/*
- * The heads --size names, left to right with their top edges aligned
- * (one of width x height without it), as a window or headless console
- * has them: named CONSOLE-n, the first primary.
- */
-static void desk_from_sizes(struct slim_desk *desk, const struct options *o)
-{
-	slim_desk_single(desk, o->width, o->height);
-	uint32_t x = 0;
-	for (uint32_t i = 0; o->size_given && i < o->n_sizes; i++) {
-		struct slim_head *h = &desk->heads[i];
-		*h = desk->heads[0];
-		h->x = x;
-		h->width = o->widths[i];
-		h->height = o->heights[i];
-		h->primary = i == 0;
-		/* one digit: at most SLIM_MAX_HEADS (8) heads */
-		snprintf(h->name, sizeof(h->name), "CONSOLE-%u", (i + 1) % 10);
-		x += h->width;
-		desk->n_heads = i + 1;
-	}
-}
 
 /* The screen is the heads' bounding box: the size the core is made with. */
 static bool opened(struct console_devices *d, struct options *o)
@@ -171,7 +154,8 @@ bool console_devices_open_output(struct console_devices *d, struct options *o,
 {
 	d->listener = listener;
 	d->data = data;
-	desk_from_sizes(&d->desk, o);
+	/* a display has heads of its own; a window's and a headless console's are --size's */
+	d->desk = o->heads;
 #ifdef SLIM_HAVE_WINDOW
 	if (o->window) {
 		return open_window(d, o) && opened(d, o);

@@ -553,6 +553,7 @@ static bool create_core(struct console *c)
 	c->mtu = (uint16_t)mtu;
 	c->core = slim_console_core_create(c->opts.width, c->opts.height, c->mtu,
 		c->devices.backend, slim_console_link_send, c->link);
+	/* the output's heads: a display's own, else --size's */
 	if (!c->core || !slim_console_core_set_heads(c->core, &c->devices.desk)) {
 		slim_console_status("cannot create a %ux%u screen of %u heads", c->opts.width,
 			c->opts.height, c->devices.desk.n_heads);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "heads-option.h"
 #include "options.h"
 
 static const char usage_text[] =
@@ -22,9 +23,10 @@ static const char usage_text[] =
 	"  --input NAME        none, or libinput (the seat's keyboards and pointers;\n"
 	"                      the default with --output drm)\n"
 	"  --bench-present     time copying damage to the KMS display, and exit\n"
-	"  --size WxH[,WxH...] the heads' sizes, left to right (default one of\n"
-	"                      1280x720; with drm, the modes to ask the monitors for,\n"
-	"                      default their preferred ones)\n"
+	"  --size WxH[,WxH...] screen size (default 1280x720; several: a head each, left\n"
+	"                      to right, each WxH[/WxHmm][@SCALE] with its physical size\n"
+	"                      and scale; with drm, the mode to\n"
+	"                      ask the display for, default its preferred one)\n"
 	"  --state-dir DIR     where the console keeps its key and the session managers'\n"
 	"                      keys it pinned (default /var/lib/slimland-console as\n"
 	"                      root, else $XDG_STATE_HOME/slimland-console); the\n"
@@ -70,19 +72,6 @@ static bool parse_uint(const char *s, unsigned long lo, unsigned long hi,
 	errno = 0;
 	*out = strtoul(s, end, 10);
 	return errno == 0 && *out >= lo && *out <= hi;
-}
-
-static bool parse_size(const char *s, uint32_t *width, uint32_t *height)
-{
-	unsigned long w, h;
-	char *end;
-	if (!parse_uint(s, 1, SLIM_MAX_DIM, &w, &end) || *end != 'x' ||
-			!parse_uint(end + 1, 1, SLIM_MAX_DIM, &h, &end) || *end != '\0') {
-		return false;
-	}
-	*width = (uint32_t)w;
-	*height = (uint32_t)h;
-	return true;
 }
 
 /* A word an option takes, and the value it stands for. */
@@ -139,27 +128,17 @@ static bool set_output(struct options *o, const char *arg)
 	return true;
 }
 
-/* WxH, or several comma-separated: one a head, the first's the screen's until the heads are known. */
 static bool set_size(struct options *o, const char *arg)
 {
 	o->size_given = true;
-	o->n_sizes = 0;
-	for (const char *s = arg; o->n_sizes < SLIM_MAX_HEADS; s += strcspn(s, ",") + 1) {
-		char one[32];
-		snprintf(one, sizeof(one), "%.*s", (int)strcspn(s, ","), s);
-		if (!parse_size(one, &o->widths[o->n_sizes], &o->heights[o->n_sizes])) {
-			break;
-		}
-		o->n_sizes++;
-		if (s[strcspn(s, ",")] == '\0') {
-			o->width = o->widths[0];
-			o->height = o->heights[0];
-			return true;
-		}
+	char err[160];
+	if (!slim_heads_option_parse(arg, &o->heads, err, sizeof(err))) {
+		slim_console_status("--size %s: %s", arg, err);
+		return false;
 	}
-	slim_console_status("--size %s: expected WxH, or up to %d of them comma-separated "
-		"(one a head), each 1..%d", arg, SLIM_MAX_HEADS, SLIM_MAX_DIM);
-	return false;
+	o->width = o->heads.heads[0].width;
+	o->height = o->heads.heads[0].height;
+	return true;
 }
 
 static bool set_state_dir(struct options *o, const char *arg)
@@ -335,6 +314,7 @@ static void set_defaults(struct options *o)
 {
 	*o = (struct options){ .width = 1280, .height = 720, .mtu = SLIM_DEFAULT_MTU,
 		.audio = { .mode = CONSOLE_AUDIO_AUTO, .microphone = true } };
+	slim_desk_single(&o->heads, o->width, o->height);
 	/* the key lives with the machine (root) or with the user who runs the console */
 	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
 	if (geteuid() == 0) {

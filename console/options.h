@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "slim-desk.h"
 #include "slim-proto.h"
 #include "audio.h"
 #include "slim-secure.h"
@@ -13,7 +14,8 @@
 struct options {
 	const char *server;
 	const char *manager; /* --manager: the server comes from its REDIRECT */
-	uint32_t width, height;
+	uint32_t width, height; /* the first head's */
+	struct slim_desk heads;  /* --size's heads, left to right (a headless console's) */
 	uint16_t mtu;
 	uint32_t video_budget; /* --video-budget, Mbit/s; 0: the server's own */
 	/* the console's key and pins; its id comes from the key */
@@ -30,8 +32,6 @@ struct options {
 	bool drm; /* --output drm, or the default with a DRM device */
 	bool output_given; /* --output named one: say so when it cannot be had */
 	bool size_given; /* --size: the mode to ask a display for */
-	uint32_t n_sizes; /* --size's heads, left to right (the first is width x height) */
-	uint32_t widths[SLIM_MAX_HEADS], heights[SLIM_MAX_HEADS];
 	enum input_mode {
 		INPUT_DEFAULT, /* libinput with --output drm, else none */
 		INPUT_NONE,
