@@ -32,7 +32,7 @@ static bool open_window(struct console_devices *d, const struct options *o)
 		.closed = on_window_closed,
 		.data = d,
 	};
-	d->backend = slim_window_backend_create(title, &sink, err, sizeof(err));
+	d->backend = slim_window_backend_create(title, &d->desk, &sink, err, sizeof(err));
 	if (!d->backend) {
 		slim_console_status("%s", err);
 	}
@@ -53,11 +53,14 @@ static void on_drm_lost(void *data, const char *why)
 	slim_console_status("display lost (%s); the console goes on without a picture", why);
 }
 
-/* A monitor with another mode: the screen, then the pointer's range follow. */
-static void on_drm_resized(void *data, uint32_t width, uint32_t height)
+/* A monitor plugged in or out: the screen, then the pointer's range follow. */
+static void on_drm_heads(void *data, const struct slim_desk *desk)
 {
 	struct console_devices *d = data;
-	if (d->listener->resized(d->data, width, height) && d->input) {
+	d->desk = *desk;
+	if (d->listener->heads(d->data, desk) && d->input) {
+		uint32_t width, height;
+		slim_desk_bounds(desk, &width, &height);
 		slim_input_set_size(d->input, width, height);
 	}
 }
@@ -65,7 +68,7 @@ static void on_drm_resized(void *data, uint32_t width, uint32_t height)
 static const struct slim_drm_listener drm_listener = {
 	.repaint = on_drm_repaint,
 	.lost = on_drm_lost,
-	.resized = on_drm_resized,
+	.heads = on_drm_heads,
 };
 
 static void on_input_send(void *data, const struct slim_wire_input *ev, size_t n)
@@ -115,9 +118,15 @@ static void open_drm(struct console_devices *d, struct options *o)
 	char err[512] = "no DRM device (/dev/dri/card*)";
 	if (slim_drm_device_present()) {
 		d->seat = d->seat ? d->seat : slim_seat_create(err, sizeof(err));
+		/* --size asks the monitors for modes, left to right */
+		uint32_t widths[SLIM_MAX_HEADS], heights[SLIM_MAX_HEADS];
+		for (uint32_t i = 0; i < o->heads.n_heads; i++) {
+			widths[i] = o->heads.heads[i].width;
+			heights[i] = o->heads.heads[i].height;
+		}
 		if (d->seat) {
-			d->backend = slim_drm_backend_create(d->seat, o->size_given ? o->width : 0,
-				o->size_given ? o->height : 0, &drm_listener, d, err, sizeof(err));
+			d->backend = slim_drm_backend_create(d->seat, widths, heights,
+				o->size_given ? o->heads.n_heads : 0, &drm_listener, d, err, sizeof(err));
 		}
 	}
 	if (!d->backend) {
@@ -126,25 +135,37 @@ static void open_drm(struct console_devices *d, struct options *o)
 			o->height);
 		return;
 	}
-	slim_drm_backend_size(d->backend, &o->width, &o->height);
+	slim_drm_backend_desk(d->backend, &d->desk);
 }
 #endif
+
+/* The screen is the heads' bounding box: the size the core is made with. */
+static bool opened(struct console_devices *d, struct options *o)
+{
+	if (!d->backend) {
+		return false;
+	}
+	slim_desk_bounds(&d->desk, &o->width, &o->height);
+	return true;
+}
 
 bool console_devices_open_output(struct console_devices *d, struct options *o,
 		const struct console_devices_listener *listener, void *data)
 {
 	d->listener = listener;
 	d->data = data;
+	/* a display has heads of its own; a window's and a headless console's are --size's */
+	d->desk = o->heads;
 #ifdef SLIM_HAVE_WINDOW
 	if (o->window) {
-		return open_window(d, o);
+		return open_window(d, o) && opened(d, o);
 	}
 #endif
 #ifdef SLIM_HAVE_DRM
 	if (o->drm || !o->output_given) {
 		open_drm(d, o);
 		if (d->backend) {
-			return true;
+			return opened(d, o);
 		}
 	}
 #endif
@@ -152,7 +173,7 @@ bool console_devices_open_output(struct console_devices *d, struct options *o,
 	if (!d->backend) {
 		slim_console_status("cannot create the headless output");
 	}
-	return d->backend != NULL;
+	return opened(d, o);
 }
 
 void console_devices_open_input(struct console_devices *d, const struct options *o)

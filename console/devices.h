@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include "backend.h"
 #include "options.h"
+#include "slim-desk.h"
 
 struct console_devices_listener {
 	/* Keys and pointer from the window or the seat's devices, for the server. */
@@ -23,16 +24,18 @@ struct console_devices_listener {
 	/* The display is back (after a VT switch): the server may repaint it. */
 	void (*display_back)(void *data);
 	/*
-	 * The display's mode is `width` x `height` now; false if the screen
-	 * cannot follow (then the local input keeps the old size too).
+	 * The display's heads are `desk`'s now (a monitor plugged in or out);
+	 * false if the screen cannot follow (then the local input keeps the
+	 * old size too).
 	 */
-	bool (*resized)(void *data, uint32_t width, uint32_t height);
+	bool (*heads)(void *data, const struct slim_desk *desk);
 };
 
 struct console_devices {
 	const struct console_devices_listener *listener;
 	void *data;
 	struct slim_console_backend *backend;
+	struct slim_desk desk;    /* the output's heads: a display's, else --size's */
 	struct slim_seat *seat;   /* --output drm, --input libinput */
 	struct slim_input *input; /* --input libinput */
 	bool pumped;              /* a window: dispatched after every pass of the loop */
@@ -42,8 +45,8 @@ struct console_devices {
 #define CONSOLE_DEVICES_FDS 4
 
 /*
- * The output --output names (with a display, the options' size becomes
- * its mode's); false once the reason is said.
+ * The output --output names, and its heads in d->desk (the options' size
+ * becomes their bounding box); false once the reason is said.
  */
 bool console_devices_open_output(struct console_devices *d, struct options *o,
 		const struct console_devices_listener *listener, void *data);

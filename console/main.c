@@ -364,19 +364,22 @@ static void on_display_back(void *data)
 	slim_console_link_request_repaint(c->link);
 }
 
-/* A monitor with another mode: the screen and the server follow. */
-static bool on_display_resized(void *data, uint32_t width, uint32_t height)
+/* A monitor plugged in or out: the screen and the server follow, in a new association. */
+static bool on_display_heads(void *data, const struct slim_desk *desk)
 {
 	struct console *c = data;
-	if (!slim_console_core_resize(c->core, width, height)) {
-		slim_console_status("display: cannot make a %ux%u screen; the picture stays away",
-			width, height);
+	uint32_t width, height;
+	slim_desk_bounds(desk, &width, &height);
+	if (!slim_console_core_set_heads(c->core, desk)) {
+		slim_console_status("display: cannot make a %ux%u screen of %u heads; the picture "
+			"stays away", width, height, desk->n_heads);
 		return false;
 	}
 	c->opts.width = width;
 	c->opts.height = height;
 	char why[64];
-	snprintf(why, sizeof(why), "the display is %ux%u now", width, height);
+	snprintf(why, sizeof(why), "the display is %ux%u (%u head%s) now", width, height,
+		desk->n_heads, desk->n_heads == 1 ? "" : "s");
 	slim_console_link_reassociate(c->link, why);
 	return true;
 }
@@ -385,7 +388,7 @@ static const struct console_devices_listener devices_listener = {
 	.input = on_local_input,
 	.closed = on_window_closed,
 	.display_back = on_display_back,
-	.resized = on_display_resized,
+	.heads = on_display_heads,
 };
 
 /* The console's key, made on its first start; its id is the key's. */
@@ -548,19 +551,12 @@ static bool create_core(struct console *c)
 			SLIM_SEC_MAX_RECORD + SLIM_SEC_OVERHEAD : mtu) - SLIM_SEC_OVERHEAD;
 	}
 	c->mtu = (uint16_t)mtu;
-	uint32_t width = c->opts.width, height = c->opts.height;
-	if (!c->opts.drm && !c->opts.window) {
-		slim_desk_bounds(&c->opts.heads, &width, &height);
-	}
-	c->core = slim_console_core_create(width, height, c->mtu,
+	c->core = slim_console_core_create(c->opts.width, c->opts.height, c->mtu,
 		c->devices.backend, slim_console_link_send, c->link);
-	if (!c->core) {
-		slim_console_status("cannot create a %ux%u screen", width, height);
-		return false;
-	}
-	/* a headless console's heads are --size's; a display's are its own */
-	if (!c->opts.drm && !c->opts.window && !slim_console_core_set_heads(c->core, &c->opts.heads)) {
-		slim_console_status("cannot make the heads --size asks for");
+	/* the output's heads: a display's own, else --size's */
+	if (!c->core || !slim_console_core_set_heads(c->core, &c->devices.desk)) {
+		slim_console_status("cannot create a %ux%u screen of %u heads", c->opts.width,
+			c->opts.height, c->devices.desk.n_heads);
 		return false;
 	}
 	slim_console_core_set_video_budget(c->core, c->opts.video_budget);

@@ -22,7 +22,7 @@ struct screen {
 static void screen_init(struct screen *s)
 {
 	memset(s, 0, sizeof(*s));
-	slim_drm_damage_init(&s->d, W, H);
+	slim_drm_damage_init(&s->d, 0, 0, W, H);
 	/* what the buffers hold at first is unknown: say so with garbage */
 	for (size_t i = 0; i < W * H; i++) {
 		s->bufs[0][i] = 0xdead0000u | (uint32_t)i;
@@ -160,6 +160,43 @@ static void test_add_all(void **state)
 	free(s);
 }
 
+/*
+ * Two heads side by side, each with its own bookkeeping over its part of
+ * the screen: a damage across both is split between them, each keeps its
+ * part in the screen's coordinates, and what lies on neither is no one's.
+ */
+static void test_heads_split_damage(void **state)
+{
+	struct slim_drm_damage left, right;
+	slim_drm_damage_init(&left, 0, 0, 40, 30);
+	slim_drm_damage_init(&right, 40, 0, 20, 10);
+	assert_int_equal(region_area(slim_drm_damage_back(&right)), 20 * 10);
+	pixman_box32_t *box = pixman_region32_extents(
+		(pixman_region32_t *)slim_drm_damage_back(&right));
+	assert_int_equal(box->x1, 40);
+	for (int i = 0; i < 2; i++) {
+		slim_drm_damage_drawn(&left);
+		slim_drm_damage_flipped(&left);
+		slim_drm_damage_drawn(&right);
+		slim_drm_damage_flipped(&right);
+	}
+	/* 30..50 x 5..15: 10x10 on the left, 10x5 on the right, 10x5 in the gap below it */
+	struct slim_rect r = { 30, 5, 20, 10 };
+	slim_drm_damage_add(&left, &r, 1);
+	slim_drm_damage_add(&right, &r, 1);
+	assert_int_equal(region_area(slim_drm_damage_back(&left)), 10 * 10);
+	assert_int_equal(region_area(slim_drm_damage_back(&right)), 10 * 5);
+	box = pixman_region32_extents((pixman_region32_t *)slim_drm_damage_back(&right));
+	assert_int_equal(box->x1, 40);
+	assert_int_equal(box->y1, 5);
+	assert_int_equal(box->x2, 50);
+	assert_int_equal(box->y2, 10);
+	slim_drm_damage_add_all(&right);
+	assert_int_equal(region_area(slim_drm_damage_back(&right)), 20 * 10);
+	slim_drm_damage_finish(&left);
+	slim_drm_damage_finish(&right);
+}
+
 /* Random frames, many rectangles each, random flip pacing: every flip shows the shadow. */
 static void test_random_against_shadow(void **state)
 {
@@ -202,6 +239,7 @@ int main(void)
 		cmocka_unit_test(test_starts_stale_everywhere),
 		cmocka_unit_test(test_back_buffer_catches_up),
 		cmocka_unit_test(test_pending_flip_coalesces),
+		cmocka_unit_test(test_heads_split_damage),
 		cmocka_unit_test(test_clipped_to_screen),
 		cmocka_unit_test(test_add_all),
 		cmocka_unit_test(test_random_against_shadow),

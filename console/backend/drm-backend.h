@@ -1,12 +1,15 @@
 /*
  * --output drm: the console's picture on a KMS display, without a
  * compositor or a GPU driver of any kind, the way drm-howto's modeset.c
- * does it: a connected connector, its preferred mode, a CRTC, two dumb
- * XRGB8888 scanout buffers flipped with drmModePageFlip, and the cursor
- * plane for the pointer (drawn into the picture where there is none). The device is opened through the seat, so the
+ * does it: every connected connector is a head, with its preferred mode,
+ * a CRTC of its own, two dumb XRGB8888 scanout buffers flipped with
+ * drmModePageFlip, and its CRTC's cursor plane for the pointer while it
+ * is on that head (drawn into the picture where there is none). The heads
+ * lie left to right in the connectors' order; the console's screen is
+ * their bounding box. The device is opened through the seat, so the
  * console gives it up on a VT switch and takes it back after. A monitor
- * plugged in with another mode is set up anew, and the console says HELLO
- * with its size.
+ * plugged in or out is set up anew, and the console says HELLO with its
+ * new heads.
  */
 #ifndef SLIM_CONSOLE_DRM_BACKEND_H
 #define SLIM_CONSOLE_DRM_BACKEND_H
@@ -16,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "backend.h"
+#include "slim-desk.h"
 #include "seat.h"
 
 struct slim_drm_listener {
@@ -28,29 +32,30 @@ struct slim_drm_listener {
 	/* The display went away for good; the console goes on without it. */
 	void (*lost)(void *data, const char *why);
 	/*
-	 * Another monitor, or the same with another mode, was plugged in: the
-	 * screen is `width` x `height` now and shows nothing until the
-	 * console's screen has that size too.
+	 * A monitor was plugged in or out, or one has another mode: the heads
+	 * are `desk`'s now, and show nothing until the console's screen is
+	 * their bounding box too.
 	 */
-	void (*resized)(void *data, uint32_t width, uint32_t height);
+	void (*heads)(void *data, const struct slim_desk *desk);
 };
 
 /* Whether this machine has a DRM device node at all (no device is opened). */
 bool slim_drm_device_present(void);
 
 /*
- * Finds a KMS device with a connected display and sets it up. `width`
- * and `height` ask for a mode of that size (0: the display's preferred
- * mode). On failure returns NULL with a one-line reason in `err`.
+ * Finds a KMS device with a connected display and sets up its heads.
+ * `width` and `height` (n of each) ask the first n heads for a mode of
+ * that size (0, or past n: the monitor's preferred mode). On failure
+ * returns NULL with a one-line reason in `err`.
  */
 struct slim_console_backend *slim_drm_backend_create(struct slim_seat *seat,
-		uint32_t width, uint32_t height, const struct slim_drm_listener *listener,
-		void *data, char *err, size_t err_len);
+		const uint32_t *width, const uint32_t *height, size_t n,
+		const struct slim_drm_listener *listener, void *data, char *err, size_t err_len);
 bool slim_drm_backend_is(const struct slim_console_backend *backend);
 
-/* The chosen mode: the size the console says HELLO with. */
-void slim_drm_backend_size(const struct slim_console_backend *backend,
-		uint32_t *width, uint32_t *height);
+/* The heads: what the console says HELLO with (the screen is their bounds). */
+void slim_drm_backend_desk(const struct slim_console_backend *backend,
+		struct slim_desk *desk);
 
 /*
  * Monitors plugged in or out: a udev monitor's socket (-1 without one),

@@ -6,7 +6,10 @@
 bool slim_drm_backend_bench(struct slim_console_backend *b, FILE *out)
 {
 	struct slim_drm_backend *drm = drm_from(b);
-	struct slim_fb fb = { .width = drm->width, .height = drm->height, .stride = drm->width };
+	/* the first head's: the copies are the same on every head */
+	const struct drm_head *head = &drm->heads[0];
+	struct slim_fb fb = { .width = head->desc.width, .height = head->desc.height,
+		.stride = head->desc.width };
 	fb.px = malloc((size_t)fb.width * fb.height * 4);
 	if (!fb.px) {
 		return false;
@@ -15,7 +18,7 @@ bool slim_drm_backend_bench(struct slim_console_backend *b, FILE *out)
 		fb.px[i] = 0xff000000u | (uint32_t)(i * 2654435761u >> 8);
 	}
 	/* into the buffer not on screen, as present() does between flips */
-	const struct slim_drm_buffer *buf = &drm->scanout.bufs[drm->scanout.damage.back];
+	const struct slim_drm_buffer *buf = &head->scanout.bufs[head->scanout.damage.back];
 	static const uint32_t sides[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512 };
 	/*
 	 * cost = startup + pixels * per_pixel by least squares weighted by
@@ -40,7 +43,7 @@ bool slim_drm_backend_bench(struct slim_console_backend *b, FILE *out)
 				int32_t x = (int32_t)((r * 97u) % (fb.width - side + 1));
 				int32_t y = (int32_t)((r * 61u) % (fb.height - side + 1));
 				pixman_box32_t box = { x, y, x + (int32_t)side, y + (int32_t)side };
-				drm_copy_box(buf, &fb, &box);
+				drm_copy_box(buf, 0, 0, &fb, &box);
 			}
 			uint64_t t = slim_now_ns() - t0;
 			best = t < best ? t : best;

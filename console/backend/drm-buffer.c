@@ -57,14 +57,21 @@ void drm_buffer_destroy(struct slim_drm_backend *drm, struct slim_drm_buffer *bu
 	*buf = (struct slim_drm_buffer){ 0 };
 }
 
+/* The buffer's byte for pixel x,y of the screen, the buffer's top left being at ox,oy. */
+static inline uint8_t *buffer_at(const struct slim_drm_buffer *buf, int32_t ox, int32_t oy,
+		int32_t x, int32_t y)
+{
+	return buf->map + (size_t)(y - oy) * buf->pitch + (size_t)(x - ox) * 4;
+}
+
 /* Row by row from the shadow: the scanout buffer is only ever written. */
-void drm_copy_box(const struct slim_drm_buffer *buf, const struct slim_fb *fb,
-		const pixman_box32_t *box)
+void drm_copy_box(const struct slim_drm_buffer *buf, int32_t x, int32_t y,
+		const struct slim_fb *fb, const pixman_box32_t *box)
 {
 	size_t bytes = (size_t)(box->x2 - box->x1) * 4;
-	for (int32_t y = box->y1; y < box->y2; y++) {
-		memcpy(buf->map + (size_t)y * buf->pitch + (size_t)box->x1 * 4,
-			fb->px + (size_t)y * fb->stride + box->x1, bytes);
+	for (int32_t row = box->y1; row < box->y2; row++) {
+		memcpy(buffer_at(buf, x, y, box->x1, row),
+			fb->px + (size_t)row * fb->stride + box->x1, bytes);
 	}
 }
 
@@ -103,19 +110,18 @@ static void blend_row(uint32_t *out, const uint32_t *shadow, const uint32_t *cur
  * the blended pixels are made in RAM and written once, like the rest, so
  * that the scanout buffer is still only written, never read.
  */
-static void copy_box_with_cursor(struct slim_drm_backend *drm,
+static void copy_box_with_cursor(struct slim_drm_backend *drm, int32_t ox, int32_t oy,
 		const struct slim_drm_buffer *buf, const pixman_box32_t *box)
 {
-	const struct slim_fb *fb = drm->scanout.fb;
+	const struct slim_fb *fb = drm->fb;
 	const pixman_box32_t *cur = &drm->cursor.soft_box;
 	int32_t x1 = box->x1 > cur->x1 ? box->x1 : cur->x1;
 	int32_t x2 = box->x2 < cur->x2 ? box->x2 : cur->x2;
 	uint32_t row[SLIM_CURSOR_MAX];
 	for (int32_t y = box->y1; y < box->y2; y++) {
-		uint8_t *dst = buf->map + (size_t)y * buf->pitch;
 		const uint32_t *src = fb->px + (size_t)y * fb->stride;
 		if (y < cur->y1 || y >= cur->y2 || x1 >= x2) {
-			memcpy(dst + (size_t)box->x1 * 4, src + box->x1,
+			memcpy(buffer_at(buf, ox, oy, box->x1, y), src + box->x1,
 				(size_t)(box->x2 - box->x1) * 4);
 			continue;
 		}
@@ -123,9 +129,10 @@ static void copy_box_with_cursor(struct slim_drm_backend *drm,
 			(size_t)(x1 - drm->cursor.soft_x);
 		const uint32_t *image = drm->cursor.image + at;
 		blend_row(row, src + x1, image, x2 - x1);
-		memcpy(dst + (size_t)box->x1 * 4, src + box->x1, (size_t)(x1 - box->x1) * 4);
-		memcpy(dst + (size_t)x1 * 4, row, (size_t)(x2 - x1) * 4);
-		memcpy(dst + (size_t)x2 * 4, src + x2, (size_t)(box->x2 - x2) * 4);
+		memcpy(buffer_at(buf, ox, oy, box->x1, y), src + box->x1,
+			(size_t)(x1 - box->x1) * 4);
+		memcpy(buffer_at(buf, ox, oy, x1, y), row, (size_t)(x2 - x1) * 4);
+		memcpy(buffer_at(buf, ox, oy, x2, y), src + x2, (size_t)(box->x2 - x2) * 4);
 	}
 }
 
@@ -134,25 +141,26 @@ static bool boxes_meet(const pixman_box32_t *a, const pixman_box32_t *b)
 	return a->x1 < b->x2 && b->x1 < a->x2 && a->y1 < b->y2 && b->y1 < a->y2;
 }
 
-void drm_copy_region(struct slim_drm_backend *drm, const struct slim_drm_buffer *buf,
-		const pixman_region32_t *region)
+void drm_copy_region(struct slim_drm_backend *drm, const struct drm_head *head,
+		const struct slim_drm_buffer *buf, const pixman_region32_t *region)
 {
-	const struct slim_fb *fb = drm->scanout.fb;
+	const struct slim_fb *fb = drm->fb;
+	int32_t ox = (int32_t)head->desc.x, oy = (int32_t)head->desc.y;
 	int n;
 	const pixman_box32_t *boxes = pixman_region32_rectangles(
 		(pixman_region32_t *)region, &n);
 	const pixman_box32_t *cur = &drm->cursor.soft_box;
 	if (!drm->cursor.soft || cur->x1 >= cur->x2) {
 		for (int i = 0; i < n; i++) {
-			drm_copy_box(buf, fb, &boxes[i]);
+			drm_copy_box(buf, ox, oy, fb, &boxes[i]);
 		}
 		return;
 	}
 	for (int i = 0; i < n; i++) {
 		if (boxes_meet(&boxes[i], cur)) {
-			copy_box_with_cursor(drm, buf, &boxes[i]);
+			copy_box_with_cursor(drm, ox, oy, buf, &boxes[i]);
 		} else {
-			drm_copy_box(buf, fb, &boxes[i]);
+			drm_copy_box(buf, ox, oy, fb, &boxes[i]);
 		}
 	}
 }

@@ -79,7 +79,7 @@ static void soft_update(struct slim_drm_backend *drm, bool redraw)
 	size_t n = 0;
 	n += add_rect(&rects[n], &old);
 	n += add_rect(&rects[n], &box);
-	slim_drm_damage_add(&drm->scanout.damage, rects, n);
+	drm_damage(drm, rects, n);
 	drm_update(drm);
 }
 
@@ -93,6 +93,9 @@ static void use_software(struct slim_drm_backend *drm, const char *why)
 	drm->cursor.soft = true;
 	drm->cursor.ok = false;
 	drm->cursor.shown = false;
+	for (uint32_t i = 0; i < drm->n_heads; i++) {
+		drm->heads[i].cursor_shown = false;
+	}
 	drm->cursor.soft_box = (pixman_box32_t){ 0 };
 	if (drm->fd >= 0) {
 		for (int i = 0; i < 2; i++) {
@@ -122,20 +125,75 @@ static void cursor_failed(struct slim_drm_backend *drm, const char *what, int er
 
 /* -- hardware cursor */
 
+/* The front image on head h's cursor plane, its hotspot at the pointer; false once said. */
+static bool plane_show(struct slim_drm_backend *drm, struct drm_head *h, bool new_image)
+{
+	struct drm_cursor *cur = &drm->cursor;
+	if (new_image || !h->cursor_shown) {
+		const struct slim_drm_buffer *buf = &cur->bufs[cur->front];
+		if (drmModeSetCursor2(drm->fd, h->crtc_id, buf->handle, cur->size, cur->size,
+				(int32_t)cur->hot_x, (int32_t)cur->hot_y) != 0 &&
+				drmModeSetCursor(drm->fd, h->crtc_id, buf->handle, cur->size,
+				cur->size) != 0) {
+			cursor_failed(drm, "set cursor", errno);
+			return false;
+		}
+		h->cursor_shown = true;
+	}
+	/* the plane's place is in the CRTC's own pixels */
+	int x = (int)cur->pointer_x - (int)h->desc.x - (int)cur->hot_x;
+	int y = (int)cur->pointer_y - (int)h->desc.y - (int)cur->hot_y;
+	if (drmModeMoveCursor(drm->fd, h->crtc_id, x, y) != 0) {
+		cursor_failed(drm, "move cursor", errno);
+		return false;
+	}
+	return true;
+}
+
+static bool plane_hide(struct slim_drm_backend *drm, struct drm_head *h)
+{
+	if (h->cursor_shown) {
+		if (drmModeSetCursor(drm->fd, h->crtc_id, 0, 0, 0) != 0) {
+			cursor_failed(drm, "hide cursor", errno);
+			return false;
+		}
+		h->cursor_shown = false;
+	}
+	return true;
+}
+
+/*
+ * The pointer on the plane of the head its hotspot is on, and on no
+ * other: a pointer crossing from one monitor to the next moves from one
+ * CRTC's plane to the other's.
+ */
+static void planes_place(struct slim_drm_backend *drm, bool new_image)
+{
+	int at = drm->cursor.shown ? drm_head_at(drm, (int32_t)drm->cursor.pointer_x,
+		(int32_t)drm->cursor.pointer_y) : -1;
+	for (uint32_t i = 0; i < drm->n_heads && drm->cursor.ok; i++) {
+		struct drm_head *h = &drm->heads[i];
+		bool was = h->cursor_shown;
+		if (!((int)i == at ? plane_show(drm, h, new_image) : plane_hide(drm, h))) {
+			return;
+		}
+		if ((int)i == at && !was) {
+			slim_log(SLIM_LOG_DEBUG, "drm: the pointer is on %s's cursor plane",
+				h->desc.name);
+		}
+	}
+}
+
 void drm_cursor_move(struct slim_drm_backend *drm)
 {
 	if (drm->cursor.soft) {
 		soft_update(drm, false);
 		return;
 	}
-	if (!drm->active || !drm->cursor.ok || !drm->cursor.shown) {
+	if (!drm->active || !drm->cursor.ok) {
 		return;
 	}
-	int x = (int)drm->cursor.pointer_x - (int)drm->cursor.hot_x;
-	int y = (int)drm->cursor.pointer_y - (int)drm->cursor.hot_y;
-	if (drmModeMoveCursor(drm->fd, drm->crtc_id, x, y) != 0) {
-		cursor_failed(drm, "move cursor", errno);
-	}
+	planes_place(drm, false);
 }
 
 /* Puts the kept image on the plane (into the buffer not on screen) or hides it. */
@@ -149,14 +207,9 @@ void drm_cursor_show(struct slim_drm_backend *drm)
 	if (!drm->active || !cur->ok) {
 		return;
 	}
-	if (!cur->visible || cur->w == 0) {
-		if (cur->shown) {
-			if (drmModeSetCursor(drm->fd, drm->crtc_id, 0, 0, 0) != 0) {
-				cursor_failed(drm, "hide cursor", errno);
-				return;
-			}
-			cur->shown = false;
-		}
+	cur->shown = cur->visible && cur->w > 0;
+	if (!cur->shown) {
+		planes_place(drm, false);
 		return;
 	}
 	int next = cur->front ^ 1;
@@ -173,16 +226,19 @@ void drm_cursor_show(struct slim_drm_backend *drm)
 		}
 		memcpy(buf->map + (size_t)y * buf->pitch, row, cur->size * 4);
 	}
-	if (drmModeSetCursor2(drm->fd, drm->crtc_id, buf->handle, cur->size,
-			cur->size, (int32_t)cur->hot_x, (int32_t)cur->hot_y) != 0 &&
-			drmModeSetCursor(drm->fd, drm->crtc_id, buf->handle, cur->size,
-			cur->size) != 0) {
-		cursor_failed(drm, "set cursor", errno);
-		return;
-	}
 	cur->front = next;
-	cur->shown = true;
-	drm_cursor_move(drm);
+	planes_place(drm, true);
+}
+
+void drm_cursor_reset(struct slim_drm_backend *drm)
+{
+	/* what each plane shows is unknown: hidden wherever the pointer is not */
+	for (uint32_t i = 0; i < drm->n_heads; i++) {
+		drm->heads[i].cursor_shown = !drm->cursor.soft && drm->cursor.ok;
+	}
+	drm->cursor.soft_box = (pixman_box32_t){ 0 };
+	drm_cursor_clamp(drm);
+	drm_cursor_show(drm);
 }
 
 void drm_cursor_set(struct slim_console_backend *b, const struct slim_console_cursor *c)
@@ -217,6 +273,24 @@ void drm_cursor_set(struct slim_console_backend *b, const struct slim_console_cu
 	}
 }
 
+void drm_cursor_clamp(struct slim_drm_backend *drm)
+{
+	/* the server clamps to the screen the same way: the hotspot stays on it */
+	double max_x = drm->width - 1, max_y = drm->height - 1;
+	double x = drm->cursor.pointer_x, y = drm->cursor.pointer_y;
+	x = x < 0 ? 0 : x > max_x ? max_x : x;
+	y = y < 0 ? 0 : y > max_y ? max_y : y;
+	/* below a head lower than its neighbour is no monitor: onto its bottom row */
+	for (uint32_t i = 0; i < drm->n_heads; i++) {
+		const struct slim_head *d = &drm->heads[i].desc;
+		if (x >= d->x && x < d->x + d->width && y > d->y + d->height - 1) {
+			y = d->y + d->height - 1;
+		}
+	}
+	drm->cursor.pointer_x = x;
+	drm->cursor.pointer_y = y;
+}
+
 void slim_drm_backend_move_pointer(struct slim_console_backend *b, double x, double y,
 		bool relative)
 {
@@ -225,10 +299,9 @@ void slim_drm_backend_move_pointer(struct slim_console_backend *b, double x, dou
 		x += drm->cursor.pointer_x;
 		y += drm->cursor.pointer_y;
 	}
-	/* the server clamps the same way: the hotspot stays on the screen */
-	double max_x = drm->width - 1, max_y = drm->height - 1;
-	drm->cursor.pointer_x = x < 0 ? 0 : x > max_x ? max_x : x;
-	drm->cursor.pointer_y = y < 0 ? 0 : y > max_y ? max_y : y;
+	drm->cursor.pointer_x = x;
+	drm->cursor.pointer_y = y;
+	drm_cursor_clamp(drm);
 	slim_log(SLIM_LOG_DEBUG, "drm: cursor at %d,%d (local)", (int)drm->cursor.pointer_x,
 		(int)drm->cursor.pointer_y);
 	drm_cursor_move(drm);
@@ -243,7 +316,8 @@ void slim_drm_backend_move_pointer(struct slim_console_backend *b, double x, dou
  */
 static bool probe_plane(struct slim_drm_backend *drm, int *err)
 {
-	if (drmModeSetCursor(drm->fd, drm->crtc_id, 0, 0, 0) == 0) {
+	/* one driver for every CRTC: the first head's answers for all */
+	if (drmModeSetCursor(drm->fd, drm->heads[0].crtc_id, 0, 0, 0) == 0) {
 		return true;
 	}
 	*err = errno;

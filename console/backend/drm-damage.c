@@ -1,13 +1,16 @@
 #include <stdlib.h>
 #include "drm-damage.h"
 
-void slim_drm_damage_init(struct slim_drm_damage *d, uint32_t width, uint32_t height)
+void slim_drm_damage_init(struct slim_drm_damage *d, int32_t x, int32_t y, uint32_t width,
+		uint32_t height)
 {
+	d->x = x;
+	d->y = y;
 	d->width = width;
 	d->height = height;
 	d->back = 0;
 	for (int i = 0; i < 2; i++) {
-		pixman_region32_init_rect(&d->stale[i], 0, 0, width, height);
+		pixman_region32_init_rect(&d->stale[i], x, y, width, height);
 	}
 }
 
@@ -46,8 +49,8 @@ void slim_drm_damage_add(struct slim_drm_damage *d, const struct slim_rect *rect
 	if (boxes != stack) {
 		free(boxes);
 	}
-	/* the core validated the rectangles; clipping keeps a stray one harmless */
-	pixman_region32_intersect_rect(&add, &add, 0, 0, d->width, d->height);
+	/* another head's damage is not this one's; a stray rectangle stays harmless */
+	pixman_region32_intersect_rect(&add, &add, d->x, d->y, d->width, d->height);
 	for (int i = 0; i < 2; i++) {
 		pixman_region32_union(&d->stale[i], &d->stale[i], &add);
 	}
@@ -58,7 +61,7 @@ void slim_drm_damage_add_all(struct slim_drm_damage *d)
 {
 	for (int i = 0; i < 2; i++) {
 		pixman_region32_fini(&d->stale[i]);
-		pixman_region32_init_rect(&d->stale[i], 0, 0, d->width, d->height);
+		pixman_region32_init_rect(&d->stale[i], d->x, d->y, d->width, d->height);
 	}
 }
 

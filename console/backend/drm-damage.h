@@ -9,6 +9,11 @@
  * and the other one keeps what it missed until its own turn. After any
  * two flips both buffers equal the shadow.
  *
+ * A display of several heads keeps one of these per head, over the
+ * head's rectangle of the screen: its regions are in the screen's
+ * coordinates, and a damage elsewhere on the screen is none of its
+ * business.
+ *
  * No device here: the bookkeeping is unit-tested on its own.
  */
 #ifndef SLIM_DRM_DAMAGE_H
@@ -21,16 +26,21 @@
 #include "slim-pixels.h"
 
 struct slim_drm_damage {
+	int32_t x, y; /* the head's place on the screen */
 	uint32_t width, height;
 	pixman_region32_t stale[2];
 	int back; /* the buffer drawn next: 0 or 1 */
 };
 
-/* Both buffers start stale everywhere: what they hold is unknown. */
-void slim_drm_damage_init(struct slim_drm_damage *d, uint32_t width, uint32_t height);
+/*
+ * A head of width x height at x,y on the screen. Both buffers start stale
+ * everywhere: what they hold is unknown.
+ */
+void slim_drm_damage_init(struct slim_drm_damage *d, int32_t x, int32_t y, uint32_t width,
+		uint32_t height);
 void slim_drm_damage_finish(struct slim_drm_damage *d);
 
-/* The shadow changed in these rectangles (clipped to the screen). */
+/* The shadow changed in these rectangles (clipped to the head). */
 void slim_drm_damage_add(struct slim_drm_damage *d, const struct slim_rect *rects, size_t n);
 /* Neither buffer can be trusted (the seat came back, the CRTC was reset). */
 void slim_drm_damage_add_all(struct slim_drm_damage *d);

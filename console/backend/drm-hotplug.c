@@ -1,16 +1,20 @@
 /*
  * Monitors plugged in, unplugged or swapped for one with another mode.
  * The kernel says so with a "change" uevent of the DRM device (HOTPLUG=1),
- * which udev passes on once its rules have run. The display is then
- * chosen again as at the start; when the mode's size changed, the scanout
- * buffers are made anew and the program is told, so that it says HELLO
- * with the new size and the session follows.
+ * which udev passes on once its rules have run. The heads are then
+ * chosen again as at the start; when they changed (a monitor more or
+ * less, another mode), every head's scanout buffers are made anew and the
+ * program is told, so that it says HELLO with the new heads and the
+ * session follows. The last monitor unplugged changes nothing: the
+ * console waits for one.
  */
 #include <errno.h>
 #include <libudev.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <xf86drm.h>
 #include "drm-internal.h"
+#include "slim-clock.h"
 
 void drm_hotplug_init(struct slim_drm_backend *drm)
 {
@@ -39,18 +43,81 @@ void drm_hotplug_finish(struct slim_drm_backend *drm)
 	drm->hotplug.udev = udev_unref(drm->hotplug.udev);
 }
 
-/* New scanout buffers for the mode's size; false (errno set) if there are none. */
-static bool resize_scanout(struct slim_drm_backend *drm)
+/* Whether `heads` are the heads driven now: the same connectors, CRTCs and modes. */
+static bool same_heads(const struct slim_drm_backend *drm, const struct drm_head *heads,
+		uint32_t n)
 {
+	if (n != drm->n_heads) {
+		return false;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct drm_head *a = &drm->heads[i], *b = &heads[i];
+		if (a->connector_id != b->connector_id || a->crtc_id != b->crtc_id ||
+				memcmp(&a->mode, &b->mode, sizeof(a->mode)) != 0) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Whether HELLO says the same of both: places, modes, names. */
+static bool same_descs(const struct slim_drm_backend *drm, const struct drm_head *heads,
+		uint32_t n)
+{
+	if (n != drm->n_heads) {
+		return false;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (memcmp(&drm->heads[i].desc, &heads[i].desc, sizeof(heads[i].desc)) != 0) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The CRTCs of the heads gone dark: none of `heads` uses them. */
+static void disable_unused(struct slim_drm_backend *drm, const struct drm_head *heads,
+		uint32_t n)
+{
+	for (uint32_t i = 0; i < drm->n_heads; i++) {
+		bool used = false;
+		for (uint32_t j = 0; j < n; j++) {
+			used |= heads[j].crtc_id == drm->heads[i].crtc_id;
+		}
+		if (!used && drmModeSetCrtc(drm->fd, drm->heads[i].crtc_id, 0, 0, 0, NULL, 0,
+				NULL) != 0 && slim_ratelimit(&drm->log_limit, slim_now_us())) {
+			slim_log(SLIM_LOG_ERROR, "drm: cannot turn off CRTC %u: %s",
+				drm->heads[i].crtc_id, strerror(errno));
+		}
+	}
+}
+
+/* The new heads set up, in place of the old: buffers, modes, the pointer. */
+static bool take_heads(struct slim_drm_backend *drm, const struct drm_head *heads,
+		uint32_t n, bool told)
+{
+	disable_unused(drm, heads, n);
 	drm_scanout_destroy(drm);
-	drm->width = drm->mode.hdisplay;
-	drm->height = drm->mode.vdisplay;
-	/* The program's screen keeps the old size until it is told: nothing to show yet. */
-	drm->scanout.fb = NULL;
-	double max_x = drm->width - 1, max_y = drm->height - 1;
-	drm->cursor.pointer_x = drm->cursor.pointer_x > max_x ? max_x : drm->cursor.pointer_x;
-	drm->cursor.pointer_y = drm->cursor.pointer_y > max_y ? max_y : drm->cursor.pointer_y;
-	return drm_scanout_create(drm);
+	drm_use_heads(drm, heads, n);
+	if (told) {
+		/* The program's screen keeps the old heads until it is told: nothing to show yet. */
+		drm->fb = NULL;
+	}
+	if (!drm_scanout_create(drm)) {
+		drm_device_lost(drm, "scanout buffers for the new heads", errno);
+		return false;
+	}
+	drm_scanout_reset(drm);
+	if (!drm_set_crtcs(drm)) {
+		if (drm_fatal_errno(errno)) {
+			drm_device_lost(drm, "set CRTC", errno);
+			return false;
+		}
+		slim_log(SLIM_LOG_ERROR, "drm: cannot set the new heads' modes (%s); waiting for "
+			"another display", strerror(errno));
+	}
+	drm_cursor_reset(drm);
+	return true;
 }
 
 bool drm_reprobe(struct slim_drm_backend *drm)
@@ -67,49 +134,29 @@ bool drm_reprobe(struct slim_drm_backend *drm)
 		drm->hotplug.reprobe = true;
 		return false;
 	}
-	uint32_t old_crtc = drm->crtc_id, old_connector = drm->connector_id;
-	drmModeModeInfo old_mode = drm->mode;
+	struct drm_head heads[DRM_MAX_HEADS];
+	uint32_t n;
 	char why[128];
-	if (!drm_pick_display(drm, drm->hotplug.asked_width, drm->hotplug.asked_height, why,
-			sizeof(why))) {
+	if (!drm_pick_heads(drm, heads, &n, why, sizeof(why))) {
+		/* the last monitor unplugged: the console waits for one, as it was */
 		slim_log(SLIM_LOG_INFO, "drm: %s: %s; the picture comes back with a display",
 			drm->path, why);
 		return false;
 	}
-	if (drm->crtc_id == old_crtc && drm->connector_id == old_connector &&
-			memcmp(&drm->mode, &old_mode, sizeof(old_mode)) == 0) {
+	if (same_heads(drm, heads, n)) {
 		return false;
 	}
-	bool resized = drm->mode.hdisplay != drm->width || drm->mode.vdisplay != drm->height;
-	slim_log(SLIM_LOG_INFO, "drm: the display changed: %ux%u@%u on connector %u, CRTC %u",
-		drm->mode.hdisplay, drm->mode.vdisplay, drm->mode.vrefresh, drm->connector_id,
-		drm->crtc_id);
-	if (old_crtc != drm->crtc_id) {
-		drmModeSetCrtc(drm->fd, old_crtc, 0, 0, 0, NULL, 0, NULL);
-	}
-	/* a flip queued for the old setup must not end the wait for a new one */
-	drm->scanout.flip_pending = false;
-	drm->scanout.flip_generation++;
-	drm->cursor.shown = false;
-	if (resized && !resize_scanout(drm)) {
-		drm_device_lost(drm, "scanout buffers for the new mode", errno);
+	bool told = !same_descs(drm, heads, n);
+	if (!take_heads(drm, heads, n, told)) {
 		return false;
 	}
-	slim_drm_damage_add_all(&drm->scanout.damage);
-	if (!drm_set_crtc(drm)) {
-		if (drm_fatal_errno(errno)) {
-			drm_device_lost(drm, "set CRTC", errno);
-			return false;
-		}
-		slim_log(SLIM_LOG_ERROR, "drm: cannot set %ux%u@%u (%s); waiting for another "
-			"display", drm->mode.hdisplay, drm->mode.vdisplay, drm->mode.vrefresh,
-			strerror(errno));
+	drm_log_heads(drm, "the display changed:");
+	if (told && drm->listener && drm->listener->heads) {
+		struct slim_desk desk;
+		drm_desk(drm, &desk);
+		drm->listener->heads(drm->listener_data, &desk);
 	}
-	drm_cursor_show(drm);
-	if (resized && drm->listener && drm->listener->resized) {
-		drm->listener->resized(drm->listener_data, drm->width, drm->height);
-	}
-	return resized;
+	return told;
 }
 
 int slim_drm_backend_hotplug_fd(struct slim_console_backend *b)

@@ -2,8 +2,8 @@
  * --output drm: the backend itself, which owns the parts. The frames go
  * to the scanout buffers (drm-scanout.c) and the pointer to the cursor
  * plane (drm-cursor.c); the seat takes the device away on a VT switch and
- * gives it back; a monitor plugged in with another mode sets the display
- * up again (drm-hotplug.c).
+ * gives it back; a monitor plugged in or out sets the heads up again
+ * (drm-hotplug.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,9 +28,9 @@ static void drm_dispatch(struct slim_console_backend *b)
 	}
 	/*
 	 * The events are read here rather than through drmHandleEvent, whose
-	 * handler would need the backend: the flip's user data is the
-	 * generation it was queued in, and a flip queued before a VT switch
-	 * must not end the wait for one queued after it.
+	 * handler would need the backend: the flip's user data is the head
+	 * and the generation it was queued in, and a flip queued before a VT
+	 * switch must not end the wait for one queued after it.
 	 */
 	char buf[1024];
 	ssize_t len = read(drm->fd, buf, sizeof(buf));
@@ -49,9 +49,7 @@ static void drm_dispatch(struct slim_console_backend *b)
 		if (ev.type == DRM_EVENT_FLIP_COMPLETE && ev.length >= sizeof(struct drm_event_vblank)) {
 			struct drm_event_vblank vb;
 			memcpy(&vb, buf + i, sizeof(vb));
-			if ((uintptr_t)vb.user_data == drm->scanout.flip_generation) {
-				drm->scanout.flip_pending = false;
-			}
+			drm_flip_done(drm, vb.user_data);
 		}
 		i += ev.length;
 	}
@@ -83,28 +81,25 @@ static void seat_enable(void *data)
 	if (drm->gone) {
 		return;
 	}
-	/* Whatever was on screen meanwhile, neither buffer holds our picture. */
-	drm->scanout.flip_pending = false;
-	drm->scanout.flip_generation++;
-	drm->cursor.shown = false;
-	slim_drm_damage_add_all(&drm->scanout.damage);
+	/* Whatever was on screen meanwhile, no buffer holds our picture. */
+	drm_scanout_reset(drm);
 	drm->active = true;
-	if (!drm_set_crtc(drm)) {
+	if (!drm_set_crtcs(drm)) {
 		if (drm_fatal_errno(errno)) {
 			drm_device_lost(drm, "set CRTC", errno);
 			return;
 		}
-		slim_log(SLIM_LOG_ERROR, "drm: cannot set the mode again (%s); "
+		slim_log(SLIM_LOG_ERROR, "drm: cannot set the modes again (%s); "
 			"waiting for the next switch", strerror(errno));
 		drm->active = false;
 		return;
 	}
-	drm_cursor_show(drm);
+	drm_cursor_reset(drm);
 	if (drm->hotplug.reprobe) {
 		/* a monitor changed while the seat was away */
 		drm->hotplug.reprobe = false;
 		if (drm_reprobe(drm)) {
-			return; /* resized: the new association repaints everything */
+			return; /* new heads: the new association repaints everything */
 		}
 	}
 	if (drm->listener && drm->listener->repaint) {
@@ -119,8 +114,8 @@ static const struct slim_seat_listener seat_listener = {
 
 
 struct slim_console_backend *slim_drm_backend_create(struct slim_seat *seat,
-		uint32_t width, uint32_t height, const struct slim_drm_listener *listener,
-		void *data, char *err, size_t err_len)
+		const uint32_t *width, const uint32_t *height, size_t n,
+		const struct slim_drm_listener *listener, void *data, char *err, size_t err_len)
 {
 	struct slim_drm_backend *drm = calloc(1, sizeof(*drm));
 	if (!drm) {
@@ -133,17 +128,18 @@ struct slim_console_backend *slim_drm_backend_create(struct slim_seat *seat,
 	drm->listener_data = data;
 	drm->fd = -1;
 	drm->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
-	drm->hotplug.asked_width = width;
-	drm->hotplug.asked_height = height;
-	if (!drm_open_display(drm, width, height, err, err_len)) {
+	for (size_t i = 0; i < n && i < DRM_MAX_HEADS; i++) {
+		drm->asked.width[i] = width[i];
+		drm->asked.height[i] = height[i];
+		drm->asked.n = (uint32_t)i + 1;
+	}
+	if (!drm_open_display(drm, err, err_len)) {
 		free(drm);
 		return NULL;
 	}
-	drm->width = drm->mode.hdisplay;
-	drm->height = drm->mode.vdisplay;
-	drm->saved_crtc = drmModeGetCrtc(drm->fd, drm->crtc_id);
+	drm_save_crtcs(drm);
 	if (!drm_scanout_create(drm)) {
-		snprintf(err, err_len, "%s: cannot create a %ux%u scanout buffer: %s",
+		snprintf(err, err_len, "%s: cannot create the scanout buffers (%ux%u): %s",
 			drm->path, drm->width, drm->height, strerror(errno));
 		goto fail;
 	}
@@ -152,9 +148,9 @@ struct slim_console_backend *slim_drm_backend_create(struct slim_seat *seat,
 		goto fail;
 	}
 	drm->active = true;
-	if (!drm_set_crtc(drm)) {
-		snprintf(err, err_len, "%s: cannot set mode %ux%u@%u: %s", drm->path, drm->width,
-			drm->height, drm->mode.vrefresh, strerror(errno));
+	if (!drm_set_crtcs(drm)) {
+		snprintf(err, err_len, "%s: cannot set the heads' modes: %s", drm->path,
+			strerror(errno));
 		drm->active = false;
 		goto fail;
 	}
@@ -163,20 +159,18 @@ struct slim_console_backend *slim_drm_backend_create(struct slim_seat *seat,
 		goto fail;
 	}
 	drm_hotplug_init(drm);
-	slim_log(SLIM_LOG_INFO, "drm: %s, %ux%u@%u on connector %u, CRTC %u", drm->path,
-		drm->width, drm->height, drm->mode.vrefresh, drm->connector_id, drm->crtc_id);
+	char what[64];
+	snprintf(what, sizeof(what), "%s,", drm->path);
+	drm_log_heads(drm, what);
 	return &drm->base;
 fail:
 	drm->base.impl->destroy(&drm->base);
 	return NULL;
 }
 
-void slim_drm_backend_size(const struct slim_console_backend *b, uint32_t *width,
-		uint32_t *height)
+void slim_drm_backend_desk(const struct slim_console_backend *b, struct slim_desk *desk)
 {
-	const struct slim_drm_backend *drm = (const struct slim_drm_backend *)b;
-	*width = drm->width;
-	*height = drm->height;
+	drm_desk((const struct slim_drm_backend *)b, desk);
 }
 
 /* -- the backend interface */
@@ -184,7 +178,7 @@ void slim_drm_backend_size(const struct slim_console_backend *b, uint32_t *width
 static bool drm_init(struct slim_console_backend *b, uint32_t width, uint32_t height)
 {
 	struct slim_drm_backend *drm = drm_from(b);
-	/* the screen is the mode's size: the program asks the core for exactly that */
+	/* the screen is the heads' bounds: the program asks the core for exactly that */
 	return width == drm->width && height == drm->height;
 }
 
@@ -195,14 +189,14 @@ static void drm_present(struct slim_console_backend *b, const struct slim_fb *fb
 	if (fb->width != drm->width || fb->height != drm->height) {
 		return;
 	}
-	drm->scanout.fb = fb;
-	slim_drm_damage_add(&drm->scanout.damage, damage, n);
+	drm->fb = fb;
+	drm_damage(drm, damage, n);
 	drm_update(drm);
 }
 
 static bool drm_resize(struct slim_console_backend *b, uint32_t width, uint32_t height)
 {
-	/* a display's size is its mode's; nothing else fits on it */
+	/* the screen's size is the heads'; nothing else fits on them */
 	struct slim_drm_backend *drm = drm_from(b);
 	return width == drm->width && height == drm->height;
 }
@@ -212,15 +206,12 @@ static void drm_destroy(struct slim_console_backend *b)
 	struct slim_drm_backend *drm = drm_from(b);
 	slim_seat_remove_listener(drm->seat, drm);
 	if (drm->fd >= 0 && drm->active && !drm->gone) {
-		drmModeSetCursor(drm->fd, drm->crtc_id, 0, 0, 0);
-		/* give the screen back to the text console it came from */
-		if (drm->saved_crtc && drm->saved_crtc->mode_valid) {
-			drmModeSetCrtc(drm->fd, drm->saved_crtc->crtc_id, drm->saved_crtc->buffer_id,
-				drm->saved_crtc->x, drm->saved_crtc->y, &drm->connector_id, 1,
-				&drm->saved_crtc->mode);
+		for (uint32_t i = 0; i < drm->n_heads; i++) {
+			drmModeSetCursor(drm->fd, drm->heads[i].crtc_id, 0, 0, 0);
 		}
 	}
-	drmModeFreeCrtc(drm->saved_crtc);
+	/* the screens back to the text console they came from */
+	drm_restore_crtcs(drm);
 	drm_hotplug_finish(drm);
 	if (drm->fd >= 0) {
 		drm_scanout_destroy(drm);

@@ -1,6 +1,11 @@
+/*
+ * --output window's picture: a window per head, each showing its
+ * rectangle of the core's shadow framebuffer scaled into whatever size
+ * the user makes of it, and the server's cursor drawn over it where it
+ * falls. The events are window-events.c's.
+ */
 #include <SDL.h>
 #include <SDL_syswm.h>
-#include <linux/input-event-codes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,161 +15,118 @@
 #include "slim-clock.h"
 #include "slim-log.h"
 #include "window-input.h"
+#include "window-internal.h"
 #include "window.h"
 
 /* Without a display socket to poll, SDL is pumped this often (a 120 Hz tick). */
 #define PUMP_MS 8
 /* With one, SDL still has deferred work of its own (X11 focus changes): a bound on the sleep. */
 #define IDLE_PUMP_MS 100
-/*
- * How long a local pointer motion places the drawn pointer by itself: longer
- * than a LAN round trip, so that the server's echo of an older position does
- * not pull the pointer back while it moves; after it the server's position
- * counts again (it may warp the pointer, or another input may move it).
- */
-#define LOCAL_POINTER_US 100000
-/* Scroll units a wheel notch moves, as libinput reports a wheel click. */
-#define WHEEL_STEP 15.0
-#define MAX_KEYS (KEY_MAX + 1)
 
-struct slim_window_backend {
-	struct slim_console_backend base;
-	struct slim_console_input_sink sink;
-	char *title;
-	bool sdl_up;
-	SDL_Window *window;
-	SDL_Renderer *renderer;
-	SDL_Texture *picture;
-	uint32_t width, height;
-	/* the core's framebuffer as last presented, to upload again after a device reset */
-	const struct slim_fb *fb;
-	int fd;
-	bool closed;
-
-	/* The server's cursor, kept to tell a new image from the one shown. */
-	struct slim_console_cursor cursor;
-	bool cursor_image; /* cursor_px holds an image the server sent */
-	SDL_Texture *cursor_tex;
-	uint32_t cursor_tex_w, cursor_tex_h;
-	uint32_t cursor_px[SLIM_CURSOR_MAX * SLIM_CURSOR_MAX];
-	uint32_t cursor_upload[SLIM_CURSOR_MAX * SLIM_CURSOR_MAX];
-
-	/* The local pointer places the drawn cursor until this time, ahead of the server. */
-	uint64_t local_until_us;
-	int32_t pointer_x256, pointer_y256;
-
-	/* What the server thinks is held, released if the window loses the keyboard. */
-	uint8_t keys_down[MAX_KEYS / 8 + 1];
-	uint32_t buttons_down; /* bit (BTN_* - BTN_LEFT) */
-};
-
-static struct slim_window_backend *window_from(struct slim_console_backend *b)
-{
-	return (struct slim_window_backend *)b;
-}
-
-static void send_events(struct slim_window_backend *w, struct slim_wire_input *ev, size_t n)
-{
-	/* CLOCK_MONOTONIC milliseconds, as the control protocol's and libinput's are */
-	uint32_t now_ms = (uint32_t)slim_now_ms();
-	for (size_t i = 0; i < n; i++) {
-		ev[i].time_ms = now_ms;
-	}
-	if (w->sink.send) {
-		w->sink.send(w->sink.data, ev, n);
-	}
-}
-
-/* Pointer events end with a FRAME, as libinput's do. */
-static void send_pointer(struct slim_window_backend *w, struct slim_wire_input ev)
-{
-	struct slim_wire_input evs[2] = { ev, { .kind = SLIM_INPUT_FRAME } };
-	send_events(w, evs, 2);
-}
-
-/* The picture's place in the window's drawable, in output pixels. */
-static struct slim_letterbox output_letterbox(struct slim_window_backend *w)
+/* The picture's place in the head's window's drawable, in output pixels. */
+static struct slim_letterbox output_letterbox(const struct window_head *h)
 {
 	int ow = 0, oh = 0;
-	if (SDL_GetRendererOutputSize(w->renderer, &ow, &oh) != 0 || ow <= 0 || oh <= 0) {
-		SDL_GetWindowSize(w->window, &ow, &oh);
+	if (SDL_GetRendererOutputSize(h->renderer, &ow, &oh) != 0 || ow <= 0 || oh <= 0) {
+		SDL_GetWindowSize(h->window, &ow, &oh);
 	}
-	return slim_letterbox_fit((uint32_t)ow, (uint32_t)oh, w->width, w->height);
+	return slim_letterbox_fit((uint32_t)ow, (uint32_t)oh, h->desc.width, h->desc.height);
 }
 
-static void render(struct slim_window_backend *w)
+/* The server's cursor over the head's picture, where it falls on this head. */
+static void render_cursor(struct slim_window_backend *w, struct window_head *h,
+		const struct slim_letterbox *lb, const SDL_Rect *dst)
 {
-	if (!w->renderer || !w->picture) {
+	const struct slim_console_cursor *c = &w->cursor;
+	if (!w->cursor_image || !h->cursor_tex || !c->visible) {
+		return;
+	}
+	/* hotspot position in the head's pixels, 1/256 */
+	bool local = slim_now_us() < w->local_until_us;
+	int64_t hx = (local ? w->pointer_x256 : (int64_t)c->x * 256) - (int64_t)h->desc.x * 256;
+	int64_t hy = (local ? w->pointer_y256 : (int64_t)c->y * 256) - (int64_t)h->desc.y * 256;
+	int64_t x = hx - (int64_t)c->hot_x * 256, y = hy - (int64_t)c->hot_y * 256;
+	int64_t hw = h->desc.width, hh = h->desc.height;
+	if (x >= hw * 256 || y >= hh * 256 || x + (int64_t)c->w * 256 <= 0 ||
+			y + (int64_t)c->h * 256 <= 0) {
+		return; /* on another head */
+	}
+	SDL_Rect cr = {
+		.x = lb->x + (int)(x * lb->w / (hw * 256)),
+		.y = lb->y + (int)(y * lb->h / (hh * 256)),
+		.w = (int)(((int64_t)c->w * lb->w + hw / 2) / hw),
+		.h = (int)(((int64_t)c->h * lb->h + hh / 2) / hh),
+	};
+	/* the pointer stays over the picture, not over the bars */
+	SDL_RenderSetClipRect(h->renderer, dst);
+	SDL_RenderCopy(h->renderer, h->cursor_tex, NULL, &cr);
+	SDL_RenderSetClipRect(h->renderer, NULL);
+}
+
+static void render_head(struct slim_window_backend *w, struct window_head *h)
+{
+	if (!h->renderer || !h->picture) {
 		return;
 	}
 	/* the bars: black, as a monitor's own letterbox is */
-	SDL_SetRenderDrawColor(w->renderer, 0, 0, 0, 255);
-	SDL_RenderClear(w->renderer);
-	struct slim_letterbox lb = output_letterbox(w);
+	SDL_SetRenderDrawColor(h->renderer, 0, 0, 0, 255);
+	SDL_RenderClear(h->renderer);
+	struct slim_letterbox lb = output_letterbox(h);
 	SDL_Rect dst = { lb.x, lb.y, lb.w, lb.h };
-	SDL_RenderCopy(w->renderer, w->picture, NULL, &dst);
-
-	const struct slim_console_cursor *c = &w->cursor;
-	if (w->cursor_image && w->cursor_tex && c->visible) {
-		/* hotspot position in console pixels, 1/256 */
-		bool local = slim_now_us() < w->local_until_us;
-		int64_t hx = local ? w->pointer_x256 : (int64_t)c->x * 256;
-		int64_t hy = local ? w->pointer_y256 : (int64_t)c->y * 256;
-		int64_t x = hx - (int64_t)c->hot_x * 256, y = hy - (int64_t)c->hot_y * 256;
-		SDL_Rect cr = {
-			.x = lb.x + (int)(x * lb.w / ((int64_t)w->width * 256)),
-			.y = lb.y + (int)(y * lb.h / ((int64_t)w->height * 256)),
-			.w = (int)(((int64_t)c->w * lb.w + w->width / 2) / w->width),
-			.h = (int)(((int64_t)c->h * lb.h + w->height / 2) / w->height),
-		};
-		/* the pointer stays over the picture, not over the bars */
-		SDL_RenderSetClipRect(w->renderer, &dst);
-		SDL_RenderCopy(w->renderer, w->cursor_tex, NULL, &cr);
-		SDL_RenderSetClipRect(w->renderer, NULL);
-	}
-	SDL_RenderPresent(w->renderer);
+	SDL_RenderCopy(h->renderer, h->picture, NULL, &dst);
+	render_cursor(w, h, &lb, &dst);
+	SDL_RenderPresent(h->renderer);
 }
 
-static bool upload_rect(struct slim_window_backend *w, const struct slim_fb *fb,
-		struct slim_rect r)
+void window_render(struct slim_window_backend *w)
 {
-	if (r.w == 0 || r.h == 0) {
+	for (uint32_t i = 0; i < w->n_heads; i++) {
+		render_head(w, &w->heads[i]);
+	}
+}
+
+struct window_head *window_head_of(struct slim_window_backend *w, uint32_t window_id)
+{
+	for (uint32_t i = 0; i < w->n_heads; i++) {
+		if (w->heads[i].window_id == window_id) {
+			return &w->heads[i];
+		}
+	}
+	return NULL;
+}
+
+/* The part of `r` (a rectangle of the screen) on the head, into its texture. */
+static bool upload_rect(struct window_head *h, const struct slim_fb *fb, struct slim_rect r)
+{
+	int32_t x1 = r.x > (int32_t)h->desc.x ? r.x : (int32_t)h->desc.x;
+	int32_t y1 = r.y > (int32_t)h->desc.y ? r.y : (int32_t)h->desc.y;
+	int32_t x2 = r.x + r.w, y2 = r.y + r.h;
+	x2 = x2 < (int32_t)(h->desc.x + h->desc.width) ? x2 : (int32_t)(h->desc.x + h->desc.width);
+	y2 = y2 < (int32_t)(h->desc.y + h->desc.height) ? y2 :
+		(int32_t)(h->desc.y + h->desc.height);
+	if (x1 >= x2 || y1 >= y2) {
 		return true;
 	}
-	SDL_Rect sr = { r.x, r.y, r.w, r.h };
-	return SDL_UpdateTexture(w->picture, &sr, slim_fb_row(fb, r.x, r.y),
+	SDL_Rect sr = { x1 - (int32_t)h->desc.x, y1 - (int32_t)h->desc.y, x2 - x1, y2 - y1 };
+	return SDL_UpdateTexture(h->picture, &sr, slim_fb_row(fb, (uint32_t)x1, (uint32_t)y1),
 		(int)(fb->stride * 4)) == 0;
 }
 
-static bool create_picture(struct slim_window_backend *w)
+static bool create_picture(struct window_head *h)
 {
-	if (w->picture) {
-		SDL_DestroyTexture(w->picture);
+	if (h->picture) {
+		SDL_DestroyTexture(h->picture);
 	}
 	/* XRGB8888: the shadow framebuffer's own layout, copied as it is */
-	w->picture = SDL_CreateTexture(w->renderer, SDL_PIXELFORMAT_XRGB8888,
-		SDL_TEXTUREACCESS_STREAMING, (int)w->width, (int)w->height);
-	return w->picture != NULL;
+	h->picture = SDL_CreateTexture(h->renderer, SDL_PIXELFORMAT_XRGB8888,
+		SDL_TEXTUREACCESS_STREAMING, (int)h->desc.width, (int)h->desc.height);
+	return h->picture != NULL;
 }
 
 /* The server's premultiplied ARGB, straight for SDL's BLEND (which the software renderer has). */
-static void upload_cursor(struct slim_window_backend *w)
+static void straighten_cursor(struct slim_window_backend *w)
 {
 	const struct slim_console_cursor *c = &w->cursor;
-	if (!w->cursor_tex || w->cursor_tex_w != c->w || w->cursor_tex_h != c->h) {
-		if (w->cursor_tex) {
-			SDL_DestroyTexture(w->cursor_tex);
-		}
-		w->cursor_tex = SDL_CreateTexture(w->renderer, SDL_PIXELFORMAT_ARGB8888,
-			SDL_TEXTUREACCESS_STATIC, (int)c->w, (int)c->h);
-		w->cursor_tex_w = c->w;
-		w->cursor_tex_h = c->h;
-		if (!w->cursor_tex) {
-			slim_log(SLIM_LOG_ERROR, "window: cursor texture: %s", SDL_GetError());
-			return;
-		}
-		SDL_SetTextureBlendMode(w->cursor_tex, SDL_BLENDMODE_BLEND);
-	}
 	size_t n = (size_t)c->w * c->h;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t p = w->cursor_px[i], a = p >> 24;
@@ -178,7 +140,52 @@ static void upload_cursor(struct slim_window_backend *w)
 		w->cursor_upload[i] = a << 24 | (r > 255 ? 255 : r) << 16 | (g > 255 ? 255 : g) << 8 |
 			(b > 255 ? 255 : b);
 	}
-	SDL_UpdateTexture(w->cursor_tex, NULL, w->cursor_upload, (int)(c->w * 4));
+}
+
+/* cursor_upload into the head's cursor texture. */
+static void upload_cursor(struct slim_window_backend *w, struct window_head *h)
+{
+	const struct slim_console_cursor *c = &w->cursor;
+	if (!h->renderer) {
+		return;
+	}
+	if (!h->cursor_tex || h->cursor_tex_w != c->w || h->cursor_tex_h != c->h) {
+		if (h->cursor_tex) {
+			SDL_DestroyTexture(h->cursor_tex);
+		}
+		h->cursor_tex = SDL_CreateTexture(h->renderer, SDL_PIXELFORMAT_ARGB8888,
+			SDL_TEXTUREACCESS_STATIC, (int)c->w, (int)c->h);
+		h->cursor_tex_w = c->w;
+		h->cursor_tex_h = c->h;
+		if (!h->cursor_tex) {
+			slim_log(SLIM_LOG_ERROR, "window: cursor texture: %s", SDL_GetError());
+			return;
+		}
+		SDL_SetTextureBlendMode(h->cursor_tex, SDL_BLENDMODE_BLEND);
+	}
+	SDL_UpdateTexture(h->cursor_tex, NULL, w->cursor_upload, (int)(c->w * 4));
+}
+
+void window_restore_textures(struct slim_window_backend *w)
+{
+	for (uint32_t i = 0; i < w->n_heads; i++) {
+		struct window_head *h = &w->heads[i];
+		if (h->cursor_tex) {
+			SDL_DestroyTexture(h->cursor_tex);
+			h->cursor_tex = NULL;
+		}
+		if (!create_picture(h)) {
+			slim_log(SLIM_LOG_ERROR, "window: texture lost: %s", SDL_GetError());
+			continue;
+		}
+		if (w->fb && w->fb->width == w->width && w->fb->height == w->height) {
+			upload_rect(h, w->fb, (struct slim_rect){ 0, 0, (uint16_t)w->width,
+				(uint16_t)w->height });
+		}
+		if (w->cursor_image) {
+			upload_cursor(w, h);
+		}
+	}
 }
 
 /* The desktop's pointer shows only while the server has given no cursor to draw. */
@@ -187,56 +194,127 @@ static void update_system_cursor(struct slim_window_backend *w)
 	SDL_ShowCursor(w->cursor_image ? SDL_DISABLE : SDL_ENABLE);
 }
 
-static bool window_init(struct slim_console_backend *b, uint32_t width, uint32_t height)
+/* The display connection's socket, when SDL says which it is. */
+static int display_fd(SDL_Window *window)
 {
-	struct slim_window_backend *w = window_from(b);
-	w->width = width;
-	w->height = height;
+	SDL_SysWMinfo wm;
+	SDL_VERSION(&wm.version);
+	if (!SDL_GetWindowWMInfo(window, &wm)) {
+		return -1;
+	}
+	switch (wm.subsystem) {
+#ifdef SDL_VIDEO_DRIVER_X11
+	case SDL_SYSWM_X11:
+		return ConnectionNumber(wm.info.x11.display);
+#endif
+#if defined(SDL_VIDEO_DRIVER_WAYLAND) && defined(SLIM_WINDOW_WAYLAND_FD)
+	case SDL_SYSWM_WAYLAND:
+		return wl_display_get_fd(wm.info.wl.display);
+#endif
+	default:
+		return -1;
+	}
+}
+
+static bool open_head(struct slim_window_backend *w, struct window_head *h)
+{
+	char title[400];
+	if (w->desk.n_heads > 1) {
+		snprintf(title, sizeof(title), "%s (%s)", w->title, h->desc.name);
+	} else {
+		snprintf(title, sizeof(title), "%s", w->title);
+	}
+	/* the first where the desktop likes, the others beside it as the heads lie */
+	int x = SDL_WINDOWPOS_UNDEFINED, y = SDL_WINDOWPOS_UNDEFINED;
+	if (h != &w->heads[0]) {
+		SDL_GetWindowPosition(w->heads[0].window, &x, &y);
+		x += (int)h->desc.x - (int)w->heads[0].desc.x;
+		y += (int)h->desc.y - (int)w->heads[0].desc.y;
+	}
 	/*
-	 * Resizable, but the screen stays the announced size: the picture
+	 * Resizable, but the head stays the announced size: the picture
 	 * is scaled into whatever the user makes of the window.
 	 */
-	w->window = SDL_CreateWindow(w->title, SDL_WINDOWPOS_UNDEFINED, SDL_WINDOWPOS_UNDEFINED,
-		(int)width, (int)height, SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
-	if (!w->window) {
-		slim_log(SLIM_LOG_ERROR, "window: cannot open a %ux%u window: %s", width, height,
-			SDL_GetError());
+	h->window = SDL_CreateWindow(title, x, y, (int)h->desc.width, (int)h->desc.height,
+		SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
+	if (!h->window) {
+		slim_log(SLIM_LOG_ERROR, "window: cannot open a %ux%u window: %s", h->desc.width,
+			h->desc.height, SDL_GetError());
 		return false;
 	}
+	h->window_id = SDL_GetWindowID(h->window);
 	/* No vsync: presenting must never hold up the network loop for a refresh. */
-	w->renderer = SDL_CreateRenderer(w->window, -1, 0);
-	if (!w->renderer || !create_picture(w)) {
+	h->renderer = SDL_CreateRenderer(h->window, -1, 0);
+	if (!h->renderer || !create_picture(h)) {
 		slim_log(SLIM_LOG_ERROR, "window: cannot draw in the window: %s", SDL_GetError());
 		return false;
 	}
 	SDL_RendererInfo info;
-	if (SDL_GetRendererInfo(w->renderer, &info) == 0) {
-		slim_log(SLIM_LOG_DEBUG, "window: SDL video driver %s, renderer %s",
-			SDL_GetCurrentVideoDriver(), info.name);
+	if (SDL_GetRendererInfo(h->renderer, &info) == 0) {
+		slim_log(SLIM_LOG_DEBUG, "window: %s: SDL video driver %s, renderer %s",
+			h->desc.name, SDL_GetCurrentVideoDriver(), info.name);
 	}
+	if (w->cursor_image) {
+		upload_cursor(w, h);
+	}
+	return true;
+}
 
-	w->fd = -1;
-	SDL_SysWMinfo wm;
-	SDL_VERSION(&wm.version);
-	if (SDL_GetWindowWMInfo(w->window, &wm)) {
-		switch (wm.subsystem) {
-#ifdef SDL_VIDEO_DRIVER_X11
-		case SDL_SYSWM_X11:
-			w->fd = ConnectionNumber(wm.info.x11.display);
-			break;
-#endif
-#if defined(SDL_VIDEO_DRIVER_WAYLAND) && defined(SLIM_WINDOW_WAYLAND_FD)
-		case SDL_SYSWM_WAYLAND:
-			w->fd = wl_display_get_fd(wm.info.wl.display);
-			break;
-#endif
-		default:
-			break;
+static void close_head(struct window_head *h)
+{
+	if (h->cursor_tex) {
+		SDL_DestroyTexture(h->cursor_tex);
+	}
+	if (h->picture) {
+		SDL_DestroyTexture(h->picture);
+	}
+	if (h->renderer) {
+		SDL_DestroyRenderer(h->renderer);
+	}
+	if (h->window) {
+		SDL_DestroyWindow(h->window);
+	}
+	*h = (struct window_head){ 0 };
+}
+
+static void close_heads(struct slim_window_backend *w)
+{
+	for (uint32_t i = 0; i < w->n_heads; i++) {
+		close_head(&w->heads[i]);
+	}
+	w->n_heads = 0;
+}
+
+/*
+ * A window for each head of the desk, if the screen is its bounds; for a
+ * screen of another size (the control protocol's resize), one head of it.
+ */
+static bool open_heads(struct slim_window_backend *w, uint32_t width, uint32_t height)
+{
+	uint32_t dw, dh;
+	slim_desk_bounds(&w->desk, &dw, &dh);
+	if (dw != width || dh != height) {
+		slim_desk_single(&w->desk, width, height);
+	}
+	close_heads(w);
+	w->width = width;
+	w->height = height;
+	for (uint32_t i = 0; i < w->desk.n_heads; i++) {
+		w->heads[i].desc = w->desk.heads[i];
+		w->n_heads = i + 1;
+		if (!open_head(w, &w->heads[i])) {
+			return false;
 		}
 	}
+	w->fd = display_fd(w->heads[0].window);
 	update_system_cursor(w);
-	render(w);
+	window_render(w);
 	return true;
+}
+
+static bool window_init(struct slim_console_backend *b, uint32_t width, uint32_t height)
+{
+	return open_heads(window_from(b), width, height);
 }
 
 static void window_present(struct slim_console_backend *b, const struct slim_fb *fb,
@@ -244,34 +322,26 @@ static void window_present(struct slim_console_backend *b, const struct slim_fb 
 {
 	struct slim_window_backend *w = window_from(b);
 	w->fb = fb;
-	if (!w->picture) {
-		return;
-	}
-	/* Only the damage crosses to the texture: a keystroke's frame is a few glyphs. */
-	for (size_t i = 0; i < n; i++) {
-		if (!upload_rect(w, fb, damage[i])) {
-			slim_log(SLIM_LOG_ERROR, "window: texture update: %s", SDL_GetError());
-			break;
+	/* Only the damage crosses to the textures: a keystroke's frame is a few glyphs. */
+	for (uint32_t i = 0; i < w->n_heads; i++) {
+		struct window_head *h = &w->heads[i];
+		for (size_t j = 0; h->picture && j < n; j++) {
+			if (!upload_rect(h, fb, damage[j])) {
+				slim_log(SLIM_LOG_ERROR, "window: texture update: %s", SDL_GetError());
+				break;
+			}
 		}
 	}
-	render(w);
+	window_render(w);
 }
 
 static bool window_resize(struct slim_console_backend *b, uint32_t width, uint32_t height)
 {
 	struct slim_window_backend *w = window_from(b);
-	w->width = width;
-	w->height = height;
-	if (!w->window) {
-		return window_init(b, width, height);
+	if (w->n_heads > 0 && width == w->width && height == w->height) {
+		return true;
 	}
-	SDL_SetWindowSize(w->window, (int)width, (int)height);
-	if (!create_picture(w)) {
-		slim_log(SLIM_LOG_ERROR, "window: %ux%u texture: %s", width, height, SDL_GetError());
-		return false;
-	}
-	render(w);
-	return true;
+	return open_heads(w, width, height);
 }
 
 static void window_cursor(struct slim_console_backend *b, const struct slim_console_cursor *c)
@@ -289,13 +359,14 @@ static void window_cursor(struct slim_console_backend *b, const struct slim_cons
 	if (changed) {
 		if (image) {
 			memcpy(w->cursor_px, c->pixels, bytes);
-			if (w->renderer) {
-				upload_cursor(w);
+			straighten_cursor(w);
+			for (uint32_t i = 0; i < w->n_heads; i++) {
+				upload_cursor(w, &w->heads[i]);
 			}
 		}
 		update_system_cursor(w);
 	}
-	render(w);
+	window_render(w);
 }
 
 static void window_destroy(struct slim_console_backend *b)
@@ -304,18 +375,7 @@ static void window_destroy(struct slim_console_backend *b)
 		return;
 	}
 	struct slim_window_backend *w = window_from(b);
-	if (w->cursor_tex) {
-		SDL_DestroyTexture(w->cursor_tex);
-	}
-	if (w->picture) {
-		SDL_DestroyTexture(w->picture);
-	}
-	if (w->renderer) {
-		SDL_DestroyRenderer(w->renderer);
-	}
-	if (w->window) {
-		SDL_DestroyWindow(w->window);
-	}
+	close_heads(w);
 #ifndef __SANITIZE_ADDRESS__
 	/*
 	 * Under ASan SDL stays loaded: SDL_Quit dlclose()s the X11 libraries
@@ -330,9 +390,6 @@ static void window_destroy(struct slim_console_backend *b)
 	free(w);
 }
 
-static int window_fd(struct slim_console_backend *b);
-static void window_dispatch(struct slim_console_backend *b);
-
 static const struct slim_console_backend_impl window_impl = {
 	.name = "window",
 	.init = window_init,
@@ -345,7 +402,8 @@ static const struct slim_console_backend_impl window_impl = {
 };
 
 struct slim_console_backend *slim_window_backend_create(const char *title,
-		const struct slim_console_input_sink *sink, char *err, size_t err_len)
+		const struct slim_desk *desk, const struct slim_console_input_sink *sink,
+		char *err, size_t err_len)
 {
 	struct slim_window_backend *w = calloc(1, sizeof(*w));
 	if (!w || !(w->title = strdup(title))) {
@@ -355,6 +413,7 @@ struct slim_console_backend *slim_window_backend_create(const char *title,
 	}
 	w->base.impl = &window_impl;
 	w->fd = -1;
+	w->desk = *desk;
 	if (sink) {
 		w->sink = *sink;
 	}
@@ -377,195 +436,4 @@ struct slim_console_backend *slim_window_backend_create(const char *title,
 int slim_window_backend_timeout_ms(struct slim_console_backend *b)
 {
 	return window_from(b)->fd >= 0 ? IDLE_PUMP_MS : PUMP_MS;
-}
-
-static void send_key(struct slim_window_backend *w, uint16_t code, bool down)
-{
-	if (code == KEY_RESERVED || code >= MAX_KEYS) {
-		return;
-	}
-	bool was = w->keys_down[code / 8] & (1u << (code % 8));
-	if (was == down) {
-		return; /* a release of a key pressed before the window had the keyboard */
-	}
-	w->keys_down[code / 8] ^= (uint8_t)(1u << (code % 8));
-	struct slim_wire_input ev = { .kind = SLIM_INPUT_KEY, .code = code, .value = down };
-	send_events(w, &ev, 1);
-}
-
-static void send_button(struct slim_window_backend *w, uint16_t code, bool down)
-{
-	uint32_t bit = 1u << (code - BTN_LEFT);
-	if (!!(w->buttons_down & bit) == down) {
-		return;
-	}
-	w->buttons_down ^= bit;
-	send_pointer(w, (struct slim_wire_input){
-		.kind = SLIM_INPUT_BUTTON, .code = code, .value = down });
-}
-
-/*
- * The desktop took the keyboard (Alt+Tab, a click elsewhere): whatever is
- * held would stay held in the session, as a stuck Alt. Release it all.
- */
-static void release_all(struct slim_window_backend *w)
-{
-	for (uint16_t code = 0; code < MAX_KEYS; code++) {
-		if (w->keys_down[code / 8] & (1u << (code % 8))) {
-			send_key(w, code, false);
-		}
-	}
-	for (uint16_t code = BTN_LEFT; code <= BTN_EXTRA; code++) {
-		send_button(w, code, false);
-	}
-}
-
-static uint16_t evdev_button(uint8_t sdl_button)
-{
-	switch (sdl_button) {
-	case SDL_BUTTON_LEFT:
-		return BTN_LEFT;
-	case SDL_BUTTON_MIDDLE:
-		return BTN_MIDDLE;
-	case SDL_BUTTON_RIGHT:
-		return BTN_RIGHT;
-	case SDL_BUTTON_X1:
-		return BTN_SIDE;
-	case SDL_BUTTON_X2:
-		return BTN_EXTRA;
-	default:
-		return 0;
-	}
-}
-
-static void handle_motion(struct slim_window_backend *w, int x, int y)
-{
-	int ww, wh;
-	/* mouse positions are in window coordinates, which HiDPI makes unlike output pixels */
-	SDL_GetWindowSize(w->window, &ww, &wh);
-	struct slim_letterbox lb = slim_letterbox_fit((uint32_t)ww, (uint32_t)wh,
-		w->width, w->height);
-	slim_letterbox_to_picture(&lb, w->width, w->height, x, y, &w->pointer_x256,
-		&w->pointer_y256);
-	w->local_until_us = slim_now_us() + LOCAL_POINTER_US;
-	send_pointer(w, (struct slim_wire_input){
-		.kind = SLIM_INPUT_MOTION_ABS, .x = w->pointer_x256, .y = w->pointer_y256 });
-	if (w->cursor_image && w->cursor.visible) {
-		render(w); /* the drawn pointer moves now, not a round trip later */
-	}
-}
-
-static void handle_wheel(struct slim_window_backend *w, const SDL_MouseWheelEvent *e)
-{
-	float flip = e->direction == SDL_MOUSEWHEEL_FLIPPED ? -1.0f : 1.0f;
-	/* SDL: +y is away from the user; Wayland: positive vertical scrolls down */
-	float dy = -e->preciseY * flip, dx = e->preciseX * flip;
-	int steps_y = -e->y * (int)flip, steps_x = e->x * (int)flip;
-	if (dy != 0.0f) {
-		send_pointer(w, (struct slim_wire_input){ .kind = SLIM_INPUT_AXIS, .code = 0,
-			.value = (int32_t)(dy * WHEEL_STEP * 256.0f), .x = steps_y });
-	}
-	if (dx != 0.0f) {
-		send_pointer(w, (struct slim_wire_input){ .kind = SLIM_INPUT_AXIS, .code = 1,
-			.value = (int32_t)(dx * WHEEL_STEP * 256.0f), .x = steps_x });
-	}
-}
-
-/* The renderer lost its textures (a GPU reset): build them again from the shadow framebuffer. */
-static void restore_textures(struct slim_window_backend *w)
-{
-	if (w->cursor_tex) {
-		SDL_DestroyTexture(w->cursor_tex);
-		w->cursor_tex = NULL;
-	}
-	if (!create_picture(w)) {
-		slim_log(SLIM_LOG_ERROR, "window: texture lost: %s", SDL_GetError());
-		return;
-	}
-	if (w->fb && w->fb->width == w->width && w->fb->height == w->height) {
-		upload_rect(w, w->fb, (struct slim_rect){ 0, 0, (uint16_t)w->width,
-			(uint16_t)w->height });
-	}
-	if (w->cursor_image) {
-		upload_cursor(w);
-	}
-}
-
-static void handle_window_event(struct slim_window_backend *w, const SDL_WindowEvent *e)
-{
-	switch (e->event) {
-	case SDL_WINDOWEVENT_CLOSE:
-		w->closed = true;
-		break;
-	case SDL_WINDOWEVENT_FOCUS_LOST:
-		release_all(w);
-		break;
-	case SDL_WINDOWEVENT_SIZE_CHANGED:
-	case SDL_WINDOWEVENT_EXPOSED:
-	case SDL_WINDOWEVENT_RESTORED:
-	case SDL_WINDOWEVENT_SHOWN:
-		render(w);
-		break;
-	default:
-		break;
-	}
-}
-
-static void handle_event(struct slim_window_backend *w, const SDL_Event *ev)
-{
-	switch (ev->type) {
-	case SDL_QUIT:
-		w->closed = true;
-		break;
-	case SDL_WINDOWEVENT:
-		handle_window_event(w, &ev->window);
-		break;
-	case SDL_KEYDOWN:
-	case SDL_KEYUP:
-		/* The session's clients repeat held keys themselves: no repeats on the wire. */
-		if (!ev->key.repeat) {
-			send_key(w, slim_evdev_from_sdl_scancode(ev->key.keysym.scancode),
-				ev->type == SDL_KEYDOWN);
-		}
-		break;
-	case SDL_MOUSEMOTION:
-		handle_motion(w, ev->motion.x, ev->motion.y);
-		break;
-	case SDL_MOUSEBUTTONDOWN:
-	case SDL_MOUSEBUTTONUP: {
-		uint16_t code = evdev_button(ev->button.button);
-		if (code) {
-			send_button(w, code, ev->type == SDL_MOUSEBUTTONDOWN);
-		}
-		break;
-	}
-	case SDL_MOUSEWHEEL:
-		handle_wheel(w, &ev->wheel);
-		break;
-	case SDL_RENDER_DEVICE_RESET:
-		restore_textures(w);
-		render(w);
-		break;
-	default:
-		break;
-	}
-}
-
-
-static int window_fd(struct slim_console_backend *b)
-{
-	return window_from(b)->fd;
-}
-
-static void window_dispatch(struct slim_console_backend *b)
-{
-	struct slim_window_backend *w = window_from(b);
-	SDL_Event ev;
-	/* SDL_PollEvent pumps: it reads the display socket and the display library's queue */
-	while (!w->closed && SDL_PollEvent(&ev)) {
-		handle_event(w, &ev);
-		if (w->closed && w->sink.closed) {
-			w->sink.closed(w->sink.data);
-		}
-	}
 }

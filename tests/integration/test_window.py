@@ -3,7 +3,9 @@ the "connecting" screen while there is no server, then exactly the
 console's picture (compared with the console's own screenshot, pixel for
 pixel: the window is the console's size, so nothing is scaled), then the
 "connecting" screen again when the server goes away, and the new server's
-picture when it comes back, without a restart.
+picture when it comes back, without a restart. Then a console of two heads
+(--size 400x300,320x240): a window for each, of its head's size, each
+showing exactly its head's rectangle of the console's screen.
 
 Needs Xvfb (skipped without it), xwininfo (x11-utils) and Pillow built
 with XCB (Debian's python3-pil), which grabs the X screen."""
@@ -77,14 +79,14 @@ class Xvfb:
 class WindowConsole(Console):
     """Console's commands and events, with the picture in a window on `display`."""
 
-    def __init__(self, session, port, display, suppressions):
+    def __init__(self, session, port, display, suppressions, heads=(SIZE,)):
         self.session = session
-        self.size = SIZE
+        self.size = (sum(w for w, _ in heads), max(h for _, h in heads))
         self.console_id = 'console-window'
         self.pos = 0
         self.title = 'slimland-console: 127.0.0.1:%d' % port
         argv = [session.slimland_console, '--server', '127.0.0.1:%d' % port,
-                '--output', 'window', '--size', '%dx%d' % SIZE,
+                '--output', 'window', '--size', ','.join('%dx%d' % h for h in heads),
                 '--state-dir', session.console_state_dir(self.console_id), '--control']
         env = session.console_env()
         env['DISPLAY'] = display
@@ -185,6 +187,47 @@ def attach_and_compare(s, console, xvfb, geometry, mark):
     return img
 
 
+def two_heads(s, xvfb, suppressions):
+    """A console of two heads side by side: two windows, each its head's
+    size and its part of the console's screen."""
+    heads = ((400, 300), (320, 240))
+    mark = s.compositor.stderr.mark()
+    console = WindowConsole(s, s.port, xvfb.display, suppressions, heads)
+    s.consoles.append(console)
+    console.wait_for('attached', 20)
+    _, line = s.compositor.stderr.wait(lambda l: 'attached, 720x300 in 2 heads' in l, mark,
+                                       time.monotonic() + scaled(10))
+    if line is None:
+        s.fail('the compositor did not hear of two heads')
+    geometries = [window_geometry(xvfb.display, console.title + ' (CONSOLE-%d)' % (i + 1))
+                  for i in range(2)]
+    for geometry, size in zip(geometries, heads):
+        if geometry[2:] != size:
+            s.fail('a head\'s window is %dx%d, not %dx%d' % (geometry[2:] + size))
+    s.settled(console=console)
+    # the pointer to the first head's corner left out of the comparison
+    console.motion(heads[0][0] - 1, heads[0][1] - 1)
+    boxes = ((0, 0, 400, 300), (400, 0, 720, 240))
+    for attempt in range(30):
+        mark = console.mark()
+        shot = s.console_image(console)
+        diffs = [ImageChops.difference(without_corner(shot.crop(box)),
+                                       without_corner(window_image(xvfb, g))).getbbox()
+                 for box, g in zip(boxes, geometries)]
+        if diffs == [None, None]:
+            break
+        console.next_frame(scaled(0.5), start=mark)
+    else:
+        s.fail('the heads\' windows do not show their parts of the console: %s' % (diffs,))
+    if shot.crop((0, 0, 320, 240)) == shot.crop(boxes[1]):
+        s.fail('both heads show the same: the comparison tells nothing')
+    log('two heads: each window shows its part of the console\'s screen (%d attempt(s))' % (
+        attempt + 1))
+    status = console.quit()
+    if status != 0:
+        s.fail('the two-head window console exited with status %s' % status)
+
+
 def test():
     if Image is None:
         raise TestFailure('Pillow is missing: apt-get install python3-pil')
@@ -227,6 +270,7 @@ def test():
             status = console.quit()
             if status != 0:
                 s.fail('the window console exited with status %s' % status)
+            two_heads(s, xvfb, suppressions)
         finally:
             xvfb.stop()
 

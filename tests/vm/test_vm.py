@@ -25,7 +25,15 @@ on the host, with foot in it. Then:
   (f) the monitor unplugged is said once and changes nothing; one plugged
       in again brings the picture back at its size;
   (g) a monitor swapped while the seat is away (VT 2) is set up when the
-      seat comes back.
+      seat comes back;
+  (h) a second monitor plugged in (virtio-gpu's second output, given a
+      size by a VNC viewer of its own): the console drives both, each on
+      a CRTC of its own, left to right, says HELLO with two heads (the
+      compositor says so), and each head's scanout equals its rectangle
+      of grim's screenshot; the tablet moved onto the second head puts
+      the pointer on that CRTC's cursor plane;
+  (i) that monitor unplugged again: HELLO with one head, and the first
+      head goes on showing the session.
 
 It also keeps the console's --bench-present result (copying damage into
 the scanout buffer, measured under emulation) in $SLIM_VM_BENCH_OUT for
@@ -36,6 +44,7 @@ Logs (serial console, QEMU, the session) in $SLIMTEST_OUTDIR/vm.
 """
 import json
 import os
+import re
 import sys
 import time
 
@@ -72,7 +81,7 @@ def plug_in(s, vm, vnc, size, plug=True):
     if plug:
         vnc.set_desktop_size(*size)
     vm.wait_line(r'drm: the display changed: %dx%d' % size, 30, 'the %dx%d mode' % size)
-    vm.wait_line(r'the display is %dx%d now; connecting to 10\.0\.2\.2:%d' % (
+    vm.wait_line(r'the display is %dx%d \(1 head\) now; connecting to 10\.0\.2\.2:%d' % (
         size + (s.port,)), 30, 'a new HELLO with the new size')
     vm.wait_line(r'attached to 10\.0\.2\.2:%d' % s.port, 30, 'that the console attached again')
     img = screens_equal(s, vm, 30)
@@ -80,6 +89,67 @@ def plug_in(s, vm, vnc, size, plug=True):
         raise TestFailure('after the hot-plug the screens are %dx%d, not %dx%d' % (
             img.size + size))
     log('monitor hot-plug: the session is %dx%d and the scanout equals it' % size)
+
+
+def compositor_says(s, mark, pattern, timeout, what):
+    """The compositor's first log line from `mark` that matches."""
+    rx = re.compile(pattern)
+    _, line = s.compositor.stderr.wait(lambda l: rx.search(l) is not None, mark,
+                                       time.monotonic() + scaled(timeout))
+    if line is None:
+        raise TestFailure('the compositor never said %s within %gs' % (what, scaled(timeout)))
+    return line
+
+
+def two_heads(s, vm, first, second):
+    """(h) and (i): a second monitor of size `second` plugged in next to the
+    first (of size `first`), then unplugged."""
+    t0 = time.monotonic()
+    screen = (first[0] + second[0], max(first[1], second[1]))
+    mark = s.compositor.stderr.mark()
+    vnc2 = Vnc(vm.vnc_paths[1])
+    try:
+        vnc2.set_desktop_size(*second)
+        vm.wait_line(r'drm: the display changed: %dx%d, 2 heads' % screen, 30,
+                     'that it drives two heads')
+        heads = [vm.wait_line(r'drm: head (Virtual-\d): %dx%d at (\d+),0, .* CRTC (\d+)' % size,
+                              10, 'head %dx%d' % size) for size in (first, second)]
+        if heads[1].group(2) != str(first[0]) or heads[0].group(3) == heads[1].group(3):
+            raise TestFailure('the heads are not side by side on CRTCs of their own: %s / %s'
+                              % (heads[0].group(0), heads[1].group(0)))
+        vm.wait_line(r'the display is %dx%d \(2 heads\) now; connecting to 10\.0\.2\.2:%d' % (
+            screen + (s.port,)), 30, 'a new HELLO with two heads')
+        vm.wait_line(r'attached to 10\.0\.2\.2:%d' % s.port, 30, 'that the console attached')
+        compositor_says(s, mark, r'attached, %dx%d in 2 heads' % screen, 30,
+                        'that the console has two heads')
+        boxes = [(0, 0) + first, (first[0], 0, screen[0], second[1])]
+        for head, box in enumerate(boxes):
+            img = screens_equal(s, vm, 30, head, box)
+        # the second head's picture is not the first's: a scanout of the
+        # wrong part of the screen would not pass for it
+        if img == s.grim_image().crop((0, 0) + second):
+            raise TestFailure('both heads\' parts of the session look the same: the '
+                              'comparison tells nothing')
+        log('two heads: %s and %s, each scanout equals its part of the session' % (
+            heads[0].group(1), heads[1].group(1)))
+        # the pointer on the second head is on its CRTC's plane
+        x, y = first[0] + second[0] // 2, second[1] // 2
+        vm.move_abs(x, y, screen[0], screen[1])
+        vm.wait_line(r'drm: the pointer is on %s\'s cursor plane' % heads[1].group(1), 20,
+                     'the pointer on the second head')
+
+        # (i) unplugged: one head again, still showing the session
+        mark = s.compositor.stderr.mark()
+        vnc2.set_desktop_size(0, 0)
+        vm.wait_line(r'the display is %dx%d \(1 head\) now; connecting to 10\.0\.2\.2:%d' % (
+            first + (s.port,)), 30, 'a new HELLO with one head')
+        vm.wait_line(r'attached to 10\.0\.2\.2:%d' % s.port, 30, 'that the console attached')
+        compositor_says(s, mark, r'attached, %dx%d in 1 head\b' % first, 30,
+                        'that the console has one head')
+        screens_equal(s, vm, 30)
+    finally:
+        vnc2.close()
+    log('second monitor plugged in and out in %.1fs' % (time.monotonic() - t0))
 
 
 def test():
@@ -90,7 +160,7 @@ def test():
     with Session('vm', size=size, console=False) as s:
         initrd = build_initramfs(s.tmp, console, moddir, version,
                                  os.path.join(s.runtime_dir, 'slimland-pairing.key'))
-        vm = Vm(s.outdir, vmlinuz, initrd, s.port, vnc=True)
+        vm = Vm(s.outdir, vmlinuz, initrd, s.port, vnc=True, heads=2)
         try:
             fifo = os.path.join(s.home, 'fifo')
             os.mkfifo(fifo)
@@ -197,6 +267,9 @@ def test():
                 vm.chord_until(('ctrl', 'alt', 'f1'), r'seat: enabled', 30,
                                'that the seat came back')
                 plug_in(s, vm, vnc, (1152, 864), plug=False)
+
+                # (h), (i): a second monitor plugged in, and out again
+                two_heads(s, vm, (1152, 864), (1024, 768))
             finally:
                 vnc.close()
             log('VM test done in %.1fs' % (time.monotonic() - t0))

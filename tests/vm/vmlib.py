@@ -265,9 +265,12 @@ class Vnc:
 
 class Vm:
     def __init__(self, outdir, vmlinuz, initrd, port, gpu='virtio-gpu-pci', vnc=False,
-                 seatd=False, run=None, arg=None):
+                 seatd=False, run=None, arg=None, heads=1):
         """`gpu`: the display device's QEMU name; `vnc`: serve VNC on a
-        Unix socket (self.vnc_path) for Vnc; `seatd`: the console takes the
+        Unix socket (self.vnc_path) for Vnc; `heads`: the GPU's outputs
+        (virtio-gpu's max_outputs), the second and further ones
+        disconnected until a Vnc on vnc_paths[i] gives them a size (with
+        `vnc`); `seatd`: the console takes the
         seat through seatd rather than libseat's built-in backend; `run`: a
         program in the VM that init.sh runs instead of the console, with
         `arg` (one word)."""
@@ -280,16 +283,20 @@ class Vm:
                 '-append', 'console=ttyS0 panic=-1 quiet slim.port=%d%s%s' % (
                     port, ' slim.seat=seatd' if seatd else '',
                     (' slim.run=' + run if run else '') + (' slim.arg=' + arg if arg else '')),
-                '-device', gpu + ',id=gpu',
+                '-device', gpu + (',max_outputs=%d' % heads if heads > 1 else '') + ',id=gpu',
                 '-device', 'virtio-keyboard-pci,id=kbd',
                 '-device', 'virtio-tablet-pci,id=tablet',
                 '-netdev', 'user,id=n0', '-device', 'virtio-net-pci,netdev=n0,romfile=',
                 '-qmp', 'unix:%s,server=on,wait=off' % self.qmp_path]
         self.vnc_path = os.path.join(outdir, 'vnc.sock')
-        if vnc:
-            if os.path.exists(self.vnc_path):
-                os.unlink(self.vnc_path)
-            argv += ['-vnc', 'unix:%s' % self.vnc_path]
+        # a VNC server for each head: its viewer's size is that monitor's
+        self.vnc_paths = [self.vnc_path] + [os.path.join(outdir, 'vnc-%d.sock' % i)
+                                            for i in range(1, heads)]
+        for i, path in enumerate(self.vnc_paths if vnc else []):
+            if os.path.exists(path):
+                os.unlink(path)
+            argv += ['-vnc', 'unix:%s' % path + (
+                ',id=vnc%d,display=gpu,head=%d' % (i, i) if i else '')]
         log('qemu: %s' % ' '.join(argv))
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, start_new_session=True)
@@ -311,13 +318,14 @@ class Vm:
         self.pos = i + 1
         return rx.search(line)
 
-    def screendump(self, path):
-        """The scanout as an RGB image (PNG where this QEMU writes PNG)."""
+    def screendump(self, path, head=0):
+        """A head's scanout as an RGB image (PNG where this QEMU writes PNG)."""
         try:
-            self.qmp.execute('screendump', filename=path + '.png', device='gpu', format='png')
+            self.qmp.execute('screendump', filename=path + '.png', device='gpu', head=head,
+                             format='png')
             path += '.png'
         except TestFailure:
-            self.qmp.execute('screendump', filename=path + '.ppm', device='gpu')
+            self.qmp.execute('screendump', filename=path + '.ppm', device='gpu', head=head)
             path += '.ppm'
         with Image.open(path) as im:
             return im.convert('RGB')
@@ -401,15 +409,17 @@ def read_fifo(fd, want, timeout):
     return data
 
 
-def wait_scanout(s, vm, timeout, compare, what):
+def wait_scanout(s, vm, timeout, compare, what, head=0, box=None):
     """Waits until compare(grim's screenshot, the VM's scanout) is None
-    rather than what differs; returns grim's image."""
+    rather than what differs; returns grim's image. `head`: the GPU output
+    whose scanout, `box`: the part of grim's screenshot it shows (all)."""
     deadline = time.monotonic() + scaled(timeout)
     n = 0
     while True:
         n += 1
         g = s.grim_image()
-        d = vm.screendump(os.path.join(s.tmp, 'dump-%d' % n))
+        g = g.crop(box) if box else g
+        d = vm.screendump(os.path.join(s.tmp, 'dump-%d' % n), head)
         why = compare(g, d)
         if why is None:
             log('%s (%dx%d) after %d attempt(s)' % ((what,) + g.size + (n,)))
@@ -421,9 +431,11 @@ def wait_scanout(s, vm, timeout, compare, what):
         time.sleep(0.2)
 
 
-def screens_equal(s, vm, timeout):
-    """Waits until the VM's scanout equals grim's screenshot; returns the image."""
-    return wait_scanout(s, vm, timeout, images_equal, 'scanout equals the compositor')
+def screens_equal(s, vm, timeout, head=0, box=None):
+    """Waits until the VM's scanout of `head` equals grim's screenshot (its
+    `box`, else all of it); returns the image."""
+    return wait_scanout(s, vm, timeout, images_equal, 'scanout %d equals the compositor%s' % (
+        head, ' in %s' % (box,) if box else ''), head, box)
 
 
 def vm_inputs(*programs):
