@@ -67,6 +67,7 @@ static void handle_link_attached(void *data, const char *console_id,
 	uint32_t width, height;
 	slim_desk_bounds(desk, &width, &height);
 	output_resize(server->output, width, height);
+	slim_shell_console_attached(server->shell, console_id, desk);
 	cursor_resend(server->cursor);
 	output_attached(server->output);
 	slim_sched_attached(server->sched, true);

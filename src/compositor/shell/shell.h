@@ -33,6 +33,7 @@ struct slim_protocols;
 struct slim_constraints;
 struct slim_text_inputs;
 struct slim_virtual_input;
+struct slim_desk;
 
 /* What the shell tells the session. */
 struct slim_shell_handler {
@@ -114,6 +115,12 @@ struct slim_shell *slim_shell_create(struct wl_display *display, struct wlr_back
  * again), then every client, whose objects the shell listens to.
  */
 void slim_shell_destroy(struct slim_shell *shell);
+/*
+ * A console attached with `desk`: its keyboard's keymap (or the user's own
+ * choice) from now on.
+ */
+void slim_shell_console_attached(struct slim_shell *shell, const char *console_id,
+		const struct slim_desk *desk);
 /* The console's keys and pointer, through the seat. */
 void slim_shell_console_input(struct slim_shell *shell, const struct slim_wire_input *ev);
 /* The DISPLAY X11 clients use, or NULL (no Xwayland: they find none). */
