@@ -63,7 +63,7 @@ static const char *bad_char(const char *s, const char *end, const char *extra)
 /* `c` as a log line may show it: 'c', or its byte's value. */
 static const char *shown(char c, char buf[16])
 {
-	if (c > ' ' && c < 0x7f) {
+	if (c >= ' ' && c < 0x7f) {
 		snprintf(buf, 16, "'%c'", c);
 	} else {
 		snprintf(buf, 16, "byte 0x%02x", (unsigned char)c);
