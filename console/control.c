@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include "card.h"
 #include "control.h"
+#include "heads-option.h"
 #include "slim-clock.h"
 #include "slim-log.h"
 
@@ -280,6 +281,25 @@ static bool cmd_axis(struct slim_console_control *ctl, char **argv)
 	return true;
 }
 
+/* What monitors plugged in or out do to a console: its heads, as --size says them. */
+static bool cmd_heads(struct slim_console_control *ctl, char **argv)
+{
+	struct slim_desk desk = *slim_console_core_desk(ctl->core);
+	char err[160];
+	if (!slim_heads_option_parse(argv[1], &desk, err, sizeof(err))) {
+		emit(ctl, "error heads: %s", err);
+		return true;
+	}
+	if (!slim_console_core_set_heads(ctl->core, &desk)) {
+		emit(ctl, "error heads: cannot make these heads");
+		return true;
+	}
+	char why[64];
+	snprintf(why, sizeof(why), "%u head%s now", desk.n_heads, desk.n_heads == 1 ? "" : "s");
+	slim_console_link_reassociate(ctl->link, why);
+	return true;
+}
+
 /* What a monitor plugged in with another mode does to --output drm. */
 static bool cmd_resize(struct slim_console_control *ctl, char **argv)
 {
@@ -298,16 +318,65 @@ static bool cmd_resize(struct slim_console_control *ctl, char **argv)
 	return true;
 }
 
-static bool cmd_screenshot(struct slim_console_control *ctl, char **argv)
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+/* Of the console's heads, the one named `name` (or numbered, from 1); NULL: none. */
+static const struct slim_head *find_head(const struct slim_desk *desk, const char *name)
+{
+	char *end;
+	unsigned long n = strtoul(name, &end, 10);
+	for (uint32_t i = 0; i < desk->n_heads; i++) {
+		if (strcmp(desk->heads[i].name, name) == 0 || (*end == '\0' && n == i + 1)) {
+			return &desk->heads[i];
+		}
+	}
+	return NULL;
+}
+
+static bool write_screenshot(struct slim_console_control *ctl, const char *path,
+		const struct slim_fb *fb)
 {
 	errno = 0;
-	if (slim_png_write(argv[1], slim_console_core_fb(ctl->core))) {
-		emit(ctl, "screenshot %s", argv[1]);
+	if (slim_png_write(path, fb)) {
+		emit(ctl, "screenshot %s", path);
 	} else {
-		emit(ctl, "error screenshot %s: %s", argv[1],
+		emit(ctl, "error screenshot %s: %s", path,
 			errno != 0 ? strerror(errno) : "cannot write the PNG");
 	}
 	return true;
+}
+
+/* One head (by name or number), as that monitor shows it: "head-screenshot HEAD PATH". */
+static bool cmd_head_screenshot(struct slim_console_control *ctl, char **argv)
+{
+	char *name = argv[1], *path = name;
+	while (*path && !is_space(*path)) {
+		path++;
+	}
+	if (!*path) {
+		return false;
+	}
+	*path++ = '\0';
+	while (is_space(*path)) {
+		path++;
+	}
+	const struct slim_head *h = find_head(slim_console_core_desk(ctl->core), name);
+	if (!h || !*path) {
+		emit(ctl, "error screenshot %s: no head %s", path, name);
+		return true;
+	}
+	const struct slim_fb *screen = slim_console_core_fb(ctl->core);
+	struct slim_fb fb = { .px = screen->px + (size_t)h->y * screen->stride + h->x,
+		.width = h->width, .height = h->height, .stride = screen->stride };
+	return write_screenshot(ctl, path, &fb);
+}
+
+static bool cmd_screenshot(struct slim_console_control *ctl, char **argv)
+{
+	return write_screenshot(ctl, argv[1], slim_console_core_fb(ctl->core));
 }
 
 static bool cmd_stats(struct slim_console_control *ctl, char **argv)
@@ -418,17 +487,14 @@ static const struct command commands[] = {
 	{ "axis", 1, "axis VALUE", cmd_axis },
 	{ "resize", 2, "resize WIDTH HEIGHT", cmd_resize },
 	{ "screenshot", -1, "screenshot PATH", cmd_screenshot },
+	{ "head-screenshot", -1, "head-screenshot HEAD PATH", cmd_head_screenshot },
+	{ "heads", 1, "heads WxH[,WxH...]", cmd_heads },
 	{ "watch", 2, "watch X Y", cmd_watch },
 	{ "stats", 0, "stats", cmd_stats },
 	{ "sync", 0, "sync", cmd_sync },
 	{ "card", -1, "card insert HEX | card remove", cmd_card },
 	{ "quit", 0, "quit", cmd_quit },
 };
-
-static bool is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r';
-}
 
 /* Splits off the first word; returns what follows it, past the blanks. */
 static char *next_word(char *s, char **word)

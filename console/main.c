@@ -562,10 +562,19 @@ static bool create_core(struct console *c)
 			SLIM_SEC_MAX_RECORD + SLIM_SEC_OVERHEAD : mtu) - SLIM_SEC_OVERHEAD;
 	}
 	c->mtu = (uint16_t)mtu;
-	c->core = slim_console_core_create(c->opts.width, c->opts.height, c->mtu,
+	uint32_t width = c->opts.width, height = c->opts.height;
+	if (!c->opts.drm && !c->opts.window) {
+		slim_desk_bounds(&c->opts.heads, &width, &height);
+	}
+	c->core = slim_console_core_create(width, height, c->mtu,
 		c->devices.backend, slim_console_link_send, c->link);
 	if (!c->core) {
-		slim_console_status("cannot create a %ux%u screen", c->opts.width, c->opts.height);
+		slim_console_status("cannot create a %ux%u screen", width, height);
+		return false;
+	}
+	/* a headless console's heads are --size's; a display's are its own */
+	if (!c->opts.drm && !c->opts.window && !slim_console_core_set_heads(c->core, &c->opts.heads)) {
+		slim_console_status("cannot make the heads --size asks for");
 		return false;
 	}
 	slim_console_core_set_video_budget(c->core, c->opts.video_budget);

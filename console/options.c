@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "heads-option.h"
 #include "options.h"
 #include "slim-keyboard.h"
 
@@ -23,7 +24,9 @@ static const char usage_text[] =
 	"  --input NAME        none, or libinput (the seat's keyboards and pointers;\n"
 	"                      the default with --output drm)\n"
 	"  --bench-present     time copying damage to the KMS display, and exit\n"
-	"  --size WxH          screen size (default 1280x720; with drm, the mode to\n"
+	"  --size WxH[,WxH...] screen size (default 1280x720; several: a head each, left\n"
+	"                      to right, each WxH[/WxHmm][@SCALE] with its physical size\n"
+	"                      and scale; with drm, the mode to\n"
 	"                      ask the display for, default its preferred one)\n"
 	"  --keyboard LAYOUT[:VARIANT][+LAYOUT[:VARIANT]...][,OPTIONS]  the keymap the\n"
 	"                      keyboard types with, which the session follows: \"de\",\n"
@@ -75,19 +78,6 @@ static bool parse_uint(const char *s, unsigned long lo, unsigned long hi,
 	errno = 0;
 	*out = strtoul(s, end, 10);
 	return errno == 0 && *out >= lo && *out <= hi;
-}
-
-static bool parse_size(const char *s, uint32_t *width, uint32_t *height)
-{
-	unsigned long w, h;
-	char *end;
-	if (!parse_uint(s, 1, SLIM_MAX_DIM, &w, &end) || *end != 'x' ||
-			!parse_uint(end + 1, 1, SLIM_MAX_DIM, &h, &end) || *end != '\0') {
-		return false;
-	}
-	*width = (uint32_t)w;
-	*height = (uint32_t)h;
-	return true;
 }
 
 /* A word an option takes, and the value it stands for. */
@@ -147,10 +137,13 @@ static bool set_output(struct options *o, const char *arg)
 static bool set_size(struct options *o, const char *arg)
 {
 	o->size_given = true;
-	if (!parse_size(arg, &o->width, &o->height)) {
-		slim_console_status("--size %s: expected WxH, each 1..%d", arg, SLIM_MAX_DIM);
+	char err[160];
+	if (!slim_heads_option_parse(arg, &o->heads, err, sizeof(err))) {
+		slim_console_status("--size %s: %s", arg, err);
 		return false;
 	}
+	o->width = o->heads.heads[0].width;
+	o->height = o->heads.heads[0].height;
 	return true;
 }
 
@@ -340,6 +333,7 @@ static void set_defaults(struct options *o)
 {
 	*o = (struct options){ .width = 1280, .height = 720, .mtu = SLIM_DEFAULT_MTU,
 		.audio = { .mode = CONSOLE_AUDIO_AUTO, .microphone = true } };
+	slim_desk_single(&o->heads, o->width, o->height);
 	/* the key lives with the machine (root) or with the user who runs the console */
 	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
 	if (geteuid() == 0) {

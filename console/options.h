@@ -14,7 +14,8 @@
 struct options {
 	const char *server;
 	const char *manager; /* --manager: the server comes from its REDIRECT */
-	uint32_t width, height;
+	uint32_t width, height; /* the first head's */
+	struct slim_desk heads;  /* --size's heads, left to right (a headless console's) */
 	uint16_t mtu;
 	uint32_t video_budget; /* --video-budget, Mbit/s; 0: the server's own */
 	/* the console's key and pins; its id comes from the key */

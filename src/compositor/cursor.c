@@ -26,6 +26,8 @@ struct slim_cursor {
 	struct wlr_surface *surface; /* set by the client under the pointer */
 	int32_t hot_x, hot_y;
 	bool from_client;
+	const char *theme_name; /* the theme's image shown, while not from_client */
+	uint32_t scale;         /* of the head the pointer is on: the theme's image is this big */
 	struct wl_listener request, commit, destroy;
 };
 
@@ -42,7 +44,13 @@ static void forget_client_cursor(struct slim_cursor *cursor)
 void cursor_set_theme(struct slim_cursor *cursor, const char *name)
 {
 	forget_client_cursor(cursor);
-	struct wlr_xcursor *xcursor = wlr_xcursor_manager_get_xcursor(cursor->xcursors, name, 1);
+	/* the theme at the pointer's head's scale: 48 pixels on a scale 2 head */
+	uint32_t scale = slim_shell_pointer_scale(cursor->shell);
+	cursor->theme_name = name;
+	cursor->scale = scale;
+	wlr_xcursor_manager_load(cursor->xcursors, (float)scale);
+	struct wlr_xcursor *xcursor = wlr_xcursor_manager_get_xcursor(cursor->xcursors, name,
+		(float)scale);
 	if (!xcursor || xcursor->image_count == 0) {
 		return;
 	}
@@ -75,9 +83,11 @@ static void send_client_cursor(struct slim_cursor *cursor)
 				px[y * w + x] = row[x] | alpha;
 			}
 		}
+		/* the hotspot is in the surface's units; the image in its buffer's */
+		int32_t scale = surface->current.scale > 0 ? surface->current.scale : 1;
 		slim_link_cursor_image(cursor->link, px, w, h,
-			(uint32_t)(cursor->hot_x > 0 ? cursor->hot_x : 0),
-			(uint32_t)(cursor->hot_y > 0 ? cursor->hot_y : 0));
+			(uint32_t)(cursor->hot_x > 0 ? cursor->hot_x * scale : 0),
+			(uint32_t)(cursor->hot_y > 0 ? cursor->hot_y * scale : 0));
 	}
 	wlr_buffer_end_data_ptr_access(buffer);
 }
@@ -159,8 +169,16 @@ void cursor_destroy(struct slim_cursor *cursor)
 void cursor_moved(struct slim_cursor *cursor)
 {
 	struct slim_shell *shell = cursor->shell;
+	/* onto a head of another scale: the theme's image of that size */
+	if (!cursor->from_client && cursor->theme_name &&
+			slim_shell_pointer_scale(shell) != cursor->scale) {
+		cursor_set_theme(cursor, cursor->theme_name); /* which moves it too */
+		return;
+	}
 	bool visible = !cursor->from_client || cursor->surface;
-	slim_link_cursor_pos(cursor->link, (int32_t)shell->pointer_x, (int32_t)shell->pointer_y,
+	double x, y;
+	slim_shell_pointer_on_screen(shell, &x, &y);
+	slim_link_cursor_pos(cursor->link, (int32_t)x, (int32_t)y,
 		visible, shell->grab.mode != SLIM_GRAB_NONE);
 }
 

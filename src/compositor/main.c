@@ -16,7 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <wlr/util/log.h>
-#include "screen.h"
 #include "server.h"
 #include "session-bus.h"
 #include "shell.h"

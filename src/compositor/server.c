@@ -28,10 +28,9 @@
 #include "content-type.h"
 #include "cursor.h"
 #include "manager-control.h"
-#include "output.h"
+#include "heads.h"
 #include "protocol-check.h"
 #include "renderer.h"
-#include "screen.h"
 #include "server.h"
 #include "session-bus.h"
 #include "shell.h"
@@ -60,16 +59,25 @@ static void sched_changed(struct slim_server *server)
 	}
 }
 
+/* Where the console's heads are, for its pointer; which one the greeter shows on. */
+static void tell_shell_heads(struct slim_server *server)
+{
+	size_t n;
+	const struct slim_screen_map *maps = heads_maps(server->heads, &n);
+	slim_shell_set_heads(server->shell, maps, n, heads_primary(server->heads));
+}
+
 static void handle_link_attached(void *data, const char *console_id,
 		const struct slim_desk *desk)
 {
 	struct slim_server *server = data;
 	uint32_t width, height;
 	slim_desk_bounds(desk, &width, &height);
-	output_resize(server->output, width, height);
+	heads_apply(server->heads, desk);
+	tell_shell_heads(server);
 	slim_shell_console_attached(server->shell, console_id, desk);
 	cursor_resend(server->cursor);
-	output_attached(server->output);
+	heads_attached(server->heads);
 	slim_sched_attached(server->sched, true);
 	sched_changed(server);
 	if (server->audio) {
@@ -99,7 +107,7 @@ static void handle_link_input(void *data, const struct slim_wire_input *ev)
 static void handle_link_want_frame(void *data)
 {
 	struct slim_server *server = data;
-	output_link_ready(server->output);
+	heads_link_ready(server->heads);
 }
 
 /* Per mille of `of`, rounded, at most 1000. */
@@ -199,7 +207,7 @@ static void handle_shell_xwayland_ready(void *data, pid_t pid)
 static void handle_shell_window_moved(void *data, struct wlr_box box, int32_t dx, int32_t dy)
 {
 	struct slim_server *server = data;
-	output_note_move(server->output, box, dx, dy);
+	heads_note_move(server->heads, box, dx, dy);
 }
 
 static void handle_shell_pointer_moved(void *data)
@@ -240,7 +248,7 @@ static const struct slim_shell_handler shell_handler = {
 static void handle_video_repaint(void *data, const pixman_region32_t *region)
 {
 	struct slim_server *server = data;
-	output_damage_region(server->output, region);
+	heads_damage_region(server->heads, region);
 }
 
 static uint64_t handle_video_link_budget(void *data, uint64_t demand_bps)
@@ -353,27 +361,26 @@ static struct wlr_compositor *create_globals(struct slim_server *server,
 	return compositor;
 }
 
-/* The console's screen, shown once the backend runs; the shell finds it in the layout. */
-static bool start_screen(struct slim_server *server, uint32_t width, uint32_t height)
+/* The console's heads, shown once the backend runs; the shell finds them in the layout. */
+static bool start_heads(struct slim_server *server, uint32_t width, uint32_t height)
 {
 	if (!wlr_backend_start(server->backend)) {
 		wlr_log(WLR_ERROR, "cannot start the backend");
 		return false;
 	}
-	server->screen = screen_create(server->backend, server->display, width, height);
-	if (!server->screen) {
+	struct slim_heads_deps deps = {
+		.display = server->display, .loop = server->loop, .backend = server->backend,
+		.allocator = server->allocator, .renderer = server->renderer,
+		.layout = server->layout, .scene = server->scene, .link = server->link,
+		.video = server->video, .sched = server->sched,
+	};
+	struct slim_desk desk;
+	slim_desk_single(&desk, width, height);
+	server->heads = heads_create(&deps, &desk);
+	if (!server->heads) {
 		return false;
 	}
-	if (!wlr_output_init_render(server->screen, server->allocator, server->renderer)) {
-		wlr_log(WLR_ERROR, "cannot render to %s", server->screen->name);
-		return false;
-	}
-	server->output = output_create(server->screen, server->scene, server->loop,
-		server->link, server->video, server->sched);
-	if (!server->output) {
-		return false;
-	}
-	wlr_output_layout_add(server->layout, server->screen, 0, 0);
+	tell_shell_heads(server);
 	return true;
 }
 
@@ -398,7 +405,7 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 	server->shell = slim_shell_create(server->display, server->backend, server->scene,
 		server->layout, compositor, &shell_handler, server);
 	server->cursor = server->shell ? cursor_create(server->link, server->shell) : NULL;
-	return server->cursor && start_screen(server, width, height);
+	return server->cursor && start_heads(server, width, height);
 }
 
 void server_finish(struct slim_server *server)
@@ -434,9 +441,8 @@ void server_finish(struct slim_server *server)
 	if (server->scene) {
 		wlr_scene_node_destroy(&server->scene->node);
 	}
-	/* not the backend's: the display does not take it */
-	output_destroy(server->output);
-	screen_destroy(server->screen);
+	/* not the backend's: the display does not take them */
+	heads_destroy(server->heads);
 	wl_display_destroy(server->display);
 	/* the display took the backend with it; these are ours to destroy */
 	if (server->allocator) {

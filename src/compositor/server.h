@@ -8,12 +8,15 @@
  * src/compositor/   the session itself
  *   main.c          options, start-up and tear-down, the startup command
  *   server.c        the Wayland globals; the rooms made, wired together and ended
- *   output.c        the console's screen rendered: damage, pixels, moves -> encoder
- *   frame-pace.c    when the output renders: the console's ACKs as its vblank (no wlroots)
- *   screen.c        the console's screen as a wlr_output
+ *   frame-pace.c    when an output renders: the console's ACKs as its vblank (no wlroots)
  *   renderer.c      the pixman renderer, with viewport offsets and YUV wl_shm buffers
- *   background.c    the desktop under the windows
  *   cursor.c        the pointer image, sent for the console to draw
+ * heads/            the console's heads, an output each
+ *   heads.c         outputs made, kept, changed and removed as the console's heads say
+ *   output.c        a head rendered: damage, pixels, moves -> encoder
+ *   screen.c        a head as a wlr_output
+ *   screen-map.c    layout and screen coordinates of a head (no wlroots)
+ *   background.c    the desktop under the windows
  * shell/            the window manager; shell.h is what the session sees of it
  *   shell.c         the shell made and ended; the screen found and its size followed
  *   view.c          windows: focus, stacking, placement, maximize, fullscreen
@@ -64,8 +67,7 @@ struct slim_server {
 	struct wlr_allocator *allocator;
 	struct wlr_output_layout *layout;
 	struct wlr_scene *scene;
-	struct wlr_output *screen; /* screen.c: the console's screen */
-	struct slim_output *output;
+	struct slim_heads *heads; /* the console's heads, an output each */
 	struct slim_shell *shell;   /* the windows, the seat and their protocols */
 	struct slim_cursor *cursor; /* the pointer's image, for the console to draw */
 	struct slim_video *video;

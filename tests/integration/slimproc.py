@@ -467,6 +467,11 @@ class Console(Process):
         self.request('screenshot ' + path, 'screenshot ')
         return path
 
+    def head_screenshot(self, head, path):
+        """What one head (by name or number) shows."""
+        self.request('head-screenshot %s %s' % (head, path), 'screenshot ')
+        return path
+
     def key(self, code, down):
         self.cmd('key %d %d' % (code, 1 if down else 0))
 

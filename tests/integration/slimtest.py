@@ -386,10 +386,12 @@ class Session:
         self.n_shots += 1
         return os.path.join(self.tmp, '%03d-%s.png' % (self.n_shots, what))
 
-    def grim(self, path=None):
-        """A screenshot through the compositor's screencopy; returns the path."""
+    def grim(self, path=None, output=None):
+        """A screenshot through the compositor's screencopy (of one output,
+        if given); returns the path."""
         path = path or self.shot_path('grim')
-        result = self.run_client(['grim', path], timeout=15)
+        result = self.run_client(['grim'] + (['-o', output] if output else []) + [path],
+                                 timeout=15)
         if result.returncode != 0:
             self.fail('grim failed (%d): %s' % (result.returncode,
                                                 result.stderr.decode(errors='replace')))
@@ -465,16 +467,18 @@ class Session:
         finally:
             client.send_signal(signal.SIGCONT)
 
-    def assert_screens_equal(self, attempts=30, console=None):
-        """The console shows what the compositor renders, byte for byte (RGB).
-        grim's screenshot first, then the console's; while they differ,
-        waits for the console's next frame (at most a short while) and retries."""
+    def assert_screens_equal(self, attempts=30, console=None, head=None):
+        """The console shows what the compositor renders, byte for byte (RGB):
+        all of it, or one head (its output's name). grim's screenshot first,
+        then the console's; while they differ, waits for the console's next
+        frame (at most a short while) and retries."""
         console = console or self.console
         why = None
         for attempt in range(attempts):
-            g = self.grim_image()
+            g = _rgb(self.grim(output=head))
             mark = console.mark()
-            c = self.console_image(console)
+            c = _rgb(console.head_screenshot(head, self.shot_path('console-' + head))) \
+                if head else self.console_image(console)
             why = images_equal(g, c)
             if why is None:
                 log('screens equal (%dx%d) after %d attempt(s)' % (g.size + (attempt + 1,)))

@@ -38,6 +38,7 @@ struct slim_video_surface {
 	bool fresh;   /* drew since the last streamed frame */
 	bool checked; /* found by measure, its picture has been looked at */
 	bool said_ui; /* the log has said it is text or a user interface */
+	bool seen;    /* on the head whose frame this is */
 	struct wl_listener commit, destroy;
 };
 
@@ -68,6 +69,7 @@ struct slim_video {
 	struct slim_yuv_image images[VIDEO_MAX_IMAGES];
 	struct slim_yuv_planes planes[VIDEO_MAX_IMAGES];
 	struct slim_ratelimit log_limit;
+	const struct slim_screen_map *map; /* the head whose frame this is */
 	struct wl_listener new_surface;
 };
 
@@ -240,20 +242,26 @@ static void place_surface(struct wlr_surface *surface, int sx, int sy, void *dat
 		video->placed = p;
 		video->placed_cap = cap;
 	}
-	/* a client's numbers (a subsurface's place, a viewport's size): any int32s */
+	/*
+	 * A client's numbers (a subsurface's place, a viewport's size): any
+	 * int32s, clamped; then on the console's screen, as the head shows them.
+	 */
+	const struct slim_screen_map *m = video->map;
+	int64_t s = m->scale;
 	video->placed[video->n_placed++] = (struct placed){ surface,
-		{ geo_coord(sx), geo_coord(sy), geo_coord((int64_t)sx + surface->current.width),
-			geo_coord((int64_t)sy + surface->current.height) } };
+		{ geo_coord(m->x + (sx - (int64_t)m->x) * s), geo_coord(m->y + (sy - (int64_t)m->y) * s),
+			geo_coord(m->x + ((int64_t)sx + surface->current.width - m->x) * s),
+			geo_coord(m->y + ((int64_t)sy + surface->current.height - m->y) * s) } };
 }
 
-/* What of the i-th placed surface is on screen and under nothing else. */
-static void visible_part(const struct slim_video *video, size_t i, uint32_t width,
-		uint32_t height, pixman_region32_t *out)
+/* What of the i-th placed surface is on this head and under nothing else. */
+static void visible_part(const struct slim_video *video, size_t i, pixman_region32_t *out)
 {
 	const pixman_box32_t *b = &video->placed[i].box;
+	const struct slim_screen_map *m = video->map;
 	pixman_region32_init_rect(out, b->x1, b->y1, (unsigned)(b->x2 - b->x1),
 		(unsigned)(b->y2 - b->y1));
-	pixman_region32_intersect_rect(out, out, 0, 0, width, height);
+	pixman_region32_intersect_rect(out, out, m->x, m->y, m->width, m->height);
 	for (size_t j = i + 1; j < video->n_placed && pixman_region32_not_empty(out); j++) {
 		const pixman_box32_t *a = &video->placed[j].box;
 		pixman_region32_t above;
@@ -307,6 +315,7 @@ static size_t gather(struct slim_video *video, const struct slim_fb *fb,
 	size_t n = 0;
 	struct slim_video_surface *vs;
 	wl_list_for_each(vs, &video->surfaces, link) {
+		vs->seen = false;
 		if (!vs->detect.active) {
 			continue;
 		}
@@ -315,7 +324,8 @@ static size_t gather(struct slim_video *video, const struct slim_fb *fb,
 				continue;
 			}
 			pixman_region32_t vis;
-			visible_part(video, i, fb->width, fb->height, &vis);
+			visible_part(video, i, &vis);
+			vs->seen = pixman_region32_not_empty(&vis);
 			if (pixman_region32_not_empty(&vis) && !looks_like_video(vs, fb, &vis)) {
 				pixman_region32_fini(&vis);
 				break;
@@ -445,12 +455,17 @@ static void pictures(struct slim_video *video, const struct candidate *cand, siz
 static void track_lossy(struct slim_video *video, pixman_region32_t *active,
 		pixman_region32_t *damage, const struct slim_frame *frame)
 {
-	pixman_region32_t refresh;
+	/* this head's part of it: the others' is theirs to keep */
+	const struct slim_screen_map *m = video->map;
+	pixman_region32_t here, refresh;
+	pixman_region32_init(&here);
 	pixman_region32_init(&refresh);
-	pixman_region32_subtract(&refresh, &video->lossy, active);
+	pixman_region32_intersect_rect(&here, &video->lossy, m->x, m->y, m->width, m->height);
+	pixman_region32_subtract(&refresh, &here, active);
 	pixman_region32_union(damage, damage, &refresh);
+	pixman_region32_subtract(&video->lossy, &video->lossy, &refresh);
 	pixman_region32_fini(&refresh);
-	pixman_region32_intersect(&video->lossy, &video->lossy, active);
+	pixman_region32_fini(&here);
 	for (size_t i = 0; i < frame->n_yuv; i++) {
 		const struct slim_rect *d = &video->images[i].dst;
 		pixman_region32_union_rect(&video->lossy, &video->lossy, d->x, d->y, d->w, d->h);
@@ -459,8 +474,10 @@ static void track_lossy(struct slim_video *video, pixman_region32_t *active,
 }
 
 bool video_frame(struct slim_video *video, const struct slim_fb *fb,
-		pixman_region32_t *damage, struct slim_frame *frame, bool answer_pending)
+		const struct slim_screen_map *map, pixman_region32_t *damage,
+		struct slim_frame *frame, bool answer_pending)
 {
+	video->map = map;
 	frame->yuv = video->images;
 	frame->n_yuv = 0;
 	frame->defer = NULL;
@@ -492,7 +509,8 @@ bool video_frame(struct slim_video *video, const struct slim_fb *fb,
 	bool answer = answer_pending && answers(damage, &video->pictured);
 	pictures(video, cand, answer ? 0 : n, fb, frame);
 	wl_list_for_each(vs, &video->surfaces, link) {
-		vs->fresh = vs->fresh && answer; /* a deferred picture is still to come */
+		/* a deferred picture is still to come; one on another head is that head's */
+		vs->fresh = vs->fresh && (answer || !vs->seen);
 	}
 	track_lossy(video, &active, damage, frame);
 	pixman_region32_fini(&active);

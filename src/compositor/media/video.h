@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <wayland-server-core.h>
 #include "encoder.h"
+#include "screen-map.h"
 
 struct wlr_compositor;
 struct wlr_scene;
@@ -39,12 +40,13 @@ struct slim_video *video_create(struct wl_event_loop *loop, struct wlr_composito
 void video_destroy(struct slim_video *video);
 /*
  * The frame's video, as YUV images into frame->yuv, taken from the rendered
- * pixels `fb`; what stopped being video is added to `damage` to be repainted.
+ * pixels `fb` (the console's screen) on the head `map` whose frame it is; what stopped being video is added to `damage` to be repainted.
  * `answer_pending`: input waits for its answer. Returns whether this frame
  * is that answer (exact pixels outside the video changed); the video's
  * picture then waits for the next frame (frame->defer).
  */
 bool video_frame(struct slim_video *video, const struct slim_fb *fb,
-		pixman_region32_t *damage, struct slim_frame *frame, bool answer_pending);
+		const struct slim_screen_map *map, pixman_region32_t *damage,
+		struct slim_frame *frame, bool answer_pending);
 
 #endif

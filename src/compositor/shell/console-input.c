@@ -150,12 +150,41 @@ void input_pointer_refresh(struct slim_shell *shell, uint32_t time_msec)
 	constraints_pointer_focus(shell->constraints, surface);
 }
 
+/* Keeps the pointer on a head: the nearest one, if it left them all. */
+static void clamp_to_heads(struct slim_shell *shell)
+{
+	struct slim_shell_head *head = shell_head_at(shell, shell->pointer_x, shell->pointer_y);
+	if (!head) {
+		return;
+	}
+	const struct wlr_box *b = &head->box;
+	double maxx = b->x + (b->width ? b->width - 1 : 0);
+	double maxy = b->y + (b->height ? b->height - 1 : 0);
+	double x = shell->pointer_x, y = shell->pointer_y;
+	shell->pointer_x = x < b->x ? b->x : x > maxx ? maxx : x;
+	shell->pointer_y = y < b->y ? b->y : y > maxy ? maxy : y;
+}
+
+/* A point of the console's screen (device pixels) in the layout. */
+static void screen_to_layout(struct slim_shell *shell, double sx, double sy, double *x,
+		double *y)
+{
+	struct slim_screen_map maps[SLIM_MAX_HEADS];
+	for (size_t i = 0; i < shell->n_heads; i++) {
+		maps[i] = shell->heads[i].map;
+	}
+	const struct slim_screen_map *m = slim_screen_map_at(maps, shell->n_heads, sx, sy);
+	if (m) {
+		slim_screen_map_to_layout(m, sx, sy, x, y);
+	} else {
+		*x = sx;
+		*y = sy;
+	}
+}
+
 static void pointer_moved(struct slim_shell *shell, uint32_t time_msec)
 {
-	double maxx = shell->output->width ? shell->output->width - 1 : 0;
-	double maxy = shell->output->height ? shell->output->height - 1 : 0;
-	shell->pointer_x = shell->pointer_x < 0 ? 0 : shell->pointer_x > maxx ? maxx : shell->pointer_x;
-	shell->pointer_y = shell->pointer_y < 0 ? 0 : shell->pointer_y > maxy ? maxy : shell->pointer_y;
+	clamp_to_heads(shell);
 	shell->handler->pointer_moved(shell->data);
 	if (!grab_motion(shell)) {
 		input_pointer_refresh(shell, time_msec);
@@ -225,9 +254,11 @@ void slim_shell_console_input(struct slim_shell *shell, const struct slim_wire_i
 		break;
 	case SLIM_INPUT_MOTION_ABS:
 	case SLIM_INPUT_MOTION_REL: {
-		bool abs = ev->kind == SLIM_INPUT_MOTION_ABS;
-		double x = abs ? ev->x / 256.0 : shell->pointer_x + ev->x / 256.0;
-		double y = abs ? ev->y / 256.0 : shell->pointer_y + ev->y / 256.0;
+		double x = shell->pointer_x + ev->x / 256.0;
+		double y = shell->pointer_y + ev->y / 256.0;
+		if (ev->kind == SLIM_INPUT_MOTION_ABS) {
+			screen_to_layout(shell, ev->x / 256.0, ev->y / 256.0, &x, &y);
+		}
 		constraints_move(shell->constraints, &x, &y, x - shell->pointer_x,
 			y - shell->pointer_y);
 		shell->pointer_x = x;

@@ -2,9 +2,10 @@
  * wlr-layer-shell: panels, docks, launchers, notifications and wallpapers.
  * Each layer has its tree in the scene: background and bottom under the
  * windows, top and overlay over them. A surface is placed by its anchors
- * and margins; one anchored to an edge with an exclusive zone takes that
- * strip from the area maximized windows fill (slim_shell.usable). A surface
- * that asks for the keyboard gets it while it is mapped.
+ * and margins on its head (the one it asked for, else the primary); one
+ * anchored to an edge with an exclusive zone takes that strip from the
+ * area maximized windows fill on that head (slim_shell_head.usable). A
+ * surface that asks for the keyboard gets it while it is mapped.
  */
 #include <stdlib.h>
 #include <wlr/types/wlr_layer_shell_v1.h>
@@ -29,12 +30,13 @@ struct slim_layer_surface {
 
 /*
  * One axis: where a surface of `want` (0: all there is) goes in [lo, lo + len),
- * on an output [0, out). Margins are any int32 a client sends: in 64 bits,
- * the size clamped to the output's and the place to where the surface
- * touches the output or lies just beyond it.
+ * on an output [out_lo, out_lo + out). Margins are any int32 a client sends:
+ * in 64 bits, the size clamped to the output's and the place to where the
+ * surface touches the output or lies just beyond it.
  */
 static void place_axis(uint32_t anchor, uint32_t first, uint32_t second, int32_t lo, int32_t len,
-		int32_t out, uint32_t want, int32_t m1, int32_t m2, int32_t *pos, int32_t *size)
+		int32_t out_lo, int32_t out, uint32_t want, int32_t m1, int32_t m2, int32_t *pos,
+		int32_t *size)
 {
 	bool a = anchor & first, b = anchor & second;
 	int32_t s = geo_clamp(want ? (int64_t)want : (int64_t)len - m1 - m2, 1, out);
@@ -46,7 +48,7 @@ static void place_axis(uint32_t anchor, uint32_t first, uint32_t second, int32_t
 	} else {
 		p = (int64_t)lo + m1 + ((int64_t)len - m1 - m2 - s) / 2;
 	}
-	*pos = geo_clamp(p, -s, out);
+	*pos = geo_clamp(p, (int64_t)out_lo - s, (int64_t)out_lo + out);
 	*size = s;
 }
 
@@ -63,10 +65,10 @@ static void place(struct slim_layer_surface *l, struct wlr_box area, struct wlr_
 	struct wlr_box bounds = st->exclusive_zone < 0 ? area : *usable;
 	int32_t x, y, w, h;
 	place_axis(st->anchor, ZWLR_LAYER_SURFACE_V1_ANCHOR_LEFT, ZWLR_LAYER_SURFACE_V1_ANCHOR_RIGHT,
-		bounds.x, bounds.width, area.width, st->desired_width, (int32_t)st->margin.left,
+		bounds.x, bounds.width, area.x, area.width, st->desired_width, (int32_t)st->margin.left,
 		(int32_t)st->margin.right, &x, &w);
 	place_axis(st->anchor, ZWLR_LAYER_SURFACE_V1_ANCHOR_TOP, ZWLR_LAYER_SURFACE_V1_ANCHOR_BOTTOM,
-		bounds.y, bounds.height, area.height, st->desired_height, (int32_t)st->margin.top,
+		bounds.y, bounds.height, area.y, area.height, st->desired_height, (int32_t)st->margin.top,
 		(int32_t)st->margin.bottom, &y, &h);
 	wlr_scene_node_set_position(l->node, x, y);
 	wlr_layer_surface_v1_configure(l->ls, (uint32_t)w, (uint32_t)h);
@@ -91,31 +93,49 @@ static void place(struct slim_layer_surface *l, struct wlr_box area, struct wlr_
 	}
 }
 
-/* Everything again: exclusive zones first (from the top layer down), then the rest. */
-void layers_arrange(struct slim_shell *shell)
+/* One head's surfaces: exclusive zones first (from the top layer down), then the rest. */
+static bool arrange_head(struct slim_shell *shell, struct slim_shell_head *head)
 {
-	if (!shell->output) {
-		return; /* no screen yet: the layout's add places them */
-	}
-	struct wlr_box area = { 0, 0, shell->output->width, shell->output->height };
-	struct wlr_box usable = area;
+	struct wlr_box area = head->box, usable = area;
 	struct slim_layer_surface *l;
 	for (int exclusive = 1; exclusive >= 0; exclusive--) {
 		for (int layer = ZWLR_LAYER_SHELL_V1_LAYER_OVERLAY; layer >= 0; layer--) {
 			wl_list_for_each(l, &shell->layer_surfaces, link) {
 				const struct wlr_layer_surface_v1_state *st = &l->ls->current;
-				if ((int)st->layer == layer && (st->exclusive_zone > 0) == exclusive) {
+				if (l->ls->output == head->output && (int)st->layer == layer &&
+						(st->exclusive_zone > 0) == exclusive) {
 					place(l, area, &usable);
 				}
 			}
 		}
 	}
-	bool changed = usable.x != shell->usable.x || usable.y != shell->usable.y ||
-		usable.width != shell->usable.width || usable.height != shell->usable.height;
-	wlr_log(WLR_DEBUG, "layers: usable %d,%d %dx%d", usable.x, usable.y, usable.width, usable.height);
-	shell->usable = usable;
+	bool changed = usable.x != head->usable.x || usable.y != head->usable.y ||
+		usable.width != head->usable.width || usable.height != head->usable.height;
+	wlr_log(WLR_DEBUG, "layers: %s usable %d,%d %dx%d", head->output->name, usable.x,
+		usable.y, usable.width, usable.height);
+	head->usable = usable;
+	return changed;
+}
+
+void layers_arrange(struct slim_shell *shell)
+{
+	bool changed = false;
+	for (size_t i = 0; i < shell->n_heads; i++) {
+		changed = arrange_head(shell, &shell->heads[i]) || changed;
+	}
 	if (changed) {
 		views_fit_output(shell);
+	}
+}
+
+void layers_rehome(struct slim_shell *shell)
+{
+	struct slim_layer_surface *l;
+	wl_list_for_each(l, &shell->layer_surfaces, link) {
+		if (!shell_head_of_output(shell, l->ls->output) && shell->output) {
+			l->ls->output = shell->output;
+			wlr_surface_send_enter(l->ls->surface, shell->output);
+		}
 	}
 }
 
@@ -139,7 +159,7 @@ static void handle_map(struct wl_listener *listener, void *data)
 	 * only when a surface's size changes with damage, and a panel that
 	 * gets the pointer first (yambar) has no screen to look it up on.
 	 */
-	wlr_surface_send_enter(l->ls->surface, l->shell->output);
+	wlr_surface_send_enter(l->ls->surface, l->ls->output);
 	layers_arrange(l->shell);
 	focus_if_asked(l);
 	input_pointer_refresh(l->shell, 0);
@@ -235,7 +255,10 @@ static void handle_new_surface(struct wl_listener *listener, void *data)
 		wlr_layer_surface_v1_destroy(ls); /* nowhere to show it: closed */
 		return;
 	}
-	ls->output = shell->output; /* one screen: the console's */
+	/* the head it asked for, if the console has it; else the primary one */
+	if (!ls->output || !shell_head_of_output(shell, ls->output)) {
+		ls->output = shell->output;
+	}
 	struct slim_layer_surface *l = calloc(1, sizeof(*l));
 	struct wlr_scene_node *node = l ? wlr_scene_subsurface_tree_create(
 		&shell->layers[ls->pending.layer]->node, ls->surface) : NULL;

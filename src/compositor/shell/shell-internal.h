@@ -68,10 +68,20 @@ void toplevel_list_remove(struct slim_view *view);
 /* Its title changed: task bars hear of it, at most once a tenth of a second. */
 void toplevel_list_title_changed(struct slim_view *view);
 
+/* desk.c */
+/* The head whose layout box holds (x, y), or else the nearest; NULL: no head yet. */
+struct slim_shell_head *shell_head_at(struct slim_shell *shell, double x, double y);
+/* The head the view's centre is on (or nearest). */
+struct slim_shell_head *shell_head_of_view(struct slim_view *view);
+/* The head showing `output`, or NULL. */
+struct slim_shell_head *shell_head_of_output(struct slim_shell *shell, struct wlr_output *output);
+
 /* layer.c */
 bool layers_init(struct slim_shell *shell);
-/* Places every layer surface again (the screen or a surface changed). */
+/* Places every layer surface again, and each head's usable area (a head or a surface changed). */
 void layers_arrange(struct slim_shell *shell);
+/* Panels on an output that is gone go to the primary head. */
+void layers_rehome(struct slim_shell *shell);
 
 /* virtual-input.c */
 struct slim_virtual_input *virtual_input_create(struct slim_shell *shell);
@@ -135,8 +145,10 @@ struct slim_view *view_at(struct slim_shell *shell, double x, double y,
 void view_focus(struct slim_view *view, struct wlr_surface *surface);
 void view_move_to(struct slim_view *view, int32_t x, int32_t y);
 void view_cycle(struct slim_shell *shell);
-/* Maximized and fullscreen windows follow the screen's size. */
+/* Maximized and fullscreen windows follow their head's size. */
 void views_fit_output(struct slim_shell *shell);
+/* Windows on no head (theirs is gone) move onto the nearest one. */
+void views_rescue(struct slim_shell *shell);
 
 /* xdg.c */
 void xdg_handle_new_surface(struct wl_listener *listener, void *data);

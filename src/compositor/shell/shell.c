@@ -1,6 +1,6 @@
 /*
- * The shell made and ended, and the console's screen it places windows on:
- * the one output of the layout, followed when it changes size.
+ * The shell made and ended. The heads it places windows on are desk.c's,
+ * told by the session.
  */
 #include <stdlib.h>
 #include <wlr/types/wlr_foreign_toplevel_management_v1.h>
@@ -12,28 +12,6 @@
 #include "shell-internal.h"
 #include "slim-alloc.h"
 
-/* The screen has another size: panels, then maximized and fullscreen windows follow. */
-static void handle_output_mode(struct wl_listener *listener, void *data)
-{
-	struct slim_shell *shell = wl_container_of(listener, shell, output_mode);
-	layers_arrange(shell);
-	views_fit_output(shell);
-}
-
-/* One screen: the console's. The session adds it to the layout once. */
-static void handle_output_add(struct wl_listener *listener, void *data)
-{
-	struct slim_shell *shell = wl_container_of(listener, shell, output_add);
-	struct wlr_output_layout_output *l_output = data;
-	if (shell->output) {
-		return;
-	}
-	shell->output = l_output->output;
-	shell->output_mode.notify = handle_output_mode;
-	wl_signal_add(&shell->output->events.mode, &shell->output_mode);
-	layers_arrange(shell);
-}
-
 struct slim_shell *slim_shell_create(struct wl_display *display, struct wlr_backend *backend,
 		struct wlr_scene *scene, struct wlr_output_layout *layout,
 		struct wlr_compositor *compositor, const struct slim_shell_handler *handler,
@@ -42,13 +20,13 @@ struct slim_shell *slim_shell_create(struct wl_display *display, struct wlr_back
 	struct slim_shell *shell = slim_znew(struct slim_shell);
 	shell->display = display;
 	shell->scene = scene;
+	shell->layout = layout;
 	shell->handler = handler;
 	shell->data = data;
 	wl_list_init(&shell->views);
 	/* slim_shell_destroy() removes these whether or not creation got that far */
 	struct wl_listener *listeners[] = {
-		&shell->new_xdg_surface, &shell->new_layer_surface, &shell->output_add,
-		&shell->output_mode,
+		&shell->new_xdg_surface, &shell->new_layer_surface,
 	};
 	for (size_t i = 0; i < sizeof(listeners) / sizeof(listeners[0]); i++) {
 		wl_list_init(&listeners[i]->link);
@@ -84,8 +62,6 @@ struct slim_shell *slim_shell_create(struct wl_display *display, struct wlr_back
 		slim_shell_destroy(shell);
 		return NULL;
 	}
-	shell->output_add.notify = handle_output_add;
-	wl_signal_add(&layout->events.add, &shell->output_add);
 	return shell;
 }
 
@@ -98,8 +74,6 @@ void slim_shell_destroy(struct slim_shell *shell)
 	wl_display_destroy_clients(shell->display);
 	wl_list_remove(&shell->new_xdg_surface.link);
 	wl_list_remove(&shell->new_layer_surface.link);
-	wl_list_remove(&shell->output_add.link);
-	wl_list_remove(&shell->output_mode.link);
 	protocols_destroy(shell->protocols);
 	constraints_destroy(shell->constraints);
 	virtual_input_destroy(shell->virtual_input);

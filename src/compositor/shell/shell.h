@@ -5,9 +5,10 @@
  *
  * The session (server.c) makes the shell with what it needs and is told
  * what it cares about through slim_shell_handler; the shell includes
- * nothing of the session's and calls none of it. It finds the console's
- * screen in the output layout, and follows its size (wlr_output's mode
- * event): maximized windows and panels are placed again.
+ * nothing of the session's and calls none of it. The session tells it the
+ * console's heads (slim_shell_set_heads) whenever they change: windows
+ * and panels are placed again, and those on a head that is gone move to
+ * one that remains.
  */
 #ifndef SLIM_SHELL_H
 #define SLIM_SHELL_H
@@ -16,6 +17,7 @@
 #include <sys/types.h>
 #include <wayland-server-core.h>
 #include <wlr/util/box.h>
+#include "screen-map.h"
 #include "slim-proto.h"
 
 struct wlr_backend;
@@ -71,23 +73,34 @@ struct slim_grab {
 	uint32_t edges;
 };
 
-/* What the shell's files share: 26 fields, the scene's trees and one object a protocol. */
+/* A head of the console, as the shell places windows on it (desk.c). */
+struct slim_shell_head {
+	struct wlr_output *output;
+	struct slim_screen_map map;
+	struct wlr_box box;    /* in the layout */
+	struct wlr_box usable; /* the box less the panels' exclusive zones */
+};
+
+/* What the shell's files share: 28 fields, the scene's trees and one object a protocol. */
 struct slim_shell {
 	struct wl_display *display;
 	struct wlr_scene *scene;
-	struct wlr_output *output; /* the console's screen, once the layout has it */
+	struct wlr_output_layout *layout;
+	/* the primary head's output: the greeter and panels that name none show there */
+	struct wlr_output *output;
+	struct slim_shell_head heads[SLIM_MAX_HEADS];
+	size_t n_heads;
 	const struct slim_shell_handler *handler;
 	void *data;
 
 	/* the scene, bottom up: background, layers 0 and 1, windows, layers 2 and 3 */
 	struct wlr_scene_tree *layers[4], *windows;
 	struct wl_list layer_surfaces;
-	struct wlr_box usable; /* the screen less the panels' exclusive zones */
 	struct wl_list views; /* slim_view.link, topmost first */
 	struct slim_view *focused; /* the view with the keyboard */
 
 	struct wlr_seat *seat;
-	/* the pointer, in output coordinates */
+	/* the pointer, in layout coordinates */
 	double pointer_x, pointer_y;
 	struct slim_grab grab;
 	struct slim_console_input *input;
@@ -98,7 +111,7 @@ struct slim_shell {
 	struct slim_virtual_input *virtual_input;
 	struct wlr_foreign_toplevel_manager_v1 *toplevels;
 
-	struct wl_listener new_xdg_surface, new_layer_surface, output_add, output_mode;
+	struct wl_listener new_xdg_surface, new_layer_surface;
 };
 
 /*
@@ -121,6 +134,18 @@ void slim_shell_destroy(struct slim_shell *shell);
  */
 void slim_shell_console_attached(struct slim_shell *shell, const char *console_id,
 		const struct slim_desk *desk);
+/*
+ * The console's heads are `maps` (in `layout`, an output each), the primary
+ * one's output `primary`: panels, maximized and fullscreen windows are
+ * placed again; windows and panels on a head that is gone move to one that
+ * remains; the pointer, if on none, goes to the primary head.
+ */
+void slim_shell_set_heads(struct slim_shell *shell, const struct slim_screen_map *maps,
+		size_t n, struct wlr_output *primary);
+/* Where the pointer is on the console's screen (device pixels). */
+void slim_shell_pointer_on_screen(const struct slim_shell *shell, double *x, double *y);
+/* The scale of the head the pointer is on. */
+uint32_t slim_shell_pointer_scale(const struct slim_shell *shell);
 /* The console's keys and pointer, through the seat. */
 void slim_shell_console_input(struct slim_shell *shell, const struct slim_wire_input *ev);
 /* The DISPLAY X11 clients use, or NULL (no Xwayland: they find none). */

@@ -183,11 +183,16 @@ static void place_popup(struct popup *p)
 	if (!at.found) {
 		return;
 	}
-	/* the client's rectangle, any int32s: on the screen, in 64 bits */
+	/* the client's rectangle, any int32s: on its head, in 64 bits, from the head's corner */
 	struct wlr_box cursor = ti->input->current.cursor_rectangle;
-	int32_t sw = shell->output->width, sh = shell->output->height;
-	int32_t cx = geo_clamp((int64_t)at.x + cursor.x, 0, sw);
-	int32_t cy = geo_clamp((int64_t)at.y + cursor.y, 0, sh);
+	struct slim_shell_head *head = shell_head_at(shell, at.x, at.y);
+	if (!head) {
+		return;
+	}
+	int32_t ox = head->box.x, oy = head->box.y;
+	int32_t sw = head->box.width, sh = head->box.height;
+	int32_t cx = geo_clamp((int64_t)at.x - ox + cursor.x, 0, sw);
+	int32_t cy = geo_clamp((int64_t)at.y - oy + cursor.y, 0, sh);
 	cursor.width = geo_clamp(cursor.width, 0, sw - cx);
 	cursor.height = geo_clamp(cursor.height, 0, sh - cy);
 	int32_t width = geo_size(p->popup->surface->current.width);
@@ -200,7 +205,7 @@ static void place_popup(struct popup *p)
 		x = sw - width;
 	}
 	x = x < 0 ? 0 : x;
-	wlr_scene_node_set_position(p->node, x, y);
+	wlr_scene_node_set_position(p->node, ox + x, oy + y);
 	struct wlr_box sbox = { .x = cx - x, .y = cy - y, .width = cursor.width,
 		.height = cursor.height };
 	/* only news: a popup that redraws on it, and so commits, would hear it again */

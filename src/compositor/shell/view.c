@@ -128,18 +128,21 @@ void view_update_titlebar(struct slim_view *view)
 	}
 }
 
+/* Its head, whole (fullscreen) or what the panels leave of it (maximized). */
 static void fill_output(struct slim_view *view)
 {
-	struct slim_shell *shell = view->shell;
+	struct slim_shell_head *head = shell_head_of_view(view);
+	if (!head) {
+		return; /* no head yet: the session's first one places it */
+	}
 	/* a maximized window keeps its title bar on the screen */
 	if (view->fullscreen) {
-		view_move_to(view, 0, 0);
-		view->impl->set_size(view, (uint32_t)shell->output->width,
-			(uint32_t)shell->output->height);
+		view_move_to(view, head->box.x, head->box.y);
+		view->impl->set_size(view, (uint32_t)head->box.width, (uint32_t)head->box.height);
 		return;
 	}
 	/* maximized: what the panels leave, the title bar (if any) in it */
-	struct wlr_box area = shell->usable;
+	struct wlr_box area = head->usable;
 	int32_t top = view->titlebar ? VIEW_TITLEBAR_H : 0;
 	view_move_to(view, area.x, area.y + top);
 	view->impl->set_size(view, (uint32_t)area.width,
@@ -203,6 +206,24 @@ void views_fit_output(struct slim_shell *shell)
 	}
 }
 
+void views_rescue(struct slim_shell *shell)
+{
+	struct slim_view *view;
+	wl_list_for_each(view, &shell->views, link) {
+		struct wlr_box box = view_box(view);
+		struct slim_shell_head *head = shell_head_of_view(view);
+		if (!head || wlr_box_intersection(&(struct wlr_box){ 0 }, &box, &head->box)) {
+			continue;
+		}
+		/* its head is gone: onto the nearest, top left of what panels leave */
+		wlr_log(WLR_INFO, "shell: a window moves to %s, its head gone", head->output->name);
+		int32_t top = view->titlebar ? VIEW_TITLEBAR_H : 0;
+		view_move_to(view, head->usable.x, head->usable.y + top);
+		view->saved.x = head->usable.x;
+		view->saved.y = head->usable.y + top;
+	}
+}
+
 void view_set_state(struct slim_view *view, bool maximized, bool fullscreen)
 {
 	bool was = view->maximized || view->fullscreen;
@@ -238,7 +259,9 @@ void view_map(struct slim_view *view)
 	struct slim_shell *shell = view->shell;
 	/* New windows cascade from the top left of what panels leave, clear of its edges. */
 	int n = wl_list_length(&shell->views);
-	struct wlr_box box = view_box(view), area = shell->usable;
+	/* on the head with the pointer */
+	struct slim_shell_head *head = shell_head_at(shell, shell->pointer_x, shell->pointer_y);
+	struct wlr_box box = view_box(view), area = head ? head->usable : (struct wlr_box){ 0 };
 	int32_t top = view->titlebar ? VIEW_TITLEBAR_H : 0;
 	int32_t x = 32 + 32 * (n % 8), y = 32 + 32 * (n % 8) + top;
 	if (x + box.width > area.width) {
@@ -251,6 +274,10 @@ void view_map(struct slim_view *view)
 	y += area.y;
 	if (!view->maximized && !view->fullscreen) {
 		view_move_to(view, x, y);
+	} else if (head) {
+		/* asked for before it mapped: on the pointer's head, not where it was made */
+		view_move_to(view, head->box.x, head->box.y);
+		fill_output(view);
 	}
 	view_update_titlebar(view);
 	/* Mapped only now: placing a new window is no move for the console to copy. */

@@ -148,9 +148,15 @@ static void handle_vp_motion_absolute(struct wl_listener *listener, void *data)
 	struct wlr_event_pointer_motion_absolute *e = data;
 	/* x / x_extent, both the client's: any fraction, which would not fit an int32 */
 	double x = e->x < 0 ? 0 : e->x > 1 ? 1 : e->x, y = e->y < 0 ? 0 : e->y > 1 ? 1 : e->y;
+	/* as the console would say it: a point of its whole screen */
+	uint32_t width = 0, height = 0;
+	for (size_t i = 0; i < d->shell->n_heads; i++) {
+		const struct slim_screen_map *m = &d->shell->heads[i].map;
+		width = (uint32_t)m->x + m->width > width ? (uint32_t)m->x + m->width : width;
+		height = (uint32_t)m->y + m->height > height ? (uint32_t)m->y + m->height : height;
+	}
 	console_event(d, (struct slim_wire_input){ .kind = SLIM_INPUT_MOTION_ABS,
-		.x = (int32_t)(x * d->shell->output->width * 256),
-		.y = (int32_t)(y * d->shell->output->height * 256) });
+		.x = (int32_t)(x * width * 256), .y = (int32_t)(y * height * 256) });
 }
 
 static void handle_vp_button(struct wl_listener *listener, void *data)

@@ -196,9 +196,14 @@ static void create_popup(struct slim_shell *shell, struct wlr_xdg_surface *xdg)
 	if (!view) {
 		return;
 	}
+	/* the head the window is on, in the coordinates of the window's surface */
+	struct slim_shell_head *head = shell_head_of_view(view);
+	if (!head) {
+		return;
+	}
 	struct wlr_box geo = view_geometry(view);
-	struct wlr_box box = { geo.x - view->x, geo.y - view->y, shell->output->width,
-		shell->output->height };
+	struct wlr_box box = { head->box.x + geo.x - view->x, head->box.y + geo.y - view->y,
+		head->box.width, head->box.height };
 	wlr_xdg_popup_unconstrain_from_box(xdg->popup, &box);
 }
 

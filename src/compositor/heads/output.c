@@ -1,5 +1,5 @@
 /*
- * The output is the console's screen. A frame is rendered only when the
+ * An output is one head of the console's screen. A frame is rendered only when the
  * console can take one: while it is behind, the scene keeps accumulating
  * damage and clients get no frame callbacks, so they stop drawing frames
  * that nobody would see. Every rendered frame's damage and pixels go to
@@ -14,8 +14,14 @@
  * they trickle at 4 Hz, enough for clients to carry on and for
  * screenshots, while an animating client costs the shared server next to
  * nothing.
+ *
+ * With several heads, each output renders its own buffer (its own scale);
+ * the console's screen is then a copy they all draw into (heads.c keeps
+ * it), each at its place, and what goes to the encoder is that screen. A
+ * console with one head gets the head's buffer itself.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <wlr/interfaces/wlr_output.h>
 #include <wlr/render/wlr_renderer.h>
@@ -27,6 +33,7 @@
 #include <wlr/util/log.h>
 #include <drm_fourcc.h>
 #include "background.h"
+#include "screen-map.h"
 #include "frame-pace.h"
 #include "link.h"
 #include "output.h"
@@ -35,6 +42,8 @@
 
 struct slim_output {
 	struct wlr_output *wlr;
+	struct slim_screen_map map; /* where it is on the console's screen */
+	struct slim_fb *screen;     /* the screen it draws into; NULL: its buffer is the screen */
 	struct wlr_scene *scene;
 	struct wlr_scene_output *scene_output;
 	struct wlr_scene_buffer *background;
@@ -117,6 +126,24 @@ void output_attached(struct slim_output *output)
 	}
 }
 
+/* The damaged part of the head's buffer copied to its place on the screen. */
+static void copy_to_screen(struct slim_output *output, const struct slim_fb *head,
+		pixman_region32_t *damage)
+{
+	struct slim_fb *screen = output->screen;
+	int n;
+	const pixman_box32_t *b = pixman_region32_rectangles(damage, &n);
+	for (int i = 0; i < n; i++) {
+		for (int32_t y = b[i].y1; y < b[i].y2; y++) {
+			memcpy(screen->px + (size_t)(y + output->map.y) * screen->stride +
+				b[i].x1 + output->map.x,
+				head->px + (size_t)y * head->stride + b[i].x1,
+				(size_t)(b[i].x2 - b[i].x1) * 4);
+		}
+	}
+	pixman_region32_translate(damage, output->map.x, output->map.y);
+}
+
 /* The rendered buffer's pixels, and what changed in them, to the encoder. */
 static void stream(struct slim_output *output, struct wlr_buffer *buffer)
 {
@@ -133,12 +160,18 @@ static void stream(struct slim_output *output, struct wlr_buffer *buffer)
 			.px = ptr, .width = (uint32_t)buffer->width,
 			.height = (uint32_t)buffer->height, .stride = stride / 4,
 		};
+		pixman_region32_intersect_rect(&output->damage, &output->damage, 0, 0,
+			fb.width, fb.height);
+		if (output->screen) {
+			copy_to_screen(output, &fb, &output->damage);
+			fb = *output->screen;
+		}
 		struct slim_frame frame = {
 			.fb = &fb, .damage = &output->damage,
 			.moves = output->moves, .n_moves = output->n_moves,
 		};
-		bool answer = video_frame(output->video, &fb, &output->damage, &frame,
-			slim_link_answer_pending(output->link));
+		bool answer = video_frame(output->video, &fb, &output->map, &output->damage,
+			&frame, slim_link_answer_pending(output->link));
 		slim_link_send_frame(output->link, &frame, answer);
 	} else {
 		wlr_log(WLR_ERROR, "rendered buffer has format 0x%08x, not XRGB8888", format);
@@ -177,17 +210,15 @@ struct slim_output *output_create(struct wlr_output *wlr, struct wlr_scene *scen
 	output->link = link;
 	output->video = video;
 	output->sched = sched;
-	output->pace = slim_frame_pace_create(loop, &pace_handler, output);
-	output->scene_output = output->pace ? wlr_scene_output_create(scene, wlr) : NULL;
-	if (!output->scene_output) {
+	output->map = (struct slim_screen_map){ .width = (uint32_t)wlr->width,
+		.height = (uint32_t)wlr->height, .scale = 1 };
+	/* the layout's: wlr_scene_attach_output_layout made it, at the output's place */
+	output->scene_output = wlr_scene_get_scene_output(scene, wlr);
+	output->pace = output->scene_output ?
+		slim_frame_pace_create(loop, &pace_handler, output) : NULL;
+	if (!output->pace || !background_set_size(&output->background, scene,
+			(uint32_t)wlr->width, (uint32_t)wlr->height)) {
 		wlr_log(WLR_ERROR, "out of memory for the output %s", wlr->name);
-		slim_frame_pace_destroy(output->pace);
-		free(output);
-		return NULL;
-	}
-	if (!background_set_size(&output->background, scene, (uint32_t)wlr->width,
-			(uint32_t)wlr->height)) {
-		wlr_scene_output_destroy(output->scene_output);
 		slim_frame_pace_destroy(output->pace);
 		free(output);
 		return NULL;
@@ -216,26 +247,48 @@ void output_destroy(struct slim_output *output)
 	free(output);
 }
 
-/*
- * The console's screen has another size: the output and the background
- * follow; the shell, which listens to the output's mode, places panels and
- * big windows again as the output commits it.
- */
-void output_resize(struct slim_output *output, uint32_t width, uint32_t height)
+void output_unplug(struct slim_output *output)
 {
-	if (!output || ((int32_t)width == output->wlr->width &&
-			(int32_t)height == output->wlr->height)) {
-		return;
+	if (output && output->background) {
+		wlr_scene_node_destroy(&output->background->node);
+		output->background = NULL;
 	}
-	wlr_output_set_custom_mode(output->wlr, (int32_t)width, (int32_t)height, 0);
-	if (!wlr_output_commit(output->wlr)) {
-		wlr_log(WLR_ERROR, "cannot resize the output to %ux%u", width, height);
-		return;
+}
+
+/*
+ * The head is `map` on the screen `screen` (NULL: its buffer is the
+ * screen): the output takes its size and scale, the background follows;
+ * the shell, which listens to the layout, places panels and big windows
+ * again. Everything is drawn again.
+ */
+bool output_place(struct slim_output *output, const struct slim_screen_map *map,
+		struct slim_fb *screen)
+{
+	struct wlr_output *wlr = output->wlr;
+	if ((int32_t)map->width != wlr->width || (int32_t)map->height != wlr->height ||
+			(float)map->scale != wlr->scale) {
+		wlr_output_set_custom_mode(wlr, (int32_t)map->width, (int32_t)map->height,
+			wlr->refresh);
+		wlr_output_set_scale(wlr, (float)map->scale);
+		if (!wlr_output_commit(wlr)) {
+			wlr_log(WLR_ERROR, "cannot make %s %ux%u at scale %u", wlr->name,
+				map->width, map->height, map->scale);
+			return false;
+		}
 	}
-	background_set_size(&output->background, output->scene, width, height);
+	int32_t lx, ly, lw, lh;
+	slim_screen_map_layout_box(map, &lx, &ly, &lw, &lh);
+	if (!background_set_size(&output->background, output->scene, (uint32_t)lw,
+			(uint32_t)lh)) {
+		return false;
+	}
+	wlr_scene_node_set_position(&output->background->node, lx, ly);
+	output->map = *map;
+	output->screen = screen;
 	pixman_region32_clear(&output->damage);
+	output->n_moves = 0;
 	wlr_output_damage_add_whole(output->scene_output->damage);
-	wlr_log(WLR_INFO, "output resized to %ux%u", width, height);
+	return true;
 }
 
 /* Merges with the last hint when it moved the same pixels on. */
@@ -244,6 +297,18 @@ void output_note_move(struct slim_output *output, struct wlr_box box, int32_t dx
 	if (!output) {
 		return;
 	}
+	/* its own pixels only, in the screen's coordinates */
+	int32_t lx, ly, lw, lh, s = (int32_t)output->map.scale;
+	slim_screen_map_layout_box(&output->map, &lx, &ly, &lw, &lh);
+	if (box.x < lx || box.y < ly || box.x + box.width > lx + lw ||
+			box.y + box.height > ly + lh || box.x + dx < lx || box.y + dy < ly ||
+			box.x + dx + box.width > lx + lw || box.y + dy + box.height > ly + lh) {
+		return; /* no hint: the pixels are simply sent */
+	}
+	box = (struct wlr_box){ lx + (box.x - lx) * s, ly + (box.y - ly) * s,
+		box.width * s, box.height * s };
+	dx *= s;
+	dy *= s;
 	if (output->n_moves > 0) {
 		struct slim_move_hint *last = &output->moves[output->n_moves - 1];
 		if (last->src.x + last->dx == box.x && last->src.y + last->dy == box.y &&
@@ -254,7 +319,7 @@ void output_note_move(struct slim_output *output, struct wlr_box box, int32_t dx
 		}
 	}
 	if (output->n_moves == sizeof(output->moves) / sizeof(output->moves[0])) {
-		return; /* no hint: the pixels are simply sent */
+		return;
 	}
 	if (box.x < 0 || box.y < 0 || box.x + box.width > UINT16_MAX ||
 			box.y + box.height > UINT16_MAX) {
@@ -267,9 +332,17 @@ void output_note_move(struct slim_output *output, struct wlr_box box, int32_t dx
 	};
 }
 
+/* `region` is in the screen's coordinates: this head's part of it. */
 void output_damage_region(struct slim_output *output, const pixman_region32_t *region)
 {
-	if (output) {
-		wlr_output_damage_add(output->scene_output->damage, (pixman_region32_t *)region);
+	if (!output) {
+		return;
 	}
+	pixman_region32_t mine;
+	pixman_region32_init(&mine);
+	slim_screen_map_region_to_buffer(&output->map, region, &mine);
+	if (pixman_region32_not_empty(&mine)) {
+		wlr_output_damage_add(output->scene_output->damage, &mine);
+	}
+	pixman_region32_fini(&mine);
 }

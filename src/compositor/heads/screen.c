@@ -15,15 +15,17 @@
 #include <wlr/interfaces/wlr_output.h>
 #include <wlr/util/log.h>
 #include "screen.h"
+#include "slim-desk.h"
 
+/* What the mode says to clients when the console does not know its refresh. */
 #define REFRESH_MHZ 60000
 
 struct screen {
 	struct wlr_output wlr; /* first: the impl's callbacks get it */
 };
 
-static const uint32_t supported_state =
-	WLR_OUTPUT_STATE_BACKEND_OPTIONAL | WLR_OUTPUT_STATE_BUFFER | WLR_OUTPUT_STATE_MODE;
+static const uint32_t supported_state = WLR_OUTPUT_STATE_BACKEND_OPTIONAL |
+	WLR_OUTPUT_STATE_BUFFER | WLR_OUTPUT_STATE_MODE | WLR_OUTPUT_STATE_SCALE;
 
 static bool screen_commit(struct wlr_output *wlr)
 {
@@ -35,7 +37,8 @@ static bool screen_commit(struct wlr_output *wlr)
 			return false;
 		}
 		wlr_output_update_custom_mode(wlr, wlr->pending.custom_mode.width,
-			wlr->pending.custom_mode.height, REFRESH_MHZ);
+			wlr->pending.custom_mode.height, wlr->pending.custom_mode.refresh ?
+			wlr->pending.custom_mode.refresh : REFRESH_MHZ);
 	}
 	if (wlr->pending.committed & WLR_OUTPUT_STATE_BUFFER) {
 		/* shown as soon as committed: the encoder takes it from here */
@@ -60,20 +63,29 @@ static const struct wlr_output_impl screen_impl = {
 };
 
 struct wlr_output *screen_create(struct wlr_backend *backend, struct wl_display *display,
-		uint32_t width, uint32_t height)
+		const struct slim_head *head)
 {
 	struct screen *screen = calloc(1, sizeof(*screen));
 	if (!screen) {
 		return NULL;
 	}
-	wlr_output_init(&screen->wlr, backend, &screen_impl, display);
-	wlr_output_update_custom_mode(&screen->wlr, (int32_t)width, (int32_t)height, REFRESH_MHZ);
-	snprintf(screen->wlr.make, sizeof(screen->wlr.make), "slimland");
-	snprintf(screen->wlr.model, sizeof(screen->wlr.model), "console");
-	wlr_output_set_name(&screen->wlr, "CONSOLE-1");
-	wlr_output_set_description(&screen->wlr, "The console's screen");
-	wlr_output_update_enabled(&screen->wlr, true);
-	return &screen->wlr;
+	struct wlr_output *wlr = &screen->wlr;
+	wlr_output_init(wlr, backend, &screen_impl, display);
+	wlr_output_update_custom_mode(wlr, (int32_t)head->width, (int32_t)head->height,
+		head->refresh_mhz ? (int32_t)head->refresh_mhz : REFRESH_MHZ);
+	/* what the console said, cleaned (slim-desk.h): before the global exists */
+	snprintf(wlr->make, sizeof(wlr->make), "%s", head->make[0] ? head->make : "slimland");
+	/* wlr_output keeps 15 characters of a model */
+	snprintf(wlr->model, sizeof(wlr->model), "%.15s", head->model[0] ? head->model : "console");
+	wlr->phys_width = (int32_t)head->mm_width;
+	wlr->phys_height = (int32_t)head->mm_height;
+	wlr_output_set_name(wlr, head->name);
+	char desc[128];
+	snprintf(desc, sizeof(desc), "%s %s (%s on the console)", wlr->make, wlr->model,
+		head->name);
+	wlr_output_set_description(wlr, desc);
+	wlr_output_update_enabled(wlr, true);
+	return wlr;
 }
 
 void screen_destroy(struct wlr_output *output)
