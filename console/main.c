@@ -20,10 +20,12 @@
 #include "console-core.h"
 #include "control.h"
 #include "devices.h"
+#include "keyboard.h"
 #include "session-link.h"
 #include "manager.h"
 #include "options.h"
 #include "slim-clock.h"
+#include "slim-keyboard.h"
 #include "slim-log.h"
 #include "status-screen.h"
 #include "trust.h"
@@ -541,6 +543,18 @@ static bool open_link(struct console *c)
 	return transport_allowed(c, slim_console_link_fd(c->link));
 }
 
+/* The keymap HELLO says: --keyboard's, else the system's, else none (the session's own). */
+static void set_keyboard(struct console *c)
+{
+	struct slim_keyboard system;
+	const struct slim_keyboard *kb = c->opts.has_keyboard ? &c->opts.keyboard :
+		console_keyboard_system(CONSOLE_KEYBOARD_FILE, &system) ? &system : NULL;
+	slim_console_core_set_keyboard(c->core, kb);
+	char text[SLIM_KEYBOARD_DESCRIBE_LEN];
+	slim_keyboard_describe(kb ? kb : &(struct slim_keyboard){ 0 }, text, sizeof(text));
+	slim_log(SLIM_LOG_DEBUG, "keyboard: %s", kb ? text : "none said (the session's own)");
+}
+
 /* The screen the server paints, as large as the output; false once the reason is said. */
 static bool create_core(struct console *c)
 {
@@ -562,6 +576,7 @@ static bool create_core(struct console *c)
 	slim_console_core_set_video_budget(c->core, c->opts.video_budget);
 	/* a frame's ACK rides on the keystroke's release that usually follows */
 	slim_console_core_set_ack_delay(c->core, true);
+	set_keyboard(c);
 	return true;
 }
 

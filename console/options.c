@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "heads-option.h"
 #include "options.h"
+#include "slim-keyboard.h"
 
 static const char usage_text[] =
 	"usage: slimland-console --server HOST:PORT | --manager HOST[:PORT] [options]\n"
@@ -27,6 +28,11 @@ static const char usage_text[] =
 	"                      to right, each WxH[/WxHmm][@SCALE] with its physical size\n"
 	"                      and scale; with drm, the mode to\n"
 	"                      ask the display for, default its preferred one)\n"
+	"  --keyboard LAYOUT[:VARIANT][+LAYOUT[:VARIANT]...][,OPTIONS]  the keymap the\n"
+	"                      keyboard types with, which the session follows: \"de\",\n"
+	"                      \"us:dvorak\", \"us+ru,grp:alt_shift_toggle\" (default:\n"
+	"                      /etc/default/keyboard's, else XKB_DEFAULT_*'s, else the\n"
+	"                      session's own)\n"
 	"  --state-dir DIR     where the console keeps its key and the session managers'\n"
 	"                      keys it pinned (default /var/lib/slimland-console as\n"
 	"                      root, else $XDG_STATE_HOME/slimland-console); the\n"
@@ -138,6 +144,18 @@ static bool set_size(struct options *o, const char *arg)
 	}
 	o->width = o->heads.heads[0].width;
 	o->height = o->heads.heads[0].height;
+	return true;
+}
+
+static bool set_keyboard(struct options *o, const char *arg)
+{
+	char why[160];
+	if (!slim_keyboard_parse(arg, &o->keyboard, why, sizeof(why))) {
+		slim_console_status("--keyboard %s: %s (expected %s)", arg, why,
+			SLIM_KEYBOARD_SYNTAX);
+		return false;
+	}
+	o->has_keyboard = true;
 	return true;
 }
 
@@ -289,6 +307,7 @@ static const struct option_def {
 	{ "manager", required_argument, set_manager, 0 },
 	{ "output", required_argument, set_output, 0 },
 	{ "size", required_argument, set_size, 0 },
+	{ "keyboard", required_argument, set_keyboard, 0 },
 	{ "state-dir", required_argument, set_state_dir, 0 },
 	{ "print-id", no_argument, NULL, offsetof(struct options, print_id) },
 	{ "server-key", required_argument, set_server_key, 0 },

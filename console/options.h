@@ -32,6 +32,8 @@ struct options {
 	bool drm; /* --output drm, or the default with a DRM device */
 	bool output_given; /* --output named one: say so when it cannot be had */
 	bool size_given; /* --size: the mode to ask a display for */
+	bool has_keyboard; /* --keyboard: its names, instead of the system's */
+	struct slim_keyboard keyboard;
 	enum input_mode {
 		INPUT_DEFAULT, /* libinput with --output drm, else none */
 		INPUT_NONE,

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "slim-desk.h"
+#include "slim-keyboard.h"
 
 #define copy_name(dst, src) copy_text((dst), sizeof(dst), (src), sizeof(src))
 
@@ -122,19 +123,6 @@ static void clean_printable(char *s)
 	}
 }
 
-/* What an XKB rules, model, layout, variant or options list may hold. */
-static bool xkb_name(const char *s)
-{
-	for (; *s; s++) {
-		bool ok = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-			(*s >= '0' && *s <= '9') || strchr("_,:+()-.", *s);
-		if (!ok) {
-			return false;
-		}
-	}
-	return true;
-}
-
 static void head_from_wire(struct slim_head *head, const struct slim_wire_head *w, size_t i)
 {
 	*head = (struct slim_head){
@@ -194,8 +182,7 @@ static void keyboard_from_wire(struct slim_desk *desk, const struct slim_wire_ke
 	copy_name(kb->layout, w->layout);
 	copy_name(kb->variant, w->variant);
 	copy_name(kb->options, w->options);
-	desk->has_keyboard = xkb_name(kb->rules) && xkb_name(kb->model) &&
-		xkb_name(kb->layout) && xkb_name(kb->variant) && xkb_name(kb->options);
+	desk->has_keyboard = slim_keyboard_names_valid(kb);
 	desk->keyboard_bad = !desk->has_keyboard;
 	if (!desk->has_keyboard) {
 		memset(kb, 0, sizeof(*kb));

@@ -75,6 +75,7 @@ static void handle_link_attached(void *data, const char *console_id,
 	slim_desk_bounds(desk, &width, &height);
 	heads_apply(server->heads, desk);
 	tell_shell_heads(server);
+	slim_shell_console_attached(server->shell, console_id, desk);
 	cursor_resend(server->cursor);
 	heads_attached(server->heads);
 	slim_sched_attached(server->sched, true);

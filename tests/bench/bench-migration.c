@@ -46,12 +46,18 @@
  * session. Timed the same way, the MOVE's parts apart; the two side by
  * side, with their ratio. The bar: p50 at most 50 ms.
  *
+ * With --keyboards, after the migrations between two consoles that say no
+ * keyboard (the session types with its own keymap), as many between a
+ * console A that says `de` and a console B that says `us`: each one changes
+ * the session's keymap (compiled once each, then kept). The two side by
+ * side, with their ratio. The bar: at most 1.3 times the p50.
+ *
  * Needs root (users, PAM, the manager); exits 77 (skipped) otherwise, and
  * never for want of etcd: --group fails without it (etcd-server). The
  * users, the PAM file, the processes of the users, etcd and the temporary
  * files are removed at exit, on failure and on SIGINT/SIGTERM/SIGHUP.
  *
- *   bench-migration [--json] [--quick] [--migrations N] [--takeover | --group] [-v]
+ *   bench-migration [--json] [--quick] [--migrations N] [--takeover | --group | --keyboards] [-v]
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -87,6 +93,8 @@
 #define DTLS_MAX_RATIO 1.10
 /* Across a server group (issue: p50 at most 50 ms on loopback). */
 #define GROUP_TARGET_P50_MS 50.0
+/* --keyboards: a change of keymap at each migration, over none, p50 */
+#define KEYBOARDS_MAX_RATIO 1.30
 #define MAX_SESSIONDS 3
 /* our users: the login's, the greeters', the placement's */
 #define N_UIDS (2 + MIG_PLACEMENT_LOGINS)
@@ -97,6 +105,8 @@ char mig_tmpdir[64];
 char mig_user[48];
 static char mig_greeter_user[48], service_path[80], cgroup_slice[64];
 bool mig_verbose;
+/* --keyboards: the migrations again between a de and a us console */
+static bool keyboards;
 static pid_t sessiond[MAX_SESSIONDS] = { -1, -1, -1 };
 static uid_t uids[N_UIDS];
 /* the run's greeter uids (run-tag.h): each manager a share of its own */
@@ -756,6 +766,13 @@ static bool measure(enum slim_sec_mode mode, size_t migrations, bool takeover, b
 	res->setup_login_us = t_login - t_greeters;
 	res->refusals = mig_a.refusals + mig_b.refusals;
 
+	if (keyboards && res->failed == 0) {
+		/* from their next HELLO on: the greeter's and the session's */
+		slim_console_core_set_keyboard(mig_a.core, &(struct slim_keyboard){ .layout = "de" });
+		slim_console_core_set_keyboard(mig_b.core, &(struct slim_keyboard){ .layout = "us" });
+		migrate_within(migrations, takeover, session_port, &shows, res_group);
+		summarize(res_group);
+	}
 	if (group && res->failed == 0) {
 		struct mig_group_stats st = { 0 };
 		mig_group_migrations(mode, port_b, migrations, session_port, &shows, &st);
@@ -802,6 +819,16 @@ static void print_json(const struct result *res, const struct result *grp, size_
 		if (group && res[i].p50[MIG_TOTAL] && grp[i].n) {
 			printf(", \"%s_group_over_one_server_p50_ratio\": %.3f",
 				slim_sec_mode_name(res[i].mode),
+				(double)grp[i].p50[MIG_TOTAL] / (double)res[i].p50[MIG_TOTAL]);
+		}
+	}
+	for (size_t i = 0; keyboards && i < count; i++) {
+		const char *m = slim_sec_mode_name(res[i].mode);
+		printf(", \"%s_keyboards_migrations\": %zu, \"%s_keyboards_failed\": %zu, "
+			"\"%s_keyboards_p50_ms\": %.3f, \"%s_keyboards_p99_ms\": %.3f", m, grp[i].n, m,
+			grp[i].failed, m, ms(grp[i].p50[MIG_TOTAL]), m, ms(grp[i].p99[MIG_TOTAL]));
+		if (res[i].p50[MIG_TOTAL]) {
+			printf(", \"%s_keyboards_over_one_p50_ratio\": %.3f", m,
 				(double)grp[i].p50[MIG_TOTAL] / (double)res[i].p50[MIG_TOTAL]);
 		}
 	}
@@ -862,6 +889,35 @@ static void print_table(const struct result *res, size_t count, bool takeover)
 		double ratio = (double)res[1].p50[MIG_TOTAL] / (double)res[0].p50[MIG_TOTAL];
 		printf("\nDTLS / clear, p50: %.2f (bar: at most %.2f): %s\n", ratio, DTLS_MAX_RATIO,
 			ratio <= DTLS_MAX_RATIO ? "ok" : "MISSED");
+	}
+}
+
+/* --keyboards: per transport, consoles of one keyboard beside de and us ones. */
+static void print_keyboards_table(const struct result *res, const struct result *kbd,
+		size_t count)
+{
+	printf("Card tap to the session's first complete frame on the other console, %dx%d, "
+		"loopback; the card taken off the old console first, then put on the new one\n"
+		"one keyboard: neither console says one\nde / us: console A says de, B us: "
+		"each migration changes the session's keymap\n", WIDTH, HEIGHT);
+	for (size_t i = 0; i < count; i++) {
+		const char *m = slim_sec_mode_name(res[i].mode);
+		printf("\n%-27s %23s %23s\n%-27s %11s %11s %11s %11s\n", m, "one keyboard",
+			"de / us", "", "p50", "p99", "p50", "p99");
+		for (int p = 0; p < SINGLE_PARTS; p++) {
+			printf("%-27s %8.1f ms %8.1f ms %8.1f ms %8.1f ms\n", part_names[p],
+				ms(res[i].p50[p]), ms(res[i].p99[p]), ms(kbd[i].p50[p]),
+				ms(kbd[i].p99[p]));
+		}
+		print_summary("one keyboard", &res[i], TARGET_P50_MS);
+		printf("\n");
+		print_summary("de / us", &kbd[i], TARGET_P50_MS);
+		printf("\n");
+		if (res[i].p50[MIG_TOTAL] && kbd[i].n) {
+			double ratio = (double)kbd[i].p50[MIG_TOTAL] / (double)res[i].p50[MIG_TOTAL];
+			printf("\n%s: de / us over one keyboard, p50: %.2f (bar: at most %.2f): %s\n",
+				m, ratio, KEYBOARDS_MAX_RATIO, ratio <= KEYBOARDS_MAX_RATIO ? "ok" : "MISSED");
+		}
 	}
 }
 
@@ -937,10 +993,12 @@ int main(int argc, char *argv[])
 		} else if (strcmp(argv[i], "--quick") == 0) {
 			migrations = 6;
 			quick = true;
-		} else if (strcmp(argv[i], "--takeover") == 0 && !group) {
+		} else if (strcmp(argv[i], "--takeover") == 0 && !group && !keyboards) {
 			takeover = true;
-		} else if (strcmp(argv[i], "--group") == 0 && !takeover) {
+		} else if (strcmp(argv[i], "--group") == 0 && !takeover && !keyboards) {
 			group = true;
+		} else if (strcmp(argv[i], "--keyboards") == 0 && !takeover && !group) {
+			keyboards = true;
 		} else if (strcmp(argv[i], "-v") == 0) {
 			mig_verbose = true;
 		} else if (strcmp(argv[i], "--migrations") == 0 && i + 1 < argc) {
@@ -949,7 +1007,7 @@ int main(int argc, char *argv[])
 				MAX_MIGRATIONS : migrations;
 		} else {
 			fprintf(stderr, "usage: %s [--json] [--quick] [--migrations N] "
-				"[--takeover | --group] [-v]\n", argv[0]);
+				"[--takeover | --group | --keyboards] [-v]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -1002,7 +1060,7 @@ int main(int argc, char *argv[])
 			count++;
 		}
 		ok = ok && res[count - 1].n > 0 && res[count - 1].failed == 0 &&
-			(!group || (grp[count - 1].n > 0 && grp[count - 1].failed == 0)) &&
+			(!(group || keyboards) || (grp[count - 1].n > 0 && grp[count - 1].failed == 0)) &&
 			(!group || quick || i > 0 || (placement.done && placement.failed == 0));
 	}
 	if (count > 0) {
@@ -1011,6 +1069,8 @@ int main(int argc, char *argv[])
 		} else if (group) {
 			print_group_table(res, grp, count);
 			print_placement(&placement);
+		} else if (keyboards) {
+			print_keyboards_table(res, grp, count);
 		} else {
 			print_table(res, count, takeover);
 		}

@@ -1,9 +1,9 @@
 /*
  * Input comes from the console as evdev codes and pointer positions. Keys
  * go through a headless wlr_keyboard, so that xkbcommon keeps the state
- * (layout from XKB_DEFAULT_* in the environment) and the focused client
- * gets the keymap; the pointer drives the seat directly, since there is no
- * pointer device on the server to speak of.
+ * (the keymap the console or the user says, keymap.c) and the focused
+ * client gets the keymap; the pointer drives the seat directly, since
+ * there is no pointer device on the server to speak of.
  */
 #include <linux/input-event-codes.h>
 #include <stdlib.h>
@@ -47,7 +47,7 @@ static bool handle_binding(struct slim_shell *shell, xkb_keysym_t sym, uint32_t 
 struct slim_console_input {
 	struct slim_shell *shell;
 	struct wlr_input_device *keyboard;
-	struct xkb_keymap *keymap;
+	struct slim_keymap *keymap;
 	struct wl_listener key, modifiers;
 };
 
@@ -95,23 +95,17 @@ struct slim_console_input *console_input_create(struct slim_shell *shell,
 	struct slim_console_input *input = slim_znew(struct slim_console_input);
 	input->shell = shell;
 	input->keyboard = wlr_headless_add_input_device(backend, WLR_INPUT_DEVICE_KEYBOARD);
-	struct xkb_context *ctx = xkb_context_new(XKB_CONTEXT_NO_FLAGS);
-	if (!input->keyboard || !ctx) {
+	if (!input->keyboard) {
 		wlr_log(WLR_ERROR, "cannot create the keyboard");
-		xkb_context_unref(ctx);
-		free(input);
-		return NULL;
-	}
-	/* NULL names: rules, model, layout, variant and options from XKB_DEFAULT_*. */
-	input->keymap = xkb_keymap_new_from_names(ctx, NULL, XKB_KEYMAP_COMPILE_NO_FLAGS);
-	xkb_context_unref(ctx);
-	if (!input->keymap) {
-		wlr_log(WLR_ERROR, "cannot compile the keymap (check XKB_DEFAULT_LAYOUT)");
 		free(input);
 		return NULL;
 	}
 	struct wlr_keyboard *kb = input->keyboard->keyboard;
-	wlr_keyboard_set_keymap(kb, input->keymap);
+	input->keymap = keymap_create(wl_display_get_event_loop(shell->display), kb);
+	if (!input->keymap) {
+		free(input);
+		return NULL;
+	}
 	wlr_keyboard_set_repeat_info(kb, 25, 600);
 	input->key.notify = handle_key;
 	wl_signal_add(&kb->events.key, &input->key);
@@ -131,7 +125,7 @@ void console_input_destroy(struct slim_console_input *input)
 	}
 	wl_list_remove(&input->key.link);
 	wl_list_remove(&input->modifiers.link);
-	xkb_keymap_unref(input->keymap);
+	keymap_destroy(input->keymap);
 	free(input);
 }
 
@@ -234,6 +228,12 @@ static void pointer_button(struct slim_shell *shell, uint32_t button, bool press
 		pressed ? WLR_BUTTON_PRESSED : WLR_BUTTON_RELEASED);
 }
 
+void slim_shell_console_attached(struct slim_shell *shell, const char *console_id,
+		const struct slim_desk *desk)
+{
+	keymap_attached(shell->input->keymap, console_id, desk);
+}
+
 void slim_shell_console_input(struct slim_shell *shell, const struct slim_wire_input *ev)
 {
 	uint32_t t = now_msec();
@@ -247,7 +247,9 @@ void slim_shell_console_input(struct slim_shell *shell, const struct slim_wire_i
 				.state = ev->value ? WL_KEYBOARD_KEY_STATE_PRESSED :
 					WL_KEYBOARD_KEY_STATE_RELEASED,
 			};
-			wlr_keyboard_notify_key(shell->input->keyboard->keyboard, &key);
+			if (!keymap_hold_key(shell->input->keymap, &key)) {
+				wlr_keyboard_notify_key(shell->input->keyboard->keyboard, &key);
+			}
 		}
 		break;
 	case SLIM_INPUT_MOTION_ABS:

@@ -194,6 +194,30 @@ struct slim_console_input *console_input_create(struct slim_shell *shell,
 void console_input_destroy(struct slim_console_input *input);
 /* The console's keyboard: the seat's again after a virtual keyboard's keys. */
 struct wlr_input_device *console_input_keyboard(const struct slim_console_input *input);
+/* keymap.c: the console keyboard's keymap, chosen at each attach */
+struct slim_keymap;
+struct slim_desk;
+struct wlr_event_keyboard_key;
+/* Sets the session's own keymap (XKB_DEFAULT_*) on `keyboard`; NULL if it does not compile. */
+struct slim_keymap *keymap_create(struct wl_event_loop *loop, struct wlr_keyboard *keyboard);
+void keymap_destroy(struct slim_keymap *km);
+/* A console attached: its keymap, or the user's, from now on (or in a moment: held keys). */
+void keymap_attached(struct slim_keymap *km, const char *console_id,
+		const struct slim_desk *desk);
+/* True if `key` waits for the keymap being compiled (typed when it is there). */
+bool keymap_hold_key(struct slim_keymap *km, const struct wlr_event_keyboard_key *key);
+
+/* keymap-cache.c: compiled keymaps by their names, compiled off the loop */
+struct slim_keymap_cache;
+struct slim_keyboard;
+struct xkb_keymap;
+/* ready(data): a compile is done (ask again for what keymap_cache_get had not). */
+struct slim_keymap_cache *keymap_cache_create(struct wl_event_loop *loop,
+		void (*ready)(void *data), void *data);
+void keymap_cache_destroy(struct slim_keymap_cache *cache);
+struct xkb_keymap *keymap_cache_get(struct slim_keymap_cache *cache,
+		const struct slim_keyboard *names);
+
 /* Re-evaluates what is under the pointer (after views moved or appeared). */
 void input_pointer_refresh(struct slim_shell *shell, uint32_t time_msec);
 

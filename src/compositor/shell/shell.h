@@ -35,6 +35,7 @@ struct slim_protocols;
 struct slim_constraints;
 struct slim_text_inputs;
 struct slim_virtual_input;
+struct slim_desk;
 
 /* What the shell tells the session. */
 struct slim_shell_handler {
@@ -127,6 +128,12 @@ struct slim_shell *slim_shell_create(struct wl_display *display, struct wlr_back
  * again), then every client, whose objects the shell listens to.
  */
 void slim_shell_destroy(struct slim_shell *shell);
+/*
+ * A console attached with `desk`: its keyboard's keymap (or the user's own
+ * choice) from now on.
+ */
+void slim_shell_console_attached(struct slim_shell *shell, const char *console_id,
+		const struct slim_desk *desk);
 /*
  * The console's heads are `maps` (in `layout`, an output each), the primary
  * one's output `primary`: panels, maximized and fullscreen windows are
