@@ -46,18 +46,21 @@
  * session. Timed the same way, the MOVE's parts apart; the two side by
  * side, with their ratio. The bar: p50 at most 50 ms.
  *
- * With --keyboards, after the migrations between two consoles that say no
- * keyboard (the session types with its own keymap), as many between a
- * console A that says `de` and a console B that says `us`: each one changes
- * the session's keymap (compiled once each, then kept). The two side by
- * side, with their ratio. The bar: at most 1.3 times the p50.
+ * With --desks, after the migrations between two consoles that say no
+ * keyboard and have one head each (the session types with its own keymap),
+ * as many between a console A that says `de` and has two heads side by
+ * side (half as wide each) and a console B that says `us` with one head:
+ * each one changes the session's keymap (compiled once each, then kept)
+ * and its outputs (one made or removed, the other resized, the windows
+ * laid out again). The two side by side, with their ratio. The bar: at
+ * most 1.3 times the p50.
  *
  * Needs root (users, PAM, the manager); exits 77 (skipped) otherwise, and
  * never for want of etcd: --group fails without it (etcd-server). The
  * users, the PAM file, the processes of the users, etcd and the temporary
  * files are removed at exit, on failure and on SIGINT/SIGTERM/SIGHUP.
  *
- *   bench-migration [--json] [--quick] [--migrations N] [--takeover | --group | --keyboards] [-v]
+ *   bench-migration [--json] [--quick] [--migrations N] [--takeover | --group | --desks] [-v]
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -93,8 +96,8 @@
 #define DTLS_MAX_RATIO 1.10
 /* Across a server group (issue: p50 at most 50 ms on loopback). */
 #define GROUP_TARGET_P50_MS 50.0
-/* --keyboards: a change of keymap at each migration, over none, p50 */
-#define KEYBOARDS_MAX_RATIO 1.30
+/* --desks: a change of keymap and of heads at each migration, over none, p50 */
+#define DESKS_MAX_RATIO 1.30
 #define MAX_SESSIONDS 3
 /* our users: the login's, the greeters', the placement's */
 #define N_UIDS (2 + MIG_PLACEMENT_LOGINS)
@@ -105,8 +108,8 @@ char mig_tmpdir[64];
 char mig_user[48];
 static char mig_greeter_user[48], service_path[80], cgroup_slice[64];
 bool mig_verbose;
-/* --keyboards: the migrations again between a de and a us console */
-static bool keyboards;
+/* --desks: the migrations again between a de console of two heads and a us one of one */
+static bool desks;
 static pid_t sessiond[MAX_SESSIONDS] = { -1, -1, -1 };
 static uid_t uids[N_UIDS];
 /* the run's greeter uids (run-tag.h): each manager a share of its own */
@@ -766,8 +769,16 @@ static bool measure(enum slim_sec_mode mode, size_t migrations, bool takeover, b
 	res->setup_login_us = t_login - t_greeters;
 	res->refusals = mig_a.refusals + mig_b.refusals;
 
-	if (keyboards && res->failed == 0) {
+	if (desks && res->failed == 0) {
 		/* from their next HELLO on: the greeter's and the session's */
+		struct slim_desk two;
+		slim_desk_single(&two, WIDTH / 2, HEIGHT);
+		two.n_heads = 2;
+		two.heads[1] = two.heads[0];
+		two.heads[1].x = WIDTH / 2;
+		two.heads[1].primary = false;
+		snprintf(two.heads[1].name, sizeof(two.heads[1].name), "CONSOLE-2");
+		slim_console_core_set_heads(mig_a.core, &two);
 		slim_console_core_set_keyboard(mig_a.core, &(struct slim_keyboard){ .layout = "de" });
 		slim_console_core_set_keyboard(mig_b.core, &(struct slim_keyboard){ .layout = "us" });
 		migrate_within(migrations, takeover, session_port, &shows, res_group);
@@ -822,13 +833,13 @@ static void print_json(const struct result *res, const struct result *grp, size_
 				(double)grp[i].p50[MIG_TOTAL] / (double)res[i].p50[MIG_TOTAL]);
 		}
 	}
-	for (size_t i = 0; keyboards && i < count; i++) {
+	for (size_t i = 0; desks && i < count; i++) {
 		const char *m = slim_sec_mode_name(res[i].mode);
-		printf(", \"%s_keyboards_migrations\": %zu, \"%s_keyboards_failed\": %zu, "
-			"\"%s_keyboards_p50_ms\": %.3f, \"%s_keyboards_p99_ms\": %.3f", m, grp[i].n, m,
+		printf(", \"%s_desks_migrations\": %zu, \"%s_desks_failed\": %zu, "
+			"\"%s_desks_p50_ms\": %.3f, \"%s_desks_p99_ms\": %.3f", m, grp[i].n, m,
 			grp[i].failed, m, ms(grp[i].p50[MIG_TOTAL]), m, ms(grp[i].p99[MIG_TOTAL]));
 		if (res[i].p50[MIG_TOTAL]) {
-			printf(", \"%s_keyboards_over_one_p50_ratio\": %.3f", m,
+			printf(", \"%s_desks_over_one_p50_ratio\": %.3f", m,
 				(double)grp[i].p50[MIG_TOTAL] / (double)res[i].p50[MIG_TOTAL]);
 		}
 	}
@@ -892,31 +903,32 @@ static void print_table(const struct result *res, size_t count, bool takeover)
 	}
 }
 
-/* --keyboards: per transport, consoles of one keyboard beside de and us ones. */
-static void print_keyboards_table(const struct result *res, const struct result *kbd,
+/* --desks: per transport, consoles of one keyboard and head beside de and us ones. */
+static void print_desks_table(const struct result *res, const struct result *kbd,
 		size_t count)
 {
 	printf("Card tap to the session's first complete frame on the other console, %dx%d, "
 		"loopback; the card taken off the old console first, then put on the new one\n"
-		"one keyboard: neither console says one\nde / us: console A says de, B us: "
-		"each migration changes the session's keymap\n", WIDTH, HEIGHT);
+		"same desk: neither console says a keyboard, both have one head\nde / us: console "
+		"A says de and has two heads of %dx%d, B says us and has one: each migration\n"
+		"changes the session's keymap and its outputs\n", WIDTH, HEIGHT, WIDTH / 2, HEIGHT);
 	for (size_t i = 0; i < count; i++) {
 		const char *m = slim_sec_mode_name(res[i].mode);
-		printf("\n%-27s %23s %23s\n%-27s %11s %11s %11s %11s\n", m, "one keyboard",
+		printf("\n%-27s %23s %23s\n%-27s %11s %11s %11s %11s\n", m, "same desk",
 			"de / us", "", "p50", "p99", "p50", "p99");
 		for (int p = 0; p < SINGLE_PARTS; p++) {
 			printf("%-27s %8.1f ms %8.1f ms %8.1f ms %8.1f ms\n", part_names[p],
 				ms(res[i].p50[p]), ms(res[i].p99[p]), ms(kbd[i].p50[p]),
 				ms(kbd[i].p99[p]));
 		}
-		print_summary("one keyboard", &res[i], TARGET_P50_MS);
+		print_summary("same desk", &res[i], TARGET_P50_MS);
 		printf("\n");
 		print_summary("de / us", &kbd[i], TARGET_P50_MS);
 		printf("\n");
 		if (res[i].p50[MIG_TOTAL] && kbd[i].n) {
 			double ratio = (double)kbd[i].p50[MIG_TOTAL] / (double)res[i].p50[MIG_TOTAL];
-			printf("\n%s: de / us over one keyboard, p50: %.2f (bar: at most %.2f): %s\n",
-				m, ratio, KEYBOARDS_MAX_RATIO, ratio <= KEYBOARDS_MAX_RATIO ? "ok" : "MISSED");
+			printf("\n%s: de / us over the same desk, p50: %.2f (bar: at most %.2f): %s\n",
+				m, ratio, DESKS_MAX_RATIO, ratio <= DESKS_MAX_RATIO ? "ok" : "MISSED");
 		}
 	}
 }
@@ -993,12 +1005,12 @@ int main(int argc, char *argv[])
 		} else if (strcmp(argv[i], "--quick") == 0) {
 			migrations = 6;
 			quick = true;
-		} else if (strcmp(argv[i], "--takeover") == 0 && !group && !keyboards) {
+		} else if (strcmp(argv[i], "--takeover") == 0 && !group && !desks) {
 			takeover = true;
-		} else if (strcmp(argv[i], "--group") == 0 && !takeover && !keyboards) {
+		} else if (strcmp(argv[i], "--group") == 0 && !takeover && !desks) {
 			group = true;
-		} else if (strcmp(argv[i], "--keyboards") == 0 && !takeover && !group) {
-			keyboards = true;
+		} else if (strcmp(argv[i], "--desks") == 0 && !takeover && !group) {
+			desks = true;
 		} else if (strcmp(argv[i], "-v") == 0) {
 			mig_verbose = true;
 		} else if (strcmp(argv[i], "--migrations") == 0 && i + 1 < argc) {
@@ -1007,7 +1019,7 @@ int main(int argc, char *argv[])
 				MAX_MIGRATIONS : migrations;
 		} else {
 			fprintf(stderr, "usage: %s [--json] [--quick] [--migrations N] "
-				"[--takeover | --group | --keyboards] [-v]\n", argv[0]);
+				"[--takeover | --group | --desks] [-v]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -1060,7 +1072,7 @@ int main(int argc, char *argv[])
 			count++;
 		}
 		ok = ok && res[count - 1].n > 0 && res[count - 1].failed == 0 &&
-			(!(group || keyboards) || (grp[count - 1].n > 0 && grp[count - 1].failed == 0)) &&
+			(!(group || desks) || (grp[count - 1].n > 0 && grp[count - 1].failed == 0)) &&
 			(!group || quick || i > 0 || (placement.done && placement.failed == 0));
 	}
 	if (count > 0) {
@@ -1069,8 +1081,8 @@ int main(int argc, char *argv[])
 		} else if (group) {
 			print_group_table(res, grp, count);
 			print_placement(&placement);
-		} else if (keyboards) {
-			print_keyboards_table(res, grp, count);
+		} else if (desks) {
+			print_desks_table(res, grp, count);
 		} else {
 			print_table(res, count, takeover);
 		}

@@ -160,6 +160,7 @@ static bool user_keyboard(struct slim_keymap *km, struct slim_keyboard *kb)
 void keymap_attached(struct slim_keymap *km, const char *console_id,
 		const struct slim_desk *desk)
 {
+	static const struct slim_keyboard us = { .layout = "us" };
 	struct slim_keyboard user;
 	const struct slim_keyboard *names = NULL;
 	const char *whose = "the console's";
@@ -174,7 +175,7 @@ void keymap_attached(struct slim_keymap *km, const char *console_id,
 				"has: it types us", console_id);
 			snprintf(km->said_console, sizeof(km->said_console), "%s", console_id);
 		}
-		names = &(const struct slim_keyboard){ .layout = "us" };
+		names = &us;
 	}
 	if (!names) {
 		wlr_log(WLR_DEBUG, "keyboard: the session's own");
