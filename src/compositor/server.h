@@ -9,16 +9,19 @@
  *   main.c          options, start-up and tear-down, the startup command
  *   server.c        the Wayland globals; the rooms made, wired together and ended
  *   frame-pace.c    when an output renders: the console's ACKs as its vblank (no wlroots)
+ *   screen-map.c    layout and screen coordinates of a head (no wlroots)
  *   renderer.c      the pixman renderer, with viewport offsets and YUV wl_shm buffers
  *   cursor.c        the pointer image, sent for the console to draw
  * heads/            the console's heads, an output each
  *   heads.c         outputs made, kept, changed and removed as the console's heads say
  *   output.c        a head rendered: damage, pixels, moves -> encoder
  *   screen.c        a head as a wlr_output
- *   screen-map.c    layout and screen coordinates of a head (no wlroots)
  *   background.c    the desktop under the windows
  * shell/            the window manager; shell.h is what the session sees of it
- *   shell.c         the shell made and ended; the screen found and its size followed
+ *   shell.c         the shell made and ended
+ *   desk.c          the console's heads, as windows are placed on them
+ *   decoration.c    title bars slimland draws (xdg-decoration, X11 without Motif hints)
+ *   keymap.c, keymap-cache.c  the console's (or the user's) keymap, compiled off the loop
  *   view.c          windows: focus, stacking, placement, maximize, fullscreen
  *   xdg.c, xwayland.c  xdg-shell toplevels and popups, X11 windows (as views)
  *   layer.c         layer-shell: panels and the like, placed; exclusive zones
@@ -43,11 +46,12 @@
  * media/            pictures and sound
  *   video.c, video-detect.c, content-type.c  moving pictures found and sent as CSCS
  *   yuv-shm.c       YUV client pixels: layouts and conversions (no wlroots)
+ *   pixel-buffer.c  pixels in memory as a wlr_buffer, for what slimland draws itself
  *   console-audio.c the console's speaker and microphone in the session's PipeWire
  * daemons/          the session's bus and sound server, if the user has none
  * src/cgroup/slim-sched.c  the cgroup policy: focused client first (no wlroots)
  *
- * wlroots is called from the session's files, shell/, checks/ and media/
+ * wlroots is called from the session's files, heads/, shell/, checks/ and media/
  * only, so that a port to a later wlroots touches them and nothing else.
  */
 #ifndef SLIM_SERVER_H
