@@ -90,6 +90,9 @@ class WindowConsole(Console):
                 '--state-dir', session.console_state_dir(self.console_id), '--control']
         env = session.console_env()
         env['DISPLAY'] = display
+        # X11 only: the session's own wayland-0 is in the runtime directory too,
+        # and SDL would take it if the X server were slow to answer
+        env['SDL_VIDEODRIVER'] = 'x11'
         # libdbus (SDL opens it) keeps a buffer LeakSanitizer reports at exit
         if suppressions and os.path.exists(suppressions):
             env['LSAN_OPTIONS'] = ':'.join(filter(None, [env.get('LSAN_OPTIONS'),

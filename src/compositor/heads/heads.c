@@ -105,6 +105,12 @@ static bool set_screen(struct slim_heads *heads, const struct slim_desk *desk)
 	slim_desk_bounds(desk, &width, &height);
 	const struct slim_head *first = &desk->heads[0];
 	bool own = desk->n_heads == 1 && first->x == 0 && first->y == 0;
+	if (!own && heads->screen.px && heads->screen.width == width &&
+			heads->screen.height == height) {
+		/* the same size: its pages are there already; the heads repaint it all */
+		memset(heads->screen.px, 0, (size_t)width * height * 4);
+		return true;
+	}
 	free(heads->screen.px);
 	heads->screen = (struct slim_fb){ 0 };
 	if (own) {
