@@ -1,5 +1,6 @@
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "fuzz-common.h"
 #include "slim-codec.h"
 #include "slim-zstd.h"
@@ -54,4 +55,28 @@ void fuzz_check_valid(const uint8_t *buf, size_t len, bool upstream, uint16_t wi
 void fuzz_check_datagram(const uint8_t *buf, size_t len, bool upstream, const char *who)
 {
 	check(buf, len, upstream, FUZZ_W, FUZZ_H, false, who);
+}
+
+bool fuzz_text_split(const uint8_t *data, size_t size, struct fuzz_text *text)
+{
+	if (size < 1) {
+		return false;
+	}
+	text->len = size - 1;
+	/* exactly len bytes (malloc'ed apart, so that a read past them is caught) */
+	text->bytes = malloc(text->len + 1);
+	text->string = malloc(text->len + 1);
+	if (!text->bytes || !text->string) {
+		abort();
+	}
+	memcpy(text->bytes, data + 1, text->len);
+	memcpy(text->string, data + 1, text->len);
+	text->string[text->len] = '\0';
+	return true;
+}
+
+void fuzz_text_free(struct fuzz_text *text)
+{
+	free(text->bytes);
+	free(text->string);
 }

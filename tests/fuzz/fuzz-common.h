@@ -21,4 +21,16 @@ void fuzz_check_valid(const uint8_t *buf, size_t len, bool upstream, uint16_t wi
 /* The same, and of FUZZ_ASSOC on a FUZZ_W x FUZZ_H screen. */
 void fuzz_check_datagram(const uint8_t *buf, size_t len, bool upstream, const char *who);
 
+/*
+ * An input whose first byte picks what to do: the rest as exactly `len`
+ * bytes (`bytes`) and as a terminated copy (`string`), for parsers of
+ * either. Freed with fuzz_text_free.
+ */
+struct fuzz_text {
+	char *bytes, *string;
+	size_t len;
+};
+bool fuzz_text_split(const uint8_t *data, size_t size, struct fuzz_text *text);
+void fuzz_text_free(struct fuzz_text *text);
+
 #endif

@@ -38,16 +38,12 @@ static void check(const struct slim_keyboard *kb, bool reads_back)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (size < 1) {
+	struct fuzz_text t;
+	if (!fuzz_text_split(data, size, &t)) {
 		return 0;
 	}
-	size_t len = size - 1;
-	/* exactly len bytes, and a terminated copy for the parser of strings */
-	char *text = malloc(len + 1);
-	memcpy(text, data + 1, len);
-	char *copy = malloc(len + 1);
-	memcpy(copy, data + 1, len);
-	copy[len] = '\0';
+	char *text = t.bytes, *copy = t.string;
+	size_t len = t.len;
 	struct slim_keyboard kb;
 	char why[256];
 	bool found;
@@ -68,7 +64,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		break;
 	}
-	free(text);
-	free(copy);
+	fuzz_text_free(&t);
 	return 0;
 }

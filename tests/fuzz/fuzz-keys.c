@@ -27,16 +27,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		slim_log_init(SLIM_LOG_DEBUG, fuzz_quiet_log);
 		logs_quiet = true;
 	}
-	if (size < 1) {
+	struct fuzz_text t;
+	if (!fuzz_text_split(data, size, &t)) {
 		return 0;
 	}
-	size_t len = size - 1;
-	/* exactly len bytes, and a terminated copy for the parsers of strings */
-	char *text = malloc(len + 1);
-	memcpy(text, data + 1, len);
-	char *copy = malloc(len + 1);
-	memcpy(copy, data + 1, len);
-	copy[len] = '\0';
+	char *text = t.bytes, *copy = t.string;
+	size_t len = t.len;
 	char err[256];
 	uint8_t key[SLIM_SEC_KEY_LEN], fp[SLIM_SEC_FINGERPRINT_LEN];
 	switch (data[0] % 4) {
@@ -71,7 +67,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	}
 	}
-	free(text);
-	free(copy);
+	fuzz_text_free(&t);
 	return 0;
 }

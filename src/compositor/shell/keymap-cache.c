@@ -58,6 +58,8 @@ struct slim_keymap_cache {
 	void *data;
 };
 
+/* libxkbcommon's log function: its format is libxkbcommon's own */
+__attribute__((format(printf, 3, 0)))
 static void keep_reason(struct xkb_context *ctx, enum xkb_log_level level, const char *fmt,
 		va_list args)
 {
