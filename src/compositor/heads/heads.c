@@ -17,6 +17,7 @@
 #include <wlr/types/wlr_output.h>
 #include <wlr/types/wlr_output_layout.h>
 #include <wlr/util/log.h>
+#include "background.h"
 #include "heads.h"
 #include "output.h"
 #include "screen.h"
@@ -34,7 +35,14 @@ struct slim_heads {
 	struct head heads[SLIM_MAX_HEADS];
 	struct slim_screen_map maps[SLIM_MAX_HEADS];
 	size_t n;
-	struct slim_fb screen; /* px NULL: the one head's buffer is the screen */
+	/*
+	 * The copy of the console's screen the heads draw into (unused, but
+	 * kept, while one head's buffer is the screen: a console that comes
+	 * back finds its pages there).
+	 */
+	struct slim_fb screen;
+	bool shared; /* the heads draw into `screen` */
+	struct background_cache backgrounds;
 };
 
 uint32_t heads_scale_of(const struct slim_head *head)
@@ -63,7 +71,8 @@ static bool head_create(struct slim_heads *heads, struct head *h, const struct s
 	}
 	/* its global, and the scene's output for it, at its place */
 	wlr_output_layout_add(d->layout, h->wlr, (int)desc->x, (int)desc->y);
-	h->output = output_create(h->wlr, d->scene, d->loop, d->link, d->video, d->sched);
+	h->output = output_create(h->wlr, d->scene, &heads->backgrounds, d->loop, d->link,
+		d->video, d->sched);
 	if (!h->output) {
 		wlr_output_layout_remove(d->layout, h->wlr);
 		screen_destroy(h->wlr);
@@ -104,22 +113,21 @@ static bool set_screen(struct slim_heads *heads, const struct slim_desk *desk)
 	uint32_t width, height;
 	slim_desk_bounds(desk, &width, &height);
 	const struct slim_head *first = &desk->heads[0];
-	bool own = desk->n_heads == 1 && first->x == 0 && first->y == 0;
-	if (!own && heads->screen.px && heads->screen.width == width &&
-			heads->screen.height == height) {
-		/* the same size: its pages are there already; the heads repaint it all */
+	heads->shared = !(desk->n_heads == 1 && first->x == 0 && first->y == 0);
+	if (!heads->shared) {
+		return true;
+	}
+	if (heads->screen.px && heads->screen.width == width && heads->screen.height == height) {
+		/* black where no head is: the gaps are never drawn, the heads are at once */
 		memset(heads->screen.px, 0, (size_t)width * height * 4);
 		return true;
 	}
 	free(heads->screen.px);
 	heads->screen = (struct slim_fb){ 0 };
-	if (own) {
-		return true;
-	}
-	/* black where no head is: the gaps are never drawn, the heads are at once */
 	uint32_t *px = calloc((size_t)width * height, 4);
 	if (!px) {
 		wlr_log(WLR_ERROR, "out of memory for a %ux%u screen", width, height);
+		heads->shared = false;
 		return false;
 	}
 	heads->screen = (struct slim_fb){ .px = px, .width = width, .height = height,
@@ -175,7 +183,7 @@ bool heads_apply(struct slim_heads *heads, const struct slim_desk *desk)
 	for (size_t i = 0; i < heads->n; i++) {
 		struct head *h = &heads->heads[i];
 		ok = output_place(h->output, &heads->maps[i],
-			heads->screen.px ? &heads->screen : NULL) && ok;
+			heads->shared ? &heads->screen : NULL) && ok;
 		wlr_output_layout_add(heads->deps.layout, h->wlr, heads->maps[i].x, heads->maps[i].y);
 		wlr_log(WLR_INFO, "heads: %s %ux%u at %d,%d, scale %u, %s %s%s", h->desc.name,
 			h->desc.width, h->desc.height, heads->maps[i].x, heads->maps[i].y,
@@ -208,6 +216,7 @@ void heads_destroy(struct slim_heads *heads)
 		head_destroy(&heads->heads[i], NULL);
 	}
 	free(heads->screen.px);
+	background_cache_finish(&heads->backgrounds);
 	free(heads);
 }
 

@@ -47,6 +47,7 @@ struct slim_output {
 	struct wlr_scene *scene;
 	struct wlr_scene_output *scene_output;
 	struct wlr_scene_buffer *background;
+	struct background_cache *backgrounds; /* heads.c's: shared by every head */
 	/* where frames go, and what they are made of */
 	struct slim_link *link;
 	struct slim_video *video;
@@ -198,8 +199,8 @@ static void handle_commit(struct wl_listener *listener, void *data)
 }
 
 struct slim_output *output_create(struct wlr_output *wlr, struct wlr_scene *scene,
-		struct wl_event_loop *loop, struct slim_link *link, struct slim_video *video,
-		struct slim_sched *sched)
+		struct background_cache *backgrounds, struct wl_event_loop *loop,
+		struct slim_link *link, struct slim_video *video, struct slim_sched *sched)
 {
 	struct slim_output *output = calloc(1, sizeof(*output));
 	if (!output) {
@@ -207,6 +208,7 @@ struct slim_output *output_create(struct wlr_output *wlr, struct wlr_scene *scen
 	}
 	output->wlr = wlr;
 	output->scene = scene;
+	output->backgrounds = backgrounds;
 	output->link = link;
 	output->video = video;
 	output->sched = sched;
@@ -216,7 +218,7 @@ struct slim_output *output_create(struct wlr_output *wlr, struct wlr_scene *scen
 	output->scene_output = wlr_scene_get_scene_output(scene, wlr);
 	output->pace = output->scene_output ?
 		slim_frame_pace_create(loop, &pace_handler, output) : NULL;
-	if (!output->pace || !background_set_size(&output->background, scene,
+	if (!output->pace || !background_set_size(&output->background, scene, backgrounds,
 			(uint32_t)wlr->width, (uint32_t)wlr->height)) {
 		wlr_log(WLR_ERROR, "out of memory for the output %s", wlr->name);
 		slim_frame_pace_destroy(output->pace);
@@ -281,8 +283,8 @@ bool output_place(struct slim_output *output, const struct slim_screen_map *map,
 	slim_screen_map_layout_box(&output->map, &ox, &oy, &ow, &oh);
 	/* a background of another size is made anew (megabytes to fill): only then */
 	if ((ow != lw || oh != lh || !output->background) &&
-			!background_set_size(&output->background, output->scene, (uint32_t)lw,
-				(uint32_t)lh)) {
+			!background_set_size(&output->background, output->scene,
+				output->backgrounds, (uint32_t)lw, (uint32_t)lh)) {
 		return false;
 	}
 	wlr_scene_node_set_position(&output->background->node, lx, ly);

@@ -18,19 +18,20 @@ struct slim_link;
 struct slim_output;
 struct slim_sched;
 struct slim_video;
+struct background_cache;
 struct slim_fb;
 struct slim_screen_map;
 
 /*
  * Renders `wlr` (its renderer initialized, already in the layout that
  * `scene` is attached to) from `scene`, over a desktop background of its
- * size; frames go to `link`, their video through `video`, and `sched`'s
+ * size (its picture from `backgrounds`); frames go to `link`, their video through `video`, and `sched`'s
  * moves wait for them. NULL if it cannot be had. Alone on the screen
  * until output_place says otherwise.
  */
 struct slim_output *output_create(struct wlr_output *wlr, struct wlr_scene *scene,
-		struct wl_event_loop *loop, struct slim_link *link, struct slim_video *video,
-		struct slim_sched *sched);
+		struct background_cache *backgrounds, struct wl_event_loop *loop,
+		struct slim_link *link, struct slim_video *video, struct slim_sched *sched);
 /*
  * Before its wlr_output goes. Its nodes are the scene's: they go with the
  * scene, or with output_unplug before. NULL is a no-op; so is NULL to the
