@@ -29,6 +29,7 @@
 #include "cursor.h"
 #include "manager-control.h"
 #include "heads.h"
+#include "pixel-allocator.h"
 #include "protocol-check.h"
 #include "renderer.h"
 #include "server.h"
@@ -323,7 +324,8 @@ static bool create_renderer(struct slim_server *server)
 		wlr_log(WLR_ERROR, "cannot create the headless backend or pixman renderer");
 		return false;
 	}
-	server->allocator = wlr_allocator_autocreate(server->backend, server->renderer);
+	/* the outputs' buffers: memory in RAM for the encoder, kept for the next of a size */
+	server->allocator = slim_pixel_allocator_create();
 	if (!server->allocator) {
 		wlr_log(WLR_ERROR, "cannot create an allocator");
 		return false;
