@@ -20,8 +20,10 @@ console_prefix=desk.argv([]); Wayland clients stay outside.
 """
 import json
 import os
+import select
 import subprocess
 import sys
+import time
 
 from slimtest import TestSkip, require_programs, unique_name
 
@@ -191,15 +193,35 @@ class Sniffer:
             ['ip', 'netns', 'exec', lan.ns, sys.executable, RAWNET, 'sniff', host.port_name,
              str(port), str(count), str(seconds)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.seen = []
         if self.proc.stdout.readline().strip() != b'ready':
             self.proc.kill()
             raise RuntimeError('rawnet sniff: %s' % self.proc.stderr.read().decode())
+
+    def until(self, holds, timeout):
+        """Reads what it has seen until a datagram for which holds(d) is
+        true (the sniffer reads its socket in its own time: on a loaded
+        machine a datagram that has arrived may not be printed yet); True
+        if one came within `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
+                return False
+            line = self.proc.stdout.readline()
+            if not line:
+                return False
+            if line.startswith(b'{'):
+                self.seen.append(json.loads(line))
+                if holds(self.seen[-1]):
+                    return True
 
     def stop(self):
         """The datagrams seen, as dicts; stops sniffing."""
         self.proc.terminate()
         out, _ = self.proc.communicate(timeout=10)
-        return [json.loads(line) for line in out.decode().splitlines() if line.startswith('{')]
+        return self.seen + [json.loads(line) for line in out.decode().splitlines()
+                            if line.startswith('{')]
 
 
 class Lan:

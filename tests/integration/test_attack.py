@@ -114,6 +114,7 @@ def test():
         hello_sniffer = lan.sniff(desk, PORT, 4, 20)
         console = s.start_console(endpoint=['--server', server], host=desk)
         s.console = console
+        hello_sniffer.until(lambda d: d['dst'] == srv.addr, scaled(10))
         handshake = [d for d in hello_sniffer.stop() if d['dst'] == srv.addr]
 
         fifo = os.path.join(s.home, 'fifo')
@@ -128,6 +129,7 @@ def test():
             s.type_text('ab')
             read_fifo(s, fd, b'ab', 10)
             s.console.sync()
+            sniffer.until(lambda d: d['dst'] == srv.addr, scaled(10))
             upstream = [d for d in sniffer.stop() if d['dst'] == srv.addr]
             if not upstream:
                 s.fail('the sniffer saw none of the console\'s datagrams')

@@ -172,6 +172,7 @@ def attack(s, lan, srv, desk, atk):
     hello_sniffer = lan.sniff(desk, s.port, 4, 20)
     a = s.start_managed_console('desk', SIZE, host=desk)
     a.wait_for('manager refused pending', 20)
+    hello_sniffer.until(lambda d: d['dst'] == srv.addr, scaled(10))
     handshake = [d for d in hello_sniffer.stop() if d['dst'] == srv.addr]
     s.ctl('approve', a.id)
     a.wait_for('attached', 30)
@@ -200,6 +201,7 @@ def attack(s, lan, srv, desk, atk):
     a.cmd('card remove')
     a.sync()
     time.sleep(1.2)  # a PING or two in the recording
+    sniffer.until(lambda d: d['dst'] == srv.addr, scaled(10))
     upstream = [d for d in sniffer.stop() if d['dst'] == srv.addr]
     if not upstream:
         s.fail('the sniffer saw none of the console\'s datagrams')
