@@ -45,7 +45,15 @@ struct slim_heads {
 	struct background_cache backgrounds;
 };
 
-uint32_t heads_scale_of(const struct slim_head *head)
+/*
+ * The scale a head is shown at, unless its user chose one
+ * (~/.config/slimland/scale): the console's, if it says one; else 2 from
+ * HIDPI_DPI up (its physical size known), else 1. 144 dpi is 1.5
+ * times the 96 of scale 1, half way to 2.
+ */
+#define HIDPI_DPI 144
+
+static uint32_t scale_of(const struct slim_head *head)
 {
 	if (head->scale) {
 		return head->scale;
@@ -55,7 +63,7 @@ uint32_t heads_scale_of(const struct slim_head *head)
 	}
 	/* dots per inch across: a 27" 3840x2160 monitor (600 mm) has 163, a 24" 2560x1440 one 122 */
 	uint64_t dpi = (uint64_t)head->width * 254 / ((uint64_t)head->mm_width * 10);
-	return dpi >= SLIM_HIDPI_DPI ? 2 : 1;
+	return dpi >= HIDPI_DPI ? 2 : 1;
 }
 
 static bool head_create(struct slim_heads *heads, struct head *h, const struct slim_head *desc)
@@ -102,7 +110,7 @@ static void set_maps(struct slim_heads *heads, const struct slim_desk *desk, uin
 		heads->maps[i] = (struct slim_screen_map){
 			.x = (int32_t)h->x, .y = (int32_t)h->y,
 			.width = h->width, .height = h->height,
-			.scale = user ? user : heads_scale_of(h),
+			.scale = user ? user : scale_of(h),
 		};
 	}
 }

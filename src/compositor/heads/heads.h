@@ -62,13 +62,4 @@ void heads_link_ready(struct slim_heads *heads);
 void heads_note_move(struct slim_heads *heads, struct wlr_box box, int32_t dx, int32_t dy);
 void heads_damage_region(struct slim_heads *heads, const pixman_region32_t *region);
 
-/*
- * The scale a head is shown at, unless its user chose one
- * (~/.config/slimland/scale): the console's, if it says one; else 2 from
- * SLIM_HIDPI_DPI up (its physical size known), else 1. 144 dpi is 1.5
- * times the 96 of scale 1, half way to 2.
- */
-#define SLIM_HIDPI_DPI 144
-uint32_t heads_scale_of(const struct slim_head *head);
-
 #endif
