@@ -385,7 +385,8 @@ static enum slim_error decode_downstream(const struct slim_reader *r,
 
 /*
  * The fixed part, then in this order what the caps say follows: the video
- * budget, the heads, the keyboard; then the token, if any.
+ * budget, the heads, the keyboard, the unreached manager's key; then the
+ * token, if any.
  */
 static enum slim_error decode_hello(struct slim_cmd *cmd, const uint8_t *body, size_t len)
 {
@@ -430,6 +431,14 @@ static enum slim_error decode_hello(struct slim_cmd *cmd, const uint8_t *body, s
 		}
 		cmd->keyboard = p;
 		p += sizeof(struct slim_wire_keyboard);
+	}
+	cmd->unreached = NULL;
+	if (caps & SLIM_CAP_UNREACHED) {
+		if (end - p < SLIM_UNREACHED_LEN) {
+			return SLIM_ERR_LENGTH;
+		}
+		cmd->unreached = p;
+		p += SLIM_UNREACHED_LEN;
 	}
 	if (end - p != 0 && end - p != SLIM_ATTACH_TOKEN_LEN) {
 		return SLIM_ERR_LENGTH;

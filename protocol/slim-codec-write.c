@@ -115,9 +115,11 @@ bool slim_put_hello_ext(struct slim_writer *w, const struct slim_wire_hello *hel
 	struct slim_wire_hello h = *hello;
 	const struct slim_desk *desk = parts->desk;
 	bool keyboard = desk && desk->has_keyboard;
-	h.caps &= ~(uint32_t)(SLIM_CAP_VIDEO_BUDGET | SLIM_CAP_HEADS | SLIM_CAP_KEYBOARD);
+	h.caps &= ~(uint32_t)(SLIM_CAP_VIDEO_BUDGET | SLIM_CAP_HEADS | SLIM_CAP_KEYBOARD |
+		SLIM_CAP_UNREACHED);
 	h.caps |= (parts->video_mbit ? SLIM_CAP_VIDEO_BUDGET : 0) |
-		(desk ? SLIM_CAP_HEADS : 0) | (keyboard ? SLIM_CAP_KEYBOARD : 0);
+		(desk ? SLIM_CAP_HEADS : 0) | (keyboard ? SLIM_CAP_KEYBOARD : 0) |
+		(parts->unreached ? SLIM_CAP_UNREACHED : 0);
 	if (desk) {
 		h.version = SLIM_HELLO_VERSION;
 	}
@@ -125,6 +127,7 @@ bool slim_put_hello_ext(struct slim_writer *w, const struct slim_wire_hello *hel
 	size_t len = sizeof(h) + (parts->video_mbit ? sizeof(parts->video_mbit) : 0) +
 		(desk ? sizeof(struct slim_wire_heads) + n_heads * sizeof(struct slim_wire_head) : 0) +
 		(keyboard ? sizeof(struct slim_wire_keyboard) : 0) +
+		(parts->unreached ? SLIM_UNREACHED_LEN : 0) +
 		(parts->token ? SLIM_ATTACH_TOKEN_LEN : 0);
 	uint8_t *p = slim_writer_add(w, SLIM_CMD_HELLO, 0, len);
 	if (!p) {
@@ -152,6 +155,10 @@ bool slim_put_hello_ext(struct slim_writer *w, const struct slim_wire_hello *hel
 		slim_desk_keyboard_to_wire(&desk->keyboard, &kb);
 		memcpy(p, &kb, sizeof(kb));
 		p += sizeof(kb);
+	}
+	if (parts->unreached) {
+		memcpy(p, parts->unreached, SLIM_UNREACHED_LEN);
+		p += SLIM_UNREACHED_LEN;
 	}
 	if (parts->token) {
 		memcpy(p, parts->token, SLIM_ATTACH_TOKEN_LEN);

@@ -76,6 +76,8 @@ bool slim_put_hello_token(struct slim_writer *w, const struct slim_wire_hello *h
 struct slim_hello_parts {
 	uint32_t video_mbit;          /* 0: none, and no SLIM_CAP_VIDEO_BUDGET */
 	const struct slim_desk *desk; /* its heads, and keyboard if it has one; NULL: neither */
+	/* SLIM_UNREACHED_LEN bytes, a manager's host key it cannot reach; NULL: none */
+	const uint8_t *unreached;
 	const uint8_t *token;         /* SLIM_ATTACH_TOKEN_LEN bytes; NULL: none */
 };
 /* Either, with these parts; caps and version are set to what goes. */
@@ -184,6 +186,8 @@ struct slim_cmd {
 			const uint8_t *heads; /* struct slim_wire_head, unaligned */
 			uint8_t n_heads;
 			const uint8_t *keyboard; /* struct slim_wire_keyboard; NULL: none */
+			/* with SLIM_CAP_UNREACHED: SLIM_UNREACHED_LEN bytes, else NULL */
+			const uint8_t *unreached;
 			bool has_token;
 			uint8_t token[SLIM_ATTACH_TOKEN_LEN];
 		};

@@ -168,6 +168,12 @@ enum slim_caps {
 	SLIM_CAP_HEADS = 1 << 13,
 	/* struct slim_wire_keyboard follows: the keymap its keyboard types in */
 	SLIM_CAP_KEYBOARD = 1 << 14,
+	/*
+	 * To a session manager only: 32 bytes follow, the SHA-256 of the host
+	 * key of a manager of the group that this console could not reach
+	 * (session-manager.md §9): no console is sent back there.
+	 */
+	SLIM_CAP_UNREACHED = 1 << 15,
 };
 
 /*
@@ -333,6 +339,9 @@ struct slim_wire_refuse {
 	uint16_t pad;
 	/* then up to SLIM_REFUSE_TEXT_MAX bytes of UTF-8, not terminated */
 } SLIM_PACKED;
+
+/* SLIM_CAP_UNREACHED: a host key's SHA-256, as MOVE names one. */
+#define SLIM_UNREACHED_LEN 32
 
 struct slim_wire_hello {
 	uint16_t version;
@@ -514,7 +523,7 @@ _Static_assert(sizeof(struct slim_wire_keyboard) == 304, "HELLO keyboard");
 #define SLIM_HELLO_MAX_DGRAM (sizeof(struct slim_wire_dgram) + sizeof(struct slim_wire_cmd) + \
 	sizeof(struct slim_wire_hello) + 4 + sizeof(struct slim_wire_heads) + \
 	SLIM_MAX_HEADS * sizeof(struct slim_wire_head) + sizeof(struct slim_wire_keyboard) + \
-	SLIM_ATTACH_TOKEN_LEN)
+	SLIM_UNREACHED_LEN + SLIM_ATTACH_TOKEN_LEN)
 _Static_assert(sizeof(struct slim_wire_input) == 20, "INPUT event");
 _Static_assert(sizeof(struct slim_wire_input_hdr) == 4, "INPUT header");
 _Static_assert(sizeof(struct slim_wire_held) == 8, "HELD header");

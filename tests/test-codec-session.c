@@ -325,6 +325,59 @@ static void test_hello_token(void **state)
 	free(d);
 }
 
+/* The manager a console could not reach: after the keyboard, before any token. */
+static void test_hello_unreached(void **state)
+{
+	struct dgram *d = dgram_new(true);
+	struct slim_wire_hello hello = {
+		.version = SLIM_VERSION, .width = 800, .height = 600, .mtu = 1400,
+		.caps = SLIM_CAP_MOVED,
+	};
+	strcpy(hello.console_id, "desk-8");
+	uint8_t fp[SLIM_UNREACHED_LEN], token[SLIM_ATTACH_TOKEN_LEN] = { 7 };
+	for (size_t i = 0; i < sizeof(fp); i++) {
+		fp[i] = (uint8_t)(0x30 + i);
+	}
+	assert_true(slim_put_hello_ext(&d->w, &hello, &(struct slim_hello_parts){
+		.video_mbit = 9, .unreached = fp, .token = token }));
+	assert_true(slim_put_hello_ext(&d->w, &hello, &(struct slim_hello_parts){ .unreached = fp }));
+	assert_true(slim_put_hello(&d->w, &hello));
+	dgram_finish(d);
+	struct slim_reader rd;
+	struct slim_cmd cmd;
+	open_dgram(&rd, d->buf, d->len, true, 3);
+	next_ok(&rd, &cmd, SLIM_CMD_HELLO, 0);
+	assert_true(cmd.hello.caps & SLIM_CAP_UNREACHED);
+	assert_true(cmd.hello.caps & SLIM_CAP_MOVED);
+	assert_int_equal(cmd.video_mbit, 9);
+	assert_non_null(cmd.unreached);
+	assert_memory_equal(cmd.unreached, fp, sizeof(fp));
+	assert_true(cmd.has_token);
+	assert_memory_equal(cmd.token, token, sizeof(token));
+	next_ok(&rd, &cmd, SLIM_CMD_HELLO, 0);
+	assert_non_null(cmd.unreached);
+	assert_memory_equal(cmd.unreached, fp, sizeof(fp));
+	assert_false(cmd.has_token);
+	next_ok(&rd, &cmd, SLIM_CMD_HELLO, 0);
+	assert_null(cmd.unreached);
+	assert_false(cmd.hello.caps & SLIM_CAP_UNREACHED);
+	expect_end(&rd);
+	/* the caps say a key follows: 44 + 31 bytes are too few, 76 and 92 right, 93 too many */
+	hello.caps |= SLIM_CAP_UNREACHED;
+	static const size_t lens[] = { 44, 75, 76, 91, 92, 93 };
+	static const enum slim_error want[] = { SLIM_ERR_LENGTH, SLIM_ERR_LENGTH, SLIM_OK,
+		SLIM_ERR_LENGTH, SLIM_OK, SLIM_ERR_LENGTH };
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		slim_writer_reset(&d->w);
+		uint8_t *body = slim_writer_add(&d->w, SLIM_CMD_HELLO, 0, lens[i]);
+		assert_non_null(body);
+		memset(body, 0, lens[i]);
+		memcpy(body, &hello, sizeof(hello));
+		assert_int_equal(decode_one(d, true, &cmd), want[i]);
+	}
+	free(d);
+}
+
 static void test_redirect(void **state)
 {
 	struct dgram *d = dgram_new(false);
@@ -584,6 +637,7 @@ int main(void)
 		cmocka_unit_test(test_nack),
 		cmocka_unit_test(test_refuse),
 		cmocka_unit_test(test_hello_token),
+		cmocka_unit_test(test_hello_unreached),
 		cmocka_unit_test(test_redirect),
 		cmocka_unit_test(test_move),
 		cmocka_unit_test(test_ping),

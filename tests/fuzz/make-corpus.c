@@ -526,6 +526,16 @@ static void upstream_corpus(void)
 	emit(&w, d, "mixed", 12);
 
 	emit(&w, d, "empty", 13);
+
+	/* a console that failed over, naming the manager it could not reach */
+	uint8_t unreached[SLIM_UNREACHED_LEN];
+	for (size_t i = 0; i < sizeof(unreached); i++) {
+		unreached[i] = (uint8_t)(0xc0 + i);
+	}
+	hello.caps |= SLIM_CAP_MOVED;
+	check(slim_put_hello_ext(&w, &hello, &(struct slim_hello_parts){ .unreached = unreached }),
+		"HELLO with an unreached manager");
+	emit(&w, d, "hello-unreached", 1);
 }
 
 /* PALETTE and zstd datagrams: last, so that the seeds before them stay as they were. */
