@@ -43,6 +43,11 @@ struct fake_world {
 	bool eager;     /* a compositor says hello at once (fake_compositors_answer does the rest) */
 	bool logins;    /* logins run, with the password "right"; else refused at once */
 	bool keep_sent; /* datagrams are kept in sent[] (more than FAKE_SENT is a failure) */
+	/*
+	 * The consoles' heartbeat runs (manager-harness.c): off, its timer
+	 * never fires, so that the tests count the datagrams they expect.
+	 */
+	bool heartbeats;
 	/* Every datagram the manager sends (NULL: none). */
 	void (*check_sent)(const uint8_t *buf, size_t len);
 

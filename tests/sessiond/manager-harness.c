@@ -85,6 +85,9 @@ int __wrap_wl_event_source_timer_update(struct wl_event_source *source, int ms_d
 		return __real_wl_event_source_timer_update(source, ms_delay);
 	}
 	ft->due_us = ms_delay > 0 ? fake.now_us + (uint64_t)ms_delay * 1000 : 0;
+	if (ft->func == slim_manager_heartbeat && !fake.heartbeats) {
+		ft->due_us = 0;
+	}
 	return 0;
 }
 
@@ -240,6 +243,8 @@ void console_send(int n, uint32_t assoc, uint32_t seq, int type, const void *bod
 	console_send_keyed(n, assoc, seq, type, body, NULL);
 }
 
+static void deliver(int n, const uint8_t *buf, size_t len, const uint8_t *key);
+
 void console_send_keyed(int n, uint32_t assoc, uint32_t seq, int type, const void *body,
 		const uint8_t *key)
 {
@@ -253,7 +258,22 @@ void console_send_keyed(int n, uint32_t assoc, uint32_t seq, int type, const voi
 	} else {
 		slim_put_ping(&w);
 	}
-	size_t len = slim_writer_finish(&w, seq, slim_now_us());
+	deliver(n, buf, slim_writer_finish(&w, seq, slim_now_us()), key);
+}
+
+void hello_unreached(int n, uint32_t assoc, const char *id, const uint8_t *unreached)
+{
+	struct slim_wire_hello h = { .version = 1, .width = 640, .height = 480, .mtu = 1400 };
+	memcpy(h.console_id, id, strnlen(id, sizeof(h.console_id)));
+	uint8_t buf[256];
+	struct slim_writer w;
+	slim_writer_init(&w, buf, sizeof(buf), assoc, true);
+	slim_put_hello_ext(&w, &h, &(struct slim_hello_parts){ .unreached = unreached });
+	deliver(n, buf, slim_writer_finish(&w, 1, slim_now_us()), NULL);
+}
+
+static void deliver(int n, const uint8_t *buf, size_t len, const uint8_t *key)
+{
 	struct sockaddr_in from = addr_of(n), local = { .sin_family = AF_INET };
 	local.sin_addr.s_addr = htonl(0xc0a80001);
 	/* clear transport's rules: the id is HELLO's, believed from its address */

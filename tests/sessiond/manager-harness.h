@@ -73,6 +73,8 @@ void console_send_keyed(int n, uint32_t assoc, uint32_t seq, int type, const voi
 		const uint8_t *key);
 void console_send(int n, uint32_t assoc, uint32_t seq, int type, const void *body);
 void hello(int n, uint32_t assoc, const char *id);
+/* HELLO naming a manager it could not reach (SLIM_CAP_UNREACHED; NULL: none). */
+void hello_unreached(int n, uint32_t assoc, const char *id, const uint8_t *unreached);
 void card(int n, uint32_t assoc, uint32_t seq, bool insert, uint8_t id);
 /* The last datagram sent to console n of this type, or NULL. */
 struct slim_cmd *last_sent(int n, uint8_t type, struct slim_cmd *cmd);

@@ -1,6 +1,7 @@
 /*
  * The manager's consoles: greeters, logins, cards and what they may not
- * forge, silence, goodbye, the size a console may be, keys.
+ * forge, silence, goodbye, the size a console may be, keys, the heartbeat
+ * and the manager a console could not reach.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -439,6 +440,82 @@ static void test_key_is_the_console(void **state)
 	assert_int_equal(fake.n_comps, 1);
 }
 
+/* Datagrams sent to console n from index `from` on, and whether all were empty. */
+static int sent_to(int n, int from, bool *all_empty)
+{
+	int k = 0;
+	*all_empty = true;
+	for (int i = from; i < fake.n_sent; i++) {
+		if (fake.sent[i].console == n) {
+			k++;
+			*all_empty = *all_empty && fake.sent[i].len == sizeof(struct slim_wire_dgram);
+		}
+	}
+	return k;
+}
+
+/*
+ * The heartbeat: a console that said HELLO hears an empty datagram of its
+ * association at least every second, however quiet things are, and none
+ * once it is forgotten.
+ */
+static void test_heartbeat(void **state)
+{
+	fake.heartbeats = true;
+	hello(1, 0x111, "c1");
+	struct slim_console *c = slim_manager_console(t.mgr, "c1");
+	assert_non_null(c);
+	bool empty;
+	int from = fake.n_sent;
+	advance_ms(1000);
+	assert_int_equal(sent_to(1, from, &empty), 1);
+	assert_true(empty);
+	from = fake.n_sent;
+	advance_s(10);
+	int n = sent_to(1, from, &empty);
+	assert_true(empty);
+	/* every 0.75 to 1 s */
+	assert_in_range(n, 10, 14);
+	/* a PING's answer counts: the next heartbeat waits */
+	from = fake.n_sent;
+	console_send(1, 0x111, 2, SLIM_CMD_PING, NULL);
+	advance_ms(700);
+	assert_int_equal(sent_to(1, from, &empty), 1);
+	/* silent for console_timeout: forgotten, and no longer sent anything */
+	advance_s(30);
+	assert_null(slim_manager_console(t.mgr, "c1"));
+	from = fake.n_sent;
+	advance_s(3);
+	assert_int_equal(sent_to(1, from, &empty), 0);
+	assert_false(t.mgr->heartbeat.armed);
+}
+
+/* HELLO names a manager the console could not reach: for 30 s, or until a HELLO does not. */
+static void test_unreached(void **state)
+{
+	uint8_t a[SLIM_UNREACHED_LEN], b[SLIM_UNREACHED_LEN];
+	memset(a, 0xaa, sizeof(a));
+	memset(b, 0xbb, sizeof(b));
+	hello_unreached(1, 0x111, "c1", a);
+	struct slim_console *c = slim_manager_console(t.mgr, "c1");
+	assert_non_null(c);
+	assert_true(slim_console_unreached(c, a));
+	assert_false(slim_console_unreached(c, b));
+	/* the same association's HELLO again changes nothing */
+	hello_unreached(1, 0x111, "c1", NULL);
+	assert_true(slim_console_unreached(c, a));
+	advance_s(29);
+	console_send(1, 0x111, 2, SLIM_CMD_PING, NULL);
+	assert_true(slim_console_unreached(c, a));
+	advance_s(2);
+	assert_false(slim_console_unreached(c, a));
+	/* a new association says it again, then no longer */
+	hello_unreached(1, 0x112, "c1", b);
+	assert_true(slim_console_unreached(c, b));
+	hello_unreached(1, 0x113, "c1", NULL);
+	assert_false(slim_console_unreached(c, b));
+}
+
 const struct CMUnitTest manager_consoles_tests[] = {
 	cmocka_unit_test_setup_teardown(test_greeter_and_login, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_cards, setup, teardown),
@@ -452,5 +529,7 @@ const struct CMUnitTest manager_consoles_tests[] = {
 	cmocka_unit_test_setup_teardown(test_greeter_hello_twice, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_attach_key, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_key_is_the_console, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_heartbeat, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_unreached, setup, teardown),
 };
 const size_t manager_consoles_tests_n = sizeof(manager_consoles_tests) / sizeof(manager_consoles_tests[0]);

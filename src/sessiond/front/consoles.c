@@ -101,6 +101,16 @@ static void take_hello(struct slim_console *c, const struct slim_peer *peer,
 	c->assoc.caps = cmd->hello.caps;
 }
 
+/* The manager its HELLO says it could not reach: said by each new association, or not. */
+static void take_unreached(struct slim_console *c, const struct slim_cmd *cmd, uint64_t now)
+{
+	c->has_unreached = cmd->unreached != NULL;
+	if (cmd->unreached) {
+		memcpy(c->unreached, cmd->unreached, sizeof(c->unreached));
+		c->unreached_until_us = now + SLIM_UNREACHED_US;
+	}
+}
+
 /*
  * The console's id: over DTLS its key's, which HELLO must repeat; over clear
  * transport what HELLO says. False if there is none to believe.
@@ -186,6 +196,7 @@ static void handle_hello(struct slim_manager *mgr, const struct slim_peer *peer,
 		slim_console_heard(c, now);
 		if (new_assoc) {
 			take_hello(c, peer, hdr, cmd);
+			take_unreached(c, cmd, now);
 		}
 		slim_console_hello(c, new_assoc);
 		return;
@@ -207,6 +218,7 @@ static void handle_hello(struct slim_manager *mgr, const struct slim_peer *peer,
 		slim_log(SLIM_LOG_INFO, "console %s: new", id);
 	}
 	take_hello(c, peer, hdr, cmd);
+	take_unreached(c, cmd, now);
 	slim_console_heard(c, now);
 	slim_console_hello(c, true);
 }

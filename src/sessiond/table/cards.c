@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE /* explicit_bzero */
 #include <gnutls/crypto.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sessions-internal.h"
@@ -135,6 +136,17 @@ void slim_console_card(struct slim_console *c, const struct slim_wire_card *card
 	case SLIM_GROUP_HERE:
 		break;
 	case SLIM_GROUP_MOVE:
+		if (slim_console_unreached(c, move.fingerprint)) {
+			/* it came here because it could not reach that server: not sent back */
+			char message[160];
+			snprintf(message, sizeof(message), "Your session is on %s, which this console "
+				"cannot reach now.", server);
+			slim_log(SLIM_LOG_INFO, "console %s: card for a session of server %s, which it "
+				"cannot reach: not moved", c->id, server);
+			slim_console_card_asks(c, NULL, NULL);
+			ask_at_greeter(c, SLIM_WHY_SERVER_UNREACHABLE, message);
+			return;
+		}
 		/* a server group: the card's session runs on another server */
 		slim_console_move(c, &move, server, "card for a session of another server");
 		return;

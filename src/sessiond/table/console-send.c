@@ -54,6 +54,13 @@ void slim_manager_send_refuse(struct slim_manager *mgr, struct slim_sec_conn *co
 	send_conn(mgr, conn, buf, len);
 }
 
+/* One datagram of the console's own: the heartbeat need not follow it soon. */
+static void send_console(struct slim_console *c, const uint8_t *buf, size_t len)
+{
+	c->assoc.sent_us = slim_manager_now(c->mgr);
+	send_conn(c->mgr, c->assoc.conn, buf, len);
+}
+
 void slim_console_send_refuse(struct slim_console *c, uint16_t reason, const char *text)
 {
 	slim_manager_send_refuse(c->mgr, c->assoc.conn, (const struct sockaddr *)&c->assoc.addr, c->assoc.id, reason, text);
@@ -102,7 +109,7 @@ void slim_console_send_redirect(struct slim_console *c, uint16_t port, const uin
 		c->assoc.id, false);
 	slim_put_redirect(&w, &r);
 	size_t len = slim_writer_finish(&w, 0, slim_now_us());
-	send_conn(c->mgr, c->assoc.conn, buf, len);
+	send_console(c, buf, len);
 	explicit_bzero(&r, sizeof(r));
 	explicit_bzero(buf, sizeof(buf));
 }
@@ -113,7 +120,7 @@ void slim_console_send_move(struct slim_console *c, const struct slim_wire_move 
 	struct slim_writer w;
 	slim_writer_init(&w, buf, sizeof(buf), c->assoc.id, false);
 	slim_put_move(&w, move);
-	send_conn(c->mgr, c->assoc.conn, buf, slim_writer_finish(&w, 0, slim_now_us()));
+	send_console(c, buf, slim_writer_finish(&w, 0, slim_now_us()));
 }
 
 void slim_console_send_empty(struct slim_console *c)
@@ -122,6 +129,6 @@ void slim_console_send_empty(struct slim_console *c)
 	struct slim_writer w;
 	slim_writer_init(&w, buf, sizeof(buf), c->assoc.id, false);
 	size_t len = slim_writer_finish(&w, 0, slim_now_us());
-	send_conn(c->mgr, c->assoc.conn, buf, len);
+	send_console(c, buf, len);
 }
 

@@ -210,6 +210,36 @@ int slim_manager_console_sweep(void *data)
 	return 0;
 }
 
+int slim_manager_heartbeat(void *data)
+{
+	struct slim_manager *mgr = data;
+	uint64_t now = slim_manager_now(mgr);
+	bool any = false;
+	struct slim_console *c;
+	wl_list_for_each(c, &mgr->consoles, link) {
+		/* one that went silent (or away) is no longer listening */
+		if (!c->heard.known || !c->assoc.conn || c->heard.away) {
+			continue;
+		}
+		any = true;
+		if (now - c->assoc.sent_us >= SLIM_HEARTBEAT_US) {
+			slim_console_send_empty(c);
+		}
+	}
+	mgr->heartbeat.armed = any;
+	if (any) {
+		wl_event_source_timer_update(mgr->heartbeat.timer, SLIM_HEARTBEAT_TICK_MS);
+	}
+	return 0;
+}
+
+bool slim_console_unreached(const struct slim_console *c,
+		const uint8_t fingerprint[SLIM_UNREACHED_LEN])
+{
+	return c->has_unreached && slim_manager_now(c->mgr) < c->unreached_until_us &&
+		memcmp(c->unreached, fingerprint, SLIM_UNREACHED_LEN) == 0;
+}
+
 void slim_console_goodbye(struct slim_console *c)
 {
 	/* its next HELLO is a new start: what detaches it now brings no greeter to it */
@@ -285,6 +315,10 @@ void slim_console_hello(struct slim_console *c, bool new_assoc)
 	slim_console_transition(c, SLIM_CONSOLE_HELLO);
 	/* any datagram of its association tells the console we serve it */
 	slim_console_send_empty(c);
+	if (!c->mgr->heartbeat.armed) {
+		c->mgr->heartbeat.armed = true;
+		wl_event_source_timer_update(c->mgr->heartbeat.timer, SLIM_HEARTBEAT_TICK_MS);
+	}
 	if (!was_known && c->shows) {
 		/*
 		 * Restored from the state file: its display association still
@@ -318,7 +352,9 @@ void slim_console_hello(struct slim_console *c, bool new_assoc)
 		wl_event_source_timer_update(c->greeter.retry, SLIM_MOVED_GREETER_MS);
 		return;
 	}
-	if (slim_manager_login_elsewhere(c->mgr, &move, server, sizeof(server))) {
+	/* not to a server it could not reach: the login stays here then */
+	if (slim_manager_login_elsewhere(c->mgr, &move, server, sizeof(server)) &&
+			!slim_console_unreached(c, move.fingerprint)) {
 		slim_console_move(c, &move, server, "a login goes where there is room");
 		return;
 	}

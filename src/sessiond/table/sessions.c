@@ -77,11 +77,16 @@ struct slim_manager *slim_manager_create(struct wl_event_loop *loop,
 	}
 	mgr->refuse.all = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(200);
 	mgr->sweep.timer = wl_event_loop_add_timer(loop, slim_manager_console_sweep, mgr);
+	mgr->heartbeat.timer = wl_event_loop_add_timer(loop, slim_manager_heartbeat, mgr);
 	mgr->greeters.uid_timer = wl_event_loop_add_timer(loop, slim_launch_uid_retry, mgr);
-	if (!mgr->sweep.timer || !mgr->greeters.uid_timer || !slim_uid_pool_init(&mgr->greeters.uids,
-			config->greeter_uid_first, config->greeter_uid_last)) {
+	if (!mgr->sweep.timer || !mgr->heartbeat.timer || !mgr->greeters.uid_timer ||
+			!slim_uid_pool_init(&mgr->greeters.uids, config->greeter_uid_first,
+				config->greeter_uid_last)) {
 		if (mgr->sweep.timer) {
 			wl_event_source_remove(mgr->sweep.timer);
+		}
+		if (mgr->heartbeat.timer) {
+			wl_event_source_remove(mgr->heartbeat.timer);
 		}
 		if (mgr->greeters.uid_timer) {
 			wl_event_source_remove(mgr->greeters.uid_timer);
@@ -148,6 +153,7 @@ void slim_manager_destroy(struct slim_manager *mgr)
 		free(s);
 	}
 	wl_event_source_remove(mgr->sweep.timer);
+	wl_event_source_remove(mgr->heartbeat.timer);
 	wl_event_source_remove(mgr->greeters.uid_timer);
 	slim_uid_pool_finish(&mgr->greeters.uids);
 	slim_enroll_finish(&mgr->enroll);

@@ -36,6 +36,16 @@
 #define SLIM_CONSOLE_TAKEOVER_US 10000000ull
 /* A console a server group's MOVE sent gets its greeter after this, unless its card comes. */
 #define SLIM_MOVED_GREETER_MS 500
+/*
+ * The heartbeat (session-manager.md §1): a console that said HELLO hears
+ * from us at least every second, so that it knows within a few seconds
+ * when this server is gone. Looked at every SLIM_HEARTBEAT_TICK_MS, a
+ * console we sent nothing for SLIM_HEARTBEAT_US gets an empty datagram.
+ */
+#define SLIM_HEARTBEAT_TICK_MS 250
+#define SLIM_HEARTBEAT_US 750000ull
+/* How long a HELLO's unreached manager (SLIM_CAP_UNREACHED) holds: the console's own time. */
+#define SLIM_UNREACHED_US 30000000ull
 
 struct slim_manager_ops {
 	/*
@@ -194,6 +204,7 @@ enum slim_why {
 	SLIM_WHY_MOVED,
 	SLIM_WHY_REAUTH,
 	SLIM_WHY_LOST,
+	SLIM_WHY_SERVER_UNREACHABLE,
 };
 
 /* Its control association: where it said HELLO from, and what it said. */
@@ -206,6 +217,7 @@ struct slim_console_assoc {
 	uint32_t id;
 	uint16_t width, height, mtu;
 	uint32_t caps;
+	uint64_t sent_us; /* slim_manager_now: the last datagram we sent it (the heartbeat's clock) */
 };
 
 /* What is heard of it (SLIM_CONSOLE_HELLO to LOST). */
@@ -272,6 +284,14 @@ struct slim_console {
 	struct slim_console_greeter greeter;
 	struct slim_console_card card;
 	struct slim_console_login login;
+	/*
+	 * The manager of the group its HELLO said it could not reach
+	 * (SLIM_CAP_UNREACHED): its host key's SHA-256, until unreached_until_us
+	 * (slim_manager_now). No console is sent there (slim_console_unreached).
+	 */
+	uint8_t unreached[SLIM_UNREACHED_LEN];
+	bool has_unreached;
+	uint64_t unreached_until_us;
 	/* What its greeter's client (front/greeter-socket.c) is to hear. */
 	struct {
 		struct wl_signal destroy;
@@ -321,6 +341,11 @@ struct slim_manager {
 		struct wl_event_source *timer;
 		bool armed;
 	} sweep;
+	/* The consoles' heartbeat (slim_manager_heartbeat): armed while one has a connection. */
+	struct {
+		struct wl_event_source *timer;
+		bool armed;
+	} heartbeat;
 	struct {
 		struct wl_signal destroy; /* the front's clients of it go first */
 	} events;
@@ -371,6 +396,19 @@ void slim_console_heard(struct slim_console *console, uint64_t now);
  * the next deadline.
  */
 int slim_manager_console_sweep(void *data);
+/*
+ * The heartbeat timer: an empty datagram to each console with a connection
+ * that we sent nothing for SLIM_HEARTBEAT_US. Re-arms itself while there
+ * is one.
+ */
+int slim_manager_heartbeat(void *data);
+/*
+ * Whether the console's HELLO said it cannot reach the manager whose host
+ * key has this SHA-256 (and said so less than SLIM_UNREACHED_US ago): no
+ * MOVE sends it there.
+ */
+bool slim_console_unreached(const struct slim_console *console,
+		const uint8_t fingerprint[SLIM_UNREACHED_LEN]);
 /* The console quit (its close_notify): gone at once, as if silent long enough. */
 void slim_console_goodbye(struct slim_console *console);
 void slim_console_hello(struct slim_console *console, bool new_assoc);

@@ -22,6 +22,7 @@ static const char *const why_text[] = {
 	[SLIM_WHY_MOVED] = "the session moved to another console",
 	[SLIM_WHY_REAUTH] = "the card's session needs the password",
 	[SLIM_WHY_LOST] = "the session lost the console",
+	[SLIM_WHY_SERVER_UNREACHABLE] = "session server unreachable",
 };
 
 const char *slim_why_str(enum slim_why why)
