@@ -46,6 +46,7 @@ struct slim_assoc {
 	/* CONNECTING without a connection: the next handshake is due at deadline_us */
 	bool retry_pending;
 	uint64_t deadline_us; /* next HELLO, PING or handshake */
+	uint32_t ping_ms;
 	uint32_t backoff_ms, retry_ms;
 	uint64_t last_hint_us;
 	/* send() saw ECONNREFUSED; acted on in tick, outside the user's calls */
@@ -176,6 +177,7 @@ struct slim_assoc *slim_assoc_create(const char *name, int fd,
 	/* with a socket it is CONNECTING already: slim_assoc_connect is only a moment away */
 	assoc->state = fd >= 0 ? SLIM_ASSOC_CONNECTING : SLIM_ASSOC_IDLE;
 	assoc->retry_ms = RETRY_FIRST_MS;
+	assoc->ping_ms = PING_MS;
 	assoc->sec = slim_sec_client_create(send_raw, assoc);
 	if (!assoc->sec) {
 		slim_assoc_destroy(assoc);
@@ -358,7 +360,7 @@ void slim_assoc_heard(struct slim_assoc *assoc, uint64_t now_us)
 		return;
 	}
 	assoc->state = SLIM_ASSOC_ATTACHED;
-	assoc->deadline_us = now_us + PING_MS * 1000ull;
+	assoc->deadline_us = now_us + assoc->ping_ms * 1000ull;
 	if (assoc->impl->attached) {
 		assoc->impl->attached(assoc->data, assoc->id);
 	}
@@ -372,6 +374,21 @@ void slim_assoc_heard(struct slim_assoc *assoc, uint64_t now_us)
 				assoc->cards[i].event == SLIM_CARD_INSERTED)) {
 			send_card(assoc, i);
 		}
+	}
+}
+
+void slim_assoc_set_ping_ms(struct slim_assoc *assoc, uint32_t ms, uint64_t now_us)
+{
+	assoc->ping_ms = ms;
+	if (assoc->state == SLIM_ASSOC_ATTACHED && assoc->deadline_us > now_us + ms * 1000ull) {
+		assoc->deadline_us = now_us + ms * 1000ull;
+	}
+}
+
+void slim_assoc_ping(struct slim_assoc *assoc)
+{
+	if (assoc->state == SLIM_ASSOC_ATTACHED) {
+		assoc->impl->send_ping(assoc->data);
 	}
 }
 
@@ -431,13 +448,18 @@ static void receive(struct slim_assoc *assoc, size_t len, uint64_t now_us, uint6
 			slim_assoc_restart(assoc, "the server forgot this console", now_us);
 		}
 		break;
-	case SLIM_SEC_CLOSED:
+	case SLIM_SEC_CLOSED: {
+		/* its close_notify: it ended on purpose (it quit, or let go of this console) */
+		char why[320];
+		snprintf(why, sizeof(why), "%s ended the connection",
+			assoc->impl->peer ? assoc->impl->peer(assoc->data) : "the other end");
 		if (assoc->state == SLIM_ASSOC_CONNECTING) {
-			handshake_failed(assoc, "the server closed the connection", now_us);
+			handshake_failed(assoc, why, now_us);
 		} else {
-			slim_assoc_restart(assoc, "the server closed the connection", now_us);
+			slim_assoc_restart(assoc, why, now_us);
 		}
 		break;
+	}
 	case SLIM_SEC_NOTHING:
 		break;
 	}
@@ -494,7 +516,7 @@ void slim_assoc_tick(struct slim_assoc *assoc, uint64_t now_us)
 		schedule_hello_retry(assoc, now_us);
 		break;
 	case SLIM_ASSOC_ATTACHED:
-		assoc->deadline_us = now_us + PING_MS * 1000ull;
+		assoc->deadline_us = now_us + assoc->ping_ms * 1000ull;
 		assoc->impl->send_ping(assoc->data);
 		break;
 	case SLIM_ASSOC_BUSY:

@@ -8,8 +8,8 @@
  *               datagram of the association says the peer heard us. A
  *               handshake that fails is said (why) and tried again after
  *               1 s, doubling up to 8 s;
- *   ATTACHED:   PING every 5 s, so that a peer that forgot us (it
- *               restarted) says so and we start again;
+ *   ATTACHED:   PING every 5 s (or as set), so that a peer that forgot
+ *               us (it restarted) says so and we start again;
  *   BUSY:       the peer refused us for now: HELLO every 5 s;
  *   IDLE:       no socket yet (slim_assoc_set_fd gives one).
  *
@@ -72,6 +72,11 @@ struct slim_assoc_impl {
 	 * association starts over with the same peer. Optional.
 	 */
 	bool (*refused)(void *data, uint64_t now_us);
+	/*
+	 * The peer, for people ("the session manager at HOST:PORT"): what
+	 * ended a connection is named. Optional.
+	 */
+	const char *(*peer)(void *data);
 };
 
 struct slim_assoc;
@@ -108,6 +113,10 @@ void slim_assoc_connect(struct slim_assoc *assoc, const char *why, uint64_t now_
  * confused peer cannot drive a HELLO loop at network speed.
  */
 void slim_assoc_restart(struct slim_assoc *assoc, const char *why, uint64_t now_us);
+/* ATTACHED: a PING every `ms` (5000 unless set), the next one `ms` from now at the latest. */
+void slim_assoc_set_ping_ms(struct slim_assoc *assoc, uint32_t ms, uint64_t now_us);
+/* A PING now, out of turn (a peer that fell silent is asked whether it is there). */
+void slim_assoc_ping(struct slim_assoc *assoc);
 /* A datagram of the association that is no refusal: the HELLO got through. */
 void slim_assoc_heard(struct slim_assoc *assoc, uint64_t now_us);
 /* The peer refused us for now: HELLO again now and then, unchanged. */

@@ -171,6 +171,12 @@ void slim_console_control_manager_attached(struct slim_console_control *ctl, uin
 	emit(ctl, "manager attached %u", assoc);
 }
 
+void slim_console_control_manager_silent(struct slim_console_control *ctl, const char *manager,
+		const char *what)
+{
+	emit(ctl, "manager silent %s (%s)", manager, what);
+}
+
 void slim_console_control_redirect(struct slim_console_control *ctl, const char *server)
 {
 	emit(ctl, "redirect %s", server);

@@ -34,7 +34,9 @@
  *   server's, with control characters shown as '?'.
  *   With --manager these are the display association's; the control
  *   association adds: manager connecting HOST:PORT [(WHY)], manager attached
- *   ASSOC, manager refused pending|denied TEXT (not enrolled), and redirect
+ *   ASSOC, manager silent HOST:PORT (WHAT) (2 s without a word from it; WHAT:
+ *   "trying HOST:PORT" or "trying again"),
+ *   manager refused pending|denied TEXT (not enrolled), and redirect
  *   HOST:PORT (a REDIRECT acted on: "connecting" follows).
  *
  * Input events carry CLOCK_MONOTONIC milliseconds, and "frame" is printed
@@ -86,6 +88,9 @@ void slim_console_control_manager_connecting(struct slim_console_control *ctl, c
 void slim_console_control_manager_refused(struct slim_console_control *ctl, uint16_t reason,
 		const char *text);
 void slim_console_control_manager_attached(struct slim_console_control *ctl, uint32_t assoc);
+/* The manager has been silent for 2 s; `what` says what the console does about it. */
+void slim_console_control_manager_silent(struct slim_console_control *ctl, const char *manager,
+		const char *what);
 void slim_console_control_redirect(struct slim_console_control *ctl, const char *server);
 
 #endif

@@ -47,6 +47,8 @@ struct console {
 	int signal_fd;
 	bool busy_shown; /* "server busy" is said once per wait */
 	bool redirecting; /* the link connects because of a REDIRECT: say so first */
+	bool silence_shown; /* the status screen says the manager is silent, over the picture */
+	uint64_t picture_us; /* the link's last datagram, as the manager was told of it */
 	bool quit;
 };
 
@@ -77,6 +79,7 @@ static void on_connecting(void *data, const char *why)
 {
 	struct console *c = data;
 	c->busy_shown = false;
+	c->silence_shown = false; /* the status screen says something else now */
 	if (c->redirecting) {
 		c->redirecting = false;
 		slim_console_status("the session manager sends this console to %s", server_name(c));
@@ -299,7 +302,36 @@ static void on_manager_refused(void *data, uint16_t reason, const char *text)
 	}
 }
 
+/* The session manager fell silent: the screen says so, over a picture that no longer moves. */
+static void on_manager_silent(void *data, const char *manager, const char *next)
+{
+	struct console *c = data;
+	char line[320], detail[320];
+	snprintf(line, sizeof(line), "The session manager at %s does not answer", manager);
+	snprintf(detail, sizeof(detail), "trying %s", next ? next : "again");
+	show_status(c, line, detail);
+	c->silence_shown = true;
+	slim_console_status("%s: %s", line, detail);
+	if (c->control) {
+		slim_console_control_manager_silent(c->control, manager, detail);
+	}
+}
+
+/* It answered after all: the picture it covered comes back. */
+static void on_manager_answered(void *data)
+{
+	struct console *c = data;
+	slim_console_status("the session manager at %s answers again",
+		slim_console_manager_address(c->manager));
+	if (c->silence_shown && slim_console_link_state(c->link) == SLIM_LINK_ATTACHED) {
+		slim_console_link_request_repaint(c->link);
+	}
+	c->silence_shown = false;
+}
+
 static const struct slim_console_manager_listener manager_listener = {
+	.silent = on_manager_silent,
+	.answered = on_manager_answered,
 	.connecting = on_manager_connecting,
 	.attached = on_manager_attached,
 	.redirect = on_manager_redirect,
@@ -455,6 +487,30 @@ static bool create_manager(struct console *c, char *err, size_t err_len)
 	return c->manager != NULL;
 }
 
+/* "HOST:PORT" and "HOST:PORT2": the same host. */
+static bool same_host(const char *a, const char *b)
+{
+	const char *pa = strrchr(a, ':'), *pb = strrchr(b, ':');
+	return pa && pb && pa - a == pb - b && strncmp(a, b, (size_t)(pa - a)) == 0;
+}
+
+/*
+ * The picture of a session on the manager's server says that server is
+ * there: as good as the manager's heartbeat (a picture from elsewhere is not).
+ */
+static void tell_manager_picture(struct console *c)
+{
+	uint64_t heard = slim_console_link_heard_us(c->link);
+	const char *server = slim_console_link_server(c->link);
+	if (!c->manager || heard == c->picture_us || !server) {
+		return;
+	}
+	c->picture_us = heard;
+	if (same_host(server, slim_console_manager_address(c->manager))) {
+		slim_console_manager_heard(c->manager, heard);
+	}
+}
+
 static bool run(struct console *c)
 {
 	int pump_ms = console_devices_timeout_ms(&c->devices);
@@ -505,6 +561,7 @@ static bool run(struct console *c)
 		}
 		if (fds[FD_LINK].revents) {
 			slim_console_link_dispatch(c->link);
+			tell_manager_picture(c);
 		}
 		if (fds[FD_MANAGER].revents) {
 			slim_console_manager_dispatch(c->manager);

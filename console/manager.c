@@ -26,11 +26,27 @@
  */
 #define FAILOVER_US 2500000ull
 /*
- * The manager answers every PING (every 5 s): an attached association
- * that heard nothing for two of them and a margin starts over (and, with
- * a list, goes on to the next manager), as after a power cut.
+ * Liveness. The manager sends an attached console something at least
+ * every second (its heartbeat, session-manager.md §1), and the picture of
+ * a session on its server counts too. After PROBE_US of silence the
+ * console asks (a PING every PROBE_EVERY_US, each answered at once), after
+ * SAY_US it says so on its screen, and after GIVE_UP_US it goes to the
+ * next manager of its list (alone, a new association with the same one):
+ * a lost datagram or two costs a probe, never a failover.
  */
-#define SILENT_US 12000000ull
+#define PROBE_US 1300000ull
+#define PROBE_EVERY_US 300000ull
+#define SAY_US 2000000ull
+#define GIVE_UP_US 2500000ull
+/*
+ * The heartbeat says the manager lives, so the PING only tells the manager
+ * that the console does, within its console_timeout (30 s by default):
+ * rarer than the display association's, so that an idle console sends
+ * under 100 bytes in 5 s.
+ */
+#define PING_MS 10000
+/* How long HELLO names a manager the console could not reach (then a tap may try it again). */
+#define UNREACHED_US 30000000ull
 #define MANAGERS_MAX 8
 
 struct slim_console_manager {
@@ -48,8 +64,18 @@ struct slim_console_manager {
 	char moved_address[64];
 	uint8_t vouched[SLIM_SEC_FINGERPRINT_LEN];
 	const char *address; /* the one in use: addresses[current] or moved_address */
+	char peer_name[400];
 	uint64_t connecting_since_us;
 	uint64_t heard_us; /* the association's last datagram from the manager */
+	uint64_t probe_us; /* silent: the next probe is due then (0: at once) */
+	bool silence_said;
+	/* the host key of the manager of this association, as the handshake proved it */
+	bool has_peer_key;
+	uint8_t peer_key[SLIM_SEC_FINGERPRINT_LEN];
+	/* the manager it left because it did not answer, named in HELLO until then */
+	bool has_unreached;
+	uint8_t unreached[SLIM_SEC_FINGERPRINT_LEN];
+	uint64_t unreached_until_us;
 	struct slim_console_core *core;
 	char id[SLIM_CONSOLE_ID_LEN + 1];
 	const struct slim_console_manager_listener *listener;
@@ -100,6 +126,9 @@ static void assoc_connecting(void *data, const char *why)
 	struct slim_console_manager *m = data;
 	m->up_seq = 0;
 	m->connecting_since_us = slim_now_us();
+	m->has_peer_key = false;
+	m->silence_said = false;
+	m->probe_us = 0;
 	/* the new association is told every card still on a reader once it answers */
 	m->card_repeats = 0;
 	if (m->listener->connecting) {
@@ -118,8 +147,13 @@ static void assoc_send_hello(void *data, uint32_t id)
 		/* placed already: the card on the reader may be what sent us here */
 		hello.caps |= SLIM_CAP_MOVED;
 	}
+	/* no manager sends us back where we could not go */
+	if (m->has_unreached && slim_now_us() >= m->unreached_until_us) {
+		m->has_unreached = false;
+	}
 	slim_writer_init(&w, buf, sizeof(buf), id, true);
-	slim_put_hello(&w, &hello);
+	slim_put_hello_ext(&w, &hello, &(struct slim_hello_parts){
+		.unreached = m->has_unreached ? m->unreached : NULL });
 	send_dgram(m, &w);
 }
 
@@ -137,6 +171,10 @@ static void assoc_attached(void *data, uint32_t id)
 {
 	struct slim_console_manager *m = data;
 	m->heard_us = slim_now_us();
+	if (m->has_unreached && m->has_peer_key &&
+			memcmp(m->peer_key, m->unreached, sizeof(m->unreached)) == 0) {
+		m->has_unreached = false; /* heard from it again */
+	}
 	if (m->listener->attached) {
 		m->listener->attached(m->data, id);
 	}
@@ -164,7 +202,20 @@ static const char *check_vouched(void *data, const uint8_t fp[SLIM_SEC_FINGERPRI
 		"not the key the group's manager named for this server";
 }
 
-/* The console's key, and the manager's judged by its pin (or by the MOVE that sent us). */
+/* The manager's key judged by its pin (or by the MOVE that sent us), and kept if good. */
+static const char *check_peer(void *data, const uint8_t fp[SLIM_SEC_FINGERPRINT_LEN])
+{
+	struct slim_console_manager *m = data;
+	const char *why = m->moved ? check_vouched(m, fp) :
+		m->config.check_server(m->config.check_data, fp);
+	if (!why) {
+		memcpy(m->peer_key, fp, sizeof(m->peer_key));
+		m->has_peer_key = true;
+	}
+	return why;
+}
+
+/* The console's key, and the manager's judged by check_peer. */
 static bool assoc_security(void *data, struct slim_sec_client_config *config, char *why,
 		size_t why_len)
 {
@@ -172,9 +223,16 @@ static bool assoc_security(void *data, struct slim_sec_client_config *config, ch
 	config->mode = m->config.mode;
 	config->mtu = m->config.mtu;
 	config->identity = m->config.identity;
-	config->check_server = m->moved ? check_vouched : m->config.check_server;
-	config->check_data = m->moved ? m : m->config.check_data;
+	config->check_server = check_peer;
+	config->check_data = m;
 	return true;
+}
+
+static const char *assoc_peer(void *data)
+{
+	struct slim_console_manager *m = data;
+	snprintf(m->peer_name, sizeof(m->peer_name), "the session manager at %s", m->address);
+	return m->peer_name;
 }
 
 static void log_limited(struct slim_console_manager *m, const char *what, const char *why)
@@ -230,6 +288,7 @@ static const struct slim_assoc_impl assoc_impl = {
 	.attached = assoc_attached,
 	.send_card = assoc_send_card,
 	.refused = assoc_refused,
+	.peer = assoc_peer,
 };
 
 struct slim_console_manager *slim_console_manager_create(const char *manager,
@@ -284,6 +343,7 @@ struct slim_console_manager *slim_console_manager_create(const char *manager,
 		slim_console_manager_destroy(m);
 		return NULL;
 	}
+	slim_assoc_set_ping_ms(m->assoc, PING_MS, slim_now_us());
 	m->core = core;
 	snprintf(m->id, sizeof(m->id), "%s", id);
 	m->listener = listener;
@@ -393,19 +453,88 @@ static void handle_move(struct slim_console_manager *m, const struct slim_wire_m
 	}
 }
 
-/* No manager answered the new association in time: the next one. */
+/* Where fail_over goes: NULL if nowhere else (the same manager again). */
+static const char *next_address(const struct slim_console_manager *m)
+{
+	if (m->moved) {
+		return m->addresses[m->current]; /* back to the list, where we were */
+	}
+	return m->n_addresses > 1 ? m->addresses[(m->current + 1) % m->n_addresses] : NULL;
+}
+
+/*
+ * The manager did not answer (in time, or at all): the next one, told in
+ * HELLO which one this console cannot reach, so that it is not sent back.
+ */
 static void fail_over(struct slim_console_manager *m, uint64_t now_us)
 {
-	const char *silent = m->address;
+	const uint8_t *key = m->has_peer_key ? m->peer_key : m->moved ? m->vouched : NULL;
+	if (key) {
+		memcpy(m->unreached, key, sizeof(m->unreached));
+		m->has_unreached = true;
+		m->unreached_until_us = now_us + UNREACHED_US;
+	}
+	char why[400];
+	snprintf(why, sizeof(why), "the session manager at %s does not answer", m->address);
+	const char *next = next_address(m);
 	if (m->moved) {
-		/* back to the list, where we were */
 		m->moved = false;
 	} else {
 		m->current = (m->current + 1) % m->n_addresses;
 	}
-	char why[400];
-	snprintf(why, sizeof(why), "%s did not answer", silent);
-	switch_to(m, m->addresses[m->current], why, now_us);
+	switch_to(m, next, why, now_us);
+}
+
+/* Heard from the manager (or from its server's picture): alive. */
+static void heard(struct slim_console_manager *m, uint64_t at_us)
+{
+	if (at_us > m->heard_us) {
+		m->heard_us = at_us;
+	}
+	m->probe_us = 0;
+	if (m->silence_said) {
+		m->silence_said = false;
+		if (m->listener->answered) {
+			m->listener->answered(m->data);
+		}
+	}
+}
+
+/* An attached association's silence: probed, said, then given up on. */
+static void check_silence(struct slim_console_manager *m, uint64_t now_us)
+{
+	uint64_t silent = now_us > m->heard_us ? now_us - m->heard_us : 0;
+	if (silent < PROBE_US) {
+		return;
+	}
+	if (silent >= GIVE_UP_US) {
+		if (m->n_addresses > 1 || m->moved) {
+			fail_over(m, now_us);
+		} else {
+			char why[400];
+			snprintf(why, sizeof(why), "the session manager at %s does not answer",
+				m->address);
+			slim_assoc_restart(m->assoc, why, now_us);
+		}
+		return;
+	}
+	if (now_us >= m->probe_us) {
+		slim_assoc_ping(m->assoc);
+		m->probe_us = now_us + PROBE_EVERY_US;
+	}
+	if (silent >= SAY_US && !m->silence_said) {
+		m->silence_said = true;
+		if (m->listener->silent) {
+			m->listener->silent(m->data, m->address, next_address(m));
+		}
+	}
+}
+
+void slim_console_manager_heard(struct slim_console_manager *m, uint64_t at_us)
+{
+	if (slim_assoc_state(m->assoc) == SLIM_ASSOC_ATTACHED) {
+		heard(m, at_us);
+	}
 }
 
 static void handle_datagram(struct slim_console_manager *m, const uint8_t *buf, size_t len,
@@ -429,7 +558,7 @@ static void handle_datagram(struct slim_console_manager *m, const uint8_t *buf, 
 	}
 	/* anything else in our association says the manager heard the HELLO */
 	slim_assoc_heard(m->assoc, now_us);
-	m->heard_us = now_us;
+	heard(m, now_us);
 	slim_reader_init(&r, &hdr, buf, len, false, 0, 0);
 	/* REDIRECT and MOVE travel alone, like REFUSE */
 	if (hdr.count == 1 && slim_reader_next(&r, &cmd) == SLIM_OK) {
@@ -453,9 +582,8 @@ void slim_console_manager_tick(struct slim_console_manager *m, uint64_t now_us)
 			slim_assoc_state(m->assoc) == SLIM_ASSOC_CONNECTING &&
 			now_us - m->connecting_since_us >= FAILOVER_US) {
 		fail_over(m, now_us);
-	} else if (slim_assoc_state(m->assoc) == SLIM_ASSOC_ATTACHED &&
-			now_us - m->heard_us >= SILENT_US) {
-		slim_assoc_restart(m->assoc, "the session manager fell silent", now_us);
+	} else if (slim_assoc_state(m->assoc) == SLIM_ASSOC_ATTACHED) {
+		check_silence(m, now_us);
 	}
 	if (m->card_repeats > 0 && now_us >= m->card_next_us) {
 		slim_assoc_send(m->assoc, m->card_dgram, m->card_len);
@@ -477,6 +605,17 @@ int slim_console_manager_timeout_ms(const struct slim_console_manager *m, uint64
 		int card_ms = now_us >= m->card_next_us ? 0 :
 			(int)((m->card_next_us - now_us + 999) / 1000);
 		ms = ms < 0 || card_ms < ms ? card_ms : ms;
+	}
+	if (slim_assoc_state(m->assoc) == SLIM_ASSOC_ATTACHED) {
+		/* the next step of the silence: a probe, saying so, giving up */
+		uint64_t at = m->heard_us + (m->silence_said ? GIVE_UP_US : SAY_US);
+		if (now_us < m->heard_us + PROBE_US) {
+			at = m->heard_us + PROBE_US;
+		} else if (m->probe_us < at) {
+			at = m->probe_us;
+		}
+		int silence_ms = now_us >= at ? 0 : (int)((at - now_us + 999) / 1000);
+		ms = ms < 0 || silence_ms < ms ? silence_ms : ms;
 	}
 	return ms;
 }

@@ -5,15 +5,20 @@
  *
  *   CONNECTING: HELLO now, again after 250 ms, doubling up to 4 s, until
  *               a datagram of the association arrives (its REDIRECT);
- *   ATTACHED:   PING every 5 s, each answered; the manager's REFUSE
- *               UNKNOWN (it restarted) means HELLO again, on this
- *               association only, and 12 s without an answer (a power
- *               cut) a new association;
+ *   ATTACHED:   the manager says something every second (its
+ *               heartbeat); 1.3 s without a word and the console asks
+ *               (PING, answered at once), 2 s and it says so, 2.5 s and
+ *               it goes to the next manager of its list (alone: a new
+ *               association with the same one). A PING every 10 s tells
+ *               the manager the console lives; its REFUSE UNKNOWN (it
+ *               restarted) means HELLO again, on this association only;
  *   BUSY:       the manager refused us: HELLO every 5 s.
  *
  * A server group's manager may MOVE the console to another manager of the
  * group, naming that one's key: the association goes there, judged by that
- * key, and back to the list if it does not answer.
+ * key, and back to the list if it does not answer. A manager left because
+ * it did not answer is named in HELLO (its key, for 30 s) so that the next
+ * one does not send the console back there.
  *
  * The association is a DTLS connection in which the console proves its
  * key (its id is derived from it) and the manager proves its own, which
@@ -43,6 +48,14 @@ struct slim_console_manager_listener {
 	 * printable line. HELLO goes again every 5 s.
 	 */
 	void (*refused)(void *data, uint16_t reason, const char *text);
+	/*
+	 * The manager at `manager` has said nothing for 2 s; the console goes
+	 * to `next` in half a second unless it answers (NULL: to the same
+	 * manager again, in a new association). Optional.
+	 */
+	void (*silent)(void *data, const char *manager, const char *next);
+	/* It answered after all, in the same association. Optional. */
+	void (*answered)(void *data);
 	/* REDIRECT: show the picture at `addr` with `key`, saying HELLO with `token`. */
 	void (*redirect)(void *data, const struct sockaddr *addr, socklen_t len,
 		const uint8_t token[SLIM_ATTACH_TOKEN_LEN], const uint8_t key[SLIM_SEC_KEY_LEN]);
@@ -81,6 +94,12 @@ void slim_console_manager_start(struct slim_console_manager *m);
 /* As slim_console_link_send_card: kept until attached, the latest per reader. */
 void slim_console_manager_send_card(struct slim_console_manager *m,
 		const struct slim_wire_card *card);
+
+/*
+ * A datagram from the manager's server arrived at `at_us` on another
+ * association (the picture of a session there): the manager counts as heard.
+ */
+void slim_console_manager_heard(struct slim_console_manager *m, uint64_t at_us);
 
 const char *slim_console_manager_address(const struct slim_console_manager *m);
 int slim_console_manager_fd(const struct slim_console_manager *m);

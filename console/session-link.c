@@ -29,6 +29,9 @@ struct slim_console_link {
 	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
 	uint8_t key[SLIM_SEC_KEY_LEN];
 
+	uint64_t heard_us; /* the last authenticated datagram of the association */
+	char peer_name[320]; /* the peer, for people */
+
 	/* A refusal the core reported while it handled a datagram, acted on after. */
 	bool refusal;
 	uint16_t refusal_reason;
@@ -99,7 +102,17 @@ static void handle_datagram(struct slim_console_link *link, const uint8_t *buf, 
 
 static void assoc_datagram(void *data, const uint8_t *buf, size_t len, uint64_t arrived_us)
 {
-	handle_datagram(data, buf, len, arrived_us);
+	struct slim_console_link *link = data;
+	link->heard_us = arrived_us;
+	handle_datagram(link, buf, len, arrived_us);
+}
+
+static const char *assoc_peer(void *data)
+{
+	struct slim_console_link *link = data;
+	snprintf(link->peer_name, sizeof(link->peer_name), "the session at %s",
+		link->server ? link->server : "?");
+	return link->peer_name;
 }
 
 static const struct slim_assoc_impl assoc_impl = {
@@ -110,6 +123,7 @@ static const struct slim_assoc_impl assoc_impl = {
 	.send_ping = assoc_send_ping,
 	.attached = assoc_attached,
 	.send_card = assoc_send_card,
+	.peer = assoc_peer,
 };
 
 struct slim_console_link *slim_console_link_create(const char *server,
@@ -185,6 +199,11 @@ enum slim_console_link_state slim_console_link_state(const struct slim_console_l
 const char *slim_console_link_server(const struct slim_console_link *link)
 {
 	return link->server;
+}
+
+uint64_t slim_console_link_heard_us(const struct slim_console_link *link)
+{
+	return link->heard_us;
 }
 
 void slim_console_link_send(void *data, const uint8_t *buf, size_t len)

@@ -131,5 +131,7 @@ int slim_console_link_timeout_ms(const struct slim_console_link *link, uint64_t 
 
 enum slim_console_link_state slim_console_link_state(const struct slim_console_link *link);
 const char *slim_console_link_server(const struct slim_console_link *link);
+/* When the last authenticated datagram of the association arrived (slim-net.h); 0: none. */
+uint64_t slim_console_link_heard_us(const struct slim_console_link *link);
 
 #endif

@@ -21,7 +21,8 @@
  * 1, 2 s apart).
  */
 #define HANDSHAKE_US 5000000ull
-#define NO_ANSWER "no answer to the handshake (no server there, or one that does not take our key)"
+#define NO_ANSWER "no answer to the handshake in 5 s (the server is down or cannot be " \
+	"reached from here, or does not take this console's key)"
 
 enum client_state {
 	CLIENT_IDLE,
@@ -312,7 +313,7 @@ enum slim_sec_event slim_sec_client_receive(struct slim_sec_client *c, const uin
 		} else if (n == 0 || (n != GNUTLS_E_AGAIN && gnutls_error_is_fatal((int)n))) {
 			/* close_notify, or a fatal alert: authenticated either way */
 			snprintf(c->error, sizeof(c->error), "%s", n == 0 ?
-				"the server closed the connection" : gnutls_strerror((int)n));
+				"the other end ended the connection" : gnutls_strerror((int)n));
 			fail(c, NULL);
 			ev = SLIM_SEC_CLOSED;
 		}
