@@ -266,7 +266,7 @@ static void assoc_datagram(void *data, const uint8_t *buf, size_t len, uint64_t 
 	handle_datagram(data, buf, len, now_us);
 }
 
-static void fail_over(struct slim_console_manager *m, uint64_t now_us);
+static void fail_over(struct slim_console_manager *m, const char *what, uint64_t now_us);
 
 /* A dead server's port: a group's next manager at once, not after the 2.5 s. */
 static bool assoc_refused(void *data, uint64_t now_us)
@@ -275,7 +275,7 @@ static bool assoc_refused(void *data, uint64_t now_us)
 	if (m->n_addresses < 2 && !m->moved) {
 		return false;
 	}
-	fail_over(m, now_us);
+	fail_over(m, "refuses (no session manager runs there)", now_us);
 	return true;
 }
 
@@ -463,10 +463,11 @@ static const char *next_address(const struct slim_console_manager *m)
 }
 
 /*
- * The manager did not answer (in time, or at all): the next one, told in
- * HELLO which one this console cannot reach, so that it is not sent back.
+ * The manager did not answer (in time, or at all; `what` it did): the next
+ * one, told in HELLO which one this console cannot reach, so that it is not
+ * sent back.
  */
-static void fail_over(struct slim_console_manager *m, uint64_t now_us)
+static void fail_over(struct slim_console_manager *m, const char *what, uint64_t now_us)
 {
 	const uint8_t *key = m->has_peer_key ? m->peer_key : m->moved ? m->vouched : NULL;
 	if (key) {
@@ -475,7 +476,7 @@ static void fail_over(struct slim_console_manager *m, uint64_t now_us)
 		m->unreached_until_us = now_us + UNREACHED_US;
 	}
 	char why[400];
-	snprintf(why, sizeof(why), "the session manager at %s does not answer", m->address);
+	snprintf(why, sizeof(why), "the session manager at %s %s", m->address, what);
 	const char *next = next_address(m);
 	if (m->moved) {
 		m->moved = false;
@@ -509,7 +510,7 @@ static void check_silence(struct slim_console_manager *m, uint64_t now_us)
 	}
 	if (silent >= GIVE_UP_US) {
 		if (m->n_addresses > 1 || m->moved) {
-			fail_over(m, now_us);
+			fail_over(m, "does not answer", now_us);
 		} else {
 			char why[400];
 			snprintf(why, sizeof(why), "the session manager at %s does not answer",
@@ -581,7 +582,7 @@ void slim_console_manager_tick(struct slim_console_manager *m, uint64_t now_us)
 	if ((m->n_addresses > 1 || m->moved) &&
 			slim_assoc_state(m->assoc) == SLIM_ASSOC_CONNECTING &&
 			now_us - m->connecting_since_us >= FAILOVER_US) {
-		fail_over(m, now_us);
+		fail_over(m, "does not answer", now_us);
 	} else if (slim_assoc_state(m->assoc) == SLIM_ASSOC_ATTACHED) {
 		check_silence(m, now_us);
 	}
