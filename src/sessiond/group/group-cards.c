@@ -156,6 +156,7 @@ static void claim_finish(struct slim_card_claim *claim, enum slim_claim_result r
 	if (result == SLIM_CLAIM_OURS) {
 		/* confirmed: what slim_group_cards_update calls BOUND while the lease lives */
 		slim_group_published_set(group, claim->key, claim->value, revision);
+		slim_group_mirror_set(group, claim->key, claim->value, revision);
 	}
 	wl_list_remove(&claim->link);
 	if (claim->done && !claim->cancelled) {
@@ -230,6 +231,8 @@ static void handle_claim_answer(void *data, struct json_object *result, const ch
 		claim_create(claim);
 		return;
 	}
+	/* fresher than the copy, whose watch may lag (or hang on a member cut off) */
+	slim_group_mirror_set(group, claim->key, value, mod);
 	if (strcmp(value, claim->value) == 0) {
 		claim_finish(claim, SLIM_CLAIM_OURS, NULL, mod);
 		return;

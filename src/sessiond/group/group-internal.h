@@ -90,6 +90,9 @@ void slim_group_write_key(struct slim_group *group, const char *key, const char 
 		bool leased);
 /* Whether etcd answered (said once per change: an outage, its end). */
 void slim_group_reachable(struct slim_group *group, bool ok, const char *error);
+/* `key` = `value` in the copy of the registry, as read at `revision` (not older than it has). */
+void slim_group_mirror_set(struct slim_group *group, const char *key, const char *value,
+		int64_t revision);
 /* `key` = `value` in what we published, written at `revision`. */
 void slim_group_published_set(struct slim_group *group, const char *key, const char *value,
 		int64_t revision);

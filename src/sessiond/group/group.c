@@ -83,9 +83,18 @@ static void full_key(const struct slim_group *group, const char *key, char *out,
 	snprintf(out, size, "%s%s", group->config.prefix, key);
 }
 
+static void sync_start(struct slim_group *group);
+
 void slim_group_reachable(struct slim_group *group, bool ok, const char *error)
 {
 	bool changed = ok != group->reachable;
+	if (ok && !group->reachable && group->mirror_ok) {
+		/*
+		 * The watch may have hung on a member cut off meanwhile, its copy
+		 * stale: read everything again.
+		 */
+		sync_start(group);
+	}
 	if (ok && !group->reachable) {
 		slim_log(SLIM_LOG_INFO, "group: etcd at %s answers", slim_etcd_endpoint(group->etcd));
 	} else if (!ok && group->reachable) {
@@ -98,6 +107,21 @@ void slim_group_reachable(struct slim_group *group, bool ok, const char *error)
 		/* what a card is, and what a console waits for, may have changed with it */
 		slim_group_cards_update(group);
 		slim_manager_registry_changed(group->mgr);
+	}
+}
+
+void slim_group_mirror_set(struct slim_group *group, const char *key, const char *value,
+		int64_t revision)
+{
+	struct group_kv *kv = slim_group_kv_find(&group->mirror, key);
+	if (!group->mirror_ok || (kv && kv->revision > revision) ||
+			(!kv && group->mirror_len >= GROUP_MIRROR_MAX)) {
+		return;
+	}
+	group->mirror_len += !kv;
+	kv_set(&group->mirror, key, value);
+	if ((kv = slim_group_kv_find(&group->mirror, key))) {
+		kv->revision = revision;
 	}
 }
 
@@ -283,6 +307,22 @@ static bool card_starting(struct slim_group *group, const char *key)
 		}
 	}
 	return false;
+}
+
+/* A card record naming us whose binding (or login about to start) is here. */
+static bool held_here(struct slim_group *group, const struct group_kv *kv)
+{
+	struct slim_binding *b;
+	char value[160];
+	wl_list_for_each(b, &group->mgr->bindings, link) {
+		char key[80];
+		slim_group_card_key(b->token.bytes, key, sizeof(key));
+		if (b->session && strcmp(key, kv->key) == 0) {
+			slim_group_card_value(group, b->session->id, value, sizeof(value));
+			return strcmp(value, kv->value) == 0;
+		}
+	}
+	return card_starting(group, kv->key) || slim_group_kv_find(&group->published, kv->key);
 }
 
 /*
@@ -481,18 +521,22 @@ static void reconcile(struct slim_group *group)
 	snprintf(own, sizeof(own), "sessions/%s/", group->config.name);
 	snprintf(record, sizeof(record), "servers/%s", group->config.name);
 	snprintf(card_of, sizeof(card_of), "\"server\":\"%s\"", group->config.name);
-	/* a card claimed after the copy's revision is ours though the copy lags */
+	/*
+	 * Cards are ours only as our own claims said (the copy may be stale);
+	 * a record naming us that no binding here has any more goes.
+	 */
 	struct group_kv *kv, *tmp;
 	wl_list_for_each_safe(kv, tmp, &group->published, link) {
-		if (strncmp(kv->key, "cards/", 6) != 0 || kv->revision <= group->revision) {
+		if (strncmp(kv->key, "cards/", 6) != 0) {
 			kv_free(kv);
 		}
 	}
 	wl_list_for_each(kv, &group->mirror, link) {
-		bool ours = strcmp(kv->key, record) == 0 ||
-			strncmp(kv->key, own, strlen(own)) == 0 ||
-			(strncmp(kv->key, "cards/", 6) == 0 && strstr(kv->value, card_of));
-		if (ours) {
+		bool card = strncmp(kv->key, "cards/", 6) == 0;
+		if (card && strstr(kv->value, card_of) && !held_here(group, kv)) {
+			delete_if_ours(group, kv);
+		} else if (!card && (strcmp(kv->key, record) == 0 ||
+				strncmp(kv->key, own, strlen(own)) == 0)) {
 			slim_group_published_set(group, kv->key, kv->value, kv->revision);
 		}
 	}
@@ -576,8 +620,6 @@ static int handle_tick(void *data)
 }
 
 /* ---- the copy of the registry: a range, then a watch ---- */
-
-static void sync_start(struct slim_group *group);
 
 /* A key and value from etcd (base64), into the copy; NULL value: deleted. */
 static void mirror_apply(struct slim_group *group, struct json_object *kv, bool deleted)
