@@ -6,6 +6,10 @@
  *
  *   → hello CONSOLE             ← message TEXT
  *   → login USER PASSWORDHEX    ← ok | error TEXT
+ *   → chose N                   ← choice TEXT<tab>LABEL<tab>LABEL...
+ *
+ * A choice is a button per label under its text (a server group asks
+ * where the card's session is out of reach); the form stays usable.
  *
  * The socket's path and the console's id come in SLIMLAND_GREETER_SOCKET
  * and SLIMLAND_CONSOLE.
@@ -26,6 +30,7 @@
 
 struct slim_greeter {
 	GtkWidget *window, *user, *password, *button, *message;
+	GtkWidget *choices; /* a box of the buttons of the choice offered, if any */
 	const char *socket_path;
 	const char *console;
 	GIOChannel *channel;  /* NULL while the manager is unreachable */
@@ -34,9 +39,56 @@ struct slim_greeter {
 	bool said_waiting; /* the log has been told of this outage */
 };
 
+/* The buttons of a choice go with the text they answer. */
+static void clear_choices(struct slim_greeter *g)
+{
+	GList *children = gtk_container_get_children(GTK_CONTAINER(g->choices));
+	for (GList *l = children; l; l = l->next) {
+		gtk_widget_destroy(GTK_WIDGET(l->data));
+	}
+	g_list_free(children);
+}
+
 static void set_message(struct slim_greeter *g, const char *text)
 {
+	clear_choices(g);
 	gtk_label_set_text(GTK_LABEL(g->message), text);
+}
+
+static bool send_line(struct slim_greeter *g, const char *line);
+
+static void chose(GtkWidget *button, gpointer data)
+{
+	struct slim_greeter *g = data;
+	char line[32];
+	snprintf(line, sizeof(line), "chose %d\n",
+		GPOINTER_TO_INT(g_object_get_data(G_OBJECT(button), "slimland-choice")));
+	/* answered by a message, another choice or a redirect */
+	clear_choices(g);
+	send_line(g, line);
+}
+
+/* `TEXT<tab>LABEL<tab>LABEL...` */
+static void show_choice(struct slim_greeter *g, char *line)
+{
+	char *labels = strchr(line, '\t');
+	if (labels) {
+		*labels++ = '\0';
+	}
+	set_message(g, line);
+	int n = 0;
+	for (char *label = labels; label && n < 8; n++) {
+		char *next = strchr(label, '\t');
+		if (next) {
+			*next++ = '\0';
+		}
+		GtkWidget *button = gtk_button_new_with_label(label);
+		g_object_set_data(G_OBJECT(button), "slimland-choice", GINT_TO_POINTER(n));
+		g_signal_connect(button, "clicked", G_CALLBACK(chose), g);
+		gtk_box_pack_start(GTK_BOX(g->choices), button, FALSE, FALSE, 0);
+		gtk_widget_show(button);
+		label = next;
+	}
 }
 
 static void set_form_sensitive(struct slim_greeter *g, bool sensitive)
@@ -85,6 +137,10 @@ static void handle_line(struct slim_greeter *g, char *line)
 {
 	if (strncmp(line, "message ", 8) == 0) {
 		set_message(g, line + 8);
+	} else if (strncmp(line, "choice ", 7) == 0) {
+		show_choice(g, line + 7);
+		/* a login that was being checked was answered with this */
+		set_form_sensitive(g, true);
 	} else if (strncmp(line, "error ", 6) == 0) {
 		set_message(g, line + 6);
 		set_form_sensitive(g, true);
@@ -287,6 +343,9 @@ static void build_window(struct slim_greeter *g)
 	g->message = gtk_label_new("");
 	gtk_label_set_line_wrap(GTK_LABEL(g->message), TRUE);
 	gtk_box_pack_start(GTK_BOX(box), g->message, FALSE, FALSE, 12);
+	g->choices = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 8);
+	gtk_widget_set_halign(g->choices, GTK_ALIGN_CENTER);
+	gtk_box_pack_start(GTK_BOX(box), g->choices, FALSE, FALSE, 0);
 
 	g_signal_connect(g->user, "activate", G_CALLBACK(next_field), g);
 	g_signal_connect(g->password, "activate", G_CALLBACK(submit), g);
