@@ -266,7 +266,10 @@ def log_in(w, console, last):
         n, reason, choice = last[1], last[2], last[4]
         s = w.g.servers[n]
         if 'Start a new session here' in choice:
-            choose(console, choice.index('Start a new session here'))
+            if not try_choose(s, console, choice.index('Start a new session here')):
+                w.h.add('op', start, time.monotonic(), f='login', console=console.console_id,
+                        outcome='choice not taken')
+                return
             # the login form: the greeter offers no choice any more
             if wait_until(lambda: ask(w, n, why, console.id), scaled(5), None,
                           holds=lambda a: a is not None and not a[2]) is not None:
@@ -277,11 +280,20 @@ def log_in(w, console, last):
             if a and a[0] == 'why' and a[2] == 'unconfirmed login':
                 pick = w.rng.choice(a[4]) if a[4] else None
                 if pick:
-                    choose(console, a[4].index(pick))
-                    a = list(a) + ['chose ' + pick]
+                    taken = try_choose(w.g.servers[a[1]], console, a[4].index(pick))
+                    a = list(a) + [('chose ' if taken else 'could not choose ') + pick]
             outcome = list(a) if a else None
     w.h.add('op', start, time.monotonic(), f='login', console=console.console_id,
             outcome=outcome)
+
+
+def try_choose(s, console, n):
+    """choose(), under the nemesis: False if the greeter did not take it."""
+    try:
+        choose(s, console, n)
+        return True
+    except (TestFailure, OSError):
+        return False
 
 
 def wait_answer_change(w, console, last, timeout):

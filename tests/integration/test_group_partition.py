@@ -14,7 +14,7 @@ is the same (ram_per_user = 1 TiB, no weight for CPUs or sessions).
    B. Healed: A registers again, K tapped at a console of A's says
    `several sessions` and lists A/S_A and B/S_B; `slimlandctl list`
    says `card ... session S_A elsewhere` on A and `... S_B bound` on B;
-   no session ended.
+   no session ended (the test ends both then).
 3. Card K2, unknown, at a console of A's and one of B's, logged in at
    both at once (the passwords' Enter a few ms apart): exactly one
    session starts; the other greeter's `why` says `card logged in
@@ -37,7 +37,7 @@ Root only (network namespaces, users, PAM); skipped without etcd.
 import contextlib
 import time
 
-from slimgroup import (assert_no_overlap, card_lines, choose, group_console, start_group,
+from slimgroup import (BOUND, assert_no_overlap, card_lines, choose, group_console, start_group,
                        start_registered, stop_cleanly, user_sessions, wait_form, wait_views, why,
                        wait_why)
 from slimnet import Partitions
@@ -80,6 +80,10 @@ def log_in(s, console, expect_session=True):
     return s.user_session(table)[1]
 
 
+def user_sessions_in(s, table):
+    return [k[1] for k, f in table.items() if k[0] == 'session' and f[2] == s.user]
+
+
 def card_at(console, card, previous=None):
     """The card leaves `previous` (a console whose reader has it), then goes
     into this one's reader."""
@@ -98,6 +102,8 @@ def scenario_1(g, net):
     wait_why(a, x.id, 'unknown card')
     sid_a = log_in(a, x)
     log('1. K logged in at X: session A/%s' % sid_a)
+    i = a.manager_log_wait(' bound here to session %s at ' % sid_a, timeout=10)
+    h16 = BOUND.search(a.manager.stderr.since(i - 1)[0]).group(1)
     wait_views({'B': b}, lambda n, v: ('A/' + sid_a) in v.sessions, 'A/%s in B\'s view' % sid_a)
 
     # A cut from the three members; the consoles still reach it
@@ -120,10 +126,12 @@ def scenario_1(g, net):
         raise TestFailure('A lost its session while cut from etcd')
 
     # the user starts a new session here
-    choose(y, 1)
+    choose(b, y, 1)
     wait_form(b, y)
     sid_b = log_in(b, y)
     log('1. a new session at Y: B/%s, %.2fs after A was cut' % (sid_b, time.monotonic() - cut_at))
+    # the card is B's now: B says so
+    b.manager_log_wait('group: card %s bound here to session %s at ' % (h16, sid_b), timeout=10)
     assert_no_overlap(g.servers, what='1. A cut')
 
     # healed: A back; K at X is a choice between both sessions
@@ -150,6 +158,10 @@ def scenario_1(g, net):
                                                                    user_sessions(b)))
     x.cmd('card remove')
     assert_no_overlap(g.servers, what='1. healed')
+    # the users end both sessions: each server's user logs in anew below
+    for s, sid in ((a, sid_a), (b, sid_b)):
+        s.ctl('end', sid)
+        s.wait_ctl(lambda t, s=s: not user_sessions_in(s, t), '%s\'s session ended' % s.server)
 
 
 def scenario_3(g):
@@ -196,9 +208,9 @@ def scenario_3(g):
     if len(new[winner]) != 1 or any(new[n] for n in new if n != winner):
         raise TestFailure('3. sessions started: %s' % new)
     for n, s in g.servers.items():
-        if n != winner and log_since(s, marks[n], 'logged in'):
-            raise TestFailure('3. %s logged a login: %s' % (n, log_since(s, marks[n],
-                                                                           'logged in')))
+        started = log_since(s, marks[n], '%s logged in, session' % s.user)
+        if n != winner and started:
+            raise TestFailure('3. %s started a session: %s' % (n, started))
     log('3. one session: %s/%s' % (winner, new[winner][0]))
     assert_no_overlap(g.servers, what='3.')
     return winner, new[winner][0], {'A': p, 'B': q}
@@ -250,7 +262,7 @@ def scenario_4(g, winner, sid_w, consoles):
     log('4. K4 at %s: why %r, message %r, choice %r' % (loser, reason, message, choice))
     if 'registry' not in message or choice != ['Wait', 'Start a new session here']:
         raise TestFailure('4. registry unreachable: message %r, choice %r' % (message, choice))
-    choose(cl, 1)
+    choose(l, cl, 1)
     wait_form(l, cl)
     before = user_sessions(l)
     log_in(l, cl, expect_session=False)
@@ -266,7 +278,7 @@ def scenario_4(g, winner, sid_w, consoles):
                 user_sessions(l)))
         time.sleep(0.2)
     mark = l.manager.stderr.mark()
-    choose(cl, 0)
+    choose(l, cl, 0)
     l.manager_log_wait('%s logged in' % l.user, mark, timeout=20)
     l.wait_console_state(cl.id, 'session', timeout=30)
     log('4. started anyway: %s has sessions %s' % (loser, user_sessions(l)))
