@@ -9,7 +9,8 @@
  *   → chose N                   ← choice TEXT<tab>LABEL<tab>LABEL...
  *
  * A choice is a button per label under its text (a server group asks
- * where the card's session is out of reach); the form stays usable.
+ * where the card's session is out of reach), each also chosen by a
+ * function key (F1 the first); the form stays usable.
  *
  * The socket's path and the console's id come in SLIMLAND_GREETER_SOCKET
  * and SLIMLAND_CONSOLE.
@@ -82,7 +83,9 @@ static void show_choice(struct slim_greeter *g, char *line)
 		if (next) {
 			*next++ = '\0';
 		}
-		GtkWidget *button = gtk_button_new_with_label(label);
+		char text[160];
+		snprintf(text, sizeof(text), "%s (F%d)", label, n + 1);
+		GtkWidget *button = gtk_button_new_with_label(text);
 		g_object_set_data(G_OBJECT(button), "slimland-choice", GINT_TO_POINTER(n));
 		g_signal_connect(button, "clicked", G_CALLBACK(chose), g);
 		gtk_box_pack_start(GTK_BOX(g->choices), button, FALSE, FALSE, 0);
@@ -289,6 +292,22 @@ static void submit(GtkWidget *widget, gpointer data)
 	set_form_sensitive(g, false);
 }
 
+/* F1, F2...: the choice's buttons, in order, for those without a pointer. */
+static gboolean handle_key(GtkWidget *widget, GdkEventKey *event, gpointer data)
+{
+	struct slim_greeter *g = data;
+	if (event->keyval < GDK_KEY_F1 || event->keyval > GDK_KEY_F8) {
+		return FALSE;
+	}
+	GList *children = gtk_container_get_children(GTK_CONTAINER(g->choices));
+	GList *nth = g_list_nth(children, event->keyval - GDK_KEY_F1);
+	if (nth) {
+		gtk_button_clicked(GTK_BUTTON(nth->data));
+	}
+	g_list_free(children);
+	return nth != NULL;
+}
+
 /* Enter in the user name goes on to the password. */
 static void next_field(GtkWidget *widget, gpointer data)
 {
@@ -350,6 +369,7 @@ static void build_window(struct slim_greeter *g)
 	g_signal_connect(g->user, "activate", G_CALLBACK(next_field), g);
 	g_signal_connect(g->password, "activate", G_CALLBACK(submit), g);
 	g_signal_connect(g->button, "clicked", G_CALLBACK(submit), g);
+	g_signal_connect(g->window, "key-press-event", G_CALLBACK(handle_key), g);
 
 	/* Asked once mapped: a compositor may ignore it on an unmapped window. */
 	gtk_widget_show_all(g->window);

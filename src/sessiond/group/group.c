@@ -481,8 +481,13 @@ static void reconcile(struct slim_group *group)
 	snprintf(own, sizeof(own), "sessions/%s/", group->config.name);
 	snprintf(record, sizeof(record), "servers/%s", group->config.name);
 	snprintf(card_of, sizeof(card_of), "\"server\":\"%s\"", group->config.name);
-	kv_clear(&group->published);
-	struct group_kv *kv;
+	/* a card claimed after the copy's revision is ours though the copy lags */
+	struct group_kv *kv, *tmp;
+	wl_list_for_each_safe(kv, tmp, &group->published, link) {
+		if (strncmp(kv->key, "cards/", 6) != 0 || kv->revision <= group->revision) {
+			kv_free(kv);
+		}
+	}
 	wl_list_for_each(kv, &group->mirror, link) {
 		bool ours = strcmp(kv->key, record) == 0 ||
 			strncmp(kv->key, own, strlen(own)) == 0 ||
