@@ -415,30 +415,17 @@ def user_sessions(s):
     return sorted(f[1] for k, f in s.listing().items() if k[0] == 'session' and f[2] == s.user)
 
 
-KEY_TAB = 15
-KEY_LEFTSHIFT = 42
-
-
 def choose(s, console, n, timeout=10):
     """The user picks the n-th (0-based) choice s's greeter offers at the
-    console, with the keyboard, and the greeter takes it (its client says
-    `chose N`): `why` offers that choice no more. The greeter keeps the
-    form focused (or nothing, while a login is checked), and its choice's
-    buttons come last: Shift+Tab from there wraps to the last button.
-    Afterwards the form's first field has the focus."""
+    console (its function key, ManagerSession.choose), and the greeter
+    takes it (its client says `chose N`): `why` offers that choice no more."""
     labels = why(s, console.id)[2]
     if not 0 <= n < len(labels):
         raise TestFailure('%s offers no choice %d at %s: %r' % (s.server, n, console.id, labels))
-    console.key(KEY_LEFTSHIFT, True)
-    for _ in range(len(labels) - n):
-        console.tap(KEY_TAB)
-    console.key(KEY_LEFTSHIFT, False)
-    console.type_text('\n')
+    s.choose(console, n)
     wait_until(lambda: why(s, console.id), scaled(timeout),
                lambda a: 'the greeter at %s to take choice %d (%s); why says %r' % (
                    console.id, n, labels[n], a), holds=lambda a: a[2] != labels)
-    # the buttons are gone, and the focus with them: Tab gives it to the form
-    console.tap(KEY_TAB)
 
 
 def group_console(s, console_id, managers, host, size=(800, 600)):
