@@ -6,6 +6,11 @@
  *
  *   → hello CONSOLE             ← message TEXT
  *   → login USER PASSWORDHEX    ← ok | error TEXT
+ *   → chose N                   ← choice TEXT<tab>LABEL<tab>LABEL...
+ *
+ * A choice is a button per label under its text (a server group asks
+ * where the card's session is out of reach), each also chosen by a
+ * function key (F1 the first); the form stays usable.
  *
  * The socket's path and the console's id come in SLIMLAND_GREETER_SOCKET
  * and SLIMLAND_CONSOLE.
@@ -26,6 +31,7 @@
 
 struct slim_greeter {
 	GtkWidget *window, *user, *password, *button, *message;
+	GtkWidget *choices; /* a box of the buttons of the choice offered, if any */
 	const char *socket_path;
 	const char *console;
 	GIOChannel *channel;  /* NULL while the manager is unreachable */
@@ -34,9 +40,58 @@ struct slim_greeter {
 	bool said_waiting; /* the log has been told of this outage */
 };
 
+/* The buttons of a choice go with the text they answer. */
+static void clear_choices(struct slim_greeter *g)
+{
+	GList *children = gtk_container_get_children(GTK_CONTAINER(g->choices));
+	for (GList *l = children; l; l = l->next) {
+		gtk_widget_destroy(GTK_WIDGET(l->data));
+	}
+	g_list_free(children);
+}
+
 static void set_message(struct slim_greeter *g, const char *text)
 {
+	clear_choices(g);
 	gtk_label_set_text(GTK_LABEL(g->message), text);
+}
+
+static bool send_line(struct slim_greeter *g, const char *line);
+
+static void chose(GtkWidget *button, gpointer data)
+{
+	struct slim_greeter *g = data;
+	char line[32];
+	snprintf(line, sizeof(line), "chose %d\n",
+		GPOINTER_TO_INT(g_object_get_data(G_OBJECT(button), "slimland-choice")));
+	/* answered by a message, another choice or a redirect */
+	clear_choices(g);
+	send_line(g, line);
+}
+
+/* `TEXT<tab>LABEL<tab>LABEL...` */
+static void show_choice(struct slim_greeter *g, char *line)
+{
+	char *labels = strchr(line, '\t');
+	if (labels) {
+		*labels++ = '\0';
+	}
+	set_message(g, line);
+	int n = 0;
+	for (char *label = labels; label && n < 8; n++) {
+		char *next = strchr(label, '\t');
+		if (next) {
+			*next++ = '\0';
+		}
+		char text[160];
+		snprintf(text, sizeof(text), "%s (F%d)", label, n + 1);
+		GtkWidget *button = gtk_button_new_with_label(text);
+		g_object_set_data(G_OBJECT(button), "slimland-choice", GINT_TO_POINTER(n));
+		g_signal_connect(button, "clicked", G_CALLBACK(chose), g);
+		gtk_box_pack_start(GTK_BOX(g->choices), button, FALSE, FALSE, 0);
+		gtk_widget_show(button);
+		label = next;
+	}
 }
 
 static void set_form_sensitive(struct slim_greeter *g, bool sensitive)
@@ -85,6 +140,10 @@ static void handle_line(struct slim_greeter *g, char *line)
 {
 	if (strncmp(line, "message ", 8) == 0) {
 		set_message(g, line + 8);
+	} else if (strncmp(line, "choice ", 7) == 0) {
+		show_choice(g, line + 7);
+		/* a login that was being checked was answered with this */
+		set_form_sensitive(g, true);
 	} else if (strncmp(line, "error ", 6) == 0) {
 		set_message(g, line + 6);
 		set_form_sensitive(g, true);
@@ -233,6 +292,22 @@ static void submit(GtkWidget *widget, gpointer data)
 	set_form_sensitive(g, false);
 }
 
+/* F1, F2...: the choice's buttons, in order, for those without a pointer. */
+static gboolean handle_key(GtkWidget *widget, GdkEventKey *event, gpointer data)
+{
+	struct slim_greeter *g = data;
+	if (event->keyval < GDK_KEY_F1 || event->keyval > GDK_KEY_F8) {
+		return FALSE;
+	}
+	GList *children = gtk_container_get_children(GTK_CONTAINER(g->choices));
+	GList *nth = g_list_nth(children, event->keyval - GDK_KEY_F1);
+	if (nth) {
+		gtk_button_clicked(GTK_BUTTON(nth->data));
+	}
+	g_list_free(children);
+	return nth != NULL;
+}
+
 /* Enter in the user name goes on to the password. */
 static void next_field(GtkWidget *widget, gpointer data)
 {
@@ -287,10 +362,14 @@ static void build_window(struct slim_greeter *g)
 	g->message = gtk_label_new("");
 	gtk_label_set_line_wrap(GTK_LABEL(g->message), TRUE);
 	gtk_box_pack_start(GTK_BOX(box), g->message, FALSE, FALSE, 12);
+	g->choices = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 8);
+	gtk_widget_set_halign(g->choices, GTK_ALIGN_CENTER);
+	gtk_box_pack_start(GTK_BOX(box), g->choices, FALSE, FALSE, 0);
 
 	g_signal_connect(g->user, "activate", G_CALLBACK(next_field), g);
 	g_signal_connect(g->password, "activate", G_CALLBACK(submit), g);
 	g_signal_connect(g->button, "clicked", G_CALLBACK(submit), g);
+	g_signal_connect(g->window, "key-press-event", G_CALLBACK(handle_key), g);
 
 	/* Asked once mapped: a compositor may ignore it on an unmapped window. */
 	gtk_widget_show_all(g->window);

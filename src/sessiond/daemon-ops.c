@@ -66,6 +66,11 @@ static void do_login_cancel(void *data, struct slim_login *login)
 	slim_login_cancel(login);
 }
 
+static void do_login_proceed(void *data, struct slim_login *login, bool start)
+{
+	slim_login_proceed(login, start);
+}
+
 static void do_send(void *data, struct slim_sec_conn *conn, const uint8_t *buf, size_t len)
 {
 	slim_sec_conn_send(conn, buf, len);
@@ -133,6 +138,7 @@ const struct slim_manager_ops slim_backend_ops = {
 	.spawn = do_spawn,
 	.login = do_login,
 	.login_cancel = do_login_cancel,
+	.login_proceed = do_login_proceed,
 	.send = do_send,
 	.close = do_close,
 	.admit = do_admit,

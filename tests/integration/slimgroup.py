@@ -20,8 +20,10 @@ Root only (network namespaces, users, PAM); skipped without etcd.
 """
 import contextlib
 import os
+import re
 import secrets
 import shutil
+import signal
 import subprocess
 import time
 
@@ -29,7 +31,8 @@ from slimetcd import EtcdCluster
 from slimnet import Lan
 from slimrun import kill_all, netns_pids
 from slimsessiond import ManagerSession
-from slimtest import TestFailure, log, require_programs, scaled, unique_name, wait_until
+from slimtest import (BACKGROUND, Console, TestFailure, fraction_not, log, require_programs,
+                      scaled, unique_name, wait_until)
 
 PREFIX = '/slimland-test/'
 SERVERS = ('A', 'B', 'C')
@@ -274,3 +277,173 @@ def start_group(stack, name, tag, ttl, enroll='approve', share_card_key=False,
                 f.write(card_key)
         servers[n] = s
     return Group(etcd, members, servers, desk, outdir)
+
+
+# -- partitions: a manager killed and started again, what it says of cards
+
+def kill_manager(s):
+    """SIGKILL to s's manager alone (its compositors live on, as after a
+    crash); the Process is kept in s.past_managers, with its log lines.
+    The time.monotonic() by which it was dead."""
+    s.stop_manager(signal.SIGKILL)
+    s.past_managers = getattr(s, 'past_managers', []) + [(s.manager, time.monotonic())]
+    s.manager = None
+    return s.past_managers[-1][1]
+
+
+def manager_lines(s):
+    """Every line each manager of s said, oldest first, as (Process, index,
+    line); the dead ones' too (kill_manager)."""
+    out = []
+    for proc, _ in getattr(s, 'past_managers', []):
+        out += [(proc, i, l) for i, l in enumerate(proc.stderr.since(0))]
+    if s.manager is not None:
+        out += [(s.manager, i, l) for i, l in enumerate(s.manager.stderr.since(0))]
+    return out
+
+
+BOUND = re.compile(r'group: card ([0-9a-f]{16}) bound here to session (\d+) at (\d+\.\d+)')
+NOT_BOUND = re.compile(r'group: card ([0-9a-f]{16}) not bound here \((.*)\) at (\d+\.\d+)')
+
+
+def binding_intervals(servers, end):
+    """From the managers' logs (session-manager.md §9: `group: card HASH16
+    bound here to session ID at T` and `... not bound here (REASON) at T`,
+    T CLOCK_MONOTONIC): {HASH16: [(server, session, start, end)]}, the
+    intervals in which each server opened the card's session without
+    asking. One ends at its `not bound` line, at its manager's death
+    (kill_manager) or at `end` (a time.monotonic())."""
+    out = {}
+    for name, s in servers.items():
+        managers = [(p, dead) for p, dead in getattr(s, 'past_managers', [])]
+        if s.manager is not None:
+            managers.append((s.manager, None))
+        for proc, dead in managers:
+            open_ = {}
+            for line in proc.stderr.since(0):
+                m = BOUND.search(line)
+                if m:
+                    h, sid, t = m.group(1), m.group(2), float(m.group(3))
+                    if h in open_ and open_[h][0] != sid:
+                        out.setdefault(h, []).append((name, open_[h][0], open_[h][1], t))
+                        del open_[h]
+                    open_.setdefault(h, (sid, t))
+                    continue
+                m = NOT_BOUND.search(line)
+                if m and m.group(1) in open_:
+                    h, t = m.group(1), float(m.group(3))
+                    out.setdefault(h, []).append((name, open_[h][0], open_[h][1], t))
+                    del open_[h]
+            for h, (sid, t) in open_.items():
+                out.setdefault(h, []).append((name, sid, t, dead if dead is not None else end))
+    return out
+
+
+def binding_overlaps(intervals):
+    """The pairs of intervals (binding_intervals) of one card on two
+    servers that overlap: [(HASH16, interval, interval)]."""
+    out = []
+    for h, spans in intervals.items():
+        for i, x in enumerate(spans):
+            for y in spans[i + 1:]:
+                if x[0] != y[0] and max(x[2], y[2]) < min(x[3], y[3]):
+                    out.append((h, x, y))
+    return out
+
+
+def assert_no_overlap(servers, end=None, what=''):
+    """No card bound on two servers at once in the managers' logs so far;
+    the intervals, printed."""
+    intervals = binding_intervals(servers, end or time.monotonic())
+    for h, spans in sorted(intervals.items()):
+        log('%scard %s bound: %s' % (what and what + ': ', h, '; '.join(
+            '%s/%s %.3f-%.3f' % span for span in spans)))
+    bad = binding_overlaps(intervals)
+    if bad:
+        raise TestFailure('%scard bound on two servers at once: %s' % (
+            what and what + ': ', '; '.join('%s: %s/%s %.3f-%.3f and %s/%s %.3f-%.3f'
+                                            % ((h,) + x + y) for h, x, y in bad)))
+    return intervals
+
+
+# -- what a console's greeter says, what a server lists of cards
+
+def why(s, console_id):
+    """`slimlandctl why CONSOLE` on s: (reason, message, [choice labels]);
+    ('', '', []) when s does not answer."""
+    try:
+        lines = s.ctl('why', console_id, check=False)
+    except (subprocess.TimeoutExpired, OSError):
+        return '', '', []
+    reason = lines[0] if lines else ''
+    message = next((l[len('message '):] for l in lines[1:] if l.startswith('message ')), '')
+    choice = next((l[len('choice '):].split('|') for l in lines[1:]
+                   if l.startswith('choice ')), [])
+    return reason, message, choice
+
+
+def wait_why(s, console_id, reasons, timeout=15, never=()):
+    """Until `why` on s gives one of `reasons` (a str or a tuple): (reason,
+    message, choice). Fails at once if it gives one of `never`."""
+    reasons = (reasons,) if isinstance(reasons, str) else tuple(reasons)
+    seen = []
+
+    def ask():
+        answer = why(s, console_id)
+        if not seen or seen[-1] != answer:
+            seen.append(answer)
+        if answer[0] in never:
+            raise TestFailure('%s: why %s says %r' % (s.server, console_id, answer))
+        return answer
+    return wait_until(ask, scaled(timeout), lambda a: 'why %s on %s to say %s; it said %s' % (
+        console_id, s.server, ' or '.join(reasons), seen), holds=lambda a: a[0] in reasons)
+
+
+def card_lines(s):
+    """`card HASH16 session ID bound|unconfirmed|elsewhere` lines of s's
+    `slimlandctl list`: [(hash16, session, state)]."""
+    out = []
+    for line in s.ctl('list', check=False):
+        f = line.split()
+        if len(f) == 5 and f[0] == 'card' and f[2] == 'session':
+            out.append((f[1], f[3], f[4]))
+    return out
+
+
+def user_sessions(s):
+    """The ids of the sessions of s's user in s's `slimlandctl list`."""
+    return sorted(f[1] for k, f in s.listing().items() if k[0] == 'session' and f[2] == s.user)
+
+
+def choose(s, console, n, timeout=10):
+    """The user picks the n-th (0-based) choice s's greeter offers at the
+    console (its function key, ManagerSession.choose), and the greeter
+    takes it (its client says `chose N`): `why` offers that choice no more."""
+    labels = why(s, console.id)[2]
+    if not 0 <= n < len(labels):
+        raise TestFailure('%s offers no choice %d at %s: %r' % (s.server, n, console.id, labels))
+    s.choose(console, n)
+    wait_until(lambda: why(s, console.id), scaled(timeout),
+               lambda a: 'the greeter at %s to take choice %d (%s); why says %r' % (
+                   console.id, n, labels[n], a), holds=lambda a: a[2] != labels)
+
+
+def group_console(s, console_id, managers, host, size=(800, 600)):
+    """A console with a stdin card reader in `host`, given the managers
+    (ManagerSessions, in this order); it belongs to s (its logs, its end)."""
+    endpoint = ['--manager', ','.join('%s:%d' % (m.manager_host, m.port) for m in managers),
+                '--card-reader=stdin']
+    console = Console(s, None, size, console_id, 'console-' + console_id, endpoint=endpoint,
+                      host=host)
+    s.consoles.append(console)
+    log('console %s (%s) is %s, --manager %s' % (console_id, console.name, console.id,
+                                                   ','.join(m.server for m in managers)))
+    return console
+
+
+def wait_form(s, console, timeout=30):
+    """The console shows s's greeter, settled: what it types reaches the form."""
+    s.wait_console_state(console.id, 'greeter', timeout=timeout)
+    s.wait_screen(lambda img: fraction_not(img, BACKGROUND) > 0.5, 'the greeter window',
+                  timeout=timeout, console=console)
+    s.settled(console=console, quiet=0.5)

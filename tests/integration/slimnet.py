@@ -289,3 +289,84 @@ class Lan:
             subprocess.run(['ip', 'netns', 'del', ns], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
         self.namespaces = []
+
+
+class Partitions:
+    """Silent drops between hosts of a Lan, both ways, as a partitioned
+    network drops: nothing is refused, datagrams and TCP segments just
+    vanish. The rules are in an nftables table of their own in the LAN's
+    namespace (bridge family, forward hook: every frame from one host to
+    another crosses the bridge there), named after the run; the table is
+    removed at the end, failure or not.
+
+        with Partitions(lan) as net:
+            net.cut(srv_a, members)        # A and each member: nothing either way
+            net.cut(desk, srv_b)
+            net.heal(srv_a)                # every cut of A's
+            net.heal()                     # all of them
+
+    A host's traffic with itself (loopback) never crosses the bridge."""
+
+    def __init__(self, lan):
+        self.lan = lan
+        self.table = unique_name('cut').replace('-', '_')
+        self.pairs = set()  # frozenset({addr, addr}) cut
+
+    def __enter__(self):
+        self._apply('add table bridge %s\n' % self.table)
+        return self
+
+    def __exit__(self, *exc):
+        self.pairs = set()
+        subprocess.run(['ip', 'netns', 'exec', self.lan.ns, 'nft', 'delete', 'table', 'bridge',
+                        self.table], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return False
+
+    @staticmethod
+    def _hosts(h):
+        return list(h) if isinstance(h, (list, tuple, set)) else [h]
+
+    def cut(self, a, b):
+        """Nothing between any host of `a` and any of `b` (a Host or a list)."""
+        for x in self._hosts(a):
+            for y in self._hosts(b):
+                if x.addr != y.addr:
+                    self.pairs.add(frozenset((x.addr, y.addr)))
+        self._write()
+
+    def heal(self, a=None, b=None):
+        """Ends the cuts between `a` and `b`; b None: every cut of a's; a None: all."""
+        if a is None:
+            self.pairs = set()
+        else:
+            xs = {x.addr for x in self._hosts(a)}
+            ys = {y.addr for y in self._hosts(b)} if b is not None else None
+
+            def healed(p):
+                u, v = tuple(p)
+                return any(s in xs and (ys is None or t in ys) for s, t in ((u, v), (v, u)))
+            self.pairs = {p for p in self.pairs if not healed(p)}
+        self._write()
+
+    def is_cut(self, a, b):
+        return frozenset((a.addr, b.addr)) in self.pairs
+
+    def _write(self):
+        # the whole chain at once: one nft transaction, no moment half cut
+        rules = ['flush table bridge %s' % self.table,
+                 'add chain bridge %s drops { type filter hook forward priority -100; }'
+                 % self.table]
+        for p in sorted(sorted(p) for p in self.pairs):
+            x, y = p
+            rules.append('add rule bridge %s drops ip saddr %s ip daddr %s drop' % (
+                self.table, x, y))
+            rules.append('add rule bridge %s drops ip saddr %s ip daddr %s drop' % (
+                self.table, y, x))
+        self._apply('\n'.join(rules) + '\n')
+
+    def _apply(self, script):
+        r = subprocess.run(['ip', 'netns', 'exec', self.lan.ns, 'nft', '-f', '-'],
+                           input=script.encode(), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
+        if r.returncode != 0:
+            raise RuntimeError('nft in %s: %s\n%s' % (self.lan.ns, r.stdout.decode(), script))

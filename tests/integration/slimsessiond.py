@@ -41,6 +41,9 @@ from slimtest import (BACKGROUND, LSAN_SUPPRESSIONS, Console, Process, Session, 
                       _sanitizer_report, fraction_not, free_udp_port, images_equal, log,
                       require_programs, scaled, wait_until, xwayland_started, _rgb)
 
+# the evdev code of F1: the greeter's first choice (F2 the next...)
+KEY_F1 = 59
+
 PASSWORD = 'Flow-pass.42'
 
 
@@ -416,6 +419,18 @@ class ManagerSession(Session):
         self.manager_log_wait('%s logged in' % self.user, mark)
         table = self.wait_console_state(console.id, 'session', timeout=30)
         return self.user_session(table)
+
+    def choose(self, console, n):
+        """The person at the console's greeter picks the nth (from 0) button of
+        the choice it offers (its function key: F1 the first)."""
+        console.tap(KEY_F1 + n)
+
+    def why(self, console_id):
+        """`slimlandctl why`: (reason, message, [labels]) of the console's greeter."""
+        lines = self.ctl('why', console_id, check=False) or ['']
+        message = next((l[8:] for l in lines[1:] if l.startswith('message ')), '')
+        labels = next((l[7:].split('|') for l in lines[1:] if l.startswith('choice ')), [])
+        return lines[0], message, labels
 
     def start_managed_console(self, console_id, size, card_reader='stdin', env=None, name=None,
                               host=None, extra_args=()):

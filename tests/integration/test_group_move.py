@@ -22,9 +22,11 @@ card.key shared by the three (group_address set, enroll = open):
    bounded: a console misses A's heartbeat (one a second) and asks
    after 1.3 s, which the dead port refuses, or hears nothing and goes
    2.5 s after A's last word, then the next manager starts a greeter;
-6. with A's lease expired, K tapped again at Y is an unknown card at C's
-   login form (no MOVE); a login there binds it to the new session on C,
-   and the registry says so.
+6. with A's lease expired, K tapped again at Y is no unknown card: its
+   record outlives A's lease, and C's greeter says the session is on A,
+   which cannot be reached (no MOVE), offering to wait or to start a new
+   session; the person starts one: a login there binds the card to the new
+   session on C, and the registry says so.
 
 Placement is made deterministic: servers on one host read the same
 memory and load, but at different moments, and a record rounds memory
@@ -43,7 +45,8 @@ import time
 
 from slimgroup import (PREFIX, complete, kill_namespace, start_group, start_registered,
                        stop_cleanly, view, wait_views)
-from slimtest import BACKGROUND, Console, TestFailure, fraction_not, log, run, scaled
+from slimtest import (BACKGROUND, Console, TestFailure, fraction_not, log, run, scaled,
+                      wait_until)
 
 NAME = 'group_move'
 TTL = 3
@@ -275,10 +278,21 @@ def moves(g):
         log('%s on the way: %s' % (k, '; '.join(
             l for l in console.stdout.since(starts[k]) if l.startswith(('manager ', 'redirect ')))))
 
-    # 6. A gone: K at Y is an unknown card at C's login form, a new login binds it at C
+    # 6. A gone: K at Y says where its session is; a new session at C takes the card over
     mark_c = c.manager.stderr.mark()
     y.cmd('card remove')
-    sid_c = log_in_with_card(c, y, 'Y')
+    y.cmd('card insert ' + CARD)
+    c.wait_why(y.id, 'session server unreachable')
+    reason, message, labels = c.why(y.id)
+    if message != 'Your session is on A, which cannot be reached from here now.' or \
+            labels != ['Wait for A', 'Start a new session here']:
+        raise TestFailure('C\'s greeter at Y says %r, offering %r' % (message, labels))
+    log('C\'s greeter at Y: %r, offering %r' % (message, labels))
+    c.choose(y, 1)
+    wait_until(lambda: c.why(y.id)[1].startswith('Log in to start'), scaled(10),
+               lambda _: 'the greeter to ask for a login (it says %r)' % (c.why(y.id),))
+    sid_c = c.log_in(y)[1]
+    assert_session(c, y, sid_c)
     if log_since(c, mark_c, 'moved to server'):
         raise TestFailure('C moved Y for a card of a server that is gone: %s'
                           % log_since(c, mark_c, 'moved to server'))

@@ -125,9 +125,12 @@ struct slim_login {
 	char user[64];
 	bool right;
 	bool started;
+	bool held; /* authenticated, waiting for fake_login_proceed */
 	struct slim_login_callbacks cb;
 	void *data;
 };
+
+static void fake_login_start(struct slim_login *l);
 
 static void fake_login_run(void *data)
 {
@@ -140,11 +143,21 @@ static void fake_login_run(void *data)
 		return;
 	}
 	fake.logins_done++;
-	if (!l->cb.authenticated(l->data, NULL)) {
+	enum slim_login_next next = l->cb.authenticated(l->data, NULL);
+	if (next == SLIM_LOGIN_HOLD) {
+		l->held = true; /* until fake_login_proceed */
+		return;
+	}
+	if (next == SLIM_LOGIN_STOP) {
 		fake.logouts++; /* the worker ends PAM there */
 		free(l);
 		return;
 	}
+	fake_login_start(l);
+}
+
+static void fake_login_start(struct slim_login *l)
+{
 	struct slim_spawn_request req = { .user = l->user };
 	struct slim_spawn_result res = { .pid = -1, .pidfd = -1 };
 	int control_fd = -1;
@@ -170,6 +183,20 @@ static struct slim_login *fake_login(void *data, struct wl_event_loop *loop,
 	l->idle = wl_event_loop_add_idle(loop, fake_login_run, l);
 	require(l->idle != NULL, "wl_event_loop_add_idle");
 	return l;
+}
+
+static void fake_login_proceed(void *data, struct slim_login *l, bool start)
+{
+	if (!l->held) {
+		return;
+	}
+	l->held = false;
+	if (start) {
+		fake_login_start(l);
+		return;
+	}
+	fake.logouts++;
+	free(l);
 }
 
 static void fake_login_cancel(void *data, struct slim_login *l)
@@ -231,6 +258,7 @@ const struct slim_manager_ops fake_ops = {
 	.spawn = fake_spawn,
 	.login = fake_login,
 	.login_cancel = fake_login_cancel,
+	.login_proceed = fake_login_proceed,
 	.send = fake_send,
 	.close = fake_close,
 	.admit = fake_admit,

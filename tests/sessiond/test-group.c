@@ -133,13 +133,17 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Where a tap of the card whose hash is 32 × `byte` goes. */
-static enum slim_group_where card_where(struct fixture *f, uint8_t byte,
+/* What the registry says of the card whose hash is 32 × `byte`: the record's server in `name`. */
+static enum slim_card_registry card_where(struct fixture *f, uint8_t byte,
 		struct slim_wire_move *move, char *name)
 {
 	uint8_t hash[32];
 	memset(hash, byte, sizeof(hash));
-	return slim_group_card_server(f->group, hash, move, name, 64);
+	struct slim_card_where where;
+	slim_group_card_lookup(f->group, hash, &where);
+	*move = where.holder.move;
+	snprintf(name, 64, "%s", where.holder.server);
+	return where.registry;
 }
 
 static void test_card_on_another_server(void **state)
@@ -147,8 +151,8 @@ static void test_card_on_another_server(void **state)
 	struct fixture *f = *state;
 	struct slim_wire_move move;
 	char name[64];
-	/* nothing read yet: nothing is known elsewhere */
-	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_GROUP_HERE);
+	/* nothing read yet: nobody can say */
+	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_CARD_UNREACHABLE);
 	char kvs[8192] = "";
 	server(kvs, sizeof(kvs), "a", "10.0.0.1:5551", key_a, 1);
 	server(kvs, sizeof(kvs), "b", "10.0.0.2:5550", host_key, 0);
@@ -157,25 +161,61 @@ static void test_card_on_another_server(void **state)
 	card(kvs, sizeof(kvs), 0x33, "z");
 	card(kvs, sizeof(kvs), 0x44, "a b");
 	registry(f, kvs);
-	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_GROUP_MOVE);
+	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_CARD_SERVER);
 	assert_string_equal(name, "a");
 	assert_int_equal(move.family, 4);
 	assert_int_equal(move.port, 5551);
 	assert_memory_equal(move.addr, "\x0a\x00\x00\x01", 4);
 	assert_memory_equal(move.fingerprint, key_a, 32);
-	/* this server's own card, a server gone, a name no server has */
-	assert_int_equal(card_where(f, 0x22, &move, name), SLIM_GROUP_HERE);
-	assert_int_equal(card_where(f, 0x33, &move, name), SLIM_GROUP_HERE);
-	assert_int_equal(card_where(f, 0x44, &move, name), SLIM_GROUP_HERE);
-	assert_int_equal(card_where(f, 0x55, &move, name), SLIM_GROUP_HERE);
+	/*
+	 * This server's own card; a server the registry does not have (gone,
+	 * or cut off: its card's record outlives its lease); a record that is
+	 * no server's name (ignored); no record.
+	 */
+	assert_int_equal(card_where(f, 0x22, &move, name), SLIM_CARD_HERE);
+	assert_int_equal(card_where(f, 0x33, &move, name), SLIM_CARD_GONE);
+	assert_string_equal(name, "z");
+	assert_int_equal(card_where(f, 0x44, &move, name), SLIM_CARD_NONE);
+	assert_int_equal(card_where(f, 0x55, &move, name), SLIM_CARD_NONE);
 
-	/* a's lease expires: the watch deletes its record, and its cards lead nowhere */
+	/* a's lease expires: the watch deletes its record; its card says where it was */
 	char del[512], k[128];
 	b64("/slimland/servers/a", k);
 	snprintf(del, sizeof(del), "{\"result\":{\"events\":[{\"type\":\"DELETE\","
 		"\"kv\":{\"key\":\"%s\",\"mod_revision\":\"8\"}}]}}", k);
 	answer(f, SLIM_GROUP_WATCH, del);
-	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_GROUP_HERE);
+	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_CARD_GONE);
+	assert_string_equal(name, "a");
+}
+
+/* After a partition healed, a card may open a session on two servers: both are listed. */
+static void test_card_with_two_sessions(void **state)
+{
+	struct fixture *f = *state;
+	char kvs[8192] = "", hex[65];
+	uint8_t hash[32];
+	memset(hash, 0x11, sizeof(hash));
+	slim_hex_encode(hex, hash, sizeof(hash));
+	server(kvs, sizeof(kvs), "a", "10.0.0.1:5551", key_a, 1);
+	server(kvs, sizeof(kvs), "b", "10.0.0.2:5550", host_key, 0);
+	server(kvs, sizeof(kvs), "c", "10.0.0.3:5550", key_a, 1);
+	card(kvs, sizeof(kvs), 0x11, "a");
+	char value[160];
+	snprintf(value, sizeof(value), "{\"v\":1,\"user\":\"u\",\"console\":\"\",\"card\":\"%.16s\"}",
+		hex);
+	kv(kvs, sizeof(kvs), "/slimland/sessions/c/9", value);
+	kv(kvs, sizeof(kvs), "/slimland/sessions/a/3", value);
+	registry(f, kvs);
+	struct slim_card_where where;
+	slim_group_card_lookup(f->group, hash, &where);
+	assert_int_equal(where.registry, SLIM_CARD_SERVER);
+	assert_string_equal(where.holder.server, "a");
+	assert_int_equal(where.holder.id, 3);
+	/* the record's own session is not listed twice */
+	assert_int_equal(where.n_others, 1);
+	assert_string_equal(where.others[0].server, "c");
+	assert_int_equal(where.others[0].id, 9);
+	assert_true(where.others[0].movable);
 }
 
 /* etcd does not answer: the copy may be stale, so nobody is sent anywhere on its word. */
@@ -189,20 +229,20 @@ static void test_unreachable_moves_nobody(void **state)
 	server(kvs, sizeof(kvs), "b", "10.0.0.2:5550", host_key, 4);
 	card(kvs, sizeof(kvs), 0x11, "a");
 	registry(f, kvs);
-	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_GROUP_MOVE);
+	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_CARD_SERVER);
 	assert_true(slim_group_login_server(f->group, &move, name, sizeof(name)));
 	/* a keepalive no member answered: tried again while the lease lives */
 	const char *timed_out = "{\"error\":\"etcdserver: request timed out\",\"code\":14}";
 	answer(f, SLIM_GROUP_KEEPALIVE, timed_out);
-	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_GROUP_MOVE);
+	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_CARD_SERVER);
 	/* and said once its time (5 s) has passed */
 	fake.now_us += 6000000;
 	answer(f, SLIM_GROUP_KEEPALIVE, timed_out);
-	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_GROUP_UNREACHABLE);
+	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_CARD_UNREACHABLE);
 	assert_false(slim_group_login_server(f->group, &move, name, sizeof(name)));
 	/* it answers again */
 	answer(f, SLIM_GROUP_KEEPALIVE, "{\"result\":{\"ID\":\"42\",\"TTL\":\"5\"}}");
-	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_GROUP_MOVE);
+	assert_int_equal(card_where(f, 0x11, &move, name), SLIM_CARD_SERVER);
 }
 
 static void test_login_goes_where_there_is_room(void **state)
@@ -357,6 +397,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_card_on_another_server, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_card_with_two_sessions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreachable_moves_nobody, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_login_goes_where_there_is_room, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_entries_are_not_servers, setup, teardown),

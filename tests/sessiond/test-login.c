@@ -40,7 +40,8 @@ static struct {
 	struct wl_event_source *tick;
 	int ticks;
 	bool done;        /* authenticated with an error, failed, or started */
-	bool go;          /* what authenticated answers */
+	enum slim_login_next next; /* what authenticated answers */
+	bool held;        /* authenticated answered SLIM_LOGIN_HOLD */
 	char error[128];
 	int ticks_at_verdict;
 	struct slim_spawn_result res;
@@ -102,18 +103,19 @@ static int handle_tick(void *data)
 	return 0;
 }
 
-static bool cb_authenticated(void *data, const char *error)
+static enum slim_login_next cb_authenticated(void *data, const char *error)
 {
 	t.ticks_at_verdict = t.ticks;
 	if (error) {
 		snprintf(t.error, sizeof(t.error), "%s", error);
 		t.done = true;
-		return false;
+		return SLIM_LOGIN_STOP;
 	}
-	if (!t.go) {
+	t.held = t.next == SLIM_LOGIN_HOLD;
+	if (t.next != SLIM_LOGIN_START) {
 		t.done = true;
 	}
-	return t.go;
+	return t.next;
 }
 
 static void cb_started(void *data, const struct slim_spawn_result *res, int control_fd)
@@ -134,13 +136,13 @@ static const struct slim_login_callbacks callbacks = {
 	.failed = cb_failed,
 };
 
-static struct slim_login *start(const char *password, bool go)
+static struct slim_login *start_next(const char *password, enum slim_login_next next)
 {
 	memset(&t, 0, sizeof(t));
 	t.loop = wl_event_loop_create();
 	t.tick = wl_event_loop_add_timer(t.loop, handle_tick, NULL);
 	wl_event_source_timer_update(t.tick, 20);
-	t.go = go;
+	t.next = next;
 	t.res.pid = -1;
 	static char slimland[128], runtime_env[160], pw[64];
 	snprintf(slimland, sizeof(slimland), "%s/fake-slimland", tmpdir);
@@ -168,6 +170,11 @@ static struct slim_login *start(const char *password, bool go)
 	}
 	assert_true(t.done);
 	return login;
+}
+
+static struct slim_login *start(const char *password, bool go)
+{
+	return start_next(password, go ? SLIM_LOGIN_START : SLIM_LOGIN_STOP);
 }
 
 static void finish(void)
@@ -262,6 +269,31 @@ static void test_stop_after_verdict(void **state)
 	assert_null(strstr(pam_log(), "open_session"));
 }
 
+/* Held after the verdict (a server group claims the card meanwhile), then started. */
+static void test_held_then_started(void **state)
+{
+	struct slim_login *login = start_next(TEST_PASSWORD, SLIM_LOGIN_HOLD);
+	assert_true(t.held);
+	assert_string_equal(t.error, "");
+	assert_true(t.res.pid < 0);
+	/* nothing is opened while it waits */
+	assert_null(strstr(pam_log(), "open_session"));
+	t.done = false;
+	slim_login_proceed(login, true);
+	for (int i = 0; i < 1000 && !t.done; i++) {
+		wl_event_loop_dispatch(t.loop, 10);
+	}
+	assert_true(t.done);
+	assert_true(t.res.pid > 0);
+	assert_non_null(strstr(pam_log(), "open_session"));
+	slim_login_cancel(login);
+	kill(t.res.pid, SIGTERM);
+	close(t.res.pidfd);
+	finish();
+	while (waitpid(-1, NULL, 0) > 0) {
+	}
+}
+
 int main(void)
 {
 	static const char *const tools[] = { "/usr/sbin/useradd", "/usr/sbin/chpasswd", NULL };
@@ -276,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_wrong_password_does_not_block),
 		cmocka_unit_test(test_session_in_worker),
 		cmocka_unit_test(test_stop_after_verdict),
+		cmocka_unit_test(test_held_then_started),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

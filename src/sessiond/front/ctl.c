@@ -12,6 +12,7 @@
 #include "console-send.h"
 #include "ctl.h"
 #include "group.h"
+#include "slim-hex.h"
 #include "slim-lines.h"
 #include "sessions.h"
 
@@ -360,6 +361,21 @@ static void list_table(struct slim_manager *mgr, slim_ctl_out out, void *data)
 				(int)s->pid, s->port, session_state(s));
 		}
 	}
+	/* the cards, by the first 16 digits of their hash (the registry's, not the token) */
+	static const char *const binding_state[] = {
+		[SLIM_BINDING_UNCONFIRMED] = "unconfirmed",
+		[SLIM_BINDING_BOUND] = "bound",
+		[SLIM_BINDING_ELSEWHERE] = "elsewhere",
+	};
+	struct slim_binding *b;
+	wl_list_for_each(b, &mgr->bindings, link) {
+		char hex[17];
+		slim_hex_encode(hex, b->token.bytes, 8);
+		if (b->session) {
+			outf(out, data, "card %s session %u %s", hex, b->session->id,
+				binding_state[b->state]);
+		}
+	}
 }
 
 /* A user's session, by the request's id: NULL (said) if there is none. */
@@ -444,6 +460,18 @@ static bool run_why(struct slim_manager *mgr, const struct slim_ctl_request *req
 		outf(out, data, "console %s shows session %u", c->id, c->shows->id);
 	} else {
 		outf(out, data, "%s", slim_why_str(c->why));
+		if (c->greeter.message[0]) {
+			outf(out, data, "message %s", c->greeter.message);
+		}
+		char labels[SLIM_CHOICE_MAX * 81] = "";
+		for (int i = 0; i < c->choice.n_labels; i++) {
+			size_t n = strlen(labels);
+			snprintf(labels + n, sizeof(labels) - n, "%s%s", i ? "|" : "",
+				c->choice.labels[i]);
+		}
+		if (labels[0]) {
+			outf(out, data, "choice %s", labels);
+		}
 	}
 	return true;
 }

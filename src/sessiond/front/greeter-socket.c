@@ -31,6 +31,7 @@ struct slim_greeter_client {
 	char error[256]; /* the `error` line waiting for its delay */
 	struct wl_listener console_destroy;
 	struct wl_listener console_message;
+	struct wl_listener console_choice;
 	struct wl_listener console_login_done;
 	struct wl_listener manager_destroy;
 };
@@ -41,6 +42,7 @@ static void client_unhook(struct slim_greeter_client *client)
 	if (client->console) {
 		wl_list_remove(&client->console_destroy.link);
 		wl_list_remove(&client->console_message.link);
+		wl_list_remove(&client->console_choice.link);
 		wl_list_remove(&client->console_login_done.link);
 		client->console = NULL;
 	}
@@ -67,6 +69,24 @@ static void handle_console_message(struct wl_listener *listener, void *data)
 	struct slim_greeter_client *client = wl_container_of(listener, client, console_message);
 	const char *text = data;
 	slim_line_send(client->fd, "message %s", text);
+}
+
+/* `choice TEXT<tab>LABEL<tab>LABEL...`: the greeter shows a button for each label. */
+static void send_choice(struct slim_greeter_client *client, const struct slim_console_choice *ch)
+{
+	char line[SLIM_CHOICE_MAX * 81 + 256];
+	snprintf(line, sizeof(line), "%s", ch->text);
+	for (int i = 0; i < ch->n_labels; i++) {
+		size_t n = strlen(line);
+		snprintf(line + n, sizeof(line) - n, "\t%s", ch->labels[i]);
+	}
+	slim_line_send(client->fd, "choice %s", line);
+}
+
+static void handle_console_choice(struct wl_listener *listener, void *data)
+{
+	struct slim_greeter_client *client = wl_container_of(listener, client, console_choice);
+	send_choice(client, data);
 }
 
 /* A login at its console ended: `ok` now, or `error TEXT` after the failure's delay. */
@@ -102,6 +122,8 @@ static void client_hook(struct slim_greeter_client *client, struct slim_console 
 	wl_signal_add(&c->events.destroy, &client->console_destroy);
 	client->console_message.notify = handle_console_message;
 	wl_signal_add(&c->events.message, &client->console_message);
+	client->console_choice.notify = handle_console_choice;
+	wl_signal_add(&c->events.choice, &client->console_choice);
 	client->console_login_done.notify = handle_console_login_done;
 	wl_signal_add(&c->events.login_done, &client->console_login_done);
 }
@@ -146,8 +168,21 @@ static void handle_hello(struct slim_greeter_client *client, const char *id)
 		client_unhook(client);
 		client_hook(client, c);
 	}
-	if (c->greeter.message[0]) {
+	if (c->choice.kind != SLIM_CHOICE_NONE) {
+		send_choice(client, &c->choice);
+	} else if (c->greeter.message[0]) {
 		slim_line_send(client->fd, "message %s", c->greeter.message);
+	}
+}
+
+/* `chose N`: the person at the greeter chose the Nth label (from 0). */
+static void handle_chose(struct slim_greeter_client *client, const char *n)
+{
+	char *end;
+	long i = strtol(n, &end, 10);
+	if (!client->console || *end || end == n || i < 0 || i >= SLIM_CHOICE_MAX ||
+			!slim_console_chose(client->console, (int)i)) {
+		slim_line_send(client->fd, "error Bad request");
 	}
 }
 
@@ -190,6 +225,8 @@ static void handle_line(struct slim_greeter_client *client, char *line)
 	int n = slim_split(line, f, 3);
 	if (n == 2 && strcmp(f[0], "hello") == 0) {
 		handle_hello(client, f[1]);
+	} else if (n == 2 && strcmp(f[0], "chose") == 0) {
+		handle_chose(client, f[1]);
 	} else if (n == 3 && strcmp(f[0], "login") == 0) {
 		handle_login(client, f[1], f[2]);
 	} else {

@@ -30,6 +30,7 @@ struct group_kv {
 	struct wl_list link;
 	char *key;   /* without the prefix */
 	char *value;
+	int64_t revision; /* the mirror's: its mod_revision; published cards: our write's */
 };
 
 enum group_stage {
@@ -45,6 +46,13 @@ struct slim_group {
 	enum group_stage stage;
 	int64_t lease;
 	uint64_t renewed_us;            /* the lease was granted or kept alive (slim_now_us) */
+	uint64_t call_sent_us;          /* the grant or keepalive in flight was sent */
+	/*
+	 * The lease lives until then at least in etcd: its TTL from the moment
+	 * the last grant or keepalive that succeeded was sent.
+	 */
+	uint64_t lease_until_us;
+	struct wl_event_source *doubt;  /* at lease_until_us: the bindings are looked at */
 	struct wl_event_source *tick;   /* keepalive, retries, publishing */
 	struct slim_etcd_call *call;    /* the grant, claim or keepalive in flight */
 	bool reachable;
@@ -63,7 +71,8 @@ struct slim_group {
 
 	/* What we published: the server's record, its sessions and cards. */
 	struct wl_list published; /* group_kv, keys without the prefix */
-	struct wl_list claims;    /* group_card_claim: cards/HASH being claimed */
+	struct wl_list claims;    /* slim_card_claim: cards/HASH being claimed */
+	struct wl_list bound;     /* group_bound: cards BOUND here, as logged */
 };
 
 /* group-view.c: the group's answers to the table (slim_manager_elsewhere). */
@@ -79,5 +88,32 @@ void slim_group_consoles_seed(struct slim_group *group);
 /* A put (value) or a delete (NULL) of a key under the prefix; with our lease if `leased`. */
 void slim_group_write_key(struct slim_group *group, const char *key, const char *value,
 		bool leased);
+/* Whether etcd answered (said once per change: an outage, its end). */
+void slim_group_reachable(struct slim_group *group, bool ok, const char *error);
+/* `key` = `value` in the copy of the registry, as read at `revision` (not older than it has). */
+void slim_group_mirror_set(struct slim_group *group, const char *key, const char *value,
+		int64_t revision);
+/* `key` = `value` in what we published, written at `revision`. */
+void slim_group_published_set(struct slim_group *group, const char *key, const char *value,
+		int64_t revision);
+
+/* group-cards.c: cards/HASH, claimed, and what each binding here is. */
+void slim_group_card_key(const uint8_t hash[32], char *out, size_t size);
+/* Our record for session `id`. */
+void slim_group_card_value(const struct slim_group *group, uint32_t id, char *out, size_t size);
+/* A card record's server and session; false if it is not one of this version. */
+bool slim_group_card_record(const char *value, char *server, size_t size, uint32_t *id);
+struct slim_card_claim *slim_group_claim_card(struct slim_group *group, const uint8_t hash[32],
+		uint32_t id, bool takeover, slim_claim_done done, void *done_data);
+void slim_group_claim_cancel(struct slim_card_claim *claim);
+/* A binding here the registry lacks: claimed, unless it is being claimed already. */
+void slim_group_claim_binding(struct slim_group *group, const uint8_t hash[32], uint32_t id);
+void slim_group_claims_destroy(struct slim_group *group);
+/* Each binding's state (BOUND, UNCONFIRMED, ELSEWHERE) from the registry and the lease. */
+void slim_group_cards_update(struct slim_group *group);
+void slim_group_bound_destroy(struct slim_group *group);
+/* group-view.c: session `id` of `server` as the copy of the registry has it. */
+void slim_group_session_at(struct slim_group *group, const char *server, uint32_t id,
+		struct slim_card_session *out);
 
 #endif

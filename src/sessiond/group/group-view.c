@@ -128,37 +128,80 @@ static bool move_to(struct slim_group *group, const struct group_servers *s, int
 	return !IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr) && move->port != 0;
 }
 
-enum slim_group_where slim_group_card_server(struct slim_group *group, const uint8_t hash[32],
-		struct slim_wire_move *move, char *server, size_t size)
+void slim_group_session_at(struct slim_group *group, const char *server, uint32_t id,
+		struct slim_card_session *out)
 {
-	if (!group || !group->mirror_ok || group->stage != GROUP_REGISTERED) {
-		return SLIM_GROUP_HERE;
-	}
-	char key[80], hex[65], name[64];
-	slim_hex_encode(hex, hash, 32);
-	snprintf(key, sizeof(key), "cards/%s", hex);
-	struct group_kv *kv = slim_group_kv_find(&group->mirror, key);
-	struct json_object *o = kv ? json_tokener_parse(kv->value) : NULL;
-	field_str(o, "server", name, sizeof(name));
-	if (o && field_uint(o, "v") != GROUP_FORMAT) {
-		name[0] = '\0'; /* written by another version: not believed */
-	}
-	json_object_put(o);
-	if (!kv || !slim_group_name_valid(name) || strcmp(name, group->config.name) == 0) {
-		return SLIM_GROUP_HERE;
-	}
+	memset(out, 0, sizeof(*out));
+	snprintf(out->server, sizeof(out->server), "%s", server);
+	out->id = id;
 	struct group_servers s;
 	servers_collect(group, &s);
-	int i = servers_find(&s, name);
-	/* a server whose lease expired is gone, its sessions with it */
-	bool ok = i >= 0 && move_to(group, &s, i, move);
+	int i = servers_find(&s, server);
+	/* a server whose lease expired is gone from here: out of reach, not moved to */
+	out->movable = i >= 0 && strcmp(server, group->config.name) != 0 &&
+		move_to(group, &s, i, &out->move);
 	servers_release(&s);
-	snprintf(server, size, "%s", name);
-	if (ok && !group->reachable) {
-		/* the copy may be stale: no console is sent on its word alone */
-		return SLIM_GROUP_UNREACHABLE;
+}
+
+/* Sessions of other servers published with this card (HASH16), but for `skip`'s. */
+static void card_others(struct slim_group *group, const char *hash16,
+		const struct slim_card_session *skip, struct slim_card_where *out)
+{
+	struct group_kv *kv;
+	wl_list_for_each(kv, &group->mirror, link) {
+		char server[64];
+		unsigned id;
+		int end = 0;
+		if (strncmp(kv->key, "sessions/", 9) != 0 || !strstr(kv->value, hash16) ||
+				sscanf(kv->key + 9, "%63[^/]/%u%n", server, &id, &end) != 2 ||
+				kv->key[9 + end] != '\0' || !slim_group_name_valid(server) ||
+				strcmp(server, group->config.name) == 0 ||
+				(strcmp(server, skip->server) == 0 && id == skip->id)) {
+			continue;
+		}
+		struct json_object *o = json_tokener_parse(kv->value);
+		char card[32];
+		bool match = o && field_uint(o, "v") == GROUP_FORMAT &&
+			strcmp(field_str(o, "card", card, sizeof(card)), hash16) == 0;
+		json_object_put(o);
+		if (match && out->n_others < SLIM_CARD_OTHERS_MAX) {
+			slim_group_session_at(group, server, id, &out->others[out->n_others++]);
+		}
 	}
-	return ok ? SLIM_GROUP_MOVE : SLIM_GROUP_HERE;
+}
+
+void slim_group_card_lookup(struct slim_group *group, const uint8_t hash[32],
+		struct slim_card_where *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!group->mirror_ok || group->stage != GROUP_REGISTERED || !group->reachable) {
+		/* the copy may be stale: nobody can say where the card's session is */
+		out->registry = SLIM_CARD_UNREACHABLE;
+		return;
+	}
+	char key[80], hash16[17], server[64];
+	uint32_t id = 0;
+	slim_group_card_key(hash, key, sizeof(key));
+	snprintf(hash16, sizeof(hash16), "%.16s", key + 6);
+	struct group_kv *kv = slim_group_kv_find(&group->mirror, key);
+	if (kv && !slim_group_card_record(kv->value, server, sizeof(server), &id)) {
+		if (slim_ratelimit(&group->write_rl, slim_now_us())) {
+			slim_log(SLIM_LOG_ERROR, "group: card %s: a record this version cannot read "
+				"is ignored", hash16);
+		}
+		kv = NULL;
+	}
+	if (!kv) {
+		out->registry = SLIM_CARD_NONE;
+	} else if (strcmp(server, group->config.name) == 0) {
+		out->registry = SLIM_CARD_HERE;
+		snprintf(out->holder.server, sizeof(out->holder.server), "%s", server);
+		out->holder.id = id;
+	} else {
+		slim_group_session_at(group, server, id, &out->holder);
+		out->registry = out->holder.movable ? SLIM_CARD_SERVER : SLIM_CARD_GONE;
+	}
+	card_others(group, hash16, &out->holder, out);
 }
 
 bool slim_group_login_server(struct slim_group *group, struct slim_wire_move *move,
@@ -252,10 +295,20 @@ bool slim_group_drain(struct slim_group *group, const char *name, bool drain,
 	return true;
 }
 
-static enum slim_group_where elsewhere_card(void *data, const uint8_t hash[32],
-		struct slim_wire_move *move, char *server, size_t size)
+static void elsewhere_card(void *data, const uint8_t hash[32], struct slim_card_where *out)
 {
-	return slim_group_card_server(data, hash, move, server, size);
+	slim_group_card_lookup(data, hash, out);
+}
+
+static struct slim_card_claim *elsewhere_claim(void *data, const uint8_t hash[32], uint32_t id,
+		bool takeover, slim_claim_done done, void *done_data)
+{
+	return slim_group_claim_card(data, hash, id, takeover, done, done_data);
+}
+
+static void elsewhere_claim_cancel(void *data, struct slim_card_claim *claim)
+{
+	slim_group_claim_cancel(claim);
 }
 
 static bool elsewhere_login(void *data, struct slim_wire_move *move, char *server, size_t size)
@@ -264,6 +317,8 @@ static bool elsewhere_login(void *data, struct slim_wire_move *move, char *serve
 }
 
 const struct slim_manager_elsewhere slim_group_elsewhere = {
-	.card_server = elsewhere_card,
+	.card_lookup = elsewhere_card,
+	.claim_card = elsewhere_claim,
+	.claim_cancel = elsewhere_claim_cancel,
 	.login_server = elsewhere_login,
 };

@@ -83,8 +83,18 @@ static void full_key(const struct slim_group *group, const char *key, char *out,
 	snprintf(out, size, "%s%s", group->config.prefix, key);
 }
 
-static void reachable(struct slim_group *group, bool ok, const char *error)
+static void sync_start(struct slim_group *group);
+
+void slim_group_reachable(struct slim_group *group, bool ok, const char *error)
 {
+	bool changed = ok != group->reachable;
+	if (ok && !group->reachable && group->mirror_ok) {
+		/*
+		 * The watch may have hung on a member cut off meanwhile, its copy
+		 * stale: read everything again.
+		 */
+		sync_start(group);
+	}
 	if (ok && !group->reachable) {
 		slim_log(SLIM_LOG_INFO, "group: etcd at %s answers", slim_etcd_endpoint(group->etcd));
 	} else if (!ok && group->reachable) {
@@ -93,6 +103,36 @@ static void reachable(struct slim_group *group, bool ok, const char *error)
 			"consoles and sessions alone until it answers", error);
 	}
 	group->reachable = ok;
+	if (changed) {
+		/* what a card is, and what a console waits for, may have changed with it */
+		slim_group_cards_update(group);
+		slim_manager_registry_changed(group->mgr);
+	}
+}
+
+void slim_group_mirror_set(struct slim_group *group, const char *key, const char *value,
+		int64_t revision)
+{
+	struct group_kv *kv = slim_group_kv_find(&group->mirror, key);
+	if (!group->mirror_ok || (kv && kv->revision > revision) ||
+			(!kv && group->mirror_len >= GROUP_MIRROR_MAX)) {
+		return;
+	}
+	group->mirror_len += !kv;
+	kv_set(&group->mirror, key, value);
+	if ((kv = slim_group_kv_find(&group->mirror, key))) {
+		kv->revision = revision;
+	}
+}
+
+void slim_group_published_set(struct slim_group *group, const char *key, const char *value,
+		int64_t revision)
+{
+	kv_set(&group->published, key, value);
+	struct group_kv *kv = slim_group_kv_find(&group->published, key);
+	if (kv) {
+		kv->revision = revision;
+	}
 }
 
 /* ---- publishing: the server's record and its sessions ---- */
@@ -148,7 +188,7 @@ static void handle_put_done(void *data, struct json_object *result, const char *
 {
 	struct slim_group *group = data;
 	if (!error) {
-		reachable(group, true, NULL);
+		slim_group_reachable(group, true, NULL);
 	} else if (slim_ratelimit(&group->write_rl, slim_now_us())) {
 		/* what the lease holds is written again at a keepalive; a drain or a decision is not */
 		slim_log(SLIM_LOG_ERROR, "group: a write to etcd failed (%s)", error);
@@ -231,52 +271,58 @@ static bool created(const struct slim_group *group, struct json_object *result)
 		json_object_get_boolean(ok)) || holder(result) == group->lease;
 }
 
-/* A card bound here, being claimed in the registry (cards/HASH). */
-struct group_card_claim {
-	struct wl_list link; /* slim_group.claims */
-	struct slim_group *group;
-	char key[80];
-};
-
-static void handle_card_claim_done(void *data, struct json_object *result, const char *error)
+/* A record of ours deleted only while it is still ours: a card another server took stays. */
+static void delete_if_ours(struct slim_group *group, const struct group_kv *kv)
 {
-	struct group_card_claim *claim = data;
-	struct slim_group *group = claim->group;
-	if (!error) {
-		reachable(group, true, NULL);
-	}
-	uint8_t hash[32];
-	if (error) {
-		/* published again, as a claim, at the next change or keepalive */
-		kv_set(&group->published, claim->key, NULL);
-	} else if (!created(group, result) && slim_hex_decode(hash, sizeof(hash), claim->key + 6)) {
-		/*
-		 * Two logins with one card on two servers at once: the card opens
-		 * the session of the server that claimed it first, here as there.
-		 */
-		slim_log(SLIM_LOG_INFO, "group: a card bound here is bound on another server "
-			"already: the binding here is dropped");
-		kv_set(&group->published, claim->key, NULL);
-		slim_manager_unbind(group->mgr, hash);
-	}
-	wl_list_remove(&claim->link);
-	free(claim);
+	char full[256];
+	snprintf(full, sizeof(full), "%s%s", group->config.prefix, kv->key);
+	struct json_object *cmp = json_object_new_object();
+	json_object_object_add(cmp, "key", slim_etcd_b64_str(full));
+	json_object_object_add(cmp, "target", json_object_new_string("VALUE"));
+	json_object_object_add(cmp, "result", json_object_new_string("EQUAL"));
+	json_object_object_add(cmp, "value", slim_etcd_b64_str(kv->value));
+	struct json_object *del = json_object_new_object();
+	json_object_object_add(del, "key", slim_etcd_b64_str(full));
+	struct json_object *op = json_object_new_object();
+	json_object_object_add(op, "request_delete_range", del);
+	struct json_object *compare = json_object_new_array(), *success = json_object_new_array();
+	json_object_array_add(compare, cmp);
+	json_object_array_add(success, op);
+	struct json_object *body = json_object_new_object();
+	json_object_object_add(body, "compare", compare);
+	json_object_object_add(body, "success", success);
+	slim_etcd_post(group->etcd, "/v3/kv/txn", body, GROUP_CALL_TIMEOUT_MS, handle_put_done,
+		group);
 }
 
-static void claim_card(struct slim_group *group, const char *key, const char *value)
+/* A login at one of our consoles about to start a session for this card (claimed already). */
+static bool card_starting(struct slim_group *group, const char *key)
 {
-	struct group_card_claim *claim = calloc(1, sizeof(*claim));
-	if (!claim) {
-		kv_set(&group->published, key, NULL);
-		return;
+	struct slim_console *c;
+	wl_list_for_each(c, &group->mgr->consoles, link) {
+		char mine[80];
+		slim_group_card_key(c->card.hash.bytes, mine, sizeof(mine));
+		if (c->login.worker && c->card.unknown && strcmp(mine, key) == 0) {
+			return true;
+		}
 	}
-	claim->group = group;
-	snprintf(claim->key, sizeof(claim->key), "%s", key);
-	wl_list_insert(&group->claims, &claim->link);
-	if (!slim_etcd_post(group->etcd, "/v3/kv/txn", create_txn(group, key, value),
-			GROUP_CALL_TIMEOUT_MS, handle_card_claim_done, claim)) {
-		handle_card_claim_done(claim, NULL, "out of memory");
+	return false;
+}
+
+/* A card record naming us whose binding (or login about to start) is here. */
+static bool held_here(struct slim_group *group, const struct group_kv *kv)
+{
+	struct slim_binding *b;
+	char value[160];
+	wl_list_for_each(b, &group->mgr->bindings, link) {
+		char key[80];
+		slim_group_card_key(b->token.bytes, key, sizeof(key));
+		if (b->session && strcmp(key, kv->key) == 0) {
+			slim_group_card_value(group, b->session->id, value, sizeof(value));
+			return strcmp(value, kv->value) == 0;
+		}
 	}
+	return card_starting(group, kv->key) || slim_group_kv_find(&group->published, kv->key);
 }
 
 /*
@@ -295,49 +341,68 @@ static void publish(struct slim_group *group)
 	snprintf(key, sizeof(key), "servers/%s", group->config.name);
 	kv_set(&now, key, value);
 	struct slim_session *s;
+	struct slim_binding *b;
 	wl_list_for_each(s, &group->mgr->sessions, link) {
 		if (s->greeter) {
 			continue;
+		}
+		/* the card it is bound to here, whatever the registry says: the chooser's */
+		char card[17] = "";
+		wl_list_for_each(b, &group->mgr->bindings, link) {
+			if (b->session == s) {
+				slim_hex_encode(card, b->token.bytes, 8);
+			}
 		}
 		struct json_object *o = json_object_new_object();
 		json_object_object_add(o, "v", json_object_new_int(GROUP_FORMAT));
 		json_object_object_add(o, "user", json_object_new_string(s->user));
 		json_object_object_add(o, "console", json_object_new_string(
 			s->console && s->attached ? s->console->id : ""));
+		json_object_object_add(o, "card", json_object_new_string(card));
 		snprintf(key, sizeof(key), "sessions/%s/%u", group->config.name, s->id);
 		kv_set(&now, key, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 		json_object_put(o);
 	}
-	struct slim_binding *b;
+	/* the cards the registry does not name elsewhere: ours, or to be claimed */
 	wl_list_for_each(b, &group->mgr->bindings, link) {
-		if (!b->session || b->session->greeter) {
+		if (!b->session || b->session->greeter || b->state == SLIM_BINDING_ELSEWHERE) {
 			continue;
 		}
-		char hex[2 * sizeof(b->token.bytes) + 1];
-		slim_hex_encode(hex, b->token.bytes, sizeof(b->token.bytes));
-		snprintf(key, sizeof(key), "cards/%s", hex);
-		snprintf(value, sizeof(value), "{\"v\":%d,\"server\":\"%s\",\"session\":%u}",
-			GROUP_FORMAT, group->config.name, b->session->id);
+		slim_group_card_key(b->token.bytes, key, sizeof(key));
+		slim_group_card_value(group, b->session->id, value, sizeof(value));
 		kv_set(&now, key, value);
 	}
 	struct group_kv *kv, *tmp;
 	wl_list_for_each_safe(kv, tmp, &group->published, link) {
-		if (!slim_group_kv_find(&now, kv->key)) {
-			slim_group_write_key(group, kv->key, NULL, false);
-			kv_free(kv);
+		bool card = strncmp(kv->key, "cards/", 6) == 0;
+		if (slim_group_kv_find(&now, kv->key) || (card && card_starting(group, kv->key))) {
+			continue;
 		}
+		if (card) {
+			delete_if_ours(group, kv);
+		} else {
+			slim_group_write_key(group, kv->key, NULL, false);
+		}
+		kv_free(kv);
 	}
 	wl_list_for_each(kv, &now, link) {
-		bool known = slim_group_kv_find(&group->published, kv->key) != NULL;
-		if (!kv_set(&group->published, kv->key, kv->value)) {
-			continue;
-		} else if (!known && strncmp(kv->key, "cards/", 6) == 0) {
-			claim_card(group, kv->key, kv->value);
-		} else {
+		if (strncmp(kv->key, "cards/", 6) == 0) {
+			/* a card is ours once a claim says so (group-cards.c) */
+			struct group_kv *mine = slim_group_kv_find(&group->published, kv->key);
+			uint8_t hash[32];
+			uint32_t id = 0;
+			char server[64];
+			if ((!mine || strcmp(mine->value, kv->value) != 0) &&
+					slim_hex_decode(hash, sizeof(hash), kv->key + 6) &&
+					slim_group_card_record(kv->value, server, sizeof(server), &id)) {
+				slim_group_claim_binding(group, hash, id);
+			}
+		} else if (kv_set(&group->published, kv->key, kv->value)) {
 			slim_group_write_key(group, kv->key, kv->value, true);
 		}
 	}
 	kv_clear(&now);
+	slim_group_cards_update(group);
 }
 
 void slim_group_changed(struct slim_group *group)
@@ -360,7 +425,7 @@ static void handle_claim_done(void *data, struct json_object *result, const char
 {
 	struct slim_group *group = data;
 	group->call = NULL;
-	reachable(group, error == NULL || strstr(error, "lease not found"), error);
+	slim_group_reachable(group, error == NULL || strstr(error, "lease not found"), error);
 	if (error && strstr(error, "lease not found")) {
 		grant(group); /* it expired before the claim: a new one */
 		return;
@@ -414,7 +479,7 @@ static void handle_grant_done(void *data, struct json_object *result, const char
 {
 	struct slim_group *group = data;
 	group->call = NULL;
-	reachable(group, error == NULL, error);
+	slim_group_reachable(group, error == NULL, error);
 	int64_t id = slim_etcd_int(result, "ID");
 	if (error || id == 0) {
 		arm_tick(group, GROUP_RETRY_MS);
@@ -422,6 +487,7 @@ static void handle_grant_done(void *data, struct json_object *result, const char
 	}
 	group->lease = id;
 	group->renewed_us = slim_manager_now(group->mgr);
+	group->lease_until_us = group->call_sent_us + group->config.ttl_s * 1000000ull;
 	claim(group);
 }
 
@@ -431,6 +497,8 @@ static void grant(struct slim_group *group)
 	json_object_object_add(body, "TTL", json_object_new_int((int)group->config.ttl_s));
 	group->stage = GROUP_GRANTING;
 	group->lease = 0;
+	group->lease_until_us = 0;
+	group->call_sent_us = slim_manager_now(group->mgr);
 	group->call = slim_etcd_post(group->etcd, "/v3/lease/grant", body, GROUP_CALL_TIMEOUT_MS,
 		handle_grant_done, group);
 	if (!group->call) {
@@ -453,14 +521,23 @@ static void reconcile(struct slim_group *group)
 	snprintf(own, sizeof(own), "sessions/%s/", group->config.name);
 	snprintf(record, sizeof(record), "servers/%s", group->config.name);
 	snprintf(card_of, sizeof(card_of), "\"server\":\"%s\"", group->config.name);
-	kv_clear(&group->published);
-	struct group_kv *kv;
+	/*
+	 * Cards are ours only as our own claims said (the copy may be stale);
+	 * a record naming us that no binding here has any more goes.
+	 */
+	struct group_kv *kv, *tmp;
+	wl_list_for_each_safe(kv, tmp, &group->published, link) {
+		if (strncmp(kv->key, "cards/", 6) != 0) {
+			kv_free(kv);
+		}
+	}
 	wl_list_for_each(kv, &group->mirror, link) {
-		bool ours = strcmp(kv->key, record) == 0 ||
-			strncmp(kv->key, own, strlen(own)) == 0 ||
-			(strncmp(kv->key, "cards/", 6) == 0 && strstr(kv->value, card_of));
-		if (ours) {
-			kv_set(&group->published, kv->key, kv->value);
+		bool card = strncmp(kv->key, "cards/", 6) == 0;
+		if (card && strstr(kv->value, card_of) && !held_here(group, kv)) {
+			delete_if_ours(group, kv);
+		} else if (!card && (strcmp(kv->key, record) == 0 ||
+				strncmp(kv->key, own, strlen(own)) == 0)) {
+			slim_group_published_set(group, kv->key, kv->value, kv->revision);
 		}
 	}
 }
@@ -486,7 +563,7 @@ static void handle_keepalive_done(void *data, struct json_object *result, const 
 		arm_tick(group, GROUP_KEEPALIVE_RETRY_MS);
 		return;
 	}
-	reachable(group, error == NULL, error);
+	slim_group_reachable(group, error == NULL, error);
 	struct json_object *r = NULL;
 	if (!error && json_object_object_get_ex(result, "result", &r) &&
 			slim_etcd_int(r, "TTL") <= 0) {
@@ -501,6 +578,7 @@ static void handle_keepalive_done(void *data, struct json_object *result, const 
 	}
 	if (!error) {
 		group->renewed_us = now;
+		group->lease_until_us = group->call_sent_us + group->config.ttl_s * 1000000ull;
 		/*
 		 * The load moves on: the record follows it, under a lease just
 		 * renewed (never under one that expired: etcd would refuse it).
@@ -529,6 +607,7 @@ static int handle_tick(void *data)
 	case GROUP_REGISTERED: {
 		struct json_object *body = json_object_new_object();
 		json_object_object_add(body, "ID", json_object_new_int64(group->lease));
+		group->call_sent_us = slim_manager_now(group->mgr);
 		group->call = slim_etcd_post(group->etcd, "/v3/lease/keepalive", body,
 			keepalive_timeout_ms(group), handle_keepalive_done, group);
 		if (!group->call) {
@@ -541,8 +620,6 @@ static int handle_tick(void *data)
 }
 
 /* ---- the copy of the registry: a range, then a watch ---- */
-
-static void sync_start(struct slim_group *group);
 
 /* A key and value from etcd (base64), into the copy; NULL value: deleted. */
 static void mirror_apply(struct slim_group *group, struct json_object *kv, bool deleted)
@@ -562,13 +639,25 @@ static void mirror_apply(struct slim_group *group, struct json_object *kv, bool 
 			(!existed && group->mirror_len >= GROUP_MIRROR_MAX)) {
 		return; /* not ours to show: too large for any record of this version */
 	}
-	if (!kv_set(&group->mirror, full + n, value)) {
+	bool changed = kv_set(&group->mirror, full + n, value);
+	struct group_kv *at = slim_group_kv_find(&group->mirror, full + n);
+	if (at) {
+		at->revision = slim_etcd_int(kv, "mod_revision");
+	}
+	if (!changed) {
 		return;
 	}
 	group->mirror_len += !existed;
 	if (strncmp(full + n, "consoles/", 9) == 0) {
 		slim_group_console_adopt(group, full + n + 9, value);
 	}
+}
+
+/* The copy changed: the bindings here, and the consoles waiting for a session, look again. */
+static void registry_read(struct slim_group *group)
+{
+	slim_group_cards_update(group);
+	slim_manager_registry_changed(group->mgr);
 }
 
 static int handle_sync_retry(void *data)
@@ -619,6 +708,9 @@ static void handle_watch_event(void *data, struct json_object *result, const cha
 			}
 		}
 	}
+	if (n > 0) {
+		registry_read(group);
+	}
 }
 
 static struct json_object *range_body(const struct slim_group *group)
@@ -636,7 +728,7 @@ static void handle_range_done(void *data, struct json_object *result, const char
 	struct slim_group *group = data;
 	group->sync = NULL;
 	if (!error) {
-		reachable(group, true, NULL);
+		slim_group_reachable(group, true, NULL);
 	}
 	if (error) {
 		wl_event_source_timer_update(group->sync_retry, GROUP_RETRY_MS);
@@ -654,6 +746,7 @@ static void handle_range_done(void *data, struct json_object *result, const char
 	group->revision = slim_etcd_int(header, "revision");
 	group->mirror_ok = true;
 	slim_group_consoles_seed(group);
+	registry_read(group);
 	struct json_object *create = range_body(group);
 	/* the watch goes on from the revision after (one that says INT64_MAX: no etcd's) */
 	int64_t next = group->revision < INT64_MAX ? group->revision + 1 : INT64_MAX;
@@ -679,6 +772,13 @@ static void sync_start(struct slim_group *group)
 
 /* ---- the group's life ---- */
 
+/* The lease may have ended unrenewed: the bindings it confirmed are no longer BOUND. */
+static int handle_doubt(void *data)
+{
+	slim_group_cards_update(data);
+	return 0;
+}
+
 struct slim_group *slim_group_create(struct slim_manager *mgr,
 		const struct slim_group_config *config)
 {
@@ -694,6 +794,7 @@ struct slim_group *slim_group_create(struct slim_manager *mgr,
 	wl_list_init(&group->mirror);
 	wl_list_init(&group->published);
 	wl_list_init(&group->claims);
+	wl_list_init(&group->bound);
 	if (group->config.name[0] == '\0') {
 		gethostname(group->config.name, sizeof(group->config.name) - 1);
 	}
@@ -713,7 +814,8 @@ struct slim_group *slim_group_create(struct slim_manager *mgr,
 	group->etcd = slim_etcd_create(mgr->loop, config->etcd, &tls);
 	group->tick = wl_event_loop_add_timer(mgr->loop, handle_tick, group);
 	group->sync_retry = wl_event_loop_add_timer(mgr->loop, handle_sync_retry, group);
-	if (!group->etcd || !group->tick || !group->sync_retry) {
+	group->doubt = wl_event_loop_add_timer(mgr->loop, handle_doubt, group);
+	if (!group->etcd || !group->tick || !group->sync_retry || !group->doubt) {
 		slim_log(SLIM_LOG_ERROR, "group: cannot use etcd at %s", config->etcd);
 		slim_group_destroy(group);
 		return NULL;
@@ -724,6 +826,7 @@ struct slim_group *slim_group_create(struct slim_manager *mgr,
 	sync_start(group);
 	mgr->elsewhere = &slim_group_elsewhere;
 	mgr->elsewhere_data = group;
+	snprintf(mgr->server_name, sizeof(mgr->server_name), "%s", group->config.name);
 	return group;
 }
 
@@ -748,13 +851,13 @@ void slim_group_destroy(struct slim_group *group)
 	if (group->sync_retry) {
 		wl_event_source_remove(group->sync_retry);
 	}
+	if (group->doubt) {
+		wl_event_source_remove(group->doubt);
+	}
 	kv_clear(&group->mirror);
 	kv_clear(&group->published);
-	struct group_card_claim *claim, *tmp;
-	wl_list_for_each_safe(claim, tmp, &group->claims, link) {
-		wl_list_remove(&claim->link);
-		free(claim);
-	}
+	slim_group_claims_destroy(group);
+	slim_group_bound_destroy(group);
 	free(group);
 }
 

@@ -6,7 +6,8 @@
  * nothing:
  *
  *   PREFIX servers/NAME        {"v":1, address, sessions, memory, CPU, time}
- *   PREFIX sessions/NAME/ID    {"v":1, user, console}
+ *   PREFIX sessions/NAME/ID    {"v":1, user, console, card}
+ *   PREFIX cards/HASH          {"v":1, server, session} (no lease: group-cards.c)
  *   PREFIX drain/NAME          "1" (no lease: slimlandctl drain outlives a restart)
  *
  * A watch keeps a copy of the whole prefix here, for placement and for
@@ -45,9 +46,9 @@ void slim_group_destroy(struct slim_group *group);
 /* The manager's table changed (sessions, consoles): publish it. */
 void slim_group_changed(struct slim_group *group);
 
-/* A card whose session runs on another server of the group (still in the registry). */
-enum slim_group_where slim_group_card_server(struct slim_group *group, const uint8_t hash[32],
-		struct slim_wire_move *move, char *server, size_t size);
+/* What the copy of the registry says of a card: where its session or sessions are. */
+void slim_group_card_lookup(struct slim_group *group, const uint8_t hash[32],
+		struct slim_card_where *out);
 /*
  * A console about to be shown a greeter: true if its login belongs on
  * another server, one with a session's room more than this one's (or this

@@ -122,6 +122,7 @@ struct slim_console *slim_manager_console_create(struct slim_manager *mgr, const
 	wl_signal_init(&c->events.destroy);
 	wl_signal_init(&c->events.message);
 	wl_signal_init(&c->events.login_done);
+	wl_signal_init(&c->events.choice);
 	c->redirect.timer = wl_event_loop_add_timer(mgr->loop, slim_console_redirect_tick, c);
 	c->greeter.retry = wl_event_loop_add_timer(mgr->loop, slim_console_greeter_retry, c);
 	if (!c->redirect.timer || !c->greeter.retry) {
@@ -142,10 +143,7 @@ struct slim_console *slim_manager_console_create(struct slim_manager *mgr, const
 
 void slim_console_destroy(struct slim_console *c)
 {
-	if (c->login.worker) {
-		c->mgr->ops->login_cancel(c->mgr->ops_data, c->login.worker);
-		c->login.worker = NULL;
-	}
+	slim_console_login_forget(c);
 	wl_signal_emit(&c->events.destroy, c);
 	slim_console_card_asks(c, NULL, NULL);
 	slim_show_unlink(c);

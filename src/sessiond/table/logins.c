@@ -67,6 +67,8 @@ static void logged_in(struct slim_console *c, struct slim_session *s)
 	struct slim_manager *mgr = c->mgr;
 	slim_log(SLIM_LOG_INFO, "console %s: %s logged in, session %u", c->id, s->user, s->id);
 	if (c->card.unknown) {
+		c->card.takeover = false;
+		c->card.unconfirmed_ok = false;
 		slim_manager_bind(mgr, &c->card.hash, s);
 		slim_console_card_asks(c, NULL, c->card.reauth);
 	}
@@ -74,13 +76,94 @@ static void logged_in(struct slim_console *c, struct slim_session *s)
 	slim_console_show(c, s);
 }
 
-static bool login_authenticated(void *data, const char *error)
+/* A login held for its card ends without a word: the greeter asks something else. */
+static void login_dropped(struct slim_console *c)
+{
+	c->login.held = false;
+	c->login.worker = NULL;
+	release_login_id(c);
+}
+
+void slim_console_login_proceed(struct slim_console *c, bool start)
+{
+	struct slim_manager *mgr = c->mgr;
+	if (!c->login.held || !c->login.worker) {
+		return;
+	}
+	struct slim_login *login = c->login.worker;
+	if (start) {
+		c->login.held = false;
+		mgr->ops->login_proceed(mgr->ops_data, login, true);
+		return;
+	}
+	login_dropped(c);
+	mgr->ops->login_proceed(mgr->ops_data, login, false);
+}
+
+void slim_console_login_forget(struct slim_console *c)
+{
+	struct slim_manager *mgr = c->mgr;
+	if (c->login.claim && mgr->elsewhere) {
+		mgr->elsewhere->claim_cancel(mgr->elsewhere_data, c->login.claim);
+		c->login.claim = NULL;
+	}
+	if (c->login.held && c->login.worker) {
+		c->login.held = false;
+		mgr->ops->login_proceed(mgr->ops_data, c->login.worker, false);
+	} else if (c->login.worker) {
+		mgr->ops->login_cancel(mgr->ops_data, c->login.worker);
+	}
+	c->login.worker = NULL;
+}
+
+/* What the registry said of the card this login is to bind. */
+static void handle_claim_done(void *data, enum slim_claim_result result,
+		const struct slim_card_session *holder)
+{
+	struct slim_console *c = data;
+	c->login.claim = NULL;
+	switch (result) {
+	case SLIM_CLAIM_OURS:
+		slim_console_login_proceed(c, true);
+		return;
+	case SLIM_CLAIM_ELSEWHERE: {
+		/* two logins with one card at once: the first claim wins, and says where */
+		char text[160], label[96];
+		slim_log(SLIM_LOG_INFO, "console %s: the card logged in on %s first: "
+			"no session started here", c->id, holder->server);
+		slim_console_login_proceed(c, false);
+		snprintf(text, sizeof(text), "This card has just logged in on %s.", holder->server);
+		snprintf(label, sizeof(label), "Go to %s", holder->server);
+		c->why = SLIM_WHY_CARD_ELSEWHERE;
+		slim_console_choose(c, SLIM_CHOICE_GO_THERE, text, label);
+		c->choice.sessions[0] = *holder;
+		return;
+	}
+	case SLIM_CLAIM_GONE:
+		/* its server left the registry between the tap and the login */
+		slim_console_login_proceed(c, false);
+		slim_console_away(c, holder, true, "cannot be reached from here now");
+		return;
+	case SLIM_CLAIM_UNREACHABLE:
+		if (c->card.unconfirmed_ok) {
+			slim_console_login_proceed(c, true);
+			return;
+		}
+		c->why = SLIM_WHY_UNCONFIRMED_LOGIN;
+		slim_console_choose(c, SLIM_CHOICE_ANYWAY, "The registry cannot be reached to "
+			"confirm that this card has no other session.",
+			"Start the session anyway|Cancel");
+		return;
+	}
+}
+
+static enum slim_login_next login_authenticated(void *data, const char *error)
 {
 	struct slim_console *c = data;
 	struct slim_manager *mgr = c->mgr;
 	if (error) {
 		login_over(c, error);
-		return false;
+		return SLIM_LOGIN_STOP;
 	}
 	struct slim_session *s = NULL;
 	if (c->card.reauth && strcmp(c->card.reauth->user, c->login.user) == 0) {
@@ -97,12 +180,28 @@ static bool login_authenticated(void *data, const char *error)
 	}
 	/* the card's unknown hash, if any, waits for the session to bind it to */
 	slim_console_card_asks(c, c->card.unknown ? &c->card.hash : NULL, NULL);
-	if (!s) {
-		return true; /* the worker opens the PAM session and starts the compositor */
+	if (s) {
+		release_login_id(c);
+		logged_in(c, s);
+		return SLIM_LOGIN_STOP;
 	}
-	release_login_id(c);
-	logged_in(c, s);
-	return false;
+	if (!c->card.unknown || !mgr->elsewhere) {
+		return SLIM_LOGIN_START; /* the worker opens the PAM session, starts the compositor */
+	}
+	/*
+	 * A server group: one session a card, decided before it starts. The
+	 * card is claimed in the registry first; the worker waits.
+	 */
+	c->login.claim = mgr->elsewhere->claim_card(mgr->elsewhere_data, c->card.hash.bytes,
+		c->login.id, c->card.takeover, handle_claim_done, c);
+	if (!c->login.claim && c->card.unconfirmed_ok) {
+		return SLIM_LOGIN_START;
+	}
+	c->login.held = true;
+	if (!c->login.claim) {
+		handle_claim_done(c, SLIM_CLAIM_UNREACHABLE, NULL); /* asks: nothing proceeds now */
+	}
+	return SLIM_LOGIN_HOLD;
 }
 
 static void login_started(void *data, const struct slim_spawn_result *res, int control_fd)

@@ -9,6 +9,7 @@
  *   launch.c         starting compositors: a user's session, a greeter
  *   cards.c          card tokens: their hashes, what a tap does
  *   logins.c         a login at a greeter, from the form to the session
+ *   choices.c        what a greeter offers to choose, and what each choice does
  *   console-send.c   what the manager says to consoles (console-send.h)
  *   enroll.c         which consoles it serves at all (enroll.h)
  *
@@ -55,6 +56,26 @@ void slim_session_now_detached(struct slim_session *session);
 void slim_console_forget(struct slim_console *console);
 /* Frees the console and unlinks it; nothing else. */
 void slim_console_destroy(struct slim_console *console);
+
+/* logins.c */
+/* The login at the console (running, or held for its card's claim) is forgotten. */
+void slim_console_login_forget(struct slim_console *console);
+/* A held login goes on (`start`) or ends without a word (the greeter asks something else). */
+void slim_console_login_proceed(struct slim_console *console, bool start);
+
+/* cards.c */
+/* The console goes to the server of `where` (MOVE), as a tap found it there. */
+void slim_console_move_to(struct slim_console *console, const struct slim_card_session *where,
+		const char *why);
+/* The card's session `session` here: shown (after its password, if reauth asks it). */
+void slim_console_open(struct slim_console *console, struct slim_session *session);
+/*
+ * The card's session is on `where`, which cannot be reached (`why`: "cannot
+ * be reached from here now"): wait, or a new session here (`takeover`:
+ * taking the card from a server gone from the registry).
+ */
+void slim_console_away(struct slim_console *console, const struct slim_card_session *where,
+		bool takeover, const char *why);
 
 /* launch.c */
 struct slim_launch_bufs {

@@ -28,13 +28,13 @@ void slim_manager_changed(struct slim_manager *mgr)
 	}
 }
 
-enum slim_group_where slim_manager_card_elsewhere(struct slim_manager *mgr,
-		const uint8_t hash[32], struct slim_wire_move *move, char *server, size_t size)
+void slim_manager_card_where(struct slim_manager *mgr, const uint8_t hash[32],
+		struct slim_card_where *out)
 {
-	if (!mgr->elsewhere) {
-		return SLIM_GROUP_HERE;
+	memset(out, 0, sizeof(*out));
+	if (mgr->elsewhere) {
+		mgr->elsewhere->card_lookup(mgr->elsewhere_data, hash, out);
 	}
-	return mgr->elsewhere->card_server(mgr->elsewhere_data, hash, move, server, size);
 }
 
 bool slim_manager_login_elsewhere(struct slim_manager *mgr, struct slim_wire_move *move,

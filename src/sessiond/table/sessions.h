@@ -63,6 +63,8 @@ struct slim_manager_ops {
 		const struct slim_login_callbacks *cb, void *cb_data);
 	/* Forgets a login (slim_login_cancel): a started session's PAM stays open. */
 	void (*login_cancel)(void *data, struct slim_login *login);
+	/* A login held after it authenticated goes on, or not (slim_login_proceed). */
+	void (*login_proceed)(void *data, struct slim_login *login, bool start);
 	/* One datagram to a console, over its connection (one DTLS record). */
 	void (*send)(void *data, struct slim_sec_conn *conn, const uint8_t *buf, size_t len);
 	/* Ends a connection (a console revoked). NULL: nothing to end. */
@@ -96,23 +98,66 @@ struct slim_manager_ops {
 };
 
 /*
- * Where a console goes that this server has no session for (a MOVE to
- * that server's manager, named in `server`).
+ * What a server group's registry says of a card (slim_manager_elsewhere's
+ * card_lookup): its record `cards/HASH` names the server and session the
+ * card opens, and outlives that server's lease.
  */
-enum slim_group_where {
-	SLIM_GROUP_HERE,        /* nothing elsewhere: this server's business */
-	SLIM_GROUP_MOVE,        /* `move` names the server */
-	SLIM_GROUP_UNREACHABLE, /* elsewhere by the last copy, but etcd does not answer */
+enum slim_card_registry {
+	SLIM_CARD_NONE,        /* no record (or one not of this version): unknown to the group */
+	SLIM_CARD_HERE,        /* the record names this server */
+	SLIM_CARD_SERVER,      /* it names another server of the registry: `move` goes there */
+	SLIM_CARD_GONE,        /* it names a server the registry no longer has (its lease expired) */
+	SLIM_CARD_UNREACHABLE, /* etcd does not answer: nobody can say */
 };
+
+/* A session a card opens, somewhere in the group. */
+struct slim_card_session {
+	char server[64];
+	uint32_t id;
+	bool movable;               /* its server is in the registry: `move` names it */
+	struct slim_wire_move move;
+};
+
+#define SLIM_CARD_OTHERS_MAX 4
+
+struct slim_card_where {
+	enum slim_card_registry registry;
+	struct slim_card_session holder; /* the record's (HERE, SERVER, GONE) */
+	/*
+	 * Sessions of other servers published with this card though the
+	 * record names another (two sessions after a partition healed).
+	 */
+	struct slim_card_session others[SLIM_CARD_OTHERS_MAX];
+	int n_others;
+};
+
+/* What a claim of a card before its session starts found (claim_card). */
+enum slim_claim_result {
+	SLIM_CLAIM_OURS,        /* the record names the new session now */
+	SLIM_CLAIM_ELSEWHERE,   /* it names a session of a server in the registry */
+	SLIM_CLAIM_GONE,        /* it names a server gone from the registry (no takeover asked) */
+	SLIM_CLAIM_UNREACHABLE, /* etcd did not answer */
+};
+typedef void (*slim_claim_done)(void *data, enum slim_claim_result result,
+	const struct slim_card_session *holder);
+struct slim_card_claim;
 
 /*
  * What a server group (group.h) answers the table, set as the group starts.
  * A server alone has none: every console is its own business.
  */
 struct slim_manager_elsewhere {
-	/* A card whose session runs on another server of the group. */
-	enum slim_group_where (*card_server)(void *data, const uint8_t hash[32],
-		struct slim_wire_move *move, char *server, size_t size);
+	/* Everything the registry's copy says of the card whose hash is `hash`. */
+	void (*card_lookup)(void *data, const uint8_t hash[32], struct slim_card_where *out);
+	/*
+	 * Claims the card for this server's session `id`, about to start
+	 * (`takeover`: over a record naming a server gone from the registry,
+	 * as the user chose). `done` comes later, from the event loop, unless
+	 * cancelled first. NULL: it could not be asked (as UNREACHABLE).
+	 */
+	struct slim_card_claim *(*claim_card)(void *data, const uint8_t hash[32], uint32_t id,
+		bool takeover, slim_claim_done done, void *done_data);
+	void (*claim_cancel)(void *data, struct slim_card_claim *claim);
 	/*
 	 * A console about to be shown a greeter: true if its login belongs on
 	 * another server.
@@ -129,10 +174,18 @@ struct slim_card_hash {
 	uint8_t bytes[32];
 };
 
+/* What a server group's registry says of a binding (the group keeps it: group-cards.c). */
+enum slim_binding_state {
+	SLIM_BINDING_UNCONFIRMED, /* not confirmed (yet, or any more): asked before opened */
+	SLIM_BINDING_BOUND,       /* the registry names it and this server's lease lives */
+	SLIM_BINDING_ELSEWHERE,   /* the registry names another session: the user chooses */
+};
+
 struct slim_binding {
 	struct wl_list link; /* slim_manager.bindings */
 	struct slim_card_hash token;
 	struct slim_session *session;
+	enum slim_binding_state state; /* BOUND without a group */
 };
 
 struct slim_session {
@@ -204,7 +257,34 @@ enum slim_why {
 	SLIM_WHY_MOVED,
 	SLIM_WHY_REAUTH,
 	SLIM_WHY_LOST,
-	SLIM_WHY_SERVER_UNREACHABLE,
+	/* a server group's (group.h): the greeter offers a choice (choices.c) */
+	SLIM_WHY_SERVER_UNREACHABLE,   /* the card's session is on a server out of reach */
+	SLIM_WHY_REGISTRY_UNREACHABLE, /* etcd does not answer: the card cannot be looked up */
+	SLIM_WHY_CARD_ELSEWHERE,       /* a login here lost the card to one on another server */
+	SLIM_WHY_UNCONFIRMED_LOGIN,    /* a login while etcd cannot confirm the card's claim */
+	SLIM_WHY_SEVERAL_SESSIONS,     /* the card opens more than one session */
+};
+
+/* What the console's greeter offers to choose (choices.c). */
+enum slim_choice_kind {
+	SLIM_CHOICE_NONE,
+	SLIM_CHOICE_AWAY,        /* the card's session is out of reach: wait, or a new one here */
+	SLIM_CHOICE_UNCONFIRMED, /* its session here is not confirmed: open it, or wait */
+	SLIM_CHOICE_GO_THERE,    /* the card logged in elsewhere just now: go there */
+	SLIM_CHOICE_ANYWAY,      /* a login etcd cannot confirm: start it anyway, or not */
+	SLIM_CHOICE_SESSIONS,    /* one of the card's sessions */
+};
+
+#define SLIM_CHOICE_MAX 5
+
+struct slim_console_choice {
+	enum slim_choice_kind kind;
+	char text[256];
+	char labels[SLIM_CHOICE_MAX][80];
+	int n_labels;
+	/* SESSIONS: what each label opens (server "": this one); GO_THERE: [0] */
+	struct slim_card_session sessions[SLIM_CHOICE_MAX];
+	bool takeover; /* AWAY: a new session takes the card over from a server gone */
 };
 
 /* Its control association: where it said HELLO from, and what it said. */
@@ -252,11 +332,17 @@ struct slim_console_card {
 	struct slim_card_hash hash;  /* that card's */
 	struct slim_session *reauth; /* a known card's session: its password first */
 	struct wl_listener reauth_destroy;
+	bool takeover;               /* the next login takes the card from a server gone */
+	bool unconfirmed_ok;         /* ... and starts even if etcd cannot confirm it */
+	bool waiting;                /* the person waits for the card's session: tried again
+	                                when the registry changes */
 };
 
 /* The login in progress at its greeter, and the last one's outcome. */
 struct slim_console_login {
 	struct slim_login *worker; /* NULL: none runs */
+	struct slim_card_claim *claim; /* the card being claimed before it starts */
+	bool held;                 /* authenticated, waiting for the claim or a choice */
 	char user[64];
 	uint32_t id;               /* the session id it will have */
 	bool ok;
@@ -292,10 +378,12 @@ struct slim_console {
 	uint8_t unreached[SLIM_UNREACHED_LEN];
 	bool has_unreached;
 	uint64_t unreached_until_us;
+	struct slim_console_choice choice; /* what its greeter offers now */
 	/* What its greeter's client (front/greeter-socket.c) is to hear. */
 	struct {
 		struct wl_signal destroy;
 		struct wl_signal message;    /* const char *: a line for the greeter */
+		struct wl_signal choice;     /* const struct slim_console_choice * */
 		struct wl_signal login_done; /* struct slim_console_login_done */
 	} events;
 };
@@ -317,6 +405,8 @@ struct slim_manager {
 	struct wl_list sessions;
 	struct wl_list consoles;
 	struct wl_list bindings;
+	/* this server's name in its group (set by the group), for the person choosing */
+	char server_name[64];
 	struct slim_enroll enroll;
 	/* a server group's answers (NULL: a server alone) */
 	const struct slim_manager_elsewhere *elsewhere;
@@ -453,6 +543,22 @@ void slim_console_show(struct slim_console *console, struct slim_session *sessio
 /* A line for the console's greeter (kept until a greeter client says hello). */
 void slim_console_message(struct slim_console *console, const char *text);
 /*
+ * The console's greeter offers a choice (choices.c): `text`, then labels
+ * separated by '|' (at most SLIM_CHOICE_MAX). A message or another choice
+ * replaces it.
+ */
+void slim_console_choose(struct slim_console *console, enum slim_choice_kind kind,
+		const char *text, const char *labels);
+/* The person at the greeter chose label `n`. False if there was no such label. */
+bool slim_console_chose(struct slim_console *console, int n);
+/*
+ * The registry changed (a server came or went, etcd answers again): a
+ * console whose person waits for the card's session tries again.
+ */
+void slim_manager_registry_changed(struct slim_manager *mgr);
+/* A card tapped at the console, by its hash (what slim_console_card does). */
+void slim_console_tap(struct slim_console *console, const struct slim_card_hash *token);
+/*
  * A restarted manager found `session` on `console` in its state file: shown
  * there (and its greeter, if it is one), until the console says HELLO.
  */
@@ -494,9 +600,9 @@ void slim_manager_unbind(struct slim_manager *mgr, const uint8_t hash[32]);
 
 void slim_manager_changed(struct slim_manager *mgr);
 
-/* The group's answers (SLIM_GROUP_HERE and false without a group). */
-enum slim_group_where slim_manager_card_elsewhere(struct slim_manager *mgr,
-		const uint8_t hash[32], struct slim_wire_move *move, char *server, size_t size);
+/* The group's answers (SLIM_CARD_NONE and false without a group). */
+void slim_manager_card_where(struct slim_manager *mgr, const uint8_t hash[32],
+		struct slim_card_where *out);
 bool slim_manager_login_elsewhere(struct slim_manager *mgr, struct slim_wire_move *move,
 		char *server, size_t size);
 

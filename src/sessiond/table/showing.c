@@ -23,6 +23,10 @@ static const char *const why_text[] = {
 	[SLIM_WHY_REAUTH] = "the card's session needs the password",
 	[SLIM_WHY_LOST] = "the session lost the console",
 	[SLIM_WHY_SERVER_UNREACHABLE] = "session server unreachable",
+	[SLIM_WHY_REGISTRY_UNREACHABLE] = "registry unreachable",
+	[SLIM_WHY_CARD_ELSEWHERE] = "card logged in elsewhere",
+	[SLIM_WHY_UNCONFIRMED_LOGIN] = "unconfirmed login",
+	[SLIM_WHY_SEVERAL_SESSIONS] = "several sessions",
 };
 
 const char *slim_why_str(enum slim_why why)
@@ -226,6 +230,9 @@ void slim_console_to_greeter(struct slim_console *c, enum slim_why why)
 void slim_console_message(struct slim_console *c, const char *text)
 {
 	snprintf(c->greeter.message, sizeof(c->greeter.message), "%s", text);
+	/* a message replaces whatever was offered to choose */
+	c->choice.kind = SLIM_CHOICE_NONE;
+	c->choice.n_labels = 0;
 	wl_signal_emit(&c->events.message, (void *)text);
 }
 

@@ -45,6 +45,7 @@ struct login_msg {
 
 enum login_stage {
 	STAGE_AUTH,    /* waiting for the verdict */
+	STAGE_HELD,    /* authenticated: waiting for slim_login_proceed */
 	STAGE_START,   /* told to start: waiting for STARTED */
 	STAGE_RUNNING, /* the compositor runs: no more callbacks */
 };
@@ -229,10 +230,13 @@ static int handle_worker(int fd, uint32_t mask, void *data)
 	l->in_callback = true;
 	if (l->stage == STAGE_AUTH) {
 		if (got && m.type == MSG_OK) {
-			bool go = l->cb.authenticated(l->data, NULL);
-			if (!l->cancelled) {
-				send_type(l->fd, go ? MSG_START : MSG_STOP, NULL);
-				if (go) {
+			enum slim_login_next next = l->cb.authenticated(l->data, NULL);
+			if (!l->cancelled && next == SLIM_LOGIN_HOLD) {
+				l->stage = STAGE_HELD;
+				over = false;
+			} else if (!l->cancelled) {
+				send_type(l->fd, next == SLIM_LOGIN_START ? MSG_START : MSG_STOP, NULL);
+				if (next == SLIM_LOGIN_START) {
 					l->stage = STAGE_START;
 					over = false;
 				}
@@ -240,6 +244,9 @@ static int handle_worker(int fd, uint32_t mask, void *data)
 		} else {
 			l->cb.authenticated(l->data, got && m.type == MSG_ERROR ? m.text : LOGIN_FAILED);
 		}
+	} else if (l->stage == STAGE_HELD) {
+		/* the worker went away while held: nothing was started */
+		l->cb.failed(l->data, got && m.type == MSG_ERROR ? m.text : START_FAILED);
 	} else if (got && m.type == MSG_STARTED) {
 		struct slim_spawn_result res = { .pid = m.pid, .pidfd = -1 };
 		memcpy(res.runtime_dir, m.runtime_dir, sizeof(res.runtime_dir));
@@ -305,6 +312,20 @@ struct slim_login *slim_login_start(struct wl_event_loop *loop,
 	slim_log(SLIM_LOG_INFO, "login: %s at %s: worker %d", req->user,
 		req->console ? req->console : "?", (int)l->worker);
 	return l;
+}
+
+void slim_login_proceed(struct slim_login *login, bool start)
+{
+	if (!login || login->stage != STAGE_HELD) {
+		return;
+	}
+	if (start && send_type(login->fd, MSG_START, NULL)) {
+		login->stage = STAGE_START;
+		return;
+	}
+	/* told to stop (or its socket is gone): it ends PAM and exits */
+	send_type(login->fd, MSG_STOP, NULL);
+	login_free(login);
 }
 
 void slim_login_cancel(struct slim_login *login)

@@ -27,15 +27,21 @@ struct slim_login_request {
 	struct slim_spawn_request spawn;
 };
 
+/* What an authenticated login does next (slim_login_callbacks.authenticated). */
+enum slim_login_next {
+	SLIM_LOGIN_STOP,  /* ends there: the worker ends PAM, the login is over */
+	SLIM_LOGIN_START, /* opens the PAM session and starts the compositor */
+	SLIM_LOGIN_HOLD,  /* waits, authenticated, for slim_login_proceed */
+};
+
 /* Called from the event loop, never from slim_login_start itself. */
 struct slim_login_callbacks {
 	/*
-	 * PAM's verdict. error NULL: authenticated; return true to have the
-	 * session opened and the compositor started, false to end there (the
-	 * login is then over). error set: refused, a text for the person at
-	 * the greeter; the login is over.
+	 * PAM's verdict. error NULL: authenticated; the answer says what
+	 * follows. error set: refused, a text for the person at the greeter;
+	 * the login is over (the answer is not read).
 	 */
-	bool (*authenticated)(void *data, const char *error);
+	enum slim_login_next (*authenticated)(void *data, const char *error);
 	/*
 	 * The compositor runs: res->pidfd (opened by the manager) now belongs
 	 * to the callee; control_fd is a connected control socket or -1. No
@@ -51,6 +57,11 @@ struct slim_login_callbacks {
 struct slim_login *slim_login_start(struct wl_event_loop *loop,
 		const struct slim_login_request *req,
 		const struct slim_login_callbacks *cb, void *data);
+/*
+ * A login held after authenticated (SLIM_LOGIN_HOLD) goes on: `start`, as
+ * SLIM_LOGIN_START would have, or not (over, freed: no more callbacks).
+ */
+void slim_login_proceed(struct slim_login *login, bool start);
 /*
  * Forgets a login that is not over (no more callbacks) and frees it. An
  * authenticating worker ends PAM and exits; one that started a compositor
