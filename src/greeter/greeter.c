@@ -67,6 +67,8 @@ static void chose(GtkWidget *button, gpointer data)
 	/* answered by a message, another choice or a redirect */
 	clear_choices(g);
 	send_line(g, line);
+	/* what follows may well be a login: typing goes to the form again */
+	gtk_widget_grab_focus(g->user);
 }
 
 /* `TEXT<tab>LABEL<tab>LABEL...` */
@@ -144,6 +146,7 @@ static void handle_line(struct slim_greeter *g, char *line)
 		show_choice(g, line + 7);
 		/* a login that was being checked was answered with this */
 		set_form_sensitive(g, true);
+		gtk_widget_grab_focus(g->user);
 	} else if (strncmp(line, "error ", 6) == 0) {
 		set_message(g, line + 6);
 		set_form_sensitive(g, true);

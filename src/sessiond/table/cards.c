@@ -206,7 +206,6 @@ void slim_console_tap(struct slim_console *c, const struct slim_card_hash *token
 	c->card.hash = *token;
 	c->card.waiting = false;
 	c->card.takeover = false;
-	c->card.unconfirmed_ok = false;
 	struct slim_binding *b = slim_manager_binding(mgr, token);
 	struct slim_card_where where;
 	slim_manager_card_where(mgr, token->bytes, &where);

@@ -78,8 +78,6 @@ bool slim_console_chose(struct slim_console *c, int n)
 		/* the next login here starts a session this card opens */
 		slim_console_card_asks(c, &c->card.hash, NULL);
 		c->card.takeover = ch.takeover;
-		/* asked already whether to go on without the registry */
-		c->card.unconfirmed_ok = !ch.sessions[0].server[0];
 		slim_console_message(c, "Log in to start a new session: this card will open it.");
 		break;
 	case SLIM_CHOICE_UNCONFIRMED:

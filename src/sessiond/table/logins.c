@@ -68,7 +68,6 @@ static void logged_in(struct slim_console *c, struct slim_session *s)
 	slim_log(SLIM_LOG_INFO, "console %s: %s logged in, session %u", c->id, s->user, s->id);
 	if (c->card.unknown) {
 		c->card.takeover = false;
-		c->card.unconfirmed_ok = false;
 		slim_manager_bind(mgr, &c->card.hash, s);
 		slim_console_card_asks(c, NULL, c->card.reauth);
 	}
@@ -145,10 +144,6 @@ static void handle_claim_done(void *data, enum slim_claim_result result,
 		slim_console_away(c, holder, true, "cannot be reached from here now");
 		return;
 	case SLIM_CLAIM_UNREACHABLE:
-		if (c->card.unconfirmed_ok) {
-			slim_console_login_proceed(c, true);
-			return;
-		}
 		c->why = SLIM_WHY_UNCONFIRMED_LOGIN;
 		slim_console_choose(c, SLIM_CHOICE_ANYWAY, "The registry cannot be reached to "
 			"confirm that this card has no other session.",
@@ -194,9 +189,6 @@ static enum slim_login_next login_authenticated(void *data, const char *error)
 	 */
 	c->login.claim = mgr->elsewhere->claim_card(mgr->elsewhere_data, c->card.hash.bytes,
 		c->login.id, c->card.takeover, handle_claim_done, c);
-	if (!c->login.claim && c->card.unconfirmed_ok) {
-		return SLIM_LOGIN_START;
-	}
 	c->login.held = true;
 	if (!c->login.claim) {
 		handle_claim_done(c, SLIM_CLAIM_UNREACHABLE, NULL); /* asks: nothing proceeds now */

@@ -333,7 +333,6 @@ struct slim_console_card {
 	struct slim_session *reauth; /* a known card's session: its password first */
 	struct wl_listener reauth_destroy;
 	bool takeover;               /* the next login takes the card from a server gone */
-	bool unconfirmed_ok;         /* ... and starts even if etcd cannot confirm it */
 	bool waiting;                /* the person waits for the card's session: tried again
 	                                when the registry changes */
 };
