@@ -11,9 +11,8 @@ nothing ever leaves the namespaces: the addresses are private to them.
         proc = subprocess.Popen(srv.argv(['slimland', ...]))
 
 A host can count what crosses it (nftables counters), lose datagrams at
-random (nftables numgen), be cut from another host and healed (nftables
-silent drops), and send datagrams from any source address and sniff the
-LAN (tests/integration/rawnet.py, run in a namespace).
+random (nftables numgen), and send datagrams from any source address and
+sniff the LAN (tests/integration/rawnet.py, run in a namespace).
 
 A Session runs its compositor and consoles in hosts with
 listen_host=srv.addr, compositor_prefix=srv.argv([]) and
@@ -117,22 +116,6 @@ class Host:
             rules += ('add rule inet slimtest loss meta l4proto udp numgen random mod 100 < %d '
                       'counter drop\n' % percent)
         self.nft(rules)
-
-    def cut(self, addr):
-        """Drops, without a word (no ICMP), every packet between this host and
-        `addr`, both ways: a cut link, as a partition makes it. Other hosts
-        are not touched."""
-        self.nft('add chain inet slimtest cut_in { type filter hook input priority -20; }\n'
-                 'add chain inet slimtest cut_out { type filter hook output priority -20; }\n'
-                 'add rule inet slimtest cut_in ip saddr %s counter drop\n'
-                 'add rule inet slimtest cut_out ip daddr %s counter drop\n' % (addr, addr))
-
-    def heal(self):
-        """Ends this host's cuts (cut): every link of it works again."""
-        self.nft('add chain inet slimtest cut_in { type filter hook input priority -20; }\n'
-                 'add chain inet slimtest cut_out { type filter hook output priority -20; }\n'
-                 'flush chain inet slimtest cut_in\n'
-                 'flush chain inet slimtest cut_out\n')
 
     def dropped(self):
         """Datagrams the loss rule now in place has dropped."""

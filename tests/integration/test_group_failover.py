@@ -12,8 +12,8 @@ the three (group_address set, enroll = open):
    associations) is counted (nftables) and printed per 5 s, and must stay
    within 100 bytes per 5 s; then 30 s more with 5% of the datagrams lost
    each way: V goes nowhere (a lost heartbeat costs a probe, no more);
-3. V is cut from A in both directions (nftables silent drops between the
-   desk's namespace and A's address only: A keeps etcd and B): V's
+3. V is cut from A in both directions (slimnet.Partitions: silent drops
+   between the desk's namespace and A only; A keeps etcd and B): V's
    control output says within 2 s that A's manager does not answer and
    that it tries B, and its screen says so over S's last frame (the
    status screen), V shows B's greeter (B's slimlandctl list has it on a
@@ -35,7 +35,7 @@ import time
 from PIL import Image
 
 from slimgroup import complete, start_group, start_registered, stop_cleanly, wait_views
-from slimnet import UDP_IP_HEADERS
+from slimnet import UDP_IP_HEADERS, Partitions
 from slimtest import BACKGROUND, Console, TestFailure, fraction_not, log, run, scaled
 
 NAME = 'group_failover'
@@ -105,10 +105,10 @@ def test():
     with contextlib.ExitStack() as stack:
         g = start_group(stack, NAME, 'gfo', TTL, enroll='open', share_card_key=True,
                         group_address=True, extra_config=WEIGHTS)
-        failover(g)
+        failover(g, stack.enter_context(Partitions(g.desk.lan)))
 
 
-def failover(g):
+def failover(g, net):
     servers, desk = g.servers, g.desk
     a, b = servers['A'], servers['B']
 
@@ -160,7 +160,7 @@ def failover(g):
     marks = {n: s.manager.stderr.mark() for n, s in servers.items()}
     mark_v = v.mark()
     cut_at = time.monotonic()
-    desk.cut(a.host.addr)
+    net.cut(desk, a.host)
     log('V cut from A (%s)' % a.host.addr)
     i, silent = v.stdout.wait(lambda l: l.startswith('manager silent '), mark_v,
                               time.monotonic() + scaled(10))
@@ -213,7 +213,7 @@ def failover(g):
     log('two taps at B while cut: no MOVE, why "session server unreachable"')
 
     # 4. healed: once B's mark expired a tap moves V to A, which shows S
-    desk.heal()
+    net.heal(desk)
     healed_at = time.monotonic()
     log('V healed')
     marks = {n: s.manager.stderr.mark() for n, s in servers.items()}
