@@ -288,22 +288,27 @@ void slim_console_card(struct slim_console *c, const struct slim_wire_card *card
 	slim_console_tap(c, &token);
 }
 
+void slim_console_retry_wait(struct slim_console *c)
+{
+	if (!c->card.waiting || (c->shows && !c->shows->greeter)) {
+		return;
+	}
+	/* only what ends the wait: a session to show, or its server within reach */
+	struct slim_binding *b = slim_manager_binding(c->mgr, &c->card.hash);
+	struct slim_card_where where;
+	slim_manager_card_where(c->mgr, c->card.hash.bytes, &where);
+	if ((b && b->state == SLIM_BINDING_BOUND) || (!b &&
+			where.registry == SLIM_CARD_SERVER && where.n_others == 0 &&
+			!slim_console_unreached(c, where.holder.move.fingerprint))) {
+		slim_log(SLIM_LOG_INFO, "console %s: the card's session can be reached now", c->id);
+		slim_console_tap(c, &c->card.hash);
+	}
+}
+
 void slim_manager_registry_changed(struct slim_manager *mgr)
 {
 	struct slim_console *c;
 	wl_list_for_each(c, &mgr->consoles, link) {
-		if (!c->card.waiting || (c->shows && !c->shows->greeter)) {
-			continue;
-		}
-		/* only what ends the wait: a session to show, or its server back */
-		struct slim_binding *b = slim_manager_binding(mgr, &c->card.hash);
-		struct slim_card_where where;
-		slim_manager_card_where(mgr, c->card.hash.bytes, &where);
-		if ((b && b->state == SLIM_BINDING_BOUND) || (!b &&
-				where.registry == SLIM_CARD_SERVER && where.n_others == 0)) {
-			slim_log(SLIM_LOG_INFO, "console %s: the card's session can be reached now",
-				c->id);
-			slim_console_tap(c, &c->card.hash);
-		}
+		slim_console_retry_wait(c);
 	}
 }

@@ -51,6 +51,8 @@ static void open_chosen(struct slim_console *c, const struct slim_card_session *
 		} else {
 			slim_console_message(c, "That session has ended.");
 		}
+	} else if (where->movable && slim_console_unreached(c, where->move.fingerprint)) {
+		slim_console_away(c, where, false, "this console cannot reach now");
 	} else if (where->movable) {
 		slim_console_move_to(c, where, "the card's session chosen at the greeter");
 	} else {

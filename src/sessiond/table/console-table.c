@@ -223,6 +223,11 @@ int slim_manager_heartbeat(void *data)
 		if (now - c->assoc.sent_us >= SLIM_HEARTBEAT_US) {
 			slim_console_send_empty(c);
 		}
+		if (c->card.waiting && c->has_unreached && now >= c->unreached_until_us) {
+			/* the server it could not reach may be tried again */
+			c->has_unreached = false;
+			slim_console_retry_wait(c);
+		}
 	}
 	mgr->heartbeat.armed = any;
 	if (any) {

@@ -67,6 +67,11 @@ void slim_console_login_proceed(struct slim_console *console, bool start);
 /* The console goes to the server of `where` (MOVE), as a tap found it there. */
 void slim_console_move_to(struct slim_console *console, const struct slim_card_session *where,
 		const char *why);
+/*
+ * A console whose person waits for the card's session goes there if it can
+ * now (the registry changed, or the server it could not reach may be tried).
+ */
+void slim_console_retry_wait(struct slim_console *console);
 /* The card's session `session` here: shown (after its password, if reauth asks it). */
 void slim_console_open(struct slim_console *console, struct slim_session *session);
 /*
