@@ -44,7 +44,7 @@
  * rarer than the display association's, so that an idle console sends
  * under 100 bytes in 5 s.
  */
-#define PING_MS 10000
+#define PING_MS 15000
 /* How long HELLO names a manager the console could not reach (then a tap may try it again). */
 #define UNREACHED_US 30000000ull
 #define MANAGERS_MAX 8

@@ -9,7 +9,7 @@
  *               heartbeat); 1.3 s without a word and the console asks
  *               (PING, answered at once), 2 s and it says so, 2.5 s and
  *               it goes to the next manager of its list (alone: a new
- *               association with the same one). A PING every 10 s tells
+ *               association with the same one). A PING every 15 s tells
  *               the manager the console lives; its REFUSE UNKNOWN (it
  *               restarted) means HELLO again, on this association only;
  *   BUSY:       the manager refused us: HELLO every 5 s.

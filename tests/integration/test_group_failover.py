@@ -8,9 +8,9 @@ the three (group_address set, enroll = open):
 1. the three servers register; console V (--manager A,B, a stdin card
    reader) shows A's greeter; its card K, unknown, then a login there:
    session S on A, bound to K, in every server's view;
-2. V idle for 60 s with S shown: the UDP payload it sends A (both
+2. V idle for 45 s with S shown: the UDP payload it sends A (both
    associations) is counted (nftables) and printed per 5 s, and must stay
-   within 100 bytes per 5 s; then 30 s more with 5% of the datagrams lost
+   within 100 bytes per 5 s; then 10 s more with 5% of the datagrams lost
    each way: V goes nowhere (a lost heartbeat costs a probe, no more);
 3. V is cut from A in both directions (slimnet.Partitions: silent drops
    between the desk's namespace and A only; A keeps etcd and B): V's
@@ -47,9 +47,9 @@ WEIGHTS = ['ram_per_user = 1048576', 'cpu_weight = 0', 'existing_users_weight = 
 SAY_S = 2
 FAILOVER_S = 5
 UNREACHED_S = 30
-IDLE_S = 60
+IDLE_S = 45
 IDLE_BUDGET = 100  # bytes of UDP payload per 5 s
-LOSS_S = 30
+LOSS_S = 10
 LOSS_PERCENT = 5
 STATUS_BACKGROUND = (0x1d, 0x23, 0x2b)  # console/core/status-screen.h
 MOVED = ': moved to server'
