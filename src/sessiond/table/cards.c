@@ -307,8 +307,9 @@ void slim_console_retry_wait(struct slim_console *c)
 
 void slim_manager_registry_changed(struct slim_manager *mgr)
 {
-	struct slim_console *c;
-	wl_list_for_each(c, &mgr->consoles, link) {
+	/* a console moved elsewhere leaves the table */
+	struct slim_console *c, *tmp;
+	wl_list_for_each_safe(c, tmp, &mgr->consoles, link) {
 		slim_console_retry_wait(c);
 	}
 }

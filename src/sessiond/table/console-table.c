@@ -213,8 +213,9 @@ int slim_manager_heartbeat(void *data)
 	struct slim_manager *mgr = data;
 	uint64_t now = slim_manager_now(mgr);
 	bool any = false;
-	struct slim_console *c;
-	wl_list_for_each(c, &mgr->consoles, link) {
+	/* a console a retry moves elsewhere leaves the table */
+	struct slim_console *c, *tmp;
+	wl_list_for_each_safe(c, tmp, &mgr->consoles, link) {
 		/* one that went silent (or away) is no longer listening */
 		if (!c->heard.known || !c->assoc.conn || c->heard.away) {
 			continue;
