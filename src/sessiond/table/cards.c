@@ -203,6 +203,10 @@ static bool offer_sessions(struct slim_console *c, const struct slim_binding *b,
 void slim_console_tap(struct slim_console *c, const struct slim_card_hash *token)
 {
 	struct slim_manager *mgr = c->mgr;
+	if (c->login.held) {
+		/* a login waiting for its card's claim or a choice: this tap asks anew */
+		slim_console_login_forget(c);
+	}
 	c->card.hash = *token;
 	c->card.waiting = false;
 	c->card.takeover = false;

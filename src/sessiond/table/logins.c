@@ -107,8 +107,9 @@ void slim_console_login_forget(struct slim_console *c)
 		c->login.claim = NULL;
 	}
 	if (c->login.held && c->login.worker) {
-		c->login.held = false;
-		mgr->ops->login_proceed(mgr->ops_data, c->login.worker, false);
+		struct slim_login *login = c->login.worker;
+		login_dropped(c);
+		mgr->ops->login_proceed(mgr->ops_data, login, false);
 	} else if (c->login.worker) {
 		mgr->ops->login_cancel(mgr->ops_data, c->login.worker);
 	}
