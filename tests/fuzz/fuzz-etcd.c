@@ -54,7 +54,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const uint8_t *end = memchr(data + pos, '\n', size - pos);
 		size_t n = end ? (size_t)(end - (data + pos)) : size - pos;
 		if (n > 0) {
-			slim_group_answer(group, (enum slim_group_request)(data[pos] % 6),
+			/* 'c': a card's claim; else one of the others, as before */
+			slim_group_answer(group, data[pos] == 'c' ? SLIM_GROUP_CARD_CLAIM :
+				(enum slim_group_request)(data[pos] % 6),
 				(const char *)data + pos + 1, n - 1);
 		}
 		pos += n + 1;

@@ -109,6 +109,9 @@ void slim_group_claim_cancel(struct slim_card_claim *claim);
 /* A binding here the registry lacks: claimed, unless it is being claimed already. */
 void slim_group_claim_binding(struct slim_group *group, const uint8_t hash[32], uint32_t id);
 void slim_group_claims_destroy(struct slim_group *group);
+/* An answer to a claim of a card (a fixed one, for session 1), as if one were in flight. */
+void slim_group_claim_answer(struct slim_group *group, struct json_object *result,
+		const char *error);
 /* Each binding's state (BOUND, UNCONFIRMED, ELSEWHERE) from the registry and the lease. */
 void slim_group_cards_update(struct slim_group *group);
 void slim_group_bound_destroy(struct slim_group *group);

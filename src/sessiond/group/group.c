@@ -896,6 +896,9 @@ void slim_group_answer(struct slim_group *group, enum slim_group_request kind,
 	case SLIM_GROUP_PUT:
 		handle_put_done(group, result, why);
 		break;
+	case SLIM_GROUP_CARD_CLAIM:
+		slim_group_claim_answer(group, result, why);
+		break;
 	}
 	json_object_put(obj);
 }

@@ -78,6 +78,7 @@ enum slim_group_request {
 	SLIM_GROUP_RANGE,
 	SLIM_GROUP_WATCH, /* one message of the watch's stream */
 	SLIM_GROUP_PUT,
+	SLIM_GROUP_CARD_CLAIM, /* a card's claim (group-cards.c), as a login's */
 };
 void slim_group_answer(struct slim_group *group, enum slim_group_request kind,
 		const char *text, size_t len);
