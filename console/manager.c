@@ -46,7 +46,7 @@
  */
 #define PING_MS 15000
 /* How long HELLO names a manager the console could not reach (then a tap may try it again). */
-#define UNREACHED_US 30000000ull
+#define UNREACHED_US 15000000ull
 #define MANAGERS_MAX 8
 
 struct slim_console_manager {

@@ -17,7 +17,7 @@
  * A server group's manager may MOVE the console to another manager of the
  * group, naming that one's key: the association goes there, judged by that
  * key, and back to the list if it does not answer. A manager left because
- * it did not answer is named in HELLO (its key, for 30 s) so that the next
+ * it did not answer is named in HELLO (its key, for 15 s) so that the next
  * one does not send the console back there.
  *
  * The association is a DTLS connection in which the console proves its

@@ -8,7 +8,7 @@ the three (group_address set, enroll = open):
 1. the three servers register; console V (--manager A,B, a stdin card
    reader) shows A's greeter; its card K, unknown, then a login there:
    session S on A, bound to K, in every server's view;
-2. V idle for 45 s with S shown: the UDP payload it sends A (both
+2. V idle for 30 s with S shown: the UDP payload it sends A (both
    associations) is counted (nftables) and printed per 5 s, and must stay
    within 100 bytes per 5 s; then 10 s more with 5% of the datagrams lost
    each way: V goes nowhere (a lost heartbeat costs a probe, no more);
@@ -20,7 +20,7 @@ the three (group_address set, enroll = open):
    greeter) within 5 s of the cut (both times printed), B's `why` says
    `session server unreachable` for the card still on V's reader, and B
    moves V nowhere, not at that tap nor at the next one while cut;
-4. the cut heals; once the mark V's HELLO gave B has expired (30 s), a tap
+4. the cut heals; once the mark V's HELLO gave B has expired (15 s), a tap
    at V moves it to A (one MOVE), where it shows S again.
 
 Placement is made deterministic as in test_group_move.py (the room is the
@@ -46,8 +46,8 @@ WEIGHTS = ['ram_per_user = 1048576', 'cpu_weight = 0', 'existing_users_weight = 
 # what the console promises (console/manager.c) and the upstream budget of an idle console
 SAY_S = 2
 FAILOVER_S = 5
-UNREACHED_S = 30
-IDLE_S = 45
+UNREACHED_S = 15
+IDLE_S = 30
 IDLE_BUDGET = 100  # bytes of UDP payload per 5 s
 LOSS_S = 10
 LOSS_PERCENT = 5

@@ -45,7 +45,7 @@
 #define SLIM_HEARTBEAT_TICK_MS 250
 #define SLIM_HEARTBEAT_US 750000ull
 /* How long a HELLO's unreached manager (SLIM_CAP_UNREACHED) holds: the console's own time. */
-#define SLIM_UNREACHED_US 30000000ull
+#define SLIM_UNREACHED_US 15000000ull
 
 struct slim_manager_ops {
 	/*
