@@ -63,7 +63,9 @@ CARDS = ['04ee0000000001', '04ee0000000002', '04ee0000000003']
 ANSWER_S = 20
 ANSWERS = ('unknown card', 'session server unreachable', 'registry unreachable',
            'card logged in elsewhere', 'unconfirmed login', 'several sessions',
-           'the card\'s session needs the password')
+           'the card\'s session needs the password',
+           # a tap as its session is being ended (a logout just before)
+           'session ended')
 
 
 def options():

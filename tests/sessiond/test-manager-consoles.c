@@ -504,7 +504,7 @@ static void test_unreached(void **state)
 	/* the same association's HELLO again changes nothing */
 	hello_unreached(1, 0x111, "c1", NULL);
 	assert_true(slim_console_unreached(c, a));
-	advance_s(29);
+	advance_s(SLIM_UNREACHED_US / 1000000 - 1);
 	console_send(1, 0x111, 2, SLIM_CMD_PING, NULL);
 	assert_true(slim_console_unreached(c, a));
 	advance_s(2);

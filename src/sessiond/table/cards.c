@@ -211,6 +211,9 @@ void slim_console_tap(struct slim_console *c, const struct slim_card_hash *token
 	c->card.waiting = false;
 	c->card.takeover = false;
 	struct slim_binding *b = slim_manager_binding(mgr, token);
+	if (b && b->session && b->session->ending) {
+		b = NULL; /* being ended (a logout): nothing to open */
+	}
 	struct slim_card_where where;
 	slim_manager_card_where(mgr, token->bytes, &where);
 	if (offer_sessions(c, b, &where)) {
