@@ -15,9 +15,11 @@ The manager played here speaks no DTLS: the compositor and the consoles
 run with --transport clear, and the keys the protocol hands out are
 zeros. The real session manager's encrypted path is sessiond_flow's."""
 import os
+import queue
 import socket
 import stat
 import struct
+import threading
 import time
 
 from slimtest import KEY_A, Session, TestFailure, log, run, scaled
@@ -26,7 +28,7 @@ MAGIC = 0x4d494c53
 VERSION = 2
 DGRAM = struct.Struct('<IBBHIIQ')  # magic, version, flags, count, assoc, seq, time_us
 CMD = struct.Struct('<BBH')        # type, flags, len
-CMD_REFUSE, CMD_REDIRECT, CMD_HELLO, CMD_CARD = 0x09, 0x0a, 0x81, 0x85
+CMD_REFUSE, CMD_REDIRECT, CMD_HELLO, CMD_CARD, CMD_PING = 0x09, 0x0a, 0x81, 0x85, 0x86
 REFUSE_UNKNOWN = 2
 UPSTREAM = 1
 
@@ -48,34 +50,49 @@ class Hello:
 
 
 class FakeManager:
-    """The session manager's UDP side: HELLOs in, REDIRECT and REFUSE out."""
+    """The session manager's UDP side: HELLOs in, REDIRECT and REFUSE out,
+    and every PING answered at once with an empty datagram, as the real
+    one does (a console whose manager falls silent looks for another)."""
 
     def __init__(self, session):
         self.session = session
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(('127.0.0.1', 0))
         self.port = self.sock.getsockname()[1]
+        self.inbox = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def close(self):
         self.sock.close()
 
-    def _recv(self, deadline, what):
-        """The next upstream datagram holding one command, before the
-        deadline: (datagram, address, association, type, body)."""
+    def _read(self):
+        """Answers PINGs; everything else of one command goes to the inbox."""
         while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self.session.fail('the manager got no %s' % what)
-            self.sock.settimeout(left)
             try:
                 data, addr = self.sock.recvfrom(65536)
-            except socket.timeout:
+            except OSError:
+                return  # closed
+            if len(data) < DGRAM.size + CMD.size:
                 continue
             magic, version, flags, count, assoc, _, _ = DGRAM.unpack_from(data)
             if magic != MAGIC or version != VERSION or not flags & UPSTREAM or count != 1:
                 continue
             ctype, _, length = CMD.unpack_from(data, DGRAM.size)
-            return data, addr, assoc, ctype, data[DGRAM.size + CMD.size:][:length]
+            if ctype == CMD_PING:
+                self.sock.sendto(DGRAM.pack(MAGIC, VERSION, 0, 0, assoc, 0,
+                                            int(time.monotonic() * 1e6)), addr)
+                continue
+            self.inbox.put((data, addr, assoc, ctype, data[DGRAM.size + CMD.size:][:length]))
+
+    def _recv(self, deadline, what):
+        """The next upstream datagram holding one command (no PING), before
+        the deadline: (datagram, address, association, type, body)."""
+        left = deadline - time.monotonic()
+        try:
+            return self.inbox.get(timeout=max(left, 0.001))
+        except queue.Empty:
+            self.session.fail('the manager got no %s' % what)
 
     def recv_hello(self, console_id, not_assoc=None, timeout=10):
         """The next HELLO from console_id (PINGs and CARDs are skipped), in
