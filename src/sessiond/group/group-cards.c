@@ -123,8 +123,7 @@ static void full_key(const struct slim_group *group, const char *key, char *out,
 	snprintf(out, size, "%s%s", group->config.prefix, key);
 }
 
-/* The record a failed claim read: its value and mod_revision (false: none). */
-static bool read_back(struct json_object *result, char *value, size_t size, int64_t *revision)
+struct json_object *slim_group_txn_read(struct json_object *result)
 {
 	struct json_object *responses, *range, *kvs;
 	size_t n;
@@ -132,9 +131,18 @@ static bool read_back(struct json_object *result, char *value, size_t size, int6
 			!json_object_object_get_ex(json_object_array_get_idx(responses, 0),
 				"response_range", &range) ||
 			!(kvs = slim_etcd_array(range, "kvs", &n)) || n < 1) {
+		return NULL;
+	}
+	return json_object_array_get_idx(kvs, 0);
+}
+
+/* The record a failed claim read: its value and mod_revision (false: none). */
+static bool read_back(struct json_object *result, char *value, size_t size, int64_t *revision)
+{
+	struct json_object *kv = slim_group_txn_read(result);
+	if (!kv) {
 		return false;
 	}
-	struct json_object *kv = json_object_array_get_idx(kvs, 0);
 	*revision = slim_etcd_int(kv, "mod_revision");
 	return slim_etcd_unb64(json_object_object_get(kv, "value"), value, size, NULL);
 }
@@ -143,6 +151,17 @@ static bool succeeded(struct json_object *result)
 {
 	struct json_object *ok;
 	return json_object_object_get_ex(result, "succeeded", &ok) && json_object_get_boolean(ok);
+}
+
+void slim_group_card_delete(struct slim_group *group, const struct group_kv *kv)
+{
+	char full[256];
+	full_key(group, kv->key, full, sizeof(full));
+	struct json_object *cmps = json_object_new_array();
+	json_object_array_add(cmps, compare(full, "VALUE", "value", slim_etcd_b64_str(kv->value)));
+	slim_etcd_post(group->etcd, "/v3/kv/txn", txn(cmps,
+		one("request_delete_range", NULL, full, NULL), json_object_new_array()),
+		GROUP_CALL_TIMEOUT_MS, slim_group_put_done, group);
 }
 
 /* ---- claims ---- */

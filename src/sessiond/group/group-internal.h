@@ -88,6 +88,8 @@ void slim_group_consoles_seed(struct slim_group *group);
 /* A put (value) or a delete (NULL) of a key under the prefix; with our lease if `leased`. */
 void slim_group_write_key(struct slim_group *group, const char *key, const char *value,
 		bool leased);
+/* A write's answer: etcd answers (or a failure, said at most once a second). */
+void slim_group_put_done(void *data, struct json_object *result, const char *error);
 /* Whether etcd answered (said once per change: an outage, its end). */
 void slim_group_reachable(struct slim_group *group, bool ok, const char *error);
 /* `key` = `value` in the copy of the registry, as read at `revision` (not older than it has). */
@@ -99,6 +101,10 @@ void slim_group_published_set(struct slim_group *group, const char *key, const c
 
 /* group-cards.c: cards/HASH, claimed, and what each binding here is. */
 void slim_group_card_key(const uint8_t hash[32], char *out, size_t size);
+/* A card record of ours deleted only while it is still ours (compared on its value). */
+void slim_group_card_delete(struct slim_group *group, const struct group_kv *kv);
+/* The key a transaction's failure branch read (its first range's first kv), or NULL. */
+struct json_object *slim_group_txn_read(struct json_object *result);
 /* Our record for session `id`. */
 void slim_group_card_value(const struct slim_group *group, uint32_t id, char *out, size_t size);
 /* A card record's server and session; false if it is not one of this version. */

@@ -184,7 +184,7 @@ static void server_record(struct slim_group *group, char *out, size_t size)
 	json_object_put(o);
 }
 
-static void handle_put_done(void *data, struct json_object *result, const char *error)
+void slim_group_put_done(void *data, struct json_object *result, const char *error)
 {
 	struct slim_group *group = data;
 	if (!error) {
@@ -210,7 +210,7 @@ void slim_group_write_key(struct slim_group *group, const char *key, const char 
 		}
 	}
 	slim_etcd_post(group->etcd, value ? "/v3/kv/put" : "/v3/kv/deleterange", body,
-		GROUP_CALL_TIMEOUT_MS, handle_put_done, group);
+		GROUP_CALL_TIMEOUT_MS, slim_group_put_done, group);
 }
 
 /*
@@ -252,15 +252,7 @@ static struct json_object *create_txn(struct slim_group *group, const char *key,
 /* The lease of the key a failed create_txn read: 0 if none. */
 static int64_t holder(struct json_object *result)
 {
-	struct json_object *responses, *range, *kvs;
-	size_t n;
-	if (!(responses = slim_etcd_array(result, "responses", &n)) || n < 1 ||
-			!json_object_object_get_ex(json_object_array_get_idx(responses, 0),
-				"response_range", &range) ||
-			!(kvs = slim_etcd_array(range, "kvs", &n)) || n < 1) {
-		return 0;
-	}
-	return slim_etcd_int(json_object_array_get_idx(kvs, 0), "lease");
+	return slim_etcd_int(slim_group_txn_read(result), "lease");
 }
 
 /* Whether a create_txn's answer leaves the key ours (created, or ours already). */
@@ -269,30 +261,6 @@ static bool created(const struct slim_group *group, struct json_object *result)
 	struct json_object *ok;
 	return (json_object_object_get_ex(result, "succeeded", &ok) &&
 		json_object_get_boolean(ok)) || holder(result) == group->lease;
-}
-
-/* A record of ours deleted only while it is still ours: a card another server took stays. */
-static void delete_if_ours(struct slim_group *group, const struct group_kv *kv)
-{
-	char full[256];
-	snprintf(full, sizeof(full), "%s%s", group->config.prefix, kv->key);
-	struct json_object *cmp = json_object_new_object();
-	json_object_object_add(cmp, "key", slim_etcd_b64_str(full));
-	json_object_object_add(cmp, "target", json_object_new_string("VALUE"));
-	json_object_object_add(cmp, "result", json_object_new_string("EQUAL"));
-	json_object_object_add(cmp, "value", slim_etcd_b64_str(kv->value));
-	struct json_object *del = json_object_new_object();
-	json_object_object_add(del, "key", slim_etcd_b64_str(full));
-	struct json_object *op = json_object_new_object();
-	json_object_object_add(op, "request_delete_range", del);
-	struct json_object *compare = json_object_new_array(), *success = json_object_new_array();
-	json_object_array_add(compare, cmp);
-	json_object_array_add(success, op);
-	struct json_object *body = json_object_new_object();
-	json_object_object_add(body, "compare", compare);
-	json_object_object_add(body, "success", success);
-	slim_etcd_post(group->etcd, "/v3/kv/txn", body, GROUP_CALL_TIMEOUT_MS, handle_put_done,
-		group);
 }
 
 /* A login at one of our consoles about to start a session for this card (claimed already). */
@@ -379,7 +347,7 @@ static void publish(struct slim_group *group)
 			continue;
 		}
 		if (card) {
-			delete_if_ours(group, kv);
+			slim_group_card_delete(group, kv);
 		} else {
 			slim_group_write_key(group, kv->key, NULL, false);
 		}
@@ -534,7 +502,7 @@ static void reconcile(struct slim_group *group)
 	wl_list_for_each(kv, &group->mirror, link) {
 		bool card = strncmp(kv->key, "cards/", 6) == 0;
 		if (card && strstr(kv->value, card_of) && !held_here(group, kv)) {
-			delete_if_ours(group, kv);
+			slim_group_card_delete(group, kv);
 		} else if (!card && (strcmp(kv->key, record) == 0 ||
 				strncmp(kv->key, own, strlen(own)) == 0)) {
 			slim_group_published_set(group, kv->key, kv->value, kv->revision);
@@ -894,7 +862,7 @@ void slim_group_answer(struct slim_group *group, enum slim_group_request kind,
 		handle_watch_event(group, result, why);
 		break;
 	case SLIM_GROUP_PUT:
-		handle_put_done(group, result, why);
+		slim_group_put_done(group, result, why);
 		break;
 	case SLIM_GROUP_CARD_CLAIM:
 		slim_group_claim_answer(group, result, why);
