@@ -193,6 +193,37 @@ static enum slim_error decode_palette(const struct slim_reader *r, struct slim_c
 	return packed_indices_valid(pal) ? SLIM_OK : SLIM_ERR_PALETTE;
 }
 
+/*
+ * A fragment is checked alone: its bytes lie inside the access unit it
+ * names, and where it paints lies on the screen and inside where the
+ * picture goes. Whether fragments agree with each other is the
+ * depacketiser's (slim-video.c).
+ */
+static enum slim_error decode_video(const struct slim_reader *r, struct slim_cmd *cmd,
+		const uint8_t *body, size_t len)
+{
+	struct slim_wire_video *h = &cmd->video.hdr;
+	if (len <= sizeof(*h)) {
+		return SLIM_ERR_LENGTH;
+	}
+	memcpy(h, body, sizeof(*h));
+	cmd->video.data = body + sizeof(*h);
+	cmd->video.len = len - sizeof(*h);
+	if (h->stream >= SLIM_VIDEO_STREAMS || h->codec != SLIM_CODEC_H264 ||
+			h->frags == 0 || h->frags > SLIM_VIDEO_MAX_FRAGS || h->frag >= h->frags ||
+			h->width < 2 || h->height < 2 || h->width > SLIM_MAX_DIM ||
+			h->height > SLIM_MAX_DIM || h->size > SLIM_VIDEO_MAX_PICTURE ||
+			h->offset > h->size || cmd->video.len > h->size - h->offset) {
+		return SLIM_ERR_FIELD;
+	}
+	struct slim_rect dst = rect_from_wire(h->dst), clip = rect_from_wire(h->clip);
+	if (dst.w == 0 || dst.h == 0 || !rect_within(clip, r->width, r->height) ||
+			!rect_contains(dst, clip)) {
+		return SLIM_ERR_RECT;
+	}
+	return SLIM_OK;
+}
+
 static enum slim_error decode_cscs(const struct slim_reader *r, struct slim_cmd *cmd,
 		const uint8_t *body, size_t len)
 {
@@ -304,6 +335,8 @@ static enum slim_error decode_downstream(const struct slim_reader *r,
 	}
 	case SLIM_CMD_CSCS:
 		return decode_cscs(r, cmd, body, len);
+	case SLIM_CMD_VIDEO:
+		return decode_video(r, cmd, body, len);
 	case SLIM_CMD_PALETTE:
 		return decode_palette(r, cmd, body, len);
 	case SLIM_CMD_CACHE_STORE:
@@ -385,7 +418,7 @@ static enum slim_error decode_downstream(const struct slim_reader *r,
 
 /*
  * The fixed part, then in this order what the caps say follows: the video
- * budget, the heads, the keyboard, the unreached manager's key; then the
+ * budget, the heads, the keyboard, the unreached manager's key, the codecs; then the
  * token, if any.
  */
 static enum slim_error decode_hello(struct slim_cmd *cmd, const uint8_t *body, size_t len)
@@ -440,6 +473,26 @@ static enum slim_error decode_hello(struct slim_cmd *cmd, const uint8_t *body, s
 		cmd->unreached = p;
 		p += SLIM_UNREACHED_LEN;
 	}
+	cmd->codecs = NULL;
+	cmd->n_codecs = 0;
+	if (caps & SLIM_CAP_CODECS) {
+		struct slim_wire_codecs c;
+		if (end - p < (ptrdiff_t)sizeof(c)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&c, p, sizeof(c));
+		p += sizeof(c);
+		if (c.count < 1 || c.count > SLIM_MAX_CODECS) {
+			return SLIM_ERR_FIELD;
+		}
+		size_t n = (size_t)c.count * sizeof(struct slim_wire_codec);
+		if ((size_t)(end - p) < n) {
+			return SLIM_ERR_LENGTH;
+		}
+		cmd->codecs = p;
+		cmd->n_codecs = c.count;
+		p += n;
+	}
 	if (end - p != 0 && end - p != SLIM_ATTACH_TOKEN_LEN) {
 		return SLIM_ERR_LENGTH;
 	}
@@ -464,6 +517,12 @@ static enum slim_error decode_upstream(struct slim_cmd *cmd, const uint8_t *body
 	switch (cmd->type) {
 	case SLIM_CMD_MIC:
 		return decode_audio(cmd, body, len);
+	case SLIM_CMD_VIDEO_RECOVER:
+		if (len != sizeof(cmd->video_recover)) {
+			return SLIM_ERR_LENGTH;
+		}
+		memcpy(&cmd->video_recover, body, len);
+		return cmd->video_recover.stream < SLIM_VIDEO_STREAMS ? SLIM_OK : SLIM_ERR_FIELD;
 	case SLIM_CMD_AUDIO_REPORT:
 		if (len != sizeof(cmd->audio_report)) {
 			return SLIM_ERR_LENGTH;

@@ -115,11 +115,12 @@ bool slim_put_hello_ext(struct slim_writer *w, const struct slim_wire_hello *hel
 	struct slim_wire_hello h = *hello;
 	const struct slim_desk *desk = parts->desk;
 	bool keyboard = desk && desk->has_keyboard;
+	size_t n_codecs = parts->n_codecs < SLIM_MAX_CODECS ? parts->n_codecs : SLIM_MAX_CODECS;
 	h.caps &= ~(uint32_t)(SLIM_CAP_VIDEO_BUDGET | SLIM_CAP_HEADS | SLIM_CAP_KEYBOARD |
-		SLIM_CAP_UNREACHED);
+		SLIM_CAP_UNREACHED | SLIM_CAP_CODECS);
 	h.caps |= (parts->video_mbit ? SLIM_CAP_VIDEO_BUDGET : 0) |
 		(desk ? SLIM_CAP_HEADS : 0) | (keyboard ? SLIM_CAP_KEYBOARD : 0) |
-		(parts->unreached ? SLIM_CAP_UNREACHED : 0);
+		(parts->unreached ? SLIM_CAP_UNREACHED : 0) | (n_codecs ? SLIM_CAP_CODECS : 0);
 	if (desk) {
 		h.version = SLIM_HELLO_VERSION;
 	}
@@ -128,6 +129,7 @@ bool slim_put_hello_ext(struct slim_writer *w, const struct slim_wire_hello *hel
 		(desk ? sizeof(struct slim_wire_heads) + n_heads * sizeof(struct slim_wire_head) : 0) +
 		(keyboard ? sizeof(struct slim_wire_keyboard) : 0) +
 		(parts->unreached ? SLIM_UNREACHED_LEN : 0) +
+		(n_codecs ? sizeof(struct slim_wire_codecs) + n_codecs * sizeof(struct slim_wire_codec) : 0) +
 		(parts->token ? SLIM_ATTACH_TOKEN_LEN : 0);
 	uint8_t *p = slim_writer_add(w, SLIM_CMD_HELLO, 0, len);
 	if (!p) {
@@ -159,6 +161,13 @@ bool slim_put_hello_ext(struct slim_writer *w, const struct slim_wire_hello *hel
 	if (parts->unreached) {
 		memcpy(p, parts->unreached, SLIM_UNREACHED_LEN);
 		p += SLIM_UNREACHED_LEN;
+	}
+	if (n_codecs) {
+		struct slim_wire_codecs c = { .count = (uint8_t)n_codecs };
+		memcpy(p, &c, sizeof(c));
+		p += sizeof(c);
+		memcpy(p, parts->codecs, n_codecs * sizeof(*parts->codecs));
+		p += n_codecs * sizeof(*parts->codecs);
 	}
 	if (parts->token) {
 		memcpy(p, parts->token, SLIM_ATTACH_TOKEN_LEN);
@@ -316,4 +325,22 @@ size_t slim_cscs_payload_len(uint16_t w, uint16_t h, uint8_t depth,
 		*c_stride = cs;
 	}
 	return ys * h + 2 * cs * ch;
+}
+
+bool slim_put_video(struct slim_writer *w, uint8_t flags, const struct slim_wire_video *hdr,
+		const uint8_t *data, size_t len)
+{
+	uint8_t *p = slim_writer_add(w, SLIM_CMD_VIDEO, flags, sizeof(*hdr) + len);
+	if (!p) {
+		return false;
+	}
+	memcpy(p, hdr, sizeof(*hdr));
+	memcpy(p + sizeof(*hdr), data, len);
+	return true;
+}
+
+bool slim_put_video_recover(struct slim_writer *w, uint8_t stream, uint32_t frame)
+{
+	struct slim_wire_video_recover r = { .stream = stream, .frame = frame };
+	return put(w, SLIM_CMD_VIDEO_RECOVER, 0, &r, sizeof(r));
 }

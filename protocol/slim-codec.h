@@ -78,6 +78,8 @@ struct slim_hello_parts {
 	const struct slim_desk *desk; /* its heads, and keyboard if it has one; NULL: neither */
 	/* SLIM_UNREACHED_LEN bytes, a manager's host key it cannot reach; NULL: none */
 	const uint8_t *unreached;
+	const struct slim_wire_codec *codecs; /* what it decodes; n_codecs 0: none */
+	uint8_t n_codecs;             /* at most SLIM_MAX_CODECS */
 	const uint8_t *token;         /* SLIM_ATTACH_TOKEN_LEN bytes; NULL: none */
 };
 /* Either, with these parts; caps and version are set to what goes. */
@@ -109,6 +111,10 @@ bool slim_put_audio(struct slim_writer *w, bool upstream, uint8_t flags,
 		const struct slim_wire_audio *hdr, const uint8_t *payload, size_t len);
 bool slim_put_audio_report(struct slim_writer *w, const struct slim_wire_audio_report *report);
 bool slim_put_card(struct slim_writer *w, const struct slim_wire_card *card);
+/* One VIDEO fragment: `hdr` and len bytes of the access unit from hdr->offset. */
+bool slim_put_video(struct slim_writer *w, uint8_t flags, const struct slim_wire_video *hdr,
+		const uint8_t *data, size_t len);
+bool slim_put_video_recover(struct slim_writer *w, uint8_t stream, uint32_t frame);
 
 /* A decoded command. Pointers point into the datagram. */
 struct slim_cscs {
@@ -188,6 +194,9 @@ struct slim_cmd {
 			const uint8_t *keyboard; /* struct slim_wire_keyboard; NULL: none */
 			/* with SLIM_CAP_UNREACHED: SLIM_UNREACHED_LEN bytes, else NULL */
 			const uint8_t *unreached;
+			/* with SLIM_CAP_CODECS: struct slim_wire_codec, unaligned, else NULL */
+			const uint8_t *codecs;
+			uint8_t n_codecs;
 			bool has_token;
 			uint8_t token[SLIM_ATTACH_TOKEN_LEN];
 		};
@@ -212,6 +221,12 @@ struct slim_cmd {
 			size_t len;
 		} audio; /* AUDIO and MIC */
 		struct slim_wire_audio_report audio_report;
+		struct {
+			struct slim_wire_video hdr;
+			const uint8_t *data; /* hdr.offset.. of the access unit */
+			size_t len;
+		} video;
+		struct slim_wire_video_recover video_recover;
 		struct {
 			const uint8_t *ranges; /* struct slim_wire_seq_range, unaligned */
 			size_t count;

@@ -92,6 +92,7 @@ enum slim_cmd_type {
 	SLIM_CMD_CACHE_STORE = 0x0e, /* keep what a rectangle shows in a cache slot */
 	SLIM_CMD_CACHE_DRAW = 0x0f,  /* paint a slot's pixels */
 	SLIM_CMD_MOVE = 0x10,   /* the session manager: go to another manager of the group */
+	SLIM_CMD_VIDEO = 0x11,  /* one fragment of a compressed picture (slim-video.h) */
 	/* upstream: console -> server */
 	SLIM_CMD_HELLO = 0x81,
 	SLIM_CMD_INPUT = 0x82,
@@ -102,6 +103,7 @@ enum slim_cmd_type {
 	SLIM_CMD_HELD = 0x87,
 	SLIM_CMD_MIC = 0x88,     /* the console's microphone, AUDIO's upstream twin */
 	SLIM_CMD_AUDIO_REPORT = 0x89, /* how the console's playback fares */
+	SLIM_CMD_VIDEO_RECOVER = 0x8a, /* a compressed stream cannot go on: a key picture, please */
 };
 
 /* SET flags */
@@ -174,7 +176,49 @@ enum slim_caps {
 	 * (session-manager.md §9): no console is sent back there.
 	 */
 	SLIM_CAP_UNREACHED = 1 << 15,
+	/* struct slim_wire_codecs follows: the compressed video it decodes (slim-protocol.md 4.1) */
+	SLIM_CAP_CODECS = 1 << 16,
 };
+
+/* Compressed video (slim-protocol.md 5.6). */
+enum slim_codec {
+	SLIM_CODEC_H264 = 1, /* ITU-T H.264, Annex B byte stream, no B pictures */
+};
+
+enum slim_codec_flags {
+	SLIM_CODEC_HARDWARE = 1 << 0, /* decoded by the console's GPU (a hint, for statistics) */
+};
+
+/* One codec a console decodes, and up to what picture. */
+struct slim_wire_codec {
+	uint8_t codec;   /* enum slim_codec */
+	uint8_t profile; /* highest profile_idc it decodes: 66 baseline, 77 main, 100 high */
+	uint8_t level;   /* highest level_idc (41: 4.1) */
+	uint8_t flags;   /* enum slim_codec_flags */
+	uint16_t max_width, max_height; /* coded picture, at most SLIM_MAX_DIM */
+	uint16_t max_fps;               /* pictures a second, 1..SLIM_VIDEO_MAX_FPS */
+	uint16_t pad;
+} __attribute__((packed));
+
+/* Most codecs a HELLO may name. */
+#define SLIM_MAX_CODECS 4
+#define SLIM_VIDEO_MAX_FPS 240
+
+/* SLIM_CAP_CODECS: `count` codecs follow, 1..SLIM_MAX_CODECS. */
+struct slim_wire_codecs {
+	uint8_t count;
+	uint8_t pad[3];
+} __attribute__((packed));
+
+/* Compressed streams one console keeps at once (stream ids 0..SLIM_VIDEO_STREAMS-1). */
+#define SLIM_VIDEO_STREAMS 4
+/* Fragments one picture may take, and bytes it may take in all. */
+#define SLIM_VIDEO_MAX_FRAGS 1024
+#define SLIM_VIDEO_MAX_PICTURE (2u << 20)
+
+/* VIDEO flags */
+#define SLIM_VIDEO_KEY (1 << 0)   /* the picture decodes alone (an IDR with its SPS and PPS) */
+#define SLIM_VIDEO_START (1 << 1) /* a new encoder: the console's decoder starts over */
 
 /*
  * Most heads a HELLO may name. Their layout's bounding box is the screen
@@ -488,6 +532,35 @@ struct slim_wire_audio_report {
 	uint32_t jitter_us; /* RFC 3550 interarrival jitter */
 } SLIM_PACKED;
 
+/*
+ * VIDEO: one fragment of a picture of a compressed stream. A picture is
+ * cut into `frags` fragments of its access unit (Annex B bytes), each in
+ * a datagram of the display sequence; `frame` and `frag` are the stream's
+ * own numbering, so that the console reassembles the picture whatever
+ * order and datagrams the fragments came in, and knows what is missing.
+ */
+struct slim_wire_video {
+	uint8_t stream;   /* 0..SLIM_VIDEO_STREAMS-1 */
+	uint8_t codec;    /* enum slim_codec */
+	uint16_t frag;    /* this fragment, 0..frags-1 */
+	uint16_t frags;   /* fragments of the picture, 1..SLIM_VIDEO_MAX_FRAGS */
+	uint16_t width, height; /* the coded picture */
+	uint16_t pad;
+	uint32_t frame;   /* the stream's picture number: one more a picture */
+	uint32_t offset;  /* where this fragment's bytes start in the access unit */
+	uint32_t size;    /* the access unit's bytes, at most SLIM_VIDEO_MAX_PICTURE */
+	struct slim_wire_rect dst;  /* where the whole picture is shown, scaled */
+	struct slim_wire_rect clip; /* what of dst it paints (inside dst and the screen) */
+	/* then the fragment's bytes */
+} SLIM_PACKED;
+
+/* VIDEO_RECOVER: stream `stream` lost what it cannot do without since `frame`. */
+struct slim_wire_video_recover {
+	uint8_t stream;
+	uint8_t pad[3];
+	uint32_t frame; /* the last picture it decoded whole; the next it waits for */
+} SLIM_PACKED;
+
 struct slim_wire_seq_range {
 	uint32_t first, last;
 } SLIM_PACKED;
@@ -514,6 +587,10 @@ _Static_assert(sizeof(struct slim_wire_hello) == 44, "HELLO");
 _Static_assert(sizeof(struct slim_wire_head) == 100, "HELLO head");
 _Static_assert(sizeof(struct slim_wire_heads) == 4, "HELLO heads");
 _Static_assert(sizeof(struct slim_wire_keyboard) == 304, "HELLO keyboard");
+_Static_assert(sizeof(struct slim_wire_codec) == 12, "HELLO codec");
+_Static_assert(sizeof(struct slim_wire_codecs) == 4, "HELLO codecs");
+_Static_assert(sizeof(struct slim_wire_video) == 40, "VIDEO");
+_Static_assert(sizeof(struct slim_wire_video_recover) == 8, "VIDEO_RECOVER");
 
 /*
  * The longest HELLO datagram: header, command header, every part. It may
@@ -523,7 +600,8 @@ _Static_assert(sizeof(struct slim_wire_keyboard) == 304, "HELLO keyboard");
 #define SLIM_HELLO_MAX_DGRAM (sizeof(struct slim_wire_dgram) + sizeof(struct slim_wire_cmd) + \
 	sizeof(struct slim_wire_hello) + 4 + sizeof(struct slim_wire_heads) + \
 	SLIM_MAX_HEADS * sizeof(struct slim_wire_head) + sizeof(struct slim_wire_keyboard) + \
-	SLIM_UNREACHED_LEN + SLIM_ATTACH_TOKEN_LEN)
+	SLIM_UNREACHED_LEN + sizeof(struct slim_wire_codecs) + \
+	SLIM_MAX_CODECS * sizeof(struct slim_wire_codec) + SLIM_ATTACH_TOKEN_LEN)
 _Static_assert(sizeof(struct slim_wire_input) == 20, "INPUT event");
 _Static_assert(sizeof(struct slim_wire_input_hdr) == 4, "INPUT header");
 _Static_assert(sizeof(struct slim_wire_held) == 8, "HELD header");
