@@ -40,7 +40,11 @@ struct slim_video_picture {
 	size_t size;         /* at most SLIM_VIDEO_MAX_PICTURE */
 };
 
-/* Fragments `size` bytes take when each carries at most `room` of them. */
+/*
+ * Fragments `size` bytes take when each carries at most `room` of them;
+ * more than SLIM_VIDEO_MAX_FRAGS (UINT16_MAX at most, and for a room of 0):
+ * the picture cannot go in fragments that small.
+ */
 uint16_t slim_video_frags(size_t size, size_t room);
 /*
  * Fragment `frag` of `pic`, cut as slim_video_frags(pic->size, room) cuts
