@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include "card.h"
 #include "control.h"
+#include "decoders.h"
 #include "heads-option.h"
 #include "slim-clock.h"
 #include "slim-log.h"
@@ -19,6 +20,7 @@ struct slim_console_control {
 	int fd;
 	FILE *out;
 	struct slim_console_core *core;
+	struct console_decoders *decoders; /* NULL: no codec */
 	struct slim_console_link *link;
 	struct console_audio *audio; /* NULL: no sound */
 	uint32_t last_frame;
@@ -121,6 +123,12 @@ void slim_console_control_frame(struct slim_console_control *ctl, uint32_t frame
 void slim_console_control_set_audio(struct slim_console_control *ctl, struct console_audio *audio)
 {
 	ctl->audio = audio;
+}
+
+void slim_console_control_set_decoders(struct slim_console_control *ctl,
+		struct console_decoders *decoders)
+{
+	ctl->decoders = decoders;
 }
 
 void slim_console_control_audio_heard(struct slim_console_control *ctl, bool sound,
@@ -430,6 +438,18 @@ static bool cmd_stats(struct slim_console_control *ctl, char **argv)
 			(unsigned long long)a->repaired, (unsigned long long)a->unheard,
 			a->depth_ms, a->jitter_us,
 			(unsigned long long)console_audio_mic_sent(ctl->audio));
+	}
+	if (ctl->decoders) {
+		const struct slim_console_video_stats *v = slim_console_core_video_stats(ctl->core);
+		struct slim_h264_decoder_info d;
+		console_decoders_info(ctl->decoders, &d);
+		emit(ctl, "video codec=h264 decoder=%s pictures=%llu fragments=%llu bytes=%llu "
+			"errors=%llu skipped=%llu key_requests=%llu src_w=%u src_h=%u dst_w=%u "
+			"dst_h=%u decode_p50_ms=%.2f decode_p99_ms=%.2f", d.kind,
+			(unsigned long long)v->pictures, (unsigned long long)v->fragments,
+			(unsigned long long)v->bytes, (unsigned long long)v->errors,
+			(unsigned long long)v->skipped, (unsigned long long)v->key_requests,
+			v->src_w, v->src_h, v->dst_w, v->dst_h, d.decode_ms_p50, d.decode_ms_p99);
 	}
 	return true;
 }

@@ -72,6 +72,10 @@ void slim_console_control_audio_heard(struct slim_console_control *ctl, bool sou
 		uint64_t heard_us);
 /* "stats" reports this sound too. */
 void slim_console_control_set_audio(struct slim_console_control *ctl, struct console_audio *audio);
+struct console_decoders;
+/* The video decoders whose figures `stats` adds (a "video" line). */
+void slim_console_control_set_decoders(struct slim_console_control *ctl,
+		struct console_decoders *decoders);
 /* Reads and runs commands; false once "quit" was read or stdin closed. */
 bool slim_console_control_dispatch(struct slim_console_control *ctl);
 

@@ -19,6 +19,7 @@
 #include "card.h"
 #include "console-core.h"
 #include "control.h"
+#include "decoders.h"
 #include "devices.h"
 #include "keyboard.h"
 #include "session-link.h"
@@ -37,6 +38,7 @@ struct console {
 	struct slim_trust *trust; /* --manager: whose key we believe */
 	struct console_devices devices; /* the screen, and local keys and pointer */
 	struct slim_console_core *core;
+	struct console_decoders *decoders; /* NULL: no codec announced */
 	struct slim_console_link *link;
 	struct slim_console_manager *manager; /* --manager */
 	struct slim_console_control *control;
@@ -631,6 +633,14 @@ static bool create_core(struct console *c)
 		return false;
 	}
 	slim_console_core_set_video_budget(c->core, c->opts.video_budget);
+	if (c->opts.video_codec != VIDEO_CODEC_NONE) {
+		c->decoders = console_decoders_create(c->opts.video_codec == VIDEO_CODEC_AUTO);
+		struct slim_wire_codec h264;
+		if (c->decoders) {
+			console_decoders_caps(c->decoders, &h264);
+			slim_console_core_set_video(c->core, &console_decoders_impl, c->decoders, &h264, 1);
+		}
+	}
 	/* a frame's ACK rides on the keystroke's release that usually follows */
 	slim_console_core_set_ack_delay(c->core, true);
 	set_keyboard(c);
@@ -685,6 +695,7 @@ static int start(struct console *c)
 	slim_console_core_set_caps(c->core, console_audio_caps(c->audio));
 	if (c->control) {
 		slim_console_control_set_audio(c->control, c->audio);
+		slim_console_control_set_decoders(c->control, c->decoders);
 	}
 	slim_console_link_start(c->link, c->core, c->id, &link_listener, c);
 	if (c->manager) {
@@ -703,6 +714,7 @@ static void stop(struct console *c)
 	slim_console_link_destroy(c->link);
 	console_audio_destroy(c->audio);
 	slim_console_core_destroy(c->core);
+	console_decoders_destroy(c->decoders);
 	console_devices_close(&c->devices);
 	if (c->signal_fd >= 0) {
 		close(c->signal_fd);

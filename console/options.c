@@ -47,6 +47,8 @@ static const char usage_text[] =
 	"  --mtu N             largest datagram, 320..65000 (default 1400)\n"
 	"  --video-budget MBIT the most video may take on this console's link, Mbit/s\n"
 	"                      (default: what the server allows)\n"
+	"  --video-codec auto|software|none  H.264 the console decodes: auto (default)\n"
+	"                      on its GPU when it can, else in software; none: CSCS only\n"
 	"  --control           commands on stdin, events on stdout, for tests\n"
 	"  --card-reader=none|pcsc|stdin  where card taps come from (default: pcsc if\n"
 	"                      pcscd is running); stdin: lines \"insert HEX\" and \"remove\",\n"
@@ -226,6 +228,23 @@ static bool set_video_budget(struct options *o, const char *arg)
 	return true;
 }
 
+static bool set_video_codec(struct options *o, const char *arg)
+{
+	static const struct choice codecs[] = {
+		{ "auto", VIDEO_CODEC_AUTO },
+		{ "software", VIDEO_CODEC_SOFTWARE },
+		{ "none", VIDEO_CODEC_NONE },
+		{ NULL, 0 },
+	};
+	int codec;
+	if (!choose(codecs, arg, &codec)) {
+		slim_console_status("--video-codec %s: expected auto, software or none", arg);
+		return false;
+	}
+	o->video_codec = (enum video_codec_mode)codec;
+	return true;
+}
+
 static bool set_screenshot(struct options *o, const char *arg)
 {
 	o->screenshot = arg;
@@ -315,6 +334,7 @@ static const struct option_def {
 	{ "transport", required_argument, set_transport, 0 },
 	{ "mtu", required_argument, set_mtu, 0 },
 	{ "video-budget", required_argument, set_video_budget, 0 },
+	{ "video-codec", required_argument, set_video_codec, 0 },
 	{ "control", no_argument, NULL, offsetof(struct options, control) },
 	{ "screenshot", required_argument, set_screenshot, 0 },
 	{ "card-reader", required_argument, set_card_reader, 0 },

@@ -18,6 +18,11 @@ struct options {
 	struct slim_desk heads;  /* --size's heads, left to right (a headless console's) */
 	uint16_t mtu;
 	uint32_t video_budget; /* --video-budget, Mbit/s; 0: the server's own */
+	enum video_codec_mode {
+		VIDEO_CODEC_AUTO,     /* H.264 on the GPU when it decodes it, else in software */
+		VIDEO_CODEC_SOFTWARE, /* H.264 in software */
+		VIDEO_CODEC_NONE,     /* none announced: video comes as CSCS */
+	} video_codec;
 	/* the console's key and pins; its id comes from the key */
 	char state_dir[4096];
 	bool has_server_key; /* --server-key: the manager's key, instead of pinning the first */

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "console-core.h"
+#include "core-video.h"
 #include "input-queue.h"
 #include "pixel-cache.h"
 #include "seq-window.h"
@@ -84,6 +85,10 @@ struct slim_console_core {
 	struct core_frame frame;
 	struct core_pointer pointer;
 	struct slim_pixel_cache cache;
+	struct core_video *video;
+	/* what it announces it decodes, once the program gave it a decoder */
+	struct slim_wire_codec codecs[SLIM_MAX_CODECS];
+	uint8_t n_codecs;
 
 	struct slim_console_stats stats;
 	struct slim_ratelimit log_limit;
@@ -127,11 +132,12 @@ struct slim_console_core *slim_console_core_create(uint32_t width, uint32_t heig
 	core->dec.history = slim_history_create();
 	core->dec.inflated = malloc(SLIM_ZSTD_MAX_DGRAM);
 	core->dec.cscs = slim_cscs_scratch_create();
+	core->video = core_video_create();
 	/* a HELLO may be longer than the MTU; nothing else is */
 	core->up.buf = malloc(mtu > SLIM_HELLO_MAX_DGRAM ? mtu : SLIM_HELLO_MAX_DGRAM);
 	slim_desk_single(&core->hello.desk, width, height);
 	if (!core->dec.cmds || !core->dec.lz4 || !core->dec.zstd || !core->dec.history ||
-			!core->dec.inflated || !core->dec.cscs || !core->up.buf ||
+			!core->dec.inflated || !core->dec.cscs || !core->video || !core->up.buf ||
 			!alloc_fb(core, width, height) ||
 			(backend && !backend->impl->init(backend, width, height))) {
 		slim_console_core_destroy(core);
@@ -153,6 +159,7 @@ void slim_console_core_destroy(struct slim_console_core *core)
 	free(core->dec.inflated);
 	slim_pixel_cache_finish(&core->cache);
 	slim_cscs_scratch_destroy(core->dec.cscs);
+	core_video_destroy(core->video);
 	free(core->up.buf);
 	free(core);
 }
@@ -257,6 +264,8 @@ static void send_hello(struct slim_console_core *core, const char *console_id)
 	struct slim_hello_parts parts = {
 		.video_mbit = core->hello.video_mbit,
 		.desk = &core->hello.desk,
+		.codecs = core->codecs,
+		.n_codecs = core->n_codecs,
 		.token = core->hello.has_token ? core->hello.token : NULL,
 	};
 	slim_put_hello_ext(&w, &hello, &parts);
@@ -267,6 +276,22 @@ static void send_hello(struct slim_console_core *core, const char *console_id)
 void slim_console_core_set_caps(struct slim_console_core *core, uint32_t caps)
 {
 	core->hello.extra_caps = caps & (SLIM_CAP_AUDIO | SLIM_CAP_MIC);
+}
+
+void slim_console_core_set_video(struct slim_console_core *core,
+		const struct slim_console_video_impl *impl, void *data,
+		const struct slim_wire_codec *codecs, size_t n)
+{
+	core_video_set_impl(core->video, impl, data);
+	n = impl ? (n < SLIM_MAX_CODECS ? n : SLIM_MAX_CODECS) : 0;
+	memcpy(core->codecs, codecs, n * sizeof(*codecs));
+	core->n_codecs = (uint8_t)n;
+}
+
+const struct slim_console_video_stats *slim_console_core_video_stats(
+		const struct slim_console_core *core)
+{
+	return core_video_stats(core->video);
 }
 
 void slim_console_core_set_video_budget(struct slim_console_core *core, uint32_t mbit)
@@ -290,6 +315,7 @@ void slim_console_core_hello(struct slim_console_core *core, const char *console
 	slim_pixel_cache_reset(&core->cache);
 	slim_history_reset(core->dec.history);
 	slim_seq_window_reset(&core->window);
+	core_video_reset(core->video);
 	send_hello(core, console_id);
 }
 
@@ -400,7 +426,11 @@ void slim_console_core_tick(struct slim_console_core *core, uint64_t now_us)
 	}
 	struct slim_writer w;
 	begin_upstream(core, &w);
-	if (slim_input_queue_tick(&core->input, &w, now_us) ||
+	uint8_t stream;
+	uint32_t frame;
+	bool recover = core_video_wants_key(core->video, now_us, &stream, &frame) &&
+		slim_put_video_recover(&w, stream, frame);
+	if (slim_input_queue_tick(&core->input, &w, now_us) || recover ||
 			(core->delay.held && now_us >= held_ack_due(core))) {
 		send_upstream(core, &w);
 	}
@@ -449,10 +479,9 @@ uint32_t slim_console_core_assoc(const struct slim_console_core *core)
 	return core->assoc;
 }
 
-static void add_damage(struct slim_console_core *core, uint8_t type, struct slim_rect r)
+static void push_damage(void *data, struct slim_rect r)
 {
-	core->stats.commands[type]++;
-	core->stats.pixels[type] += (uint64_t)r.w * r.h;
+	struct slim_console_core *core = data;
 	if (core->frame.n_damage == MAX_DAMAGE) {
 		/* Too many to track one by one: keep their bounds. */
 		struct slim_rect b = core->frame.damage[0];
@@ -470,6 +499,13 @@ static void add_damage(struct slim_console_core *core, uint8_t type, struct slim
 		core->frame.n_damage = 1;
 	}
 	core->frame.damage[core->frame.n_damage++] = r;
+}
+
+static void add_damage(struct slim_console_core *core, uint8_t type, struct slim_rect r)
+{
+	core->stats.commands[type]++;
+	core->stats.pixels[type] += (uint64_t)r.w * r.h;
+	push_damage(core, r);
 }
 
 /* Reports the gap [first, last] at once; 0 is no sequence number, so skip it. */
@@ -597,6 +633,9 @@ static void apply(struct slim_console_core *core, const struct slim_cmd *cmd,
 		core->stats.cscs_src_h = cmd->cscs.src_h;
 		core->stats.cscs_dst_w = cmd->cscs.dst.w;
 		core->stats.cscs_dst_h = cmd->cscs.dst.h;
+		break;
+	case SLIM_CMD_VIDEO:
+		core_video_apply(core->video, fb, cmd, slim_now_us(), push_damage, core);
 		break;
 	case SLIM_CMD_CURSOR_IMAGE:
 		apply_cursor_image(core, cmd);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include "backend.h"
 #include "input-queue.h"
+#include "core-video.h"
 #include "slim-codec.h"
 #include "slim-desk.h"
 #include "slim-history.h"
@@ -72,6 +73,15 @@ void slim_console_core_set_token(struct slim_console_core *core,
 /* Every HELLO from now on offers these too (SLIM_CAP_AUDIO, SLIM_CAP_MIC). */
 void slim_console_core_set_caps(struct slim_console_core *core, uint32_t caps);
 /* Every HELLO from now on asks video to take at most `mbit` Mbit/s (0: no limit of ours). */
+/*
+ * Compressed video: `impl` decodes it, and HELLO announces `codecs` (n at
+ * most SLIM_MAX_CODECS) from the next one on. NULL: none, CSCS only.
+ */
+void slim_console_core_set_video(struct slim_console_core *core,
+		const struct slim_console_video_impl *impl, void *data,
+		const struct slim_wire_codec *codecs, size_t n);
+const struct slim_console_video_stats *slim_console_core_video_stats(
+		const struct slim_console_core *core);
 void slim_console_core_set_video_budget(struct slim_console_core *core, uint32_t mbit);
 /* Starts a new association with the server and sends HELLO. */
 void slim_console_core_hello(struct slim_console_core *core, const char *console_id,

@@ -32,6 +32,7 @@ static void usage(FILE *f, const char *prog)
 	fprintf(f, "usage: %s [--listen ADDRESS:PORT] [--managed [--manager-uid UID]]\n"
 		"          [--pairing-key FILE]\n"
 		"          [--transport dtls|clear] [--size WxH] [--video-budget MBIT]\n"
+		"          [--video-codec auto|software|vaapi|none]\n"
 		"          [--audio opus[:KBIT]|pcm] [--no-audio] [-s COMMAND] [-v]\n"
 		"  --listen      where consoles reach this session (default %s; port 0: any)\n"
 		"  --managed     only consoles the session manager sends are shown; it connects\n"
@@ -45,6 +46,9 @@ static void usage(FILE *f, const char *prog)
 		"  --size        the screen until a console says otherwise (default 1280x720)\n"
 		"  --video-budget  Mbit/s that video (sent as YUV, scaled by the console) may\n"
 		"                take (default %d; 0: video goes exact, as pixels)\n"
+		"  --video-codec   H.264 to consoles that decode it: auto (default: VA-API on\n"
+		"                a render node that encodes it, else x264), software, vaapi,\n"
+		"                or none (CSCS only)\n"
 		"  --audio       how sound goes to consoles: Opus at KBIT kbit/s (default\n"
 		"                opus:64, 16 to 256), or pcm: 1.5 Mbit/s, for a LAN\n"
 		"  --no-audio    no sound: no PipeWire started, no console speaker or microphone\n"
@@ -217,6 +221,8 @@ struct options {
 	struct slim_link_config link;
 	uint32_t width, height;
 	unsigned long video_budget; /* Mbit/s */
+	bool video_codec;
+	enum slim_h264_device video_device;
 	bool audio;
 	uid_t manager_uid;
 	enum wlr_log_importance verbosity;
@@ -233,6 +239,7 @@ static int parse_options(int argc, char *argv[], struct options *o)
 		{ "pairing-key", required_argument, NULL, 'P' },
 		{ "transport", required_argument, NULL, 'T' },
 		{ "video-budget", required_argument, NULL, 'B' },
+		{ "video-codec", required_argument, NULL, 'C' },
 		{ "audio", required_argument, NULL, 'a' },
 		{ "no-audio", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
@@ -272,6 +279,20 @@ static int parse_options(int argc, char *argv[], struct options *o)
 			}
 			break;
 		}
+		case 'C':
+			o->video_codec = strcmp(optarg, "none") != 0;
+			if (strcmp(optarg, "auto") == 0) {
+				o->video_device = SLIM_H264_AUTO;
+			} else if (strcmp(optarg, "software") == 0) {
+				o->video_device = SLIM_H264_SOFTWARE;
+			} else if (strcmp(optarg, "vaapi") == 0) {
+				o->video_device = SLIM_H264_VAAPI;
+			} else if (o->video_codec) {
+				fprintf(stderr, "slimland: --video-codec wants auto, software, vaapi or "
+					"none, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
 		case 'M':
 			o->link.managed = true;
 			break;
@@ -344,6 +365,7 @@ int main(int argc, char *argv[])
 		.link = { .listen = DEFAULT_LISTEN, .mode = SLIM_SEC_DTLS },
 		.width = 1280, .height = 720,
 		.video_budget = DEFAULT_VIDEO_BUDGET,
+		.video_codec = true,
 		.audio = true,
 		.manager_uid = getuid(),
 		.verbosity = WLR_INFO,
@@ -361,8 +383,11 @@ int main(int argc, char *argv[])
 	struct wl_event_source *sigs[3] = { NULL };
 	bool have_key = o.link.managed || o.link.mode == SLIM_SEC_CLEAR ||
 		load_pairing_key(o.pairing_key, o.link.pairing_key);
-	bool started = have_key && server_init(&server, o.width, o.height, &o.link,
-		(uint64_t)o.video_budget * 1000000);
+	struct slim_video_options video = {
+		.budget_bps = (uint64_t)o.video_budget * 1000000,
+		.codec = o.video_codec, .device = o.video_device,
+	};
+	bool started = have_key && server_init(&server, o.width, o.height, &o.link, &video);
 	explicit_bzero(o.link.pairing_key, sizeof(o.link.pairing_key));
 	if (!started) {
 		goto out;

@@ -79,6 +79,8 @@ static void handle_link_attached(void *data, const char *console_id,
 	slim_shell_console_attached(server->shell, console_id, desk);
 	cursor_resend(server->cursor);
 	heads_attached(server->heads);
+	video_set_console_codec(server->video,
+		server->video_codec ? slim_link_h264(server->link) : NULL);
 	slim_sched_attached(server->sched, true);
 	sched_changed(server);
 	if (server->audio) {
@@ -88,9 +90,18 @@ static void handle_link_attached(void *data, const char *console_id,
 	slim_control_attached(server->control, console_id, width, height);
 }
 
+static void handle_link_video_recover(void *data, uint8_t stream)
+{
+	struct slim_server *server = data;
+	/* the stream's next picture is a key picture: a playing video draws one soon */
+	video_recover(server->video, stream);
+}
+
 static void handle_link_detached(void *data, const char *console_id)
 {
 	struct slim_server *server = data;
+	/* the encoders' memory goes back until a console shows the session again */
+	video_set_console_codec(server->video, NULL);
 	slim_sched_attached(server->sched, false);
 	sched_changed(server);
 	if (server->audio) {
@@ -153,6 +164,7 @@ static const struct slim_link_handler link_handler = {
 	.audio_report = handle_link_audio_report,
 	.microphone = handle_link_microphone,
 	.link_report = handle_link_report,
+	.video_recover = handle_link_video_recover,
 };
 
 static void handle_audio_speaker(void *data, const int16_t *pcm)
@@ -335,12 +347,13 @@ static bool create_renderer(struct slim_server *server)
 
 /* The surfaces, the scene they are shown in, and the globals of neither shell nor media. */
 static struct wlr_compositor *create_globals(struct slim_server *server,
-		uint64_t video_budget_bps)
+		const struct slim_video_options *video)
 {
 	struct wlr_compositor *compositor = wlr_compositor_create(server->display, server->renderer);
 	server->scene = wlr_scene_create();
 	server->video = compositor && server->scene ? video_create(server->loop, compositor,
-		server->scene, video_budget_bps, &video_handler, server) : NULL;
+		server->scene, video->budget_bps, video->device, &video_handler, server) : NULL;
+	server->video_codec = video->codec;
 	if (!server->video || !content_type_init(server->display)) {
 		wlr_log(WLR_ERROR, "cannot create the compositor or the video tracker");
 		return NULL;
@@ -388,7 +401,7 @@ static bool start_heads(struct slim_server *server, uint32_t width, uint32_t hei
 
 /* The globals a desktop client expects, and the console's screen they show on. */
 bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
-		const struct slim_link_config *link, uint64_t video_budget_bps)
+		const struct slim_link_config *link, const struct slim_video_options *video)
 {
 	/* server_finish() removes it whether or not start-up got that far */
 	wl_list_init(&server->client_created.link);
@@ -400,7 +413,7 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 	if (!start_sched(server) || !start_link(server, link) || !create_renderer(server)) {
 		return false;
 	}
-	struct wlr_compositor *compositor = create_globals(server, video_budget_bps);
+	struct wlr_compositor *compositor = create_globals(server, video);
 	if (!compositor) {
 		return false;
 	}

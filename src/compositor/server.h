@@ -61,6 +61,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <wayland-server-core.h>
+#include "h264-encoder.h"
 #include "link.h"
 
 struct slim_server {
@@ -75,6 +76,7 @@ struct slim_server {
 	struct slim_shell *shell;   /* the windows, the seat and their protocols */
 	struct slim_cursor *cursor; /* the pointer's image, for the console to draw */
 	struct slim_video *video;
+	bool video_codec; /* H.264 to consoles that decode it */
 	struct slim_protocol_check *protocol_check;
 	struct slim_link *link;
 	struct slim_control *control; /* --managed only */
@@ -87,8 +89,15 @@ struct slim_server {
 	struct wl_listener client_created;
 };
 
+/* How video goes: CSCS within budget_bps, and H.264 to consoles that decode it. */
+struct slim_video_options {
+	uint64_t budget_bps;
+	bool codec;                   /* false: CSCS only */
+	enum slim_h264_device device; /* where H.264 is encoded */
+};
+
 bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
-		const struct slim_link_config *link, uint64_t video_budget_bps);
+		const struct slim_link_config *link, const struct slim_video_options *video);
 void server_finish(struct slim_server *server);
 /* The session's sound server and the console's speaker and microphone in it. */
 void server_start_audio(struct slim_server *server);

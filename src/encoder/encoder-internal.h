@@ -113,6 +113,51 @@ uint32_t recovery_ack(struct slim_recovery *rec, uint32_t highest);
 /* cursor-emit.c */
 void cursor_put(struct slim_encoder *enc);
 
+/* video-out.c */
+
+#define VOUT_RING (4u << 20)   /* bytes of fragments kept to be sent again */
+#define VOUT_RECORDS 4096      /* fragments remembered */
+/* Older fragments are not sent again: the console has given their picture up. */
+#define VOUT_RESEND_US 250000
+
+enum vout_state {
+	VOUT_EMPTY,
+	VOUT_SENT,
+	VOUT_LOST, /* waits to be sent again */
+	VOUT_DONE,
+};
+
+struct vout_record {
+	uint32_t seq;     /* the datagram it went in */
+	uint64_t sent_us; /* first sent */
+	uint64_t pos;     /* its command body in the ring, counted from the start */
+	uint32_t len;
+	uint8_t flags, stream, state;
+	uint32_t gen;     /* the stream's generation when sent */
+};
+
+struct encoder_video {
+	uint8_t *ring;
+	uint64_t ring_total; /* bytes ever written to the ring */
+	struct vout_record *records;
+	uint32_t next_record;
+	uint32_t resend[VOUT_RECORDS]; /* records lost, to be sent again */
+	size_t n_resend;
+	uint32_t gen[SLIM_VIDEO_STREAMS]; /* one more each time a stream ends or starts again */
+	pixman_region32_t unknown; /* where the console shows decoded pictures */
+};
+
+bool video_out_init(struct encoder_video *v);
+void video_out_finish(struct encoder_video *v);
+void video_out_reset(struct encoder_video *v);
+/* Datagrams first..last were lost: the fragments they carried are sent again. */
+void video_out_lost(struct encoder_video *v, uint32_t first, uint32_t last);
+bool video_out_pending(const struct encoder_video *v);
+/* The console copied src by (dx, dy): what it copied of a decoded picture is unknown there too. */
+void video_out_copied(struct encoder_video *v, struct slim_rect src, int32_t dx, int32_t dy);
+/* Fragments to send again, then the frame's pictures. */
+void encode_pictures(struct slim_encoder *enc, const struct slim_frame *frame);
+
 /* packer.c */
 
 /* Which earlier datagrams the next one compressed names as its dictionary. */
@@ -158,6 +203,7 @@ struct slim_packer {
 	struct slim_recovery *rec;
 	struct slim_encoder_stats *stats;
 	const struct slim_fb *model;
+	struct encoder_video *video; /* told of every COPY */
 	struct slim_cscs_scratch *cscs;
 };
 
@@ -209,6 +255,9 @@ uint8_t *emit_cscs_begin(struct slim_packer *p, const struct slim_wire_cscs *hdr
  */
 void emit_cscs_commit(struct slim_packer *p, const uint8_t *body, uint8_t depth, bool model);
 void emit_frame_end(struct slim_packer *p, const struct slim_wire_frame_end *fe);
+/* One VIDEO fragment: header and `len` bytes; it goes raw (zstd gains nothing on it). */
+void emit_video(struct slim_packer *p, uint8_t flags, const struct slim_wire_video *hdr,
+		const uint8_t *data, size_t len);
 void emit_cursor_image(struct slim_packer *p, const struct slim_wire_cursor_image *hdr,
 		const uint32_t *rows);
 void emit_cursor_pos(struct slim_packer *p, int16_t x, int16_t y, bool visible);
@@ -281,6 +330,7 @@ struct slim_encoder {
 	struct encoder_palette palette;
 	struct encoder_scroll scroll;
 	struct encoder_cursor cursor;
+	struct encoder_video video;
 
 	uint32_t frame;
 	uint32_t frame_end_seq; /* the datagram that carried the last FRAME_END */

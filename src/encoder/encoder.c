@@ -62,7 +62,7 @@ struct slim_encoder *slim_encoder_create_from(struct slim_encoder *old, uint32_t
 	enc->cfg.lz4 = config->lz4 && !config->zstd;
 	enc->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
 	pixman_region32_init(&enc->work);
-	bool ok = recovery_init(&enc->rec, width, height) &&
+	bool ok = recovery_init(&enc->rec, width, height) && video_out_init(&enc->video) &&
 		packer_init(&enc->packer, mtu, config->assoc, config->zstd,
 			config->history) &&
 		scroll_init(enc) && (enc->model.px || alloc_model(enc, width, height)) &&
@@ -78,6 +78,7 @@ struct slim_encoder *slim_encoder_create_from(struct slim_encoder *old, uint32_t
 	p->rec = &enc->rec;
 	p->stats = &enc->stats;
 	p->model = &enc->model;
+	p->video = &enc->video;
 	return enc;
 }
 
@@ -87,6 +88,7 @@ void slim_encoder_destroy(struct slim_encoder *enc)
 		return;
 	}
 	recovery_finish(&enc->rec);
+	video_out_finish(&enc->video);
 	cache_destroy(enc->cache);
 	packer_finish(&enc->packer);
 	scroll_finish(enc);
@@ -102,6 +104,7 @@ bool slim_encoder_resize(struct slim_encoder *enc, uint32_t width, uint32_t heig
 		return false;
 	}
 	recovery_reset(&enc->rec, width, height);
+	video_out_reset(&enc->video);
 	packer_reset(&enc->packer);
 	return true;
 }
@@ -132,7 +135,7 @@ void slim_encoder_repaint(struct slim_encoder *enc)
 bool slim_encoder_needs_frame(const struct slim_encoder *enc)
 {
 	return enc->rec.repaint_all || enc->rec.cursor_lost || pixman_region32_not_empty(
-		(pixman_region32_t *)&enc->rec.repair);
+		(pixman_region32_t *)&enc->rec.repair) || video_out_pending(&enc->video);
 }
 
 uint32_t slim_encoder_frames_in_flight(const struct slim_encoder *enc)
@@ -237,6 +240,14 @@ static void leave_to_pictures(struct slim_encoder *enc, const struct slim_frame 
 		pixman_region32_subtract(repair, repair, &dst);
 		pixman_region32_fini(&dst);
 	}
+	for (size_t i = 0; i < frame->n_pictures; i++) {
+		const struct slim_rect *c = &frame->pictures[i].clip;
+		pixman_region32_t clip;
+		pixman_region32_init_rect(&clip, c->x, c->y, c->w, c->h);
+		pixman_region32_subtract(work, work, &clip);
+		pixman_region32_subtract(repair, repair, &clip);
+		pixman_region32_fini(&clip);
+	}
 	/* a video's next picture repaints its place: nothing there now */
 	if (frame->defer && enc->cfg.cscs) {
 		pixman_region32_subtract(work, work, (pixman_region32_t *)frame->defer);
@@ -301,8 +312,20 @@ size_t slim_encoder_frame(struct slim_encoder *enc, const struct slim_frame *fra
 	/* what is lost goes below, as it is: not again as damage */
 	pixman_region32_subtract(&enc->work, &enc->work, &enc->rec.repair);
 	find_scrolls(enc, fb);
+	/* where the console shows decoded pictures, the model cannot be trusted */
+	pixman_region32_t *unknown = &enc->video.unknown;
+	pixman_region32_union(&enc->rec.repair, &enc->rec.repair, &deferred);
+	pixman_region32_subtract(unknown, unknown, &enc->rec.repair);
+	pixman_region32_subtract(&enc->rec.repair, &enc->rec.repair, &deferred);
+	pixman_region32_t whole;
+	pixman_region32_init(&whole);
+	pixman_region32_intersect(&whole, &enc->work, unknown);
+	pixman_region32_subtract(&enc->work, &enc->work, &whole);
+	pixman_region32_subtract(unknown, unknown, &whole);
 	/* Lost areas first, sent as they are: the console's copy is wrong there. */
 	encode_region(enc, fb, &enc->rec.repair, true);
+	encode_region(enc, fb, &whole, true);
+	pixman_region32_fini(&whole);
 	pixman_region32_copy(&enc->rec.repair, &deferred);
 	pixman_region32_fini(&deferred);
 	encode_region(enc, fb, &enc->work, false);
@@ -313,6 +336,7 @@ size_t slim_encoder_frame(struct slim_encoder *enc, const struct slim_frame *fra
 	for (size_t i = 0; i < n_yuv; i++) {
 		encode_yuv(enc, &frame->yuv[i]);
 	}
+	encode_pictures(enc, frame);
 
 	if (enc->packer.commands == commands) {
 		packer_end_frame(&enc->packer);
@@ -357,12 +381,14 @@ void slim_encoder_handle_nack(struct slim_encoder *enc, const struct slim_cmd *n
 		struct slim_wire_seq_range r;
 		slim_nack_get(nack, i, &r);
 		network_lost(enc, recovery_lost(&enc->rec, r.first, r.last));
+		video_out_lost(&enc->video, r.first, r.last);
 	}
 }
 
 void slim_encoder_dropped(struct slim_encoder *enc, uint32_t first, uint32_t last)
 {
 	enc->stats.recovered_seqs += recovery_lost(&enc->rec, first, last);
+	video_out_lost(&enc->video, first, last);
 	if ((int32_t)(enc->frame_end_seq - first) >= 0 && (int32_t)(last - enc->frame_end_seq) >= 0) {
 		/* the console will never see that frame end, nor acknowledge it */
 		enc->stats.acked_frame = enc->stats.last_frame;
@@ -374,6 +400,7 @@ void slim_encoder_timeout(struct slim_encoder *enc)
 	struct slim_recovery *rec = &enc->rec;
 	if (rec->last_sent != rec->confirmed) {
 		network_lost(enc, recovery_lost(rec, rec->confirmed + 1, rec->last_sent));
+		video_out_lost(&enc->video, rec->confirmed + 1, rec->last_sent);
 	}
 	/* Whatever was in flight is now accounted for. */
 	enc->stats.acked_frame = enc->stats.last_frame;

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include "slim-codec.h"
 #include "slim-pixels.h"
+#include "slim-video.h"
 
 struct slim_encoder_config {
 	uint16_t mtu;      /* datagram size, header included; 0: SLIM_DEFAULT_MTU */
@@ -81,6 +82,15 @@ struct slim_frame {
 	 */
 	const pixman_region32_t *defer;
 	uint64_t damage_us; /* when the first damage of this frame arrived; 0: now */
+	/*
+	 * Compressed pictures (slim-video.h), sent after the CSCS images;
+	 * their clip rectangles are left to them as the images' are. Ignored
+	 * by a console that announced no codec (the caller's to know).
+	 */
+	const struct slim_video_picture *pictures;
+	size_t n_pictures;
+	/* streams (bit n: stream n) that ended since the last frame: nothing of theirs is sent again */
+	uint8_t video_ended;
 };
 
 enum slim_stat_kind {
@@ -92,6 +102,7 @@ enum slim_stat_kind {
 	SLIM_STAT_CSCS,
 	SLIM_STAT_PALETTE,
 	SLIM_STAT_CACHE_DRAW,
+	SLIM_STAT_VIDEO,
 	SLIM_STAT_OTHER,
 	SLIM_STAT_KINDS,
 };
@@ -110,6 +121,8 @@ struct slim_encoder_stats {
 	uint64_t changed_pixels; /* what refinement kept of it */
 	uint64_t recovered_seqs; /* datagrams reported lost and repainted */
 	uint64_t repaints;       /* whole-screen repaints */
+	uint64_t video_pictures; /* compressed pictures sent */
+	uint64_t video_resent;   /* their fragments sent again after a loss */
 	uint64_t bad_upstream;   /* upstream commands ignored */
 	uint32_t last_frame, acked_frame;
 	uint64_t rtt_us;         /* latest round trip measured by an ACK */

@@ -449,10 +449,11 @@ static void put_input_ack(struct slim_packer *p)
 static uint8_t *reserve(struct slim_packer *p, uint8_t type, uint8_t flags, size_t len)
 {
 	/*
-	 * LZ4 and YUV samples gain little from zstd for what it costs: a
+	 * LZ4, YUV samples and compressed video gain little from zstd for what it costs: a
 	 * datagram that carries them goes raw, no longer than the MTU.
 	 */
-	if (p->zstd && (type == SLIM_CMD_CSCS || (type == SLIM_CMD_SET && (flags & SLIM_SET_LZ4)))) {
+	if (p->zstd && (type == SLIM_CMD_CSCS || type == SLIM_CMD_VIDEO ||
+			(type == SLIM_CMD_SET && (flags & SLIM_SET_LZ4)))) {
 		if (p->w.len + sizeof(struct slim_wire_cmd) + len > p->mtu) {
 			packer_flush(p);
 		}
@@ -499,6 +500,7 @@ void emit_copy(struct slim_packer *p, struct slim_rect src, uint16_t dx, uint16_
 	slim_fb_copy(p->model, src, dx, dy);
 	recovery_note(p->rec, p->seq, (struct slim_rect){ dx, dy, src.w, src.h });
 	recovery_note_copy(p->rec, p->seq, src, dx, dy);
+	video_out_copied(p->video, src, (int32_t)dx - src.x, (int32_t)dy - src.y);
 	count(p, SLIM_STAT_COPY, sizeof(c), (uint64_t)src.w * src.h);
 }
 
@@ -641,4 +643,14 @@ void emit_frame_end(struct slim_packer *p, const struct slim_wire_frame_end *fe)
 	uint8_t *body = reserve(p, SLIM_CMD_FRAME_END, 0, sizeof(*fe));
 	memcpy(body, fe, sizeof(*fe));
 	count(p, SLIM_STAT_OTHER, sizeof(*fe), 0);
+}
+
+void emit_video(struct slim_packer *p, uint8_t flags, const struct slim_wire_video *hdr,
+		const uint8_t *data, size_t len)
+{
+	uint8_t *body = reserve(p, SLIM_CMD_VIDEO, flags, sizeof(*hdr) + len);
+	memcpy(body, hdr, sizeof(*hdr));
+	memcpy(body + sizeof(*hdr), data, len);
+	/* what it paints is the picture's once whole: encode_pictures marks it unknown */
+	count(p, SLIM_STAT_VIDEO, sizeof(*hdr) + len, 0);
 }

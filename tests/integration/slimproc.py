@@ -460,6 +460,21 @@ class Console(Process):
         line = self.request('stats', 'audio datagrams=')
         return {k: int(v) for k, v in (w.split('=', 1) for w in line.split()[1:])}
 
+    def video_stats(self):
+        """The console's compressed video figures (a console that decodes it):
+        numbers as int or float, the decoder's kind as text."""
+        line = self.request('stats', 'video codec=')
+        out = {}
+        for k, v in (w.split('=', 1) for w in line.split()[1:]):
+            try:
+                out[k] = int(v)
+            except ValueError:
+                try:
+                    out[k] = float(v)
+                except ValueError:
+                    out[k] = v
+        return out
+
     def sync(self):
         return int(self.request('sync', 'sync ').split()[1])
 

@@ -79,13 +79,17 @@ def read_fifo(s, fd, want, timeout, forbidden=None):
     return data
 
 
+# Console arguments for a console that decodes no compressed video: video
+# comes to it as CSCS (the tests of that path).
+NO_CODEC = ('--video-codec', 'none')
+
 class Session:
     """One slimland session: private runtime dir, a compositor, a console."""
 
     def __init__(self, name, size=(800, 600), console_id='console-a', console=True,
                  console_size=None, managed=False, compositor=True, transport='dtls', port=None,
                  listen_host='127.0.0.1', compositor_prefix=(), console_prefix=(),
-                 audio=False):
+                 audio=False, console_args=()):
         """size: the compositor's --size and, unless console_size says
         otherwise, the first console's. managed: slimland --managed on an
         ephemeral port (its control socket says which; see control_path).
@@ -99,12 +103,15 @@ class Session:
         e.g. ['ip', 'netns', 'exec', NAME] to run them in a network
         namespace (slimnet.py); Wayland clients run here either way.
         audio: the compositor starts the session's PipeWire (otherwise
-        --no-audio: the tests that do not listen do not pay for it)."""
+        --no-audio: the tests that do not listen do not pay for it).
+        console_args: more arguments for every console (['--video-codec',
+        'none']: video comes as CSCS)."""
         self.name = name
         self.transport_args = ['--transport', transport]
         self.listen_host = listen_host
         self.compositor_prefix = tuple(compositor_prefix)
         self.console_prefix = tuple(console_prefix)
+        self.console_args = tuple(console_args)
         self.fixed_port = port
         self.want_compositor = compositor
         self.audio = audio
@@ -299,7 +306,7 @@ class Session:
         host: a slimnet.Host to run in; env: more environment."""
         console = Console(self, self.port, size or self.size, console_id or self.console_id,
                           'console-%d' % len(self.consoles), endpoint=endpoint, host=host,
-                          extra_args=extra_args, env=env)
+                          extra_args=self.console_args + tuple(extra_args), env=env)
         self.consoles.append(console)
         if wait_attached:
             console.wait_for('attached', 15)
@@ -442,6 +449,13 @@ class Session:
         console = console or self.console
         return wait_until(console.stats, scaled(timeout),
                           lambda st: '%s (stats: %s)' % (what, st), holds=predicate,
+                          fail=self.fail, pause=console.frame_pause(scaled(0.5)))
+
+    def wait_video(self, predicate, what, timeout=15, console=None):
+        """Waits, frame by frame, until predicate(console video stats) holds."""
+        console = console or self.console
+        return wait_until(console.video_stats, scaled(timeout),
+                          lambda v: '%s (video: %s)' % (what, v), holds=predicate,
                           fail=self.fail, pause=console.frame_pause(scaled(0.5)))
 
     def wait_screen(self, predicate, what, timeout=15, console=None):

@@ -7,7 +7,7 @@ that video may take only 2 Mbit/s on its link gets the same video from
 far fewer samples."""
 import os
 
-from slimtest import BACKGROUND, Session, fraction_not, log, run
+from slimtest import NO_CODEC, BACKGROUND, Session, fraction_not, log, run
 
 # mode -> what slim-bad-yuv must print
 EXPECTED = {
@@ -21,7 +21,7 @@ EXPECTED = {
 
 
 def test():
-    with Session('bad_video') as s:
+    with Session('bad_video', console_args=NO_CODEC) as s:
         bad = os.environ.get('SLIM_BAD_YUV', '')
         mark = s.compositor.stderr.mark()
         for mode, want in EXPECTED.items():

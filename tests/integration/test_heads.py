@@ -10,7 +10,7 @@ import re
 import signal
 import subprocess
 
-from slimtest import BTN_LEFT, KEY_LEFTALT, BACKGROUND, Session, fraction_not, log, \
+from slimtest import NO_CODEC, BTN_LEFT, KEY_LEFTALT, BACKGROUND, Session, fraction_not, log, \
     require_programs, run, scaled, wait_until
 
 HEADS = '800x600,640x480'
@@ -69,7 +69,7 @@ def drag(s, start, end, steps=8):
 
 def test():
     require_programs('wayland-info', 'grim', 'mpv', 'ffmpeg', 'foot')
-    with Session('heads', size=(800, 600), console=False) as s:
+    with Session('heads', size=(800, 600), console=False, console_args=NO_CODEC) as s:
         s.console = s.start_console(extra_args=['--size', HEADS])
         got = outputs(s)
         if got != {'CONSOLE-1': (800, 600), 'CONSOLE-2': (640, 480)}:

@@ -22,7 +22,7 @@ import os
 import subprocess
 import time
 
-from slimtest import (BACKGROUND, Session, fraction_not, images_equal, log, require_programs,
+from slimtest import (NO_CODEC, BACKGROUND, Session, fraction_not, images_equal, log, require_programs,
                       run, scaled, ImageChops)
 
 W, H = 800, 600
@@ -66,7 +66,7 @@ def play(s, clip):
 
 def test():
     require_programs('mpv', 'ffmpeg', 'foot')
-    with Session('video', size=(W, H)) as s:
+    with Session('video', size=(W, H), console_args=NO_CODEC) as s:
         moving = os.path.join(s.tmp, 'moving.mkv')
         still = os.path.join(s.tmp, 'still.mkv')
         make_clip(moving, still=False)

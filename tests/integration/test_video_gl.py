@@ -6,7 +6,7 @@ as CSCS, and once stopped the console equals grim byte for byte."""
 import os
 import subprocess
 
-from slimtest import KEY_ENTER, Session, log, require_programs, run, scaled
+from slimtest import NO_CODEC, KEY_ENTER, Session, log, require_programs, run, scaled
 
 GL_ENV = {'LIBGL_ALWAYS_SOFTWARE': '1', 'SDL_VIDEODRIVER': 'wayland',
           # chromium-bsu: no sound card here, and none wanted
@@ -24,7 +24,7 @@ def wait_video(s, what, before):
 
 def test():
     require_programs('mpv', 'ffmpeg', '/usr/games/chromium-bsu')
-    with Session('video_gl', size=(800, 600)) as s:
+    with Session('video_gl', size=(800, 600), console_args=NO_CODEC) as s:
         clip = os.path.join(s.tmp, 'clip.mkv')
         subprocess.run(['ffmpeg', '-v', 'error', '-y', '-f', 'lavfi', '-i',
                         'mandelbrot=size=320x240:rate=30', '-t', '4', '-c:v', 'mpeg4',

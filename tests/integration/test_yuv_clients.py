@@ -14,7 +14,7 @@
 """
 import os
 
-from slimtest import (BACKGROUND, Session, fraction_not, log, require_programs, run,
+from slimtest import (NO_CODEC, BACKGROUND, Session, fraction_not, log, require_programs, run,
                       Image, ImageChops)
 
 MAX_CONVERSION_DIFF = 6
@@ -47,7 +47,7 @@ def picture(s, fmt):
 
 def test():
     require_programs('gst-launch-1.0', 'weston-simple-damage')
-    with Session('yuv_clients', size=(800, 600)) as s:
+    with Session('yuv_clients', size=(800, 600), console_args=NO_CODEC) as s:
         reference = picture(s, 'BGRx')
         for fmt in ('NV12', 'I420', 'YUY2'):
             img = picture(s, fmt)

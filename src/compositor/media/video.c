@@ -25,6 +25,7 @@
 #include "content-type.h"
 #include "geometry.h"
 #include "slim-log.h"
+#include "video-codec.h"
 #include "video.h"
 
 /* YUV images in one frame at most; what does not fit goes exact. */
@@ -53,6 +54,7 @@ struct candidate {
 	struct slim_rect rect;
 	uint64_t demand; /* samples a second at full size */
 	bool whole;      /* the rect is the whole surface: nothing over it, all on screen */
+	bool single;     /* the rect is all that is seen of the surface: a codec may take it */
 };
 
 struct slim_video {
@@ -68,6 +70,8 @@ struct slim_video {
 	size_t n_placed, placed_cap;
 	struct slim_yuv_image images[VIDEO_MAX_IMAGES];
 	struct slim_yuv_planes planes[VIDEO_MAX_IMAGES];
+	struct video_codec *codec;
+	struct slim_video_picture pictures[SLIM_VIDEO_STREAMS];
 	struct slim_ratelimit log_limit;
 	const struct slim_screen_map *map; /* the head whose frame this is */
 	struct wl_listener new_surface;
@@ -136,6 +140,7 @@ static void handle_surface_commit(struct wl_listener *listener, void *data)
 
 static void surface_destroy(struct slim_video_surface *vs)
 {
+	video_codec_forget(vs->video->codec, vs->surface);
 	wl_list_remove(&vs->commit.link);
 	wl_list_remove(&vs->destroy.link);
 	wl_list_remove(&vs->link);
@@ -175,7 +180,10 @@ static int handle_expiry(void *data)
 	bool ended = false;
 	struct slim_video_surface *vs;
 	wl_list_for_each(vs, &video->surfaces, link) {
-		ended |= slim_video_detect_expire(&vs->detect, now);
+		if (slim_video_detect_expire(&vs->detect, now)) {
+			ended = true;
+			video_codec_forget(video->codec, vs->surface);
+		}
 	}
 	if (ended && pixman_region32_not_empty(&video->lossy)) {
 		video->handler->repaint(video->data, &video->lossy);
@@ -185,15 +193,20 @@ static int handle_expiry(void *data)
 }
 
 struct slim_video *video_create(struct wl_event_loop *loop, struct wlr_compositor *compositor,
-		struct wlr_scene *scene, uint64_t budget_bps, const struct slim_video_handler *handler,
-		void *data)
+		struct wlr_scene *scene, uint64_t budget_bps, enum slim_h264_device device,
+		const struct slim_video_handler *handler, void *data)
 {
 	struct slim_video *video = calloc(1, sizeof(*video));
 	if (!video) {
 		return NULL;
 	}
 	video->expiry = wl_event_loop_add_timer(loop, handle_expiry, video);
-	if (!video->expiry) {
+	video->codec = video_codec_create(device);
+	if (!video->expiry || !video->codec) {
+		if (video->expiry) {
+			wl_event_source_remove(video->expiry);
+		}
+		video_codec_destroy(video->codec);
 		free(video);
 		return NULL;
 	}
@@ -221,6 +234,7 @@ void video_destroy(struct slim_video *video)
 	}
 	wl_list_remove(&video->new_surface.link);
 	wl_event_source_remove(video->expiry);
+	video_codec_destroy(video->codec);
 	pixman_region32_fini(&video->lossy);
 	pixman_region32_fini(&video->pictured);
 	for (size_t i = 0; i < VIDEO_MAX_IMAGES; i++) {
@@ -344,7 +358,7 @@ static size_t gather(struct slim_video *video, const struct slim_fb *fb,
 				struct slim_rect r = { (uint16_t)b[k].x1, (uint16_t)b[k].y1,
 					(uint16_t)(b[k].x2 - b[k].x1), (uint16_t)(b[k].y2 - b[k].y1) };
 				out[n++] = (struct candidate){ vs, r,
-					(uint64_t)r.w * r.h * (fps ? fps : 60), whole };
+					(uint64_t)r.w * r.h * (fps ? fps : 60), whole, nb == 1 };
 			}
 			pixman_region32_fini(&vis);
 			break;
@@ -425,6 +439,35 @@ static bool picture(struct slim_video *video, const struct candidate *c, uint64_
 		h < c->rect.h ? h : c->rect.h);
 }
 
+/*
+ * The candidate's picture through its stream's encoder, into frame->pictures:
+ * the client's own planes when they are whole and small enough, else the
+ * rendered pixels at the size the codec's share allows.
+ */
+static bool coded_picture(struct slim_video *video, const struct candidate *c, uint64_t share,
+		const struct slim_fb *fb, size_t slot, struct slim_frame *frame)
+{
+	uint32_t fps = slim_video_detect_fps(&c->vs->detect);
+	uint16_t w, h;
+	if (!c->single || !video_codec_size(video->codec, c->rect, fps, share, &w, &h)) {
+		return false;
+	}
+	struct slim_yuv_image img;
+	if (client_planes(video, c, UINT64_MAX, &img) && img.width <= w && img.height <= h &&
+			img.width >= 64 && img.height >= 64) {
+		img.width &= (uint16_t)~1u; /* the encoder takes even sizes */
+		img.height &= (uint16_t)~1u;
+	} else if (!slim_yuv_from_fb(&img, &video->planes[slot], fb, c->rect, w, h)) {
+		return false;
+	}
+	struct slim_video_picture *pic = &video->pictures[frame->n_pictures];
+	if (!video_codec_encode(video->codec, c->vs->surface, &img, fps, share, slim_now_us(), pic)) {
+		return false;
+	}
+	frame->n_pictures++;
+	return true;
+}
+
 /* The n candidates' pictures into frame->yuv, the budget shared by what each would send. */
 static void pictures(struct slim_video *video, const struct candidate *cand, size_t n,
 		const struct slim_fb *fb, struct slim_frame *frame)
@@ -440,6 +483,10 @@ static void pictures(struct slim_video *video, const struct candidate *cand, siz
 	for (size_t i = 0; i < n; i++) {
 		/* each its share of the budget, by the samples it would send in full */
 		uint64_t share = (uint64_t)((double)budget * (double)cand[i].demand / (double)demand);
+		if (frame->n_pictures < SLIM_VIDEO_STREAMS &&
+				coded_picture(video, &cand[i], share, fb, frame->n_yuv, frame)) {
+			continue;
+		}
 		if (picture(video, &cand[i], share, fb, &video->images[frame->n_yuv],
 				&video->planes[frame->n_yuv])) {
 			frame->n_yuv++;
@@ -470,6 +517,10 @@ static void track_lossy(struct slim_video *video, pixman_region32_t *active,
 		const struct slim_rect *d = &video->images[i].dst;
 		pixman_region32_union_rect(&video->lossy, &video->lossy, d->x, d->y, d->w, d->h);
 	}
+	for (size_t i = 0; i < frame->n_pictures; i++) {
+		const struct slim_rect *d = &video->pictures[i].clip;
+		pixman_region32_union_rect(&video->lossy, &video->lossy, d->x, d->y, d->w, d->h);
+	}
 	pixman_region32_union(&video->lossy, &video->lossy, &video->pictured);
 }
 
@@ -480,6 +531,9 @@ bool video_frame(struct slim_video *video, const struct slim_fb *fb,
 	video->map = map;
 	frame->yuv = video->images;
 	frame->n_yuv = 0;
+	frame->pictures = video->pictures;
+	frame->n_pictures = 0;
+	frame->video_ended = video_codec_take_ended(video->codec);
 	frame->defer = NULL;
 	struct slim_video_surface *vs;
 	bool any = false;
@@ -515,4 +569,20 @@ bool video_frame(struct slim_video *video, const struct slim_fb *fb,
 	track_lossy(video, &active, damage, frame);
 	pixman_region32_fini(&active);
 	return answer;
+}
+
+void video_set_console_codec(struct slim_video *video, const struct slim_wire_codec *h264)
+{
+	video_codec_console(video->codec, h264);
+}
+
+void video_recover(struct slim_video *video, uint8_t stream)
+{
+	video_codec_recover(video->codec, stream);
+}
+
+void video_codec_stats(const struct slim_video *video, uint8_t stream,
+		struct video_codec_stream_info *info)
+{
+	video_codec_info(video->codec, stream, info);
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <wayland-server-core.h>
 #include "encoder.h"
+#include "video-codec.h"
 #include "screen-map.h"
 
 struct wlr_compositor;
@@ -32,11 +33,18 @@ struct slim_video_handler {
 
 /*
  * Watches the surfaces of `compositor`, shown in `scene`; budget_bps 0:
- * video goes as pixels like everything else.
+ * video goes as pixels like everything else. `device`: where H.264 is
+ * encoded for consoles that decode it.
  */
 struct slim_video *video_create(struct wl_event_loop *loop, struct wlr_compositor *compositor,
-		struct wlr_scene *scene, uint64_t budget_bps, const struct slim_video_handler *handler,
-		void *data);
+		struct wlr_scene *scene, uint64_t budget_bps, enum slim_h264_device device,
+		const struct slim_video_handler *handler, void *data);
+/* What the attached console decodes (NULL: none): its streams start again. */
+void video_set_console_codec(struct slim_video *video, const struct slim_wire_codec *h264);
+/* The console asked for a key picture of `stream` (VIDEO_RECOVER). */
+void video_recover(struct slim_video *video, uint8_t stream);
+void video_codec_stats(const struct slim_video *video, uint8_t stream,
+		struct video_codec_stream_info *info);
 void video_destroy(struct slim_video *video);
 /*
  * The frame's video, as YUV images into frame->yuv, taken from the rendered

@@ -155,6 +155,37 @@ static void take_connection(struct slim_link *link, struct slim_sec_conn *conn, 
 	c->assoc = assoc;
 }
 
+/*
+ * What the console says it decodes of H.264, checked: limits past what
+ * the wire allows are cut to them, a codec that can show nothing is none.
+ */
+static void take_codecs(struct slim_link *link, const struct slim_cmd *cmd, const char *id)
+{
+	struct link_console *c = &link->console;
+	c->has_h264 = false;
+	for (uint8_t i = 0; i < cmd->n_codecs; i++) {
+		struct slim_wire_codec k;
+		memcpy(&k, cmd->codecs + (size_t)i * sizeof(k), sizeof(k));
+		if (k.codec != SLIM_CODEC_H264) {
+			continue;
+		}
+		if (k.max_width < 16 || k.max_height < 16 || k.max_fps == 0) {
+			link_log_limited(link, id, "announces H.264 it cannot show: CSCS only");
+			continue;
+		}
+		k.max_width = k.max_width < SLIM_MAX_DIM ? k.max_width : SLIM_MAX_DIM;
+		k.max_height = k.max_height < SLIM_MAX_DIM ? k.max_height : SLIM_MAX_DIM;
+		k.max_fps = k.max_fps < SLIM_VIDEO_MAX_FPS ? k.max_fps : SLIM_VIDEO_MAX_FPS;
+		c->h264 = k;
+		c->has_h264 = true;
+	}
+}
+
+const struct slim_wire_codec *slim_link_h264(const struct slim_link *link)
+{
+	return link->console.attached && link->console.has_h264 ? &link->console.h264 : NULL;
+}
+
 /* Nothing of the console's last association goes on into this one. */
 static void start_association(struct slim_link *link, const struct slim_cmd *cmd,
 		const char *id, uint16_t mtu, uint64_t now)
@@ -163,6 +194,7 @@ static void start_association(struct slim_link *link, const struct slim_cmd *cmd
 	link->console.video_mbit = cmd->video_mbit;
 	link->console.mtu = mtu;
 	link->console.ack_delay = cmd->hello.caps & SLIM_CAP_ACK_DELAY;
+	take_codecs(link, cmd, id);
 	link_sound_restart(link, cmd->hello.caps, id); /* a stream of its own */
 	link_input_restart(link); /* numbered from 1, nothing held */
 }

@@ -73,6 +73,8 @@ struct link_console {
 	uint32_t video_mbit; /* the console's video budget (HELLO); 0: none said */
 	uint16_t mtu;        /* the console's, for what goes outside the encoder */
 	bool ack_delay;      /* it may hold an ACK SLIM_ACK_DELAY_MS (HELLO) */
+	bool has_h264;       /* it decodes H.264 up to these limits (HELLO) */
+	struct slim_wire_codec h264;
 };
 
 /* A HELLO outside the attached console's association: it may start one. */

@@ -91,6 +91,8 @@ static void handle_other(void *data, const struct slim_cmd *cmd)
 		link_pace_input(link);
 	} else if (cmd->type == SLIM_CMD_HELD) {
 		link_input_command(link, cmd);
+	} else if (cmd->type == SLIM_CMD_VIDEO_RECOVER) {
+		link->handler->video_recover(link->data, cmd->video_recover.stream);
 	} else if (cmd->type == SLIM_CMD_MIC || cmd->type == SLIM_CMD_AUDIO_REPORT) {
 		link_sound_command(link, cmd);
 	} else if (cmd->type == SLIM_CMD_CARD) {

@@ -58,6 +58,8 @@ struct slim_link_handler {
 	 * session manager: at an ACK, at most every 2 s (slim_link_pacer_stats).
 	 */
 	void (*link_report)(void *data);
+	/* The attached console lost what compressed stream `stream` needs (VIDEO_RECOVER). */
+	void (*video_recover)(void *data, uint8_t stream);
 };
 
 struct slim_link_config {
@@ -89,6 +91,8 @@ void slim_link_expect(struct slim_link *link, const uint8_t token[SLIM_ATTACH_TO
 /* Lets the attached console go (the manager shows it something else). */
 void slim_link_detach(struct slim_link *link, const char *why);
 
+/* What the attached console decodes of H.264 (HELLO), or NULL. */
+const struct slim_wire_codec *slim_link_h264(const struct slim_link *link);
 /* The encoder of the attached console, or NULL. */
 struct slim_encoder *slim_link_encoder(struct slim_link *link);
 /* Whether a frame may be sent now (a console is attached and not too far behind). */
