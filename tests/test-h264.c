@@ -287,6 +287,28 @@ static void test_hostile_stream(void **state)
 	slim_h264_decoder_destroy(clean);
 }
 
+/* AUTO takes VA-API where a render node encodes H.264 and says why when it does not. */
+static void test_device_choice(void **state)
+{
+	char node[64];
+	const char *why;
+	bool gpu = slim_h264_vaapi_find(node, sizeof(node), &why);
+	struct slim_h264_config c = { .width = 320, .height = 240, .fps = 30,
+		.bitrate_bps = 500000, .device = SLIM_H264_AUTO };
+	struct slim_h264_encoder *enc = slim_h264_encoder_create(&c);
+	assert_non_null(enc);
+	struct slim_h264_encoder_info ei;
+	slim_h264_encoder_info(enc, &ei);
+	print_message("AUTO: %s %s (%s)\n", ei.kind, ei.device, ei.why);
+	if (!gpu) {
+		assert_string_equal(ei.kind, "software");
+		assert_string_equal(ei.why, why);
+		c.device = SLIM_H264_VAAPI;
+		assert_null(slim_h264_encoder_create(&c));
+	}
+	slim_h264_encoder_destroy(enc);
+}
+
 static void test_caps(void **state)
 {
 	struct slim_wire_codec codec;
@@ -306,6 +328,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bitrate, rig_setup, rig_teardown),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test_setup_teardown(test_hostile_stream, rig_setup, rig_teardown),
+		cmocka_unit_test(test_device_choice),
 		cmocka_unit_test(test_caps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
