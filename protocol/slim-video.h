@@ -13,8 +13,8 @@
  * outgrows its bounds, the stream skips to its next key picture and asks
  * for one (slim_video_depack_wants_key).
  */
-#ifndef SLIM_VIDEO_H
-#define SLIM_VIDEO_H
+#ifndef SLIM_VIDEO_WIRE_H
+#define SLIM_VIDEO_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -166,11 +166,7 @@ static bool open_encoder(struct video_codec *vc, struct codec_stream *s, uint16_
 	s->fps = fps;
 	s->bitrate = bitrate;
 	s->start = true;
-	s->frame = 0;
-	struct slim_h264_encoder_info info;
-	slim_h264_encoder_info(s->enc, &info);
-	slim_log(SLIM_LOG_INFO, "video: H.264 %ux%u at %u fps, %.1f Mbit/s: %s (%s; %s)",
-		w, h, fps, (double)bitrate / 1e6, info.kind, info.device, info.why);
+	s->frame = 0; /* the encoder said what it chose, and why */
 	return true;
 }
 
