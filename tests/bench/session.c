@@ -158,6 +158,12 @@ static bool wait_for_socket(struct bench_session *s, int err_fd)
 static const char *const *compositor_args;
 static const char *const *compositor_prefix;
 static const char *listen_host = "127.0.0.1";
+static struct {
+	const struct slim_console_video_impl *impl;
+	void *data;
+	const struct slim_wire_codec *codecs;
+	size_t n;
+} video;
 
 void bench_session_compositor_args(const char *const *args)
 {
@@ -168,6 +174,15 @@ void bench_session_network(const char *const *prefix, const char *host)
 {
 	compositor_prefix = prefix;
 	listen_host = host ? host : "127.0.0.1";
+}
+
+void bench_session_video(const struct slim_console_video_impl *impl, void *data,
+		const struct slim_wire_codec *codecs, size_t n)
+{
+	video.impl = impl;
+	video.data = data;
+	video.codecs = codecs;
+	video.n = impl ? n : 0;
 }
 
 const char *bench_link_name(enum bench_link link)
@@ -228,10 +243,20 @@ bool bench_session_start_detached(struct bench_session *s, const char *slimland,
 	}
 	close(err[1]);
 	bool ok = s->compositor > 0 && wait_for_socket(s, err[0]);
-	/* Keep reading the compositor's log into nothing, or it would block on a full pipe. */
+	/*
+	 * Keep reading the compositor's log, or it would block on a full pipe:
+	 * into the file BENCH_SESSION_LOG names, else into nothing.
+	 */
 	if (ok && fork() == 0) {
+		const char *path = getenv("BENCH_SESSION_LOG");
+		int log = path ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600) : -1;
 		char buf[4096];
-		while (read(err[0], buf, sizeof(buf)) > 0) {
+		ssize_t n;
+		while ((n = read(err[0], buf, sizeof(buf))) > 0) {
+			if (log >= 0 && write(log, buf, (size_t)n) != n) {
+				close(log); /* drained into nothing from here on */
+				log = -1;
+			}
 		}
 		_exit(0);
 	}
@@ -352,6 +377,9 @@ bool bench_session_attach(struct bench_session *s)
 			&s->desk->keyboard : NULL);
 	}
 	slim_console_core_set_events(s->core, &events, s);
+	if (video.impl) {
+		slim_console_core_set_video(s->core, video.impl, video.data, video.codecs, video.n);
+	}
 	/* as slimland-console does: a frame's ACK rides on the next upstream datagram */
 	slim_console_core_set_ack_delay(s->core, true);
 	if (s->link == BENCH_LINK_ATTACH) {
@@ -488,7 +516,12 @@ bool bench_session_wait_frame(struct bench_session *s, int timeout_ms)
 				continue;
 			}
 			note_datagram(s, dgram, dgram_len, (size_t)len, rx_us);
+			uint64_t t0 = bench_now_us();
+			uint32_t frames = s->presented;
 			slim_console_core_receive_at(s->core, dgram, dgram_len, rx_us);
+			/* the datagram that presents a frame counts for it */
+			struct bench_frame *f = s->presented != frames ? &s->last : &s->current;
+			f->apply_us += bench_now_us() - t0;
 		}
 	}
 	return true;

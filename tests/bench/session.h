@@ -29,6 +29,7 @@ struct bench_frame {
 	uint64_t encode_us;    /* server: encoding started */
 	uint64_t encoded_us;   /* server: encoding done */
 	uint64_t bytes;        /* the frame as on the wire (records, in DTLS) */
+	uint64_t apply_us;     /* console: time spent applying its datagrams (decoding video too) */
 };
 
 enum bench_link {
@@ -68,6 +69,12 @@ struct bench_session {
 
 /* Arguments the next compositors started get besides their own (NULL-terminated). */
 void bench_session_compositor_args(const char *const *args);
+/*
+ * What the next consoles decode: `impl` the compressed video HELLO
+ * announces as `codecs` (n of them); NULL: none, CSCS only.
+ */
+void bench_session_video(const struct slim_console_video_impl *impl, void *data,
+		const struct slim_wire_codec *codecs, size_t n);
 /*
  * Where the next compositors run: argv put before slimland's (NULL: none;
  * e.g. `ip netns exec NAME`), and the IPv4 address they listen on and the
