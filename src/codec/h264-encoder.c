@@ -51,6 +51,7 @@ struct slim_h264_encoder {
 static struct slim_ratelimit av_log_limit = SLIM_RATELIMIT_INIT(5);
 
 /* libavcodec's and x264's errors, into our log at a limited rate; the rest stays quiet. */
+__attribute__((format(printf, 3, 0)))
 static void handle_av_log(void *avcl, int level, const char *fmt, va_list args)
 {
 	if (level > AV_LOG_ERROR || !slim_ratelimit(&av_log_limit, slim_now_us())) {
