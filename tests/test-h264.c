@@ -227,6 +227,9 @@ static void test_refused(void **state)
 	c.bitrate_bps = 0;
 	assert_null(slim_h264_encoder_create(&c));
 	c = good;
+	c.x264_preset = "placebo";
+	assert_null(slim_h264_encoder_create(&c));
+	c = good;
 	c.width = 8194;
 	assert_null(slim_h264_encoder_create(&c));
 	assert_null(slim_h264_encoder_create(NULL));
