@@ -30,6 +30,8 @@ struct slim_h264_config {
 	enum slim_h264_device device;
 	const char *render_node; /* NULL: the first that encodes H.264 */
 	uint8_t max_profile;     /* the console's (profile_idc); 0: high */
+	/* software only: this x264 preset, kept; NULL: chosen from the encode time */
+	const char *x264_preset;
 };
 
 /* A picture in: 4:2:0, 8 bits, width x height samples (chroma halved, rounded up). */
