@@ -269,6 +269,7 @@ struct slim_h264_encoder *slim_h264_encoder_create(const struct slim_h264_config
 	enc->cfg = *config;
 	enc->cfg.render_node = NULL; /* not ours to keep */
 	enc->cfg.x264_preset = NULL;
+	enc->cfg.x264_start = NULL;
 	enc->cfg.bitrate_bps = clamp_bitrate(config->bitrate_bps);
 	enc->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
 	enc->last_pts = INT64_MIN;
@@ -277,6 +278,8 @@ struct slim_h264_encoder *slim_h264_encoder_create(const struct slim_h264_config
 	enc->preset_fixed = config->x264_preset != NULL;
 	if (enc->preset_fixed) {
 		enc->preset = preset_index(config->x264_preset);
+	} else if (config->x264_start && preset_index(config->x264_start) < N_PRESETS) {
+		enc->preset = preset_index(config->x264_start);
 	}
 
 	enc->vaapi = choose_vaapi(enc);

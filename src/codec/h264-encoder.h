@@ -32,6 +32,11 @@ struct slim_h264_config {
 	uint8_t max_profile;     /* the console's (profile_idc); 0: high */
 	/* software only: this x264 preset, kept; NULL: chosen from the encode time */
 	const char *x264_preset;
+	/*
+	 * software, chosen: the preset to start from (the one an encoder before
+	 * it settled on), NULL: by the picture's size
+	 */
+	const char *x264_start;
 };
 
 /* A picture in: 4:2:0, 8 bits, width x height samples (chroma halved, rounded up). */
