@@ -417,6 +417,12 @@ bool slim_video_depack_push(struct slim_video_depack *d, const struct slim_cmd *
 	struct stream *s = &d->streams[h->stream];
 	struct picture *p = find(s, h->frame);
 	if (!p) {
+		/* checked alone first, so that a fragment that cannot fit allocates nothing */
+		struct picture alone = { .frags = h->frags, .size = h->size };
+		if (!fits(&alone, h->frag, h->offset, h->offset + (uint32_t)cmd->video.len)) {
+			d->stats.bad++;
+			return false;
+		}
 		if (!stream_takes(s, h->frame, flags)) {
 			/* a late copy of what the stream is done with, or a number from nowhere */
 			if (before(s->base, h->frame)) {
