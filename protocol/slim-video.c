@@ -233,8 +233,7 @@ static void stream_hand_out(struct slim_video_depack *d, unsigned index, struct 
 	for (size_t i = 0; i < SLIM_VIDEO_MAX_WAITING; i++) {
 		struct picture *p = &s->waiting[i];
 		if (p->used && p != out && !follows(p, out)) {
-			d->stats.skipped++;
-			picture_free(s, p);
+			picture_drop(d, s, p);
 		}
 	}
 	*au = (struct slim_video_au){
