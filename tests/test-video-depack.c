@@ -497,6 +497,43 @@ static void test_start(void **state)
 }
 
 /*
+ * A new encoder's first picture lost whole: the pictures after it, behind
+ * the old numbering, are not taken; after a hold's time of them the stream
+ * wants a key picture, and takes one whatever its number.
+ */
+static void test_start_lost(void **state)
+{
+	struct test_rng rng;
+	test_rng_init(&rng, 14);
+	struct slim_video_depack *d = slim_video_depack_create();
+	static struct pic old, fresh[5];
+	make(&old, 0, 500, SLIM_VIDEO_KEY | SLIM_VIDEO_START, 100, &rng);
+	for (uint32_t i = 0; i < 5; i++) {
+		make(&fresh[i], 0, i, i == 0 ? SLIM_VIDEO_KEY | SLIM_VIDEO_START :
+			i == 3 ? SLIM_VIDEO_KEY : 0, 100, &rng);
+	}
+	send_all(d, &old, T0);
+	expect(d, &old, T0);
+	uint8_t stream;
+	uint32_t frame;
+	send_all(d, &fresh[1], T0);
+	send_all(d, &fresh[2], T0 + SLIM_VIDEO_HOLD_US - 1);
+	expect_none(d, T0 + SLIM_VIDEO_HOLD_US - 1);
+	assert_false(slim_video_depack_wants_key(d, T0 + SLIM_VIDEO_HOLD_US - 1, &stream, &frame));
+	/* a key picture that is not the one wanted yet: not taken either */
+	send_all(d, &fresh[3], T0 + SLIM_VIDEO_HOLD_US);
+	expect_none(d, T0 + SLIM_VIDEO_HOLD_US);
+	assert_true(slim_video_depack_wants_key(d, T0 + SLIM_VIDEO_HOLD_US, &stream, &frame));
+	assert_int_equal(frame, 500);
+	send_all(d, &fresh[3], T0 + SLIM_VIDEO_HOLD_US);
+	expect(d, &fresh[3], T0 + SLIM_VIDEO_HOLD_US);
+	send_all(d, &fresh[4], T0 + SLIM_VIDEO_HOLD_US);
+	expect(d, &fresh[4], T0 + SLIM_VIDEO_HOLD_US);
+	assert_false(slim_video_depack_wants_key(d, T0 + 10 * SLIM_VIDEO_HOLD_US, &stream, &frame));
+	slim_video_depack_destroy(d);
+}
+
+/*
  * Fragments that overlap, leave gaps, or move: each is dropped where it
  * would make the picture anything but its bytes, once, in order.
  */
@@ -644,6 +681,7 @@ int main(void)
 		cmocka_unit_test(test_disagreeing),
 		cmocka_unit_test(test_wrap),
 		cmocka_unit_test(test_start),
+		cmocka_unit_test(test_start_lost),
 		cmocka_unit_test(test_hostile_offsets),
 		cmocka_unit_test(test_broken),
 		cmocka_unit_test(test_streams_and_reset),
