@@ -445,11 +445,12 @@ static bool cmd_stats(struct slim_console_control *ctl, char **argv)
 		console_decoders_info(ctl->decoders, &d);
 		emit(ctl, "video codec=h264 decoder=%s pictures=%llu fragments=%llu bytes=%llu "
 			"errors=%llu skipped=%llu key_requests=%llu src_w=%u src_h=%u dst_w=%u "
-			"dst_h=%u decode_p50_ms=%.2f decode_p99_ms=%.2f", d.kind,
+			"dst_h=%u decode_p50_ms=%.2f decode_p99_ms=%.2f gap_max_ms=%.1f", d.kind,
 			(unsigned long long)v->pictures, (unsigned long long)v->fragments,
 			(unsigned long long)v->bytes, (unsigned long long)v->errors,
 			(unsigned long long)v->skipped, (unsigned long long)v->key_requests,
-			v->src_w, v->src_h, v->dst_w, v->dst_h, d.decode_ms_p50, d.decode_ms_p99);
+			v->src_w, v->src_h, v->dst_w, v->dst_h, d.decode_ms_p50, d.decode_ms_p99,
+			(double)slim_console_core_video_take_gap(ctl->core) / 1000);
 	}
 	return true;
 }

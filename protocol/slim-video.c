@@ -90,6 +90,9 @@ struct stream {
 	bool has_base;
 	uint32_t base;
 	uint32_t last, last_key; /* handed out: the last one, the last key one */
+	/* since when fragments come that it does not take, with none handed out */
+	bool astray;
+	uint64_t astray_since;
 	bool asked;
 	uint64_t asked_at;
 	struct picture waiting[SLIM_VIDEO_MAX_WAITING];
@@ -233,8 +236,7 @@ static void stream_hand_out(struct slim_video_depack *d, unsigned index, struct 
 	for (size_t i = 0; i < SLIM_VIDEO_MAX_WAITING; i++) {
 		struct picture *p = &s->waiting[i];
 		if (p->used && p != out && !follows(p, out)) {
-			d->stats.skipped++;
-			picture_free(s, p);
+			picture_drop(d, s, p);
 		}
 	}
 	*au = (struct slim_video_au){
@@ -253,6 +255,7 @@ static void stream_hand_out(struct slim_video_depack *d, unsigned index, struct 
 	out->data = NULL;
 	s->last = s->base = out->frame;
 	s->has_base = true;
+	s->astray = false;
 	if (out->flags & KEYISH) {
 		s->last_key = out->frame;
 	}
@@ -263,12 +266,14 @@ static void stream_hand_out(struct slim_video_depack *d, unsigned index, struct 
 
 /*
  * Whether a picture not waiting yet is one the stream takes: a new
- * encoder's first at any number; else one after its base, or after a new
- * encoder's first picture that waits.
+ * encoder's first at any number, and any key picture while it wants one;
+ * else one after its base, or after a new encoder's first picture that
+ * waits.
  */
 static bool stream_takes(const struct stream *s, uint32_t frame, uint8_t flags)
 {
-	if ((flags & SLIM_VIDEO_START) || !s->has_base) {
+	if ((flags & SLIM_VIDEO_START) || !s->has_base ||
+			(s->state == STREAM_WANTS_KEY && (flags & SLIM_VIDEO_KEY))) {
 		return true;
 	}
 	uint32_t ahead = frame - s->base;
@@ -282,6 +287,23 @@ static bool stream_takes(const struct stream *s, uint32_t frame, uint8_t flags)
 		}
 	}
 	return false;
+}
+
+/*
+ * A fragment the stream does not take. The server numbers a new encoder's
+ * pictures from 0: when its first picture is lost whole, the ones after it
+ * lie behind the stream's base, and nothing would ever go again. Fragments
+ * that keep coming astray for as long as a hold, with nothing handed out,
+ * say so: the stream wants a key picture (which it takes at any number).
+ */
+static void stream_astray(struct stream *s, uint64_t now_us)
+{
+	if (!s->astray) {
+		s->astray = true;
+		s->astray_since = now_us;
+	} else if (now_us >= s->astray_since && now_us - s->astray_since >= SLIM_VIDEO_HOLD_US) {
+		stream_set_state(s, STREAM_WANTS_KEY);
+	}
 }
 
 /* Room for a picture of `size` bytes, made by giving up the oldest. */
@@ -417,7 +439,14 @@ bool slim_video_depack_push(struct slim_video_depack *d, const struct slim_cmd *
 	struct stream *s = &d->streams[h->stream];
 	struct picture *p = find(s, h->frame);
 	if (!p) {
+		/* checked alone first, so that a fragment that cannot fit allocates nothing */
+		struct picture alone = { .frags = h->frags, .size = h->size };
+		if (!fits(&alone, h->frag, h->offset, h->offset + (uint32_t)cmd->video.len)) {
+			d->stats.bad++;
+			return false;
+		}
 		if (!stream_takes(s, h->frame, flags)) {
+			stream_astray(s, now_us);
 			/* a late copy of what the stream is done with, or a number from nowhere */
 			if (before(s->base, h->frame)) {
 				d->stats.bad++;

@@ -294,6 +294,11 @@ const struct slim_console_video_stats *slim_console_core_video_stats(
 	return core_video_stats(core->video);
 }
 
+uint64_t slim_console_core_video_take_gap(struct slim_console_core *core)
+{
+	return core_video_take_gap(core->video);
+}
+
 void slim_console_core_set_video_budget(struct slim_console_core *core, uint32_t mbit)
 {
 	core->hello.video_mbit = mbit;

@@ -82,6 +82,8 @@ void slim_console_core_set_video(struct slim_console_core *core,
 		const struct slim_wire_codec *codecs, size_t n);
 const struct slim_console_video_stats *slim_console_core_video_stats(
 		const struct slim_console_core *core);
+/* The longest a stream went without a picture since the last call (core-video.h). */
+uint64_t slim_console_core_video_take_gap(struct slim_console_core *core);
 void slim_console_core_set_video_budget(struct slim_console_core *core, uint32_t mbit);
 /* Starts a new association with the server and sends HELLO. */
 void slim_console_core_hello(struct slim_console_core *core, const char *console_id,

@@ -1,4 +1,5 @@
 #include <stdlib.h>
+#include <string.h>
 #include "core-video.h"
 #include "slim-log.h"
 #include "slim-video.h"
@@ -8,6 +9,7 @@ struct core_video {
 	struct slim_cscs_scratch *scratch;
 	const struct slim_console_video_impl *impl;
 	void *impl_data;
+	uint64_t drawn_us[SLIM_VIDEO_STREAMS]; /* each stream's last picture; 0: none yet */
 	struct slim_console_video_stats stats;
 };
 
@@ -39,6 +41,7 @@ void core_video_destroy(struct core_video *cv)
 void core_video_reset(struct core_video *cv)
 {
 	slim_video_depack_reset(cv->depack);
+	memset(cv->drawn_us, 0, sizeof(cv->drawn_us));
 }
 
 void core_video_set_impl(struct core_video *cv, const struct slim_console_video_impl *impl,
@@ -98,6 +101,11 @@ void core_video_apply(struct core_video *cv, const struct slim_fb *fb, const str
 		}
 		draw(cv, fb, &au, &pic);
 		cv->stats.pictures++;
+		uint64_t *last = &cv->drawn_us[au.stream];
+		if (*last && !start && now_us - *last > cv->stats.gap_max_us) {
+			cv->stats.gap_max_us = now_us - *last;
+		}
+		*last = now_us;
 		damaged(data, au.clip);
 	}
 	cv->stats.skipped = slim_video_depack_stats(cv->depack)->skipped;
@@ -116,4 +124,11 @@ bool core_video_wants_key(struct core_video *cv, uint64_t now_us, uint8_t *strea
 const struct slim_console_video_stats *core_video_stats(const struct core_video *cv)
 {
 	return &cv->stats;
+}
+
+uint64_t core_video_take_gap(struct core_video *cv)
+{
+	uint64_t gap = cv->stats.gap_max_us;
+	cv->stats.gap_max_us = 0;
+	return gap;
 }

@@ -37,6 +37,12 @@ struct slim_console_video_stats {
 	uint64_t skipped;           /* pictures given up while waiting for a key picture */
 	uint64_t key_requests;      /* VIDEO_RECOVER sent */
 	uint16_t src_w, src_h, dst_w, dst_h; /* the last picture */
+	/*
+	 * The longest a playing stream went without a new picture since
+	 * core_video_take_gap (a stream's first picture starts none): a
+	 * freeze, loss's cost to the eye.
+	 */
+	uint64_t gap_max_us;
 };
 
 struct core_video;
@@ -58,5 +64,7 @@ void core_video_apply(struct core_video *cv, const struct slim_fb *fb, const str
 bool core_video_wants_key(struct core_video *cv, uint64_t now_us, uint8_t *stream,
 		uint32_t *frame);
 const struct slim_console_video_stats *core_video_stats(const struct core_video *cv);
+/* gap_max_us, which starts again from 0. */
+uint64_t core_video_take_gap(struct core_video *cv);
 
 #endif

@@ -35,6 +35,7 @@ struct slim_h264_decoder {
 static struct slim_ratelimit av_log_limit = SLIM_RATELIMIT_INIT(5);
 
 /* A hostile stream makes libavcodec talk: its errors at a limited rate, the rest not at all. */
+__attribute__((format(printf, 3, 0)))
 static void handle_av_log(void *avcl, int level, const char *fmt, va_list args)
 {
 	if (level > AV_LOG_ERROR || !slim_ratelimit(&av_log_limit, slim_now_us())) {

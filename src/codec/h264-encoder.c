@@ -33,6 +33,7 @@ struct slim_h264_encoder {
 	char node[64];
 	char why[160];
 	size_t preset; /* index into presets */
+	bool preset_fixed; /* the configuration's, kept */
 	AVCodecContext *ctx;
 	AVBufferRef *hw_device, *hw_frames;
 	AVFrame *frame; /* the picture as copied in: I420 for x264, NV12 to upload for VA-API */
@@ -51,6 +52,7 @@ struct slim_h264_encoder {
 static struct slim_ratelimit av_log_limit = SLIM_RATELIMIT_INIT(5);
 
 /* libavcodec's and x264's errors, into our log at a limited rate; the rest stays quiet. */
+__attribute__((format(printf, 3, 0)))
 static void handle_av_log(void *avcl, int level, const char *fmt, va_list args)
 {
 	if (level > AV_LOG_ERROR || !slim_ratelimit(&av_log_limit, slim_now_us())) {
@@ -215,11 +217,22 @@ static void log_choice(const struct slim_h264_encoder *enc)
 		enc->vaapi ? enc->node : presets[enc->preset], enc->why);
 }
 
+/* The preset of that name's index, N_PRESETS for none. */
+static size_t preset_index(const char *name)
+{
+	size_t i = 0;
+	while (i < N_PRESETS && strcmp(name, presets[i]) != 0) {
+		i++;
+	}
+	return i;
+}
+
 static bool config_ok(const struct slim_h264_config *c)
 {
 	return c && c->width >= 16 && c->height >= 16 && c->width % 2 == 0 &&
 		c->height % 2 == 0 && c->width <= SLIM_MAX_DIM && c->height <= SLIM_MAX_DIM &&
-		c->fps >= 1 && c->fps <= 240 && c->bitrate_bps > 0 && c->device <= SLIM_H264_VAAPI;
+		c->fps >= 1 && c->fps <= 240 && c->bitrate_bps > 0 && c->device <= SLIM_H264_VAAPI &&
+		(!c->x264_preset || preset_index(c->x264_preset) < N_PRESETS);
 }
 
 /* Whether VA-API is to be used, with why either way into enc->why. */
@@ -255,11 +268,19 @@ struct slim_h264_encoder *slim_h264_encoder_create(const struct slim_h264_config
 	}
 	enc->cfg = *config;
 	enc->cfg.render_node = NULL; /* not ours to keep */
+	enc->cfg.x264_preset = NULL;
+	enc->cfg.x264_start = NULL;
 	enc->cfg.bitrate_bps = clamp_bitrate(config->bitrate_bps);
 	enc->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
 	enc->last_pts = INT64_MIN;
 	/* a small picture leaves time for a slower, better preset */
 	enc->preset = config->width * config->height <= 640 * 480 ? 0 : 1;
+	enc->preset_fixed = config->x264_preset != NULL;
+	if (enc->preset_fixed) {
+		enc->preset = preset_index(config->x264_preset);
+	} else if (config->x264_start && preset_index(config->x264_start) < N_PRESETS) {
+		enc->preset = preset_index(config->x264_start);
+	}
 
 	enc->vaapi = choose_vaapi(enc);
 	if (enc->vaapi && !open_codec(enc)) {
@@ -353,8 +374,8 @@ static double recent_quantile(const struct slim_h264_encoder *enc, size_t n, dou
 static void maybe_step_preset(struct slim_h264_encoder *enc)
 {
 	uint64_t now = slim_now_us();
-	if (enc->vaapi || enc->preset + 1 >= N_PRESETS || enc->since_preset < PRESET_WINDOW ||
-			now - enc->preset_us < PRESET_HOLD_US) {
+	if (enc->vaapi || enc->preset_fixed || enc->preset + 1 >= N_PRESETS ||
+			enc->since_preset < PRESET_WINDOW || now - enc->preset_us < PRESET_HOLD_US) {
 		return;
 	}
 	double p90 = recent_quantile(enc, PRESET_WINDOW, 0.9);

@@ -30,6 +30,13 @@ struct slim_h264_config {
 	enum slim_h264_device device;
 	const char *render_node; /* NULL: the first that encodes H.264 */
 	uint8_t max_profile;     /* the console's (profile_idc); 0: high */
+	/* software only: this x264 preset, kept; NULL: chosen from the encode time */
+	const char *x264_preset;
+	/*
+	 * software, chosen: the preset to start from (the one an encoder before
+	 * it settled on), NULL: by the picture's size
+	 */
+	const char *x264_start;
 };
 
 /* A picture in: 4:2:0, 8 bits, width x height samples (chroma halved, rounded up). */

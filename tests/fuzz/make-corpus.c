@@ -4,9 +4,10 @@
  *
  *   make-corpus tests/fuzz/corpus
  *
- * writes <dir>/console/ (downstream, for fuzz-console: a 64x48 screen) and
- * <dir>/upstream/ (for fuzz-upstream). The output is deterministic; the
- * generated files are kept in the source tree.
+ * writes <dir>/console/ (downstream, for fuzz-console: a 64x48 screen),
+ * <dir>/upstream/ (for fuzz-upstream) and <dir>/video/ (VIDEO fragments
+ * and what the console does between them, for fuzz-video). The output is
+ * deterministic; the generated files are kept in the source tree.
  */
 #include <errno.h>
 #include <lz4.h>
@@ -16,9 +17,10 @@
 #include <sys/stat.h>
 #include "slim-codec.h"
 #include "slim-desk.h"
+#include "slim-video.h"
 #include "slim-zstd.h"
 
-/* Keep in sync with fuzz-console.c and fuzz-upstream.c. */
+/* Keep in sync with fuzz-console.c, fuzz-upstream.c and fuzz-video.c. */
 #define FUZZ_ASSOC 0x1234
 #define FUZZ_W 64
 #define FUZZ_H 48
@@ -610,6 +612,167 @@ static void coding_corpus(void)
 
 }
 
+/*
+ * fuzz-video's steps (its comment says the format): a VIDEO command, or
+ * pop, ask for key pictures, or a broken picture, each after `ms`.
+ */
+enum video_op {
+	VIDEO_PUSH,
+	VIDEO_POP,
+	VIDEO_ASK,
+	VIDEO_BROKEN,
+};
+
+struct video_seed {
+	uint8_t out[16384];
+	size_t len;
+};
+
+static void video_op(struct video_seed *v, unsigned ms, enum video_op op)
+{
+	check(ms < 64 && v->len < sizeof(v->out), "video step");
+	v->out[v->len++] = (uint8_t)(ms << 2 | op);
+}
+
+static void video_raw(struct video_seed *v, unsigned ms, uint8_t flags,
+		const struct slim_wire_video *h, const uint8_t *data, size_t len)
+{
+	size_t body = sizeof(*h) + len;
+	video_op(v, ms, VIDEO_PUSH);
+	check(v->len + 3 + body <= sizeof(v->out), "video fragment");
+	v->out[v->len++] = flags;
+	v->out[v->len++] = (uint8_t)body;
+	v->out[v->len++] = (uint8_t)(body >> 8);
+	memcpy(v->out + v->len, h, sizeof(*h));
+	memcpy(v->out + v->len + sizeof(*h), data, len);
+	v->len += body;
+}
+
+/* Fragment `frag` of `pic`, cut 24 bytes a fragment. */
+static void video_frag(struct video_seed *v, unsigned ms, const struct slim_video_picture *pic,
+		uint16_t frag)
+{
+	struct slim_wire_video h;
+	const uint8_t *data;
+	size_t len;
+	slim_video_fragment(pic, 24, frag, &h, &data, &len);
+	video_raw(v, ms, pic->flags, &h, data, len);
+}
+
+static struct slim_video_picture video_picture(uint8_t stream, uint32_t frame, uint8_t flags,
+		size_t size)
+{
+	static uint8_t bytes[200];
+	for (size_t i = 0; i < sizeof(bytes); i++) {
+		bytes[i] = (uint8_t)rng();
+	}
+	check(size <= sizeof(bytes), "video picture");
+	return (struct slim_video_picture){
+		.stream = stream, .flags = flags, .width = 64, .height = 48, .frame = frame,
+		.dst = { 0, 0, 64, 48 }, .clip = { 8, 8, 32, 16 }, .data = bytes, .size = size,
+	};
+}
+
+/* Every fragment of a picture, then a pop. */
+static void video_whole(struct video_seed *v, uint8_t stream, uint32_t frame, uint8_t flags,
+		size_t size)
+{
+	struct slim_video_picture pic = video_picture(stream, frame, flags, size);
+	for (uint16_t i = 0; i < slim_video_frags(size, 24); i++) {
+		video_frag(v, 1, &pic, i);
+	}
+	video_op(v, 0, VIDEO_POP);
+}
+
+static void video_corpus(void)
+{
+	const char *d = "video";
+	static struct video_seed v;
+
+	/* a new encoder's key picture and three after it, in order */
+	v.len = 0;
+	video_whole(&v, 0, 1, SLIM_VIDEO_START | SLIM_VIDEO_KEY, 100);
+	for (uint32_t f = 2; f <= 4; f++) {
+		video_whole(&v, 0, f, 0, 30 + 20 * f);
+	}
+	write_file(d, "in-order", v.out, v.len);
+
+	/*
+	 * A fragment lost and sent again within the hold; then one never
+	 * sent: the hold ends, a key picture is asked for, twice, and comes;
+	 * the decoder finds a picture broken and another key picture mends it.
+	 */
+	v.len = 0;
+	video_whole(&v, 1, 10, SLIM_VIDEO_KEY, 60);
+	struct slim_video_picture a = video_picture(1, 11, 0, 70);
+	video_frag(&v, 1, &a, 2);
+	video_frag(&v, 1, &a, 0);
+	video_whole(&v, 1, 12, 0, 50);
+	video_frag(&v, 40, &a, 1);
+	video_frag(&v, 0, &a, 1);
+	video_op(&v, 0, VIDEO_POP);
+	struct slim_video_picture b = video_picture(1, 13, 0, 90);
+	video_frag(&v, 1, &b, 0);
+	video_whole(&v, 1, 14, 0, 40);
+	video_op(&v, 63, VIDEO_POP);
+	video_op(&v, 0, VIDEO_ASK);
+	video_op(&v, 50, VIDEO_ASK);
+	video_op(&v, 60, VIDEO_ASK);
+	video_whole(&v, 1, 15, 0, 40);
+	video_whole(&v, 1, 16, SLIM_VIDEO_KEY, 120);
+	video_op(&v, 0, VIDEO_BROKEN);
+	v.out[v.len++] = 1;
+	video_op(&v, 0, VIDEO_ASK);
+	video_whole(&v, 1, 17, SLIM_VIDEO_KEY, 80);
+	write_file(d, "loss", v.out, v.len);
+
+	/* two streams at once, the numbers wrapping, and a new encoder numbering from 0 */
+	v.len = 0;
+	struct slim_video_picture p[4];
+	for (uint32_t i = 0; i < 4; i++) {
+		p[i] = video_picture(2, 0xfffffffeu + i, i == 0 ? SLIM_VIDEO_KEY : 0, 50);
+		video_frag(&v, 1, &p[i], 1);
+	}
+	video_whole(&v, 3, 7, SLIM_VIDEO_KEY | SLIM_VIDEO_START, 30);
+	for (uint32_t i = 0; i < 4; i++) {
+		video_frag(&v, 1, &p[i], 0);
+		video_frag(&v, 1, &p[i], 2);
+	}
+	video_op(&v, 0, VIDEO_POP);
+	video_whole(&v, 2, 0, SLIM_VIDEO_KEY | SLIM_VIDEO_START, 60);
+	video_whole(&v, 2, 1, 0, 60);
+	write_file(d, "streams-wrap", v.out, v.len);
+
+	/* fragments that overlap, leave gaps, disagree with their picture, or come from far ahead */
+	v.len = 0;
+	struct slim_video_picture h = video_picture(0, 5, SLIM_VIDEO_KEY, 72);
+	struct slim_wire_video w;
+	const uint8_t *data;
+	size_t len;
+	video_frag(&v, 1, &h, 0);
+	slim_video_fragment(&h, 24, 1, &w, &data, &len);
+	w.offset = 12;
+	video_raw(&v, 1, h.flags, &w, h.data + 12, 24);
+	w.offset = 30;
+	video_raw(&v, 1, h.flags, &w, h.data + 30, 20);
+	w.offset = 24;
+	w.size = 73;
+	video_raw(&v, 1, h.flags, &w, data, len);
+	w.size = 72;
+	video_raw(&v, 1, 0, &w, data, len);
+	video_frag(&v, 1, &h, 2);
+	video_frag(&v, 1, &h, 1);
+	video_op(&v, 0, VIDEO_POP);
+	w.frame = 5 + 2000;
+	video_raw(&v, 1, 0, &w, data, len);
+	for (uint32_t f = 6; f < 6 + 18; f++) {
+		struct slim_video_picture q = video_picture(0, f, 0, 48);
+		video_frag(&v, 0, &q, 0);
+	}
+	video_op(&v, 0, VIDEO_ASK);
+	write_file(d, "hostile", v.out, v.len);
+}
+
 int main(int argc, char *argv[])
 {
 	if (argc != 2) {
@@ -623,8 +786,11 @@ int main(int argc, char *argv[])
 	make_dir(path);
 	snprintf(path, sizeof(path), "%s/upstream", out_dir);
 	make_dir(path);
+	snprintf(path, sizeof(path), "%s/video", out_dir);
+	make_dir(path);
 	console_corpus();
 	upstream_corpus();
 	coding_corpus();
+	video_corpus();
 	return 0;
 }

@@ -8,7 +8,9 @@
  * needs says so (VIDEO_RECOVER) and gets a key picture.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "slim-clock.h"
 #include "slim-log.h"
 #include "video-codec.h"
@@ -41,6 +43,12 @@ struct video_codec {
 	struct slim_wire_codec h264; /* the console's limits */
 	struct codec_stream streams[SLIM_VIDEO_STREAMS];
 	uint8_t ended;
+	/*
+	 * The x264 preset the last software encoder settled on: a new one
+	 * (a video started again, or resized) starts there rather than
+	 * learning this machine's speed again at the cost of slow pictures.
+	 */
+	char preset[16];
 	struct slim_ratelimit log_limit;
 };
 
@@ -55,9 +63,22 @@ struct video_codec *video_codec_create(enum slim_h264_device device)
 	return vc;
 }
 
+/* What the stream's encoder learnt of the machine, for the next one. */
+static void keep_preset(struct video_codec *vc, const struct codec_stream *s)
+{
+	struct slim_h264_encoder_info info;
+	if (s->enc) {
+		slim_h264_encoder_info(s->enc, &info);
+		if (strcmp(info.kind, "software") == 0) {
+			snprintf(vc->preset, sizeof(vc->preset), "%s", info.device);
+		}
+	}
+}
+
 static void end_stream(struct video_codec *vc, uint8_t i)
 {
 	struct codec_stream *s = &vc->streams[i];
+	keep_preset(vc, s);
 	if (s->key) {
 		vc->ended |= (uint8_t)(1u << i);
 	}
@@ -152,10 +173,12 @@ static struct codec_stream *find_stream(struct video_codec *vc, const void *key,
 static bool open_encoder(struct video_codec *vc, struct codec_stream *s, uint16_t w, uint16_t h,
 		uint32_t fps, uint64_t bitrate)
 {
+	keep_preset(vc, s);
 	slim_h264_encoder_destroy(s->enc);
 	struct slim_h264_config cfg = {
 		.width = w, .height = h, .fps = fps, .bitrate_bps = bitrate,
 		.device = vc->device, .max_profile = vc->h264.profile,
+		.x264_start = vc->preset[0] ? vc->preset : NULL,
 	};
 	s->enc = slim_h264_encoder_create(&cfg);
 	if (!s->enc) {

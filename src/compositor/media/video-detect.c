@@ -43,6 +43,13 @@ uint64_t slim_video_detect_until_expiry(const struct slim_video_detect *d, uint6
 	return since >= VIDEO_IDLE_US ? 0 : VIDEO_IDLE_US - since;
 }
 
+void slim_video_detect_waiting(struct slim_video_detect *d, uint64_t now_us)
+{
+	if (d->active) {
+		d->last_us = now_us;
+	}
+}
+
 bool slim_video_detect_expire(struct slim_video_detect *d, uint64_t now_us)
 {
 	if (!d->active || slim_video_detect_until_expiry(d, now_us) > 0) {

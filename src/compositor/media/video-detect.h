@@ -63,6 +63,11 @@ void slim_video_detect_veto(struct slim_video_detect *d, uint64_t now_us);
 /* Distinct colours among (at most) 64 x 64 samples spread over `box` of fb. */
 uint32_t slim_video_colours(const struct slim_fb *fb, struct slim_rect box);
 
+/*
+ * The client waits for the compositor's frame callback: a pause that is
+ * the compositor's (a slow link, a busy machine), not the video's.
+ */
+void slim_video_detect_waiting(struct slim_video_detect *d, uint64_t now_us);
 /* Returns true when the surface stopped being video (no big commit for VIDEO_IDLE_US). */
 bool slim_video_detect_expire(struct slim_video_detect *d, uint64_t now_us);
 

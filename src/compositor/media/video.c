@@ -180,6 +180,10 @@ static int handle_expiry(void *data)
 	bool ended = false;
 	struct slim_video_surface *vs;
 	wl_list_for_each(vs, &video->surfaces, link) {
+		/* a client still waiting for its frame callback has not paused: we have */
+		if (!wl_list_empty(&vs->surface->current.frame_callback_list)) {
+			slim_video_detect_waiting(&vs->detect, now);
+		}
 		if (slim_video_detect_expire(&vs->detect, now)) {
 			ended = true;
 			video_codec_forget(video->codec, vs->surface);
