@@ -16,11 +16,13 @@
  *   fps        frames a second presented by the console
  *   Mbit/s     bytes received, DTLS records as on the wire
  *   encode     ms a picture, p50 and p99: the server's conversion and
- *              encoding alone (x264; CSCS pieces and the model; exact pixels),
+ *              encoding alone (x264 at the preset the compositor settled on,
+ *              its log says which; CSCS pieces and the model; exact pixels),
  *              timed in-process on the clip's frames (ffmpeg's, at the
  *              screen's size; the game's: grim's), one after the other
- *   decode     ms a picture, p50 and p99: h264, the decoder's own figure;
- *              cscs and exact, the console core applying a frame's datagrams
+ *   decode     ms a picture, p50 and p99: h264, each picture's decoding
+ *              while measuring; cscs and exact, the console core applying
+ *              a frame's datagrams
  *   server     the compositor's CPU, % of one core (all of it: clients' buffers,
  *              rendering, encoding, DTLS)
  *   console    this process's CPU (decrypting, decoding, applying), % of one core
@@ -94,12 +96,7 @@ struct result {
 	double fps, mbit, server_pct, console_pct, latency_us, psnr_db, ssim;
 	double encode_ms[2], decode_ms[2]; /* p50, p99 */
 	double refresh_ms; /* the client stopped -> the console exact */
-};
-
-/* A picture as the server had it: XRGB pixels. */
-struct picture {
-	uint32_t *px;
-	uint32_t w, h;
+	char preset[16];   /* h264: the x264 preset the compositor settled on */
 };
 
 static uint64_t self_cpu_us(void)
@@ -320,6 +317,29 @@ static void quantiles(uint64_t *v, size_t n, double out_ms[2])
 }
 
 /*
+ * The x264 preset the compositor's last encoder settled on, from its log
+ * ("h264: ...: x264 PRESET (why)"), into preset; false when it said none.
+ */
+static bool compositor_preset(const char *log, char *preset, size_t size)
+{
+	FILE *f = fopen(log, "re");
+	char line[512], word[16];
+	bool found = false;
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, "h264: ");
+		p = p ? strstr(p, ": x264 ") : NULL;
+		if (p && sscanf(p + 7, "%15[a-z]", word) == 1) {
+			snprintf(preset, size, "%s", word);
+			found = true;
+		}
+	}
+	if (f) {
+		fclose(f);
+	}
+	return found;
+}
+
+/*
  * The server's encoding alone, a picture at a time, on the case's pictures
  * there and back (consecutive frames, as the compositor sees them): the
  * conversion to YUV (h264, cscs) and the encoder, here in-process so that
@@ -327,7 +347,7 @@ static void quantiles(uint64_t *v, size_t n, double out_ms[2])
  * at the bit rate the session carried.
  */
 static void encode_ms(enum mode mode, const uint32_t *frames, size_t n_frames, uint32_t w,
-		uint32_t h, const struct vcase *c, double mbit, double out_ms[2])
+		uint32_t h, const struct vcase *c, double mbit, const char *preset, double out_ms[2])
 {
 	struct slim_encoder_config cfg = { .assoc = 1, .lz4 = true, .rgb888 = true,
 		.cscs = true, .palette = true, .zstd = true, .cache = true, .history = true,
@@ -336,7 +356,7 @@ static void encode_ms(enum mode mode, const uint32_t *frames, size_t n_frames, u
 		slim_encoder_create(w, h, &cfg, null_send, NULL);
 	struct slim_h264_config hcfg = { .width = (uint16_t)w, .height = (uint16_t)h, .fps = c->fps,
 		.bitrate_bps = (uint64_t)(mbit * 1e6) > 200000 ? (uint64_t)(mbit * 1e6) : 200000,
-		.device = SLIM_H264_SOFTWARE };
+		.device = SLIM_H264_SOFTWARE, .x264_preset = preset };
 	struct slim_h264_encoder *h264 = mode == MODE_H264 ? slim_h264_encoder_create(&hcfg) : NULL;
 	if (!enc && !h264) {
 		return;
@@ -512,6 +532,11 @@ static bool run_case(const struct vcase *c, enum mode mode, int measure_ms, stru
 	if (!use_decoders(h264)) {
 		return false;
 	}
+	/* the compositor's log says which x264 preset it settled on */
+	char log[64];
+	snprintf(log, sizeof(log), "/tmp/slim-bench-video-%d.log", (int)getpid());
+	unlink(log);
+	bench_session_compositor_log(log);
 	struct bench_session s;
 	if (!bench_session_start(&s, SLIMLAND_BIN, c->screen_w, c->screen_h, BENCH_LINK_ATTACH)) {
 		fprintf(stderr, "%s: cannot start a session\n", c->name);
@@ -615,8 +640,12 @@ static bool run_case(const struct vcase *c, enum mode mode, int measure_ms, stru
 	if (!c->game) {
 		frames = clip_frames(clip, w, h, &n_frames);
 	}
+	bool preset = mode == MODE_H264 && compositor_preset(log, r->preset, sizeof(r->preset));
+	bench_session_compositor_log(NULL);
+	unlink(log);
 	if (frames) {
-		encode_ms(mode, frames, n_frames, w, h, c, r->mbit, r->encode_ms);
+		encode_ms(mode, frames, n_frames, w, h, c, r->mbit, preset ? r->preset : NULL,
+			r->encode_ms);
 	}
 	free(frames);
 	free(ref);
@@ -767,9 +796,11 @@ static void print_json(const struct result res[][N_MODES], size_t n_cases, const
 				r->console_pct, k, p, r->latency_us, k, p, r->psnr_db, k, p, r->ssim,
 				k, p, r->refresh_ms);
 		}
-		printf(", \"%s_latency_h264_per_cscs\": %.2f, \"%s_mbit_h264_per_cscs\": %.3f", k,
+		printf(", \"%s_latency_h264_per_cscs\": %.2f, \"%s_mbit_h264_per_cscs\": %.3f, "
+			"\"%s_h264_x264_preset\": \"%s\"", k,
 			ratio(res[i][MODE_H264].latency_us, res[i][MODE_CSCS].latency_us), k,
-			ratio(res[i][MODE_H264].mbit, res[i][MODE_CSCS].mbit));
+			ratio(res[i][MODE_H264].mbit, res[i][MODE_CSCS].mbit), k,
+			res[i][MODE_H264].preset);
 	}
 	printf("}\n");
 }
@@ -802,9 +833,10 @@ static void print_table(const struct result res[][N_MODES], size_t n_cases,
 				ssim_s, r->refresh_ms);
 		}
 		if (res[i][MODE_H264].ran && res[i][MODE_CSCS].ran) {
-			printf("%-21s h264/cscs: latency %.2fx, bytes %.3fx\n", "",
+			printf("%-21s h264/cscs: latency %.2fx, bytes %.3fx; x264 %s\n", "",
 				ratio(res[i][MODE_H264].latency_us, res[i][MODE_CSCS].latency_us),
-				ratio(res[i][MODE_H264].mbit, res[i][MODE_CSCS].mbit));
+				ratio(res[i][MODE_H264].mbit, res[i][MODE_CSCS].mbit),
+				res[i][MODE_H264].preset[0] ? res[i][MODE_H264].preset : "?");
 		}
 	}
 	printf("\nbudget: 200 Mbit/s unless the case says; PSNR and SSIM on luma (BT.601)\n");

@@ -156,6 +156,7 @@ static bool wait_for_socket(struct bench_session *s, int err_fd)
 }
 
 static const char *const *compositor_args;
+static const char *compositor_log;
 static const char *const *compositor_prefix;
 static const char *listen_host = "127.0.0.1";
 static struct {
@@ -168,6 +169,11 @@ static struct {
 void bench_session_compositor_args(const char *const *args)
 {
 	compositor_args = args;
+}
+
+void bench_session_compositor_log(const char *path)
+{
+	compositor_log = path;
 }
 
 void bench_session_network(const char *const *prefix, const char *host)
@@ -245,11 +251,11 @@ bool bench_session_start_detached(struct bench_session *s, const char *slimland,
 	bool ok = s->compositor > 0 && wait_for_socket(s, err[0]);
 	/*
 	 * Keep reading the compositor's log, or it would block on a full pipe:
-	 * into the file BENCH_SESSION_LOG names, else into nothing.
+	 * into compositor_log, else into nothing.
 	 */
 	if (ok && fork() == 0) {
-		const char *path = getenv("BENCH_SESSION_LOG");
-		int log = path ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600) : -1;
+		int log = compositor_log ? open(compositor_log,
+			O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600) : -1;
 		char buf[4096];
 		ssize_t n;
 		while ((n = read(err[0], buf, sizeof(buf))) > 0) {
