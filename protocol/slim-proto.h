@@ -180,7 +180,7 @@ enum slim_caps {
 	SLIM_CAP_CODECS = 1 << 16,
 };
 
-/* Compressed video (slim-protocol.md 5.6). */
+/* Compressed video (slim-protocol.md 3.9). */
 enum slim_codec {
 	SLIM_CODEC_H264 = 1, /* ITU-T H.264, Annex B byte stream, no B pictures */
 };

@@ -1,5 +1,5 @@
 /*
- * Compressed pictures on the slim wire (slim-protocol.md 5.6): the
+ * Compressed pictures on the slim wire (slim-protocol.md 3.9): the
  * server's side cuts an access unit into VIDEO fragments that each fit a
  * datagram; the console's side puts them back together, in picture order,
  * and says when a stream lost what it cannot do without.

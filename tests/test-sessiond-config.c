@@ -90,6 +90,7 @@ static void test_values(void **state)
 		"detached = fair\n"
 		"memory_low = 1024\n"
 		"video_budget = 0\n"
+		"video_codec = none\n"
 		"etcd = http://10.0.0.1:2379,http://10.0.0.2:2379\n"
 		"etcd_ca = /etc/slimland/etcd-ca.pem\n"
 		"etcd_cert = /etc/slimland/etcd.pem\n"
@@ -137,6 +138,7 @@ static void test_values(void **state)
 	assert_false(c.cgroups.detached_idle);
 	assert_true(c.cgroups.memory_low == 1024ull << 20);
 	assert_int_equal(c.video_budget, 0);
+	assert_string_equal(c.video_codec, "none");
 	assert_int_equal(parse(&c, "reauth = always\nenroll = closed\n"), 0);
 	assert_int_equal(c.reauth, SLIM_REAUTH_ALWAYS);
 	assert_int_equal(c.enroll, SLIM_ENROLL_CLOSED);
@@ -168,6 +170,7 @@ static void test_bad_lines_keep_defaults(void **state)
 		"memory_low = lots\n"
 		"video_budget = -5\n"
 		"video_budget = 100001\n"
+		"video_codec = h265\n"
 		"group_prefix = site\n"
 		"group_prefix = /site\n"
 		"server_name = a b\n"
@@ -184,7 +187,7 @@ static void test_bad_lines_keep_defaults(void **state)
 		"greeter_uids = 80000-\n"
 		"greeter_uids = -5-10\n"
 		"greeter_uids = 80000 - 80010\n"
-		"greeter_uids = 3000000000-3000000010\n"), 39);
+		"greeter_uids = 3000000000-3000000010\n"), 40);
 	struct slim_config d;
 	slim_config_defaults(&d);
 	assert_memory_equal(&c, &d, sizeof(c));

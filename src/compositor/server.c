@@ -154,6 +154,23 @@ static void handle_link_report(void *data)
 	struct slim_server *server = data;
 	slim_control_link(server->control, slim_link_console_id(server->link),
 		slim_link_pacer_stats(server->link));
+	/* the busiest compressed stream, if one plays */
+	struct video_codec_stream_info best = { 0 }, info;
+	for (uint8_t i = 0; i < SLIM_VIDEO_STREAMS; i++) {
+		video_codec_stats(server->video, i, &info);
+		if (info.active && (!best.active ||
+				(uint64_t)info.width * info.height > (uint64_t)best.width * best.height)) {
+			best = info;
+		}
+	}
+	if (best.active) {
+		struct slim_control_video v = {
+			.kind = best.enc.kind, .device = best.enc.device,
+			.bitrate_bps = best.enc.bitrate_bps, .encode_ms_p50 = best.enc.encode_ms_p50,
+			.encode_ms_p99 = best.enc.encode_ms_p99, .width = best.width, .height = best.height,
+		};
+		slim_control_video(server->control, slim_link_console_id(server->link), &v);
+	}
 }
 
 static const struct slim_link_handler link_handler = {

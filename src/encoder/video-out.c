@@ -1,5 +1,5 @@
 /*
- * Compressed pictures out (slim-protocol.md 5.6): each picture's access
+ * Compressed pictures out (slim-protocol.md 3.9): each picture's access
  * unit cut into VIDEO fragments, each filling a datagram of the display
  * sequence, so that the pacer paces them and the console's ACKs and NACKs
  * cover them like any other datagram.

@@ -37,6 +37,7 @@ void slim_config_defaults(struct slim_config *config)
 	slim_cgroup_policy_defaults(&config->cgroups);
 	slim_group_config_defaults(&config->group);
 	config->video_budget = SLIM_VIDEO_BUDGET_DEFAULT;
+	snprintf(config->video_codec, sizeof(config->video_codec), "auto");
 }
 
 bool slim_parse_address(const char *text, unsigned port,
@@ -287,6 +288,13 @@ static bool apply(struct slim_config *c, const char *key, const char *value, con
 			return false;
 		}
 		c->video_budget = mbit;
+		return true;
+	} else if (strcmp(key, "video_codec") == 0) {
+		if (strcmp(value, "auto") != 0 && strcmp(value, "software") != 0 &&
+				strcmp(value, "vaapi") != 0 && strcmp(value, "none") != 0) {
+			return false;
+		}
+		snprintf(c->video_codec, sizeof(c->video_codec), "%s", value);
 		return true;
 	}
 	int group = apply_group(&c->group, key, value);

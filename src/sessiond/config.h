@@ -72,6 +72,7 @@ struct slim_config {
 	enum slim_sec_mode transport; /* clear: loopback `listen` only (benchmarks) */
 	struct slim_cgroup_policy cgroups; /* the classes of a session's clients */
 	unsigned video_budget; /* Mbit/s a session's video may take (slimland --video-budget) */
+	char video_codec[16];  /* slimland --video-codec: auto, software, vaapi or none */
 	struct slim_group_config group; /* etcd = ...: a server group (group.h) */
 	/* Not in §6's table, for tests and unusual installs: the compositor binary. */
 	char slimland[256];

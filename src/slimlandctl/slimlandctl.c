@@ -3,7 +3,7 @@
  *
  *   slimlandctl [--socket PATH] list | detach SESSION | end SESSION | why CONSOLE
  *               | consoles | approve CONSOLE [NAME] | revoke CONSOLE | key | classes
- *               | audio | link | group | drain SERVER | undrain SERVER
+ *               | audio | link | video | group | drain SERVER | undrain SERVER
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -36,6 +36,10 @@ static void usage(FILE *f)
 		"                           rate (kbit/s, 0: nothing held back), the round\n"
 		"                           trip and its minimum (ms), the bytes waiting at\n"
 		"                           the server and the datagrams dropped there\n"
+		"  video                    per console showing a session's video as H.264:\n"
+		"                           the encoder (software and its x264 preset, or\n"
+		"                           vaapi and its render node), kbit/s, the encode\n"
+		"                           time p50 and p99 (ms) and the picture's size\n"
 		"  group                    the server group: each server's load and room,\n"
 		"                           where each session runs, where a login goes\n"
 		"  drain SERVER             no new sessions on SERVER (its own run on)\n"

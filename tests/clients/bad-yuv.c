@@ -11,6 +11,8 @@
  *   content-twice   two wp_content_type_v1 for one surface
  *   video           a window of moving pictures that says "video" through
  *                   wp_content_type_v1 (runs until killed)
+ *   resizing        the same, 320x240 and 336x256 by turns: a new size
+ *                   every frame (runs until killed)
  */
 #define _GNU_SOURCE
 #include <stdbool.h>
@@ -81,16 +83,17 @@ struct roll {
 	struct client *c;
 	struct wl_buffer *buffers[2];
 	uint8_t *px[2];
+	uint32_t w[2], h[2];
 	unsigned n;
 };
 
-static void paint(uint8_t *px, unsigned n)
+static void paint(uint8_t *px, uint32_t w, uint32_t h, unsigned n)
 {
 	uint32_t *p = (uint32_t *)(void *)px;
-	for (uint32_t y = 0; y < 240; y++) {
-		for (uint32_t x = 0; x < 320; x++) {
+	for (uint32_t y = 0; y < h; y++) {
+		for (uint32_t x = 0; x < w; x++) {
 			uint32_t v = (x * 3 + (y + n * 4) * 2) & 0xff;
-			p[y * 320 + x] = v << 16 | ((x + n) & 0xff) << 8 | (255 - v);
+			p[y * w + x] = v << 16 | ((x + n) & 0xff) << 8 | (255 - v);
 		}
 	}
 }
@@ -98,11 +101,11 @@ static void paint(uint8_t *px, unsigned n)
 static void draw(struct roll *r)
 {
 	unsigned i = r->n & 1;
-	paint(r->px[i], r->n++);
+	paint(r->px[i], r->w[i], r->h[i], r->n++);
 	struct wl_callback *cb = wl_surface_frame(r->c->surface);
 	wl_callback_add_listener(cb, &frame_listener, r);
 	wl_surface_attach(r->c->surface, r->buffers[i], 0, 0);
-	wl_surface_damage(r->c->surface, 0, 0, 320, 240);
+	wl_surface_damage(r->c->surface, 0, 0, (int32_t)r->w[i], (int32_t)r->h[i]);
 	wl_surface_commit(r->c->surface);
 }
 
@@ -112,15 +115,16 @@ static void frame_done(void *data, struct wl_callback *cb, uint32_t time)
 	draw(data);
 }
 
-static void video(struct client *c)
+static void video(struct client *c, bool resizing)
 {
 	struct wp_content_type_v1 *ct = wp_content_type_manager_v1_get_surface_content_type(
 		c->g.content_type, c->surface);
 	wp_content_type_v1_set_content_type(ct, WP_CONTENT_TYPE_V1_TYPE_VIDEO);
-	struct roll r = { .c = c };
-	r.buffers[0] = rgb_buffer(c, 320, 240, &r.px[0]);
-	r.buffers[1] = rgb_buffer(c, 320, 240, &r.px[1]);
-	paint(r.px[0], 0);
+	struct roll r = { .c = c, .w = { 320, resizing ? 336 : 320 },
+		.h = { 240, resizing ? 256 : 240 } };
+	r.buffers[0] = rgb_buffer(c, (int32_t)r.w[0], (int32_t)r.h[0], &r.px[0]);
+	r.buffers[1] = rgb_buffer(c, (int32_t)r.w[1], (int32_t)r.h[1], &r.px[1]);
+	paint(r.px[0], r.w[0], r.h[0], 0);
 	show(c, r.buffers[0]);
 	puts("ready");
 	fflush(stdout);
@@ -164,11 +168,11 @@ int main(int argc, char *argv[])
 	} else if (strcmp(mode, "content-twice") == 0) {
 		wp_content_type_manager_v1_get_surface_content_type(c.g.content_type, c.surface);
 		wp_content_type_manager_v1_get_surface_content_type(c.g.content_type, c.surface);
-	} else if (strcmp(mode, "video") == 0) {
-		video(&c);
+	} else if (strcmp(mode, "video") == 0 || strcmp(mode, "resizing") == 0) {
+		video(&c, strcmp(mode, "resizing") == 0);
 	} else {
 		fprintf(stderr, "usage: slim-bad-yuv stride|pool|odd|viewport-src|viewport-zero|"
-			"content-twice|video\n");
+			"content-twice|video|resizing\n");
 		return 2;
 	}
 	int ok = wl_display_roundtrip(c.display);

@@ -13,10 +13,15 @@ on the server, libavcodec on the console); everything else stays exact.
 - gst's videotestsrc in NV12 into waylandsink, mpv --vo=gpu and
   chromium-bsu (a game from Debian's archive) drawn with llvmpipe: each
   goes as H.264, and is exact once stopped.
+- A client that says video and changes its size every frame: after a few
+  encoders the compositor says so and sends it as CSCS (an encoder costs
+  milliseconds to open), making no more encoders meanwhile; once stopped
+  the console equals grim.
 """
 import math
 import os
 import subprocess
+import time
 
 from slimtest import (BACKGROUND, KEY_ENTER, Session, fraction_not, images_equal, log,
                       require_programs, run, scaled, ImageChops)
@@ -127,6 +132,23 @@ def test():
         wait_pictures(s, 'gst NV12', before)
         s.assert_frozen_equal(gst)
         gst.stop()
+        s.settled()
+
+        # A video that changes its size every frame.
+        mark = s.compositor.stderr.mark()
+        before = s.console.stats()
+        resizing = s.start_client([os.environ['SLIM_BAD_YUV'], 'resizing'], wait_line='ready')
+        _, line = s.compositor.stderr.wait(lambda l: 'changes size every few pictures' in l,
+                                           mark, time.monotonic() + scaled(20))
+        if line is None:
+            s.fail('a video resizing every frame was never sent as CSCS')
+        s.wait_stats(lambda st: st['cscs'] > before['cscs'] + 30, 'CSCS for the resizing video')
+        opened = [l for l in s.compositor.log_since(mark) if 'h264: ' in l and 'x264' in l]
+        log('%d encoders opened for it' % len(opened))
+        if len(opened) > 6:
+            s.fail('%d encoders were opened for a video that resizes every frame' % len(opened))
+        s.assert_frozen_equal(resizing)
+        resizing.stop()
         s.settled()
 
         # OpenGL in software: mpv --vo=gpu, and a game.

@@ -149,6 +149,24 @@ static void test_link_report(void **state)
 	assert_int_equal(session->net.rtt_us, 300);
 }
 
+/* `video` lines: the console's H.264 stream, listed by `slimlandctl video`. */
+static void test_video_report(void **state)
+{
+	static const char *const bad[] = {
+		"video 6331 software superfast 5500 12000 3600 1280 720", /* p50 above p99 */
+		"video 6331 hardware superfast 5500 3600 12000 1280 720",
+		"video 6331 software super$fast 5500 3600 12000 1280 720",
+		"video 6331 software superfast 5500 3600 12000 9000 720", /* past any screen */
+		"video 6331 software superfast 5500 3600 12000 1280",
+		"video zz software superfast 5500 3600 12000 1280 720", NULL,
+	};
+	struct slim_session *session = check_report("video",
+		"video 6331 software superfast 5500 3600 12000 1280 720",
+		"software superfast 5500 3.600 12.000 1280x720", bad,
+		"video 6332 vaapi /dev/dri/renderD128 8000 2000 4000 1920 1080");
+	assert_string_equal(session->video.device, "/dev/dri/renderD128");
+}
+
 /*
  * Each greeter a uid of its own from greeter_uids, its runtime directory
  * named after it; a uid goes back to the pool only once nothing of it
@@ -269,6 +287,7 @@ const struct CMUnitTest manager_sessions_tests[] = {
 	cmocka_unit_test_setup_teardown(test_detached_timeout, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_audio_report, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_link_report, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_video_report, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_greeter_uids, setup, teardown),
 	cmocka_unit_test_prestate_setup_teardown(test_greeter_uids_run_out, setup, teardown,
 		"greeter_uids = 70000-70001\n"),

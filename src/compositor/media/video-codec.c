@@ -25,6 +25,14 @@
 /* Below this share of what the full size wants, the picture is coded smaller. */
 #define SHRINK_BELOW 0.5
 #define MIN_BITRATE 200000
+/*
+ * A surface whose encoder had to be made anew this many times within
+ * RESIZE_WINDOW_US (a client that changes its size every frame) goes as
+ * CSCS for RESIZE_PENALTY_US: an encoder costs milliseconds to open.
+ */
+#define RESIZE_MAX 4
+#define RESIZE_WINDOW_US 2000000
+#define RESIZE_PENALTY_US 5000000
 
 struct codec_stream {
 	const void *key;      /* the surface; NULL: free */
@@ -35,6 +43,9 @@ struct codec_stream {
 	bool start;           /* the next picture starts the stream on the console */
 	bool key_wanted;
 	uint64_t bitrate;
+	uint32_t opened;       /* encoders made since opened_us */
+	uint64_t opened_us;
+	uint64_t cscs_until_us; /* resized too often: CSCS until then */
 };
 
 struct video_codec {
@@ -193,6 +204,28 @@ static bool open_encoder(struct video_codec *vc, struct codec_stream *s, uint16_
 	return true;
 }
 
+/* One more encoder for the stream: false (and CSCS for a while) when it resizes too often. */
+static bool too_often(struct video_codec *vc, struct codec_stream *s, uint64_t now_us)
+{
+	if (now_us - s->opened_us > RESIZE_WINDOW_US) {
+		s->opened = 0;
+		s->opened_us = now_us;
+	}
+	if (++s->opened <= RESIZE_MAX) {
+		return false;
+	}
+	s->cscs_until_us = now_us + RESIZE_PENALTY_US;
+	s->opened = 0;
+	keep_preset(vc, s);
+	slim_h264_encoder_destroy(s->enc);
+	s->enc = NULL;
+	if (slim_ratelimit(&vc->log_limit, now_us)) {
+		slim_log(SLIM_LOG_INFO, "video: a surface changes size every few pictures: "
+			"CSCS for it for %d s", RESIZE_PENALTY_US / 1000000);
+	}
+	return true;
+}
+
 bool video_codec_encode(struct video_codec *vc, const void *key, const struct slim_yuv_image *img,
 		uint32_t fps, uint64_t bitrate_bps, uint64_t now_us, struct slim_video_picture *pic)
 {
@@ -201,13 +234,19 @@ bool video_codec_encode(struct video_codec *vc, const void *key, const struct sl
 	if (!s || img->depth != SLIM_CSCS_DEPTH8) {
 		return false;
 	}
+	if (now_us < s->cscs_until_us) {
+		return false;
+	}
 	fps = fps ? fps : 60;
 	fps = fps < vc->h264.max_fps ? fps : vc->h264.max_fps;
 	uint64_t want = wanted_bps(img->width, img->height, fps);
 	uint64_t bitrate = bitrate_bps && bitrate_bps < want ? bitrate_bps : want;
 	bitrate = bitrate > MIN_BITRATE ? bitrate : MIN_BITRATE;
-	if ((!s->enc || s->width != img->width || s->height != img->height) &&
-			!open_encoder(vc, s, img->width, img->height, fps, bitrate)) {
+	bool reopen = !s->enc || s->width != img->width || s->height != img->height;
+	if (reopen && too_often(vc, s, now_us)) {
+		return false;
+	}
+	if (reopen && !open_encoder(vc, s, img->width, img->height, fps, bitrate)) {
 		if (slim_ratelimit(&vc->log_limit, now_us)) {
 			slim_log(SLIM_LOG_ERROR, "video: no H.264 encoder for %ux%u: CSCS",
 				img->width, img->height);

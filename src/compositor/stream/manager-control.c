@@ -344,6 +344,26 @@ void slim_control_link(struct slim_control *ctl, const char console_id[SLIM_CONS
 		(unsigned long long)st->backlog_bytes, (unsigned long long)st->dropped);
 }
 
+void slim_control_video(struct slim_control *ctl, const char console_id[SLIM_CONSOLE_ID_LEN],
+		const struct slim_control_video *v)
+{
+	if (!ctl) {
+		return;
+	}
+	char hex[2 * SLIM_CONSOLE_ID_LEN + 1];
+	slim_control_console_hex(console_id, hex);
+	/* the device is a preset's or a node's name: one word, no spaces */
+	char device[64];
+	snprintf(device, sizeof(device), "%s", v->device);
+	for (char *c = device; *c; c++) {
+		*c = (*c == ' ' || *c == '\t') ? '_' : *c;
+	}
+	send_line(ctl, "video %s %s %s %llu %llu %llu %u %u", hex, v->kind, device,
+		(unsigned long long)(v->bitrate_bps / 1000),
+		(unsigned long long)(v->encode_ms_p50 * 1000),
+		(unsigned long long)(v->encode_ms_p99 * 1000), v->width, v->height);
+}
+
 void slim_control_inhibit(struct slim_control *ctl, bool inhibited)
 {
 	if (!ctl || ctl->inhibited == inhibited) {

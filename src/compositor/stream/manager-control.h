@@ -63,5 +63,19 @@ void slim_control_audio(struct slim_control *ctl, const char console_id[SLIM_CON
  */
 void slim_control_link(struct slim_control *ctl, const char console_id[SLIM_CONSOLE_ID_LEN],
 		const struct slim_pacer_stats *stats);
+/* What a compressed stream to the console costs (session-manager.md §2). */
+struct slim_control_video {
+	const char *kind;   /* "software" or "vaapi" */
+	const char *device; /* the x264 preset or the render node */
+	uint64_t bitrate_bps;
+	double encode_ms_p50, encode_ms_p99;
+	uint16_t width, height;
+};
+/*
+ * `video CONSOLE KIND DEVICE KBIT ENCODE_P50_US ENCODE_P99_US WIDTH HEIGHT`:
+ * the console's busiest compressed stream.
+ */
+void slim_control_video(struct slim_control *ctl, const char console_id[SLIM_CONSOLE_ID_LEN],
+		const struct slim_control_video *video);
 
 #endif

@@ -59,11 +59,12 @@ bool slim_ctl_parse(const char *line, struct slim_ctl_request *req, const char *
 	int n = slim_split(buf, f, 4);
 	memset(req, 0, sizeof(*req));
 	*error = "unknown request (list, detach SESSION, end SESSION, why CONSOLE, consoles, "
-		"approve CONSOLE [NAME], revoke CONSOLE, key, classes, audio, link, group, "
+		"approve CONSOLE [NAME], revoke CONSOLE, key, classes, audio, link, video, group, "
 		"drain SERVER, undrain SERVER)";
 	static const struct { const char *word; enum slim_ctl_cmd cmd; } plain[] = {
 		{ "list", SLIM_CTL_LIST }, { "consoles", SLIM_CTL_CONSOLES }, { "key", SLIM_CTL_KEY },
 		{ "classes", SLIM_CTL_CLASSES }, { "audio", SLIM_CTL_AUDIO }, { "link", SLIM_CTL_LINK },
+		{ "video", SLIM_CTL_VIDEO },
 		{ "group", SLIM_CTL_GROUP },
 	};
 	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
@@ -336,6 +337,24 @@ static void list_link(struct slim_manager *mgr, slim_ctl_out out, void *data)
 	}
 }
 
+/*
+ * "video CONSOLE SESSION KIND DEVICE KBIT ENCODE_P50_MS ENCODE_P99_MS WxH"
+ * for each console showing a session whose compositor sends it H.264.
+ */
+static void list_video(struct slim_manager *mgr, slim_ctl_out out, void *data)
+{
+	struct slim_session *s;
+	wl_list_for_each(s, &mgr->sessions, link) {
+		const struct slim_session_video *v = &s->video;
+		if (s->greeter || !s->console || strcmp(v->console, s->console->id) != 0) {
+			continue;
+		}
+		outf(out, data, "video %s %u %s %s %lu %lu.%03lu %lu.%03lu %ux%u", v->console, s->id,
+			v->kind, v->device, v->kbit, v->encode_p50_us / 1000, v->encode_p50_us % 1000,
+			v->encode_p99_us / 1000, v->encode_p99_us % 1000, v->width, v->height);
+	}
+}
+
 /* `console ID ADDR STATE [SESSION]` and `session ID USER PID PORT STATE [CONSOLE]` lines. */
 static void list_table(struct slim_manager *mgr, slim_ctl_out out, void *data)
 {
@@ -503,6 +522,9 @@ static bool run(struct slim_manager *mgr, struct slim_group *group,
 		return true;
 	case SLIM_CTL_LINK:
 		list_link(mgr, out, data);
+		return true;
+	case SLIM_CTL_VIDEO:
+		list_video(mgr, out, data);
 		return true;
 	case SLIM_CTL_KEY:
 		return run_key(mgr, out, data);

@@ -25,6 +25,7 @@ enum slim_ctl_cmd {
 	SLIM_CTL_CLASSES,  /* each session's processes by cgroup class, and their CPU */
 	SLIM_CTL_AUDIO,    /* how sound fares on each console showing a session */
 	SLIM_CTL_LINK,     /* what the pacer knows of each console's link */
+	SLIM_CTL_VIDEO,    /* each console's compressed video: encoder, rate, time */
 	SLIM_CTL_GROUP,    /* the server group: servers, load, sessions */
 	SLIM_CTL_DRAIN,    /* drain SERVER: no new sessions there */
 	SLIM_CTL_UNDRAIN,  /* undrain SERVER */

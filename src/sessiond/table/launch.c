@@ -78,6 +78,7 @@ struct slim_spawn_request slim_launch_request(struct slim_manager *mgr, uint32_t
 		.log_path = have_log ? b->log_path : NULL,
 		.clear = mgr->config.transport == SLIM_SEC_CLEAR,
 		.video_budget = b->video_budget,
+		.video_codec = mgr->config.video_codec,
 		.size = sized ? b->size : NULL,
 		.no_audio = greeter,
 	};

@@ -217,6 +217,7 @@ struct slim_session {
 	bool inhibited;    /* its compositor said `inhibit 1` */
 	struct slim_session_audio audio; /* how sound fares on its console */
 	struct slim_session_net net;     /* what its pacer knows of the console's link */
+	struct slim_session_video video; /* its compressed stream to the console */
 	bool ending;       /* SIGTERM sent */
 	struct {
 		struct wl_signal destroy;

@@ -349,6 +349,12 @@ static void handle_control_net(void *data, const struct slim_session_net *net)
 	s->net = *net;
 }
 
+static void handle_control_video(void *data, const struct slim_session_video *video)
+{
+	struct slim_session *s = data;
+	s->video = *video;
+}
+
 const struct slim_compositor_control_handler slim_session_control = {
 	.hello = handle_control_hello,
 	.attached = handle_control_attached,
@@ -357,5 +363,6 @@ const struct slim_compositor_control_handler slim_session_control = {
 	.inhibit = handle_control_inhibit,
 	.audio = handle_control_audio,
 	.net = handle_control_net,
+	.video = handle_control_video,
 	.closed = handle_control_closed,
 };

@@ -83,12 +83,48 @@ static bool parse_link(char **f, struct slim_session_net *net)
 	return parse_console(f[0], net->console);
 }
 
+/* A word of letters, digits and `._-/`, shorter than `size`: nothing else reaches a listing. */
+static bool word(const char *w, size_t size)
+{
+	size_t n = strlen(w);
+	return n > 0 && n < size && strspn(w, "abcdefghijklmnopqrstuvwxyz"
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/") == n;
+}
+
+/*
+ * `video CONSOLE KIND DEVICE KBIT ENCODE_P50_US ENCODE_P99_US WIDTH HEIGHT`
+ * (§2), fields after the word.
+ */
+static bool parse_video(char **f, struct slim_session_video *video)
+{
+	unsigned long v[5];
+	static const unsigned long max[5] = { 100000000, 60000000, 60000000, SLIM_MAX_DIM,
+		SLIM_MAX_DIM };
+	for (int i = 0; i < 5; i++) {
+		if (!slim_parse_ulong(f[3 + i], max[i], &v[i])) {
+			return false;
+		}
+	}
+	if ((strcmp(f[1], "software") != 0 && strcmp(f[1], "vaapi") != 0) ||
+			!word(f[2], sizeof(video->device)) || v[1] > v[2]) {
+		return false;
+	}
+	*video = (struct slim_session_video){
+		.kbit = v[0], .encode_p50_us = v[1], .encode_p99_us = v[2],
+		.width = (unsigned)v[3], .height = (unsigned)v[4],
+	};
+	snprintf(video->kind, sizeof(video->kind), "%s", f[1]);
+	snprintf(video->device, sizeof(video->device), "%s", f[2]);
+	return parse_console(f[0], video->console);
+}
+
 static void handle_line(struct slim_compositor_control *control, char *line)
 {
 	const struct slim_compositor_control_handler *h = control->owner.handler;
 	void *data = control->owner.data;
-	char *f[8];
-	int n = slim_split(line, f, 8);
+	char *f[10];
+	int n = slim_split(line, f, 10);
+	struct slim_session_video video;
 	struct slim_session_audio audio;
 	struct slim_session_net net;
 	unsigned long a, b;
@@ -117,6 +153,8 @@ static void handle_line(struct slim_compositor_control *control, char *line)
 		h->audio(data, &audio);
 	} else if (n == 8 && strcmp(f[0], "link") == 0 && parse_link(f + 1, &net)) {
 		h->net(data, &net);
+	} else if (n == 9 && strcmp(f[0], "video") == 0 && parse_video(f + 1, &video)) {
+		h->video(data, &video);
 	} else if (n == 1 && strcmp(f[0], "ping") == 0) {
 		slim_compositor_control_send(control, "pong");
 	} else if (n == 1 && strcmp(f[0], "pong") == 0) {

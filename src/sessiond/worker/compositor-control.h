@@ -34,6 +34,14 @@ struct slim_session_net {
 	unsigned long rtt_us, min_rtt_us, queue_bytes, dropped;
 };
 
+/* A compressed stream to a console, a compositor's latest `video` line. */
+struct slim_session_video {
+	char console[SLIM_CONSOLE_ID_LEN + 1]; /* "": none said */
+	char kind[16], device[32];
+	unsigned long kbit, encode_p50_us, encode_p99_us;
+	unsigned width, height;
+};
+
 /* What the compositor says (§2), each line checked first. */
 struct slim_compositor_control_handler {
 	void (*hello)(void *data, uint16_t port, pid_t pid);
@@ -43,6 +51,7 @@ struct slim_compositor_control_handler {
 	void (*inhibit)(void *data, bool inhibited);
 	void (*audio)(void *data, const struct slim_session_audio *audio);
 	void (*net)(void *data, const struct slim_session_net *net);
+	void (*video)(void *data, const struct slim_session_video *video);
 	/* The socket closed, or never came: nothing more will be said. */
 	void (*closed)(void *data);
 };

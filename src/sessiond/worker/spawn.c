@@ -434,6 +434,10 @@ static void plan_argv(struct child_plan *plan, const struct slim_spawn_request *
 		plan->argv[a++] = "--video-budget";
 		plan->argv[a++] = (char *)req->video_budget;
 	}
+	if (req->video_codec) {
+		plan->argv[a++] = "--video-codec";
+		plan->argv[a++] = (char *)req->video_codec;
+	}
 	if (req->size) {
 		plan->argv[a++] = "--size";
 		plan->argv[a++] = (char *)req->size;

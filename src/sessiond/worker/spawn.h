@@ -27,6 +27,7 @@ struct slim_spawn_request {
 	const char *log_path;   /* the compositor's stderr, or NULL for /dev/null */
 	bool clear;             /* --transport clear: the manager's own is (loopback benchmarks) */
 	const char *video_budget; /* --video-budget, Mbit/s, or NULL for slimland's default */
+	const char *video_codec;  /* --video-codec, or NULL for slimland's default */
 	const char *size;       /* --size WxH (the console's), or NULL */
 	bool no_audio;          /* --no-audio: a greeter has no sound */
 };
