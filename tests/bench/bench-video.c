@@ -16,10 +16,11 @@
  *   fps        frames a second presented by the console
  *   Mbit/s     bytes received, DTLS records as on the wire
  *   encode     ms a picture, p50 and p99: the server's conversion and
- *              encoding alone (x264 at the preset the compositor settled on,
- *              its log says which; CSCS pieces and the model; exact pixels),
- *              timed in-process on the clip's frames (ffmpeg's, at the
- *              screen's size; the game's: grim's), one after the other
+ *              encoding alone (x264 at the preset the compositor settled on;
+ *              CSCS pieces and the model; exact pixels), timed in-process
+ *              on the clip's frames (ffmpeg's, at the screen's size; the
+ *              game's: grim's), one after the other. For h264 also the
+ *              compositor's own figure, as it tells a session manager
  *   decode     ms a picture, p50 and p99: h264, each picture's decoding
  *              while measuring; cscs and exact, the console core applying
  *              a frame's datagrams
@@ -49,6 +50,7 @@
 #include <errno.h>
 #include <linux/input-event-codes.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +97,7 @@ struct result {
 	bool ran;
 	double fps, mbit, server_pct, console_pct, latency_us, psnr_db, ssim;
 	double encode_ms[2], decode_ms[2]; /* p50, p99 */
+	double server_encode_ms[2]; /* h264: the compositor's own figure */
 	double refresh_ms; /* the client stopped -> the console exact */
 	char preset[16];   /* h264: the x264 preset the compositor settled on */
 };
@@ -317,26 +320,25 @@ static void quantiles(uint64_t *v, size_t n, double out_ms[2])
 }
 
 /*
- * The x264 preset the compositor's last encoder settled on, from its log
- * ("h264: ...: x264 PRESET (why)"), into preset; false when it said none.
+ * What the compositor says of its busiest H.264 stream on its control
+ * socket, with each link report (session-manager.md: `video CONSOLE KIND
+ * DEVICE KBIT ENCODE_P50_US ENCODE_P99_US W H`): the x264 preset, and the
+ * encode time over its encoder's last pictures. The latest said is kept.
  */
-static bool compositor_preset(const char *log, char *preset, size_t size)
+static void read_video_reports(struct bench_session *s, struct result *r)
 {
-	FILE *f = fopen(log, "re");
-	char line[512], word[16];
-	bool found = false;
-	while (f && fgets(line, sizeof(line), f)) {
-		const char *p = strstr(line, "h264: ");
-		p = p ? strstr(p, ": x264 ") : NULL;
-		if (p && sscanf(p + 7, "%15[a-z]", word) == 1) {
-			snprintf(preset, size, "%s", word);
-			found = true;
+	char line[256], kind[16], device[16];
+	unsigned long long kbit, p50, p99;
+	struct pollfd p = { .fd = s->control, .events = POLLIN };
+	while (s->control >= 0 && poll(&p, 1, 0) > 0 &&
+			bench_read_line(s->control, line, sizeof(line), 100)) {
+		if (sscanf(line, "video %*s %15s %15s %llu %llu %llu", kind, device, &kbit, &p50,
+				&p99) == 5 && strcmp(kind, "software") == 0) {
+			snprintf(r->preset, sizeof(r->preset), "%s", device);
+			r->server_encode_ms[0] = (double)p50 / 1000;
+			r->server_encode_ms[1] = (double)p99 / 1000;
 		}
 	}
-	if (f) {
-		fclose(f);
-	}
-	return found;
 }
 
 /*
@@ -532,11 +534,6 @@ static bool run_case(const struct vcase *c, enum mode mode, int measure_ms, stru
 	if (!use_decoders(h264)) {
 		return false;
 	}
-	/* the compositor's log says which x264 preset it settled on */
-	char log[64];
-	snprintf(log, sizeof(log), "/tmp/slim-bench-video-%d.log", (int)getpid());
-	unlink(log);
-	bench_session_compositor_log(log);
 	struct bench_session s;
 	if (!bench_session_start(&s, SLIMLAND_BIN, c->screen_w, c->screen_h, BENCH_LINK_ATTACH)) {
 		fprintf(stderr, "%s: cannot start a session\n", c->name);
@@ -562,6 +559,7 @@ static bool run_case(const struct vcase *c, enum mode mode, int measure_ms, stru
 	uint64_t end = t0 + (uint64_t)measure_ms * 1000;
 	td.timing = true;
 	while (bench_now_us() < end) {
+		read_video_reports(&s, r);
 		if (bench_session_wait_frame(&s, 200) && lat && apply && n_lat < cap &&
 				s.last.encode_us && s.last.applied_us > s.last.encode_us) {
 			apply[n_lat] = s.last.apply_us;
@@ -640,11 +638,8 @@ static bool run_case(const struct vcase *c, enum mode mode, int measure_ms, stru
 	if (!c->game) {
 		frames = clip_frames(clip, w, h, &n_frames);
 	}
-	bool preset = mode == MODE_H264 && compositor_preset(log, r->preset, sizeof(r->preset));
-	bench_session_compositor_log(NULL);
-	unlink(log);
 	if (frames) {
-		encode_ms(mode, frames, n_frames, w, h, c, r->mbit, preset ? r->preset : NULL,
+		encode_ms(mode, frames, n_frames, w, h, c, r->mbit, r->preset[0] ? r->preset : NULL,
 			r->encode_ms);
 	}
 	free(frames);
@@ -796,11 +791,13 @@ static void print_json(const struct result res[][N_MODES], size_t n_cases, const
 				r->console_pct, k, p, r->latency_us, k, p, r->psnr_db, k, p, r->ssim,
 				k, p, r->refresh_ms);
 		}
+		const struct result *h = &res[i][MODE_H264];
 		printf(", \"%s_latency_h264_per_cscs\": %.2f, \"%s_mbit_h264_per_cscs\": %.3f, "
-			"\"%s_h264_x264_preset\": \"%s\"", k,
-			ratio(res[i][MODE_H264].latency_us, res[i][MODE_CSCS].latency_us), k,
-			ratio(res[i][MODE_H264].mbit, res[i][MODE_CSCS].mbit), k,
-			res[i][MODE_H264].preset);
+			"\"%s_h264_x264_preset\": \"%s\", \"%s_h264_server_encode_ms_p50\": %.2f, "
+			"\"%s_h264_server_encode_ms_p99\": %.2f", k,
+			ratio(h->latency_us, res[i][MODE_CSCS].latency_us), k,
+			ratio(h->mbit, res[i][MODE_CSCS].mbit), k, h->preset, k,
+			h->server_encode_ms[0], k, h->server_encode_ms[1]);
 	}
 	printf("}\n");
 }
@@ -833,10 +830,11 @@ static void print_table(const struct result res[][N_MODES], size_t n_cases,
 				ssim_s, r->refresh_ms);
 		}
 		if (res[i][MODE_H264].ran && res[i][MODE_CSCS].ran) {
-			printf("%-21s h264/cscs: latency %.2fx, bytes %.3fx; x264 %s\n", "",
-				ratio(res[i][MODE_H264].latency_us, res[i][MODE_CSCS].latency_us),
-				ratio(res[i][MODE_H264].mbit, res[i][MODE_CSCS].mbit),
-				res[i][MODE_H264].preset[0] ? res[i][MODE_H264].preset : "?");
+			const struct result *h = &res[i][MODE_H264];
+			printf("%-21s h264/cscs: latency %.2fx, bytes %.3fx; in the compositor: x264 %s, "
+				"encode %.1f/%.1f ms\n", "", ratio(h->latency_us, res[i][MODE_CSCS].latency_us),
+				ratio(h->mbit, res[i][MODE_CSCS].mbit), h->preset[0] ? h->preset : "-",
+				h->server_encode_ms[0], h->server_encode_ms[1]);
 		}
 	}
 	printf("\nbudget: 200 Mbit/s unless the case says; PSNR and SSIM on luma (BT.601)\n");

@@ -156,7 +156,6 @@ static bool wait_for_socket(struct bench_session *s, int err_fd)
 }
 
 static const char *const *compositor_args;
-static const char *compositor_log;
 static const char *const *compositor_prefix;
 static const char *listen_host = "127.0.0.1";
 static struct {
@@ -169,11 +168,6 @@ static struct {
 void bench_session_compositor_args(const char *const *args)
 {
 	compositor_args = args;
-}
-
-void bench_session_compositor_log(const char *path)
-{
-	compositor_log = path;
 }
 
 void bench_session_network(const char *const *prefix, const char *host)
@@ -249,20 +243,10 @@ bool bench_session_start_detached(struct bench_session *s, const char *slimland,
 	}
 	close(err[1]);
 	bool ok = s->compositor > 0 && wait_for_socket(s, err[0]);
-	/*
-	 * Keep reading the compositor's log, or it would block on a full pipe:
-	 * into compositor_log, else into nothing.
-	 */
+	/* Keep reading the compositor's log into nothing, or it would block on a full pipe. */
 	if (ok && fork() == 0) {
-		int log = compositor_log ? open(compositor_log,
-			O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600) : -1;
 		char buf[4096];
-		ssize_t n;
-		while ((n = read(err[0], buf, sizeof(buf))) > 0) {
-			if (log >= 0 && write(log, buf, (size_t)n) != n) {
-				close(log); /* drained into nothing from here on */
-				log = -1;
-			}
+		while (read(err[0], buf, sizeof(buf)) > 0) {
 		}
 		_exit(0);
 	}

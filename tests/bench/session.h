@@ -69,8 +69,6 @@ struct bench_session {
 
 /* Arguments the next compositors started get besides their own (NULL-terminated). */
 void bench_session_compositor_args(const char *const *args);
-/* Where the next compositors' logs go, appended (NULL: nowhere). */
-void bench_session_compositor_log(const char *path);
 /*
  * What the next consoles decode: `impl` the compressed video HELLO
  * announces as `codecs` (n of them); NULL: none, CSCS only.
