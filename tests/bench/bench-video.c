@@ -346,7 +346,7 @@ static void read_video_reports(struct bench_session *s, struct result *r)
  * there and back (consecutive frames, as the compositor sees them): the
  * conversion to YUV (h264, cscs) and the encoder, here in-process so that
  * the compositor's other work (clients, rendering) is not counted. h264
- * at the bit rate the session carried.
+ * at the bit rate the session carried, with the compositor's preset.
  */
 static void encode_ms(enum mode mode, const uint32_t *frames, size_t n_frames, uint32_t w,
 		uint32_t h, const struct vcase *c, double mbit, const char *preset, double out_ms[2])
