@@ -72,7 +72,6 @@ void slim_console_core_set_token(struct slim_console_core *core,
 		const uint8_t token[SLIM_ATTACH_TOKEN_LEN]);
 /* Every HELLO from now on offers these too (SLIM_CAP_AUDIO, SLIM_CAP_MIC). */
 void slim_console_core_set_caps(struct slim_console_core *core, uint32_t caps);
-/* Every HELLO from now on asks video to take at most `mbit` Mbit/s (0: no limit of ours). */
 /*
  * Compressed video: `impl` decodes it, and HELLO announces `codecs` (n at
  * most SLIM_MAX_CODECS) from the next one on. NULL: none, CSCS only.
@@ -84,6 +83,7 @@ const struct slim_console_video_stats *slim_console_core_video_stats(
 		const struct slim_console_core *core);
 /* The longest a stream went without a picture since the last call (core-video.h). */
 uint64_t slim_console_core_video_take_gap(struct slim_console_core *core);
+/* Every HELLO from now on asks video to take at most `mbit` Mbit/s (0: no limit of ours). */
 void slim_console_core_set_video_budget(struct slim_console_core *core, uint32_t mbit);
 /* Starts a new association with the server and sends HELLO. */
 void slim_console_core_hello(struct slim_console_core *core, const char *console_id,
