@@ -449,6 +449,10 @@ static void test_session(void **state)
 		"fill=1 set=0 bitmap=0 copy=0 cscs=0 palette=0 cached=0 fill_px=3072 set_px=0 "
 		"bitmap_px=0 copy_px=0 cscs_px=0 palette_px=0 cached_px=0 cscs_src_w=0 cscs_src_h=0 cscs_dst_w=0 cscs_dst_h=0 input_sent=0 input_retransmits=0 input_acked=0 input_dropped=0 "
 		"cursor_x=0 cursor_y=0 audio=0");
+	/* it decodes H.264 (its default): no picture yet */
+	expect_line(&c, "video codec=h264 decoder=none pictures=0 fragments=0 bytes=0 errors=0 "
+		"skipped=0 key_requests=0 src_w=0 src_h=0 dst_w=0 dst_h=0 decode_p50_ms=0.00 "
+		"decode_p99_ms=0.00 gap_max_ms=0.0");
 	child_send(&c, "sync");
 	expect_line(&c, "sync 1");
 
@@ -550,6 +554,8 @@ static void test_session(void **state)
 		"input_sent=9 input_retransmits=%llu input_acked=9 "
 		"input_dropped=0 cursor_x=0 cursor_y=0 audio=0", retransmits);
 	assert_string_equal(stats, want);
+	child_line(&c, stats, sizeof(stats), SOON_MS);
+	assert_true(strncmp(stats, "video codec=h264 ", 17) == 0);
 	child_send(&c, "quit");
 	assert_int_equal(child_wait(&c), 0);
 	close(s.fd);

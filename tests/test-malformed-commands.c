@@ -470,6 +470,72 @@ static void test_cscs(void **state)
 	dgram_free(d);
 }
 
+/*
+ * VIDEO: a fragment's numbers and rectangles checked alone (the console
+ * without a decoder ignores a good one: nothing is drawn).
+ */
+static void test_video(void **state)
+{
+	struct fixture *f = *state;
+	struct dgram *d = dgram_new();
+	const struct slim_wire_video ok = {
+		.stream = 1, .codec = SLIM_CODEC_H264, .frag = 1, .frags = 3, .width = 64,
+		.height = 48, .frame = 7, .offset = 100, .size = 300,
+		.dst = { 10, 10, 128, 96 }, .clip = { 10, 10, 100, 50 },
+	};
+	struct {
+		struct slim_wire_video v;
+		size_t len;
+		enum slim_error err;
+	} cases[32];
+	size_t n = 0;
+#define CASE(field, value, l, e) do { \
+		cases[n].v = ok; \
+		cases[n].v.field = value; \
+		cases[n].len = l; \
+		cases[n].err = e; \
+		n++; \
+	} while (0)
+	CASE(stream, 1, 100, SLIM_OK);
+	CASE(stream, SLIM_VIDEO_STREAMS, 100, SLIM_ERR_FIELD);
+	CASE(codec, 2, 100, SLIM_ERR_FIELD);
+	CASE(frags, 0, 100, SLIM_ERR_FIELD);
+	CASE(frag, 3, 100, SLIM_ERR_FIELD);                 /* past its picture's fragments */
+	CASE(frags, SLIM_VIDEO_MAX_FRAGS + 1, 100, SLIM_ERR_FIELD);
+	CASE(width, 1, 100, SLIM_ERR_FIELD);
+	CASE(height, SLIM_MAX_DIM + 1, 100, SLIM_ERR_FIELD);
+	CASE(size, SLIM_VIDEO_MAX_PICTURE + 1, 100, SLIM_ERR_FIELD);
+	CASE(offset, 301, 0, SLIM_ERR_LENGTH);               /* no bytes */
+	CASE(offset, 250, 100, SLIM_ERR_FIELD);             /* bytes past the picture */
+	CASE(offset, 0xffffff00u, 100, SLIM_ERR_FIELD);     /* no wrapping */
+	CASE(clip.x, 5, 100, SLIM_ERR_RECT);                /* left of dst */
+	CASE(clip.w, 129, 100, SLIM_ERR_RECT);              /* past dst */
+	CASE(clip.w, 0, 100, SLIM_ERR_RECT);
+	CASE(clip.x, CW - 5, 100, SLIM_ERR_RECT);           /* off the screen */
+	CASE(dst.w, 0, 100, SLIM_ERR_RECT);
+	CASE(dst.w, 60000, 100, SLIM_OK);                   /* dst may extend past the screen */
+#undef CASE
+	assert_true(n <= sizeof(cases) / sizeof(cases[0]));
+	uint8_t bytes[128];
+	memset(bytes, 0x42, sizeof(bytes));
+	for (size_t i = 0; i < n; i++) {
+		dgram_begin(d);
+		if (cases[i].len == 0) {
+			add_raw(&d->w, SLIM_CMD_VIDEO, 0, &cases[i].v, sizeof(cases[i].v));
+		} else {
+			assert_true(slim_put_video(&d->w, SLIM_VIDEO_KEY, &cases[i].v, bytes,
+				cases[i].len));
+		}
+		dgram_end(f, d);
+		if (cases[i].err == SLIM_OK) {
+			expect_accept(f, d->buf, d->len);
+		} else {
+			expect_reject(f, d->buf, d->len, cases[i].err);
+		}
+	}
+	dgram_free(d);
+}
+
 static void test_fields(void **state)
 {
 	struct fixture *f = *state;
@@ -683,7 +749,9 @@ static void test_upstream_fields(void **state)
 		{ SLIM_CMD_AUDIO_REPORT, 23, 0, 0, 0, 0, SLIM_ERR_LENGTH },
 		{ SLIM_CMD_AUDIO_REPORT, 24, 0, 0, 0, 0, SLIM_OK },
 		{ SLIM_CMD_AUDIO, 17, 0, 0, 0, 0, SLIM_ERR_DIRECTION },
-		{ 0x8a, 8, 0, 0, 0, 0, SLIM_ERR_UNKNOWN },
+		{ SLIM_CMD_VIDEO_RECOVER, 7, 0, 0, 0, 0, SLIM_ERR_LENGTH },
+		{ SLIM_CMD_VIDEO_RECOVER, 8, 0, 0, 0, 0, SLIM_OK },
+		{ 0x8b, 8, 0, 0, 0, 0, SLIM_ERR_UNKNOWN },
 		{ 0xff, 8, 0, 0, 0, 0, SLIM_ERR_UNKNOWN },
 		{ SLIM_CMD_FILL, 12, 0, 0, 0, 0, SLIM_ERR_DIRECTION },
 	};
@@ -725,6 +793,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_history, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cscs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_video, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upstream_fields, setup, teardown),
 	};
