@@ -277,7 +277,9 @@ class Vm:
         self.qmp_path = os.path.join(outdir, 'qmp.sock')
         if os.path.exists(self.qmp_path):
             os.unlink(self.qmp_path)
-        argv = [QEMU, '-machine', 'q35', '-cpu', 'max', '-m', '512', '-smp', '1',
+        # 1 GiB: the initramfs (the console and every library it loads, the
+        # H.264 decoder's among them: 170 MB unpacked) lives in its RAM
+        argv = [QEMU, '-machine', 'q35', '-cpu', 'max', '-m', '1024', '-smp', '1',
                 '-nographic', '-vga', 'none', '-no-reboot',
                 '-kernel', vmlinuz, '-initrd', initrd,
                 '-append', 'console=ttyS0 panic=-1 quiet slim.port=%d%s%s' % (
