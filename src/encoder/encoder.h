@@ -91,6 +91,11 @@ struct slim_frame {
 	size_t n_pictures;
 	/* streams (bit n: stream n) that ended since the last frame: nothing of theirs is sent again */
 	uint8_t video_ended;
+	/*
+	 * The frame answers input (exact pixels only, ahead of the video):
+	 * lost fragments wait for the next frame, which carries pictures.
+	 */
+	bool answer;
 };
 
 enum slim_stat_kind {

@@ -145,7 +145,9 @@ void encode_pictures(struct slim_encoder *enc, const struct slim_frame *frame)
 			v->gen[s]++;
 		}
 	}
-	resend(enc, now);
+	if (!frame->answer) {
+		resend(enc, now);
+	}
 	/* room for a pending INPUT_ACK ahead of it in the datagram */
 	size_t room = packer_max_body(&enc->packer) - sizeof(struct slim_wire_video) -
 		sizeof(struct slim_wire_cmd) - sizeof(struct slim_wire_input_ack);

@@ -173,6 +173,7 @@ static void stream(struct slim_output *output, struct wlr_buffer *buffer)
 		};
 		bool answer = video_frame(output->video, &fb, &output->map, &output->damage,
 			&frame, slim_link_answer_pending(output->link));
+		frame.answer = answer;
 		slim_link_send_frame(output->link, &frame, answer);
 	} else {
 		wlr_log(WLR_ERROR, "rendered buffer has format 0x%08x, not XRGB8888", format);
