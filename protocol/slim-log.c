@@ -65,3 +65,18 @@ bool slim_ratelimit(struct slim_ratelimit *rl, uint64_t now_us)
 	rl->suppressed++;
 	return false;
 }
+
+/* libavutil's AV_LOG_ERROR, without its headers here */
+#define AV_LOG_ERROR_LEVEL 16
+
+void slim_log_av(void *avcl, int level, const char *fmt, va_list args)
+{
+	static struct slim_ratelimit limit = SLIM_RATELIMIT_INIT(5);
+	if (level > AV_LOG_ERROR_LEVEL || !slim_ratelimit(&limit, slim_now_us())) {
+		return;
+	}
+	char line[256];
+	vsnprintf(line, sizeof(line), fmt, args);
+	line[strcspn(line, "\n")] = '\0';
+	slim_log(SLIM_LOG_ERROR, "h264: libavcodec: %s", line);
+}

@@ -31,6 +31,14 @@ void slim_log(enum slim_log_level level, const char *fmt, ...)
 void slim_log_line(const char *prefix, const char *fmt, va_list args)
 	__attribute__((format(printf, 2, 0)));
 
+/*
+ * A libav* log callback (av_log_set_callback): a hostile stream makes
+ * libavcodec talk, so its errors go to our log at a limited rate and
+ * the rest nowhere. `level` is libavutil's (AV_LOG_ERROR is 16).
+ */
+void slim_log_av(void *avcl, int level, const char *fmt, va_list args)
+	__attribute__((format(printf, 3, 0)));
+
 /* At most `burst` messages per second; the rest are counted and reported later. */
 struct slim_ratelimit {
 	uint64_t window_us;

@@ -12,9 +12,8 @@
 #include "h264-decoder.h"
 #include "slim-clock.h"
 #include "slim-log.h"
+#include "slim-times.h"
 #include "vaapi-device.h"
-
-#define TIMES 120
 
 struct slim_h264_decoder {
 	int threads;
@@ -27,25 +26,9 @@ struct slim_h264_decoder {
 	uint8_t *planes; /* I420 made from a GPU's NV12 */
 	size_t planes_cap;
 	uint64_t pictures, errors;
-	float times_ms[TIMES];
-	size_t n_times, next_time;
+	struct slim_times times;
 	struct slim_ratelimit log_limit;
 };
-
-static struct slim_ratelimit av_log_limit = SLIM_RATELIMIT_INIT(5);
-
-/* A hostile stream makes libavcodec talk: its errors at a limited rate, the rest not at all. */
-__attribute__((format(printf, 3, 0)))
-static void handle_av_log(void *avcl, int level, const char *fmt, va_list args)
-{
-	if (level > AV_LOG_ERROR || !slim_ratelimit(&av_log_limit, slim_now_us())) {
-		return;
-	}
-	char line[256];
-	vsnprintf(line, sizeof(line), fmt, args);
-	line[strcspn(line, "\n")] = '\0';
-	slim_log(SLIM_LOG_ERROR, "h264: libavcodec: %s", line);
-}
 
 /* The GPU's surfaces where offered; else what the software decoder offers first. */
 static enum AVPixelFormat get_format(AVCodecContext *ctx, const enum AVPixelFormat *fmts)
@@ -81,7 +64,7 @@ static bool open_codec(struct slim_h264_decoder *dec)
 struct slim_h264_decoder *slim_h264_decoder_create(int threads, bool try_vaapi)
 {
 	av_log_set_level(AV_LOG_ERROR);
-	av_log_set_callback(handle_av_log);
+	av_log_set_callback(slim_log_av);
 	struct slim_h264_decoder *dec = calloc(1, sizeof(*dec));
 	if (!dec) {
 		return NULL;
@@ -186,12 +169,6 @@ static bool to_picture(struct slim_h264_decoder *dec, const AVFrame *f,
 	return true;
 }
 
-static int cmp_float(const void *a, const void *b)
-{
-	float x = *(const float *)a, y = *(const float *)b;
-	return (x > y) - (x < y);
-}
-
 bool slim_h264_decode(struct slim_h264_decoder *dec, const uint8_t *data, size_t size,
 		struct slim_h264_picture *pic)
 {
@@ -241,22 +218,9 @@ bool slim_h264_decode(struct slim_h264_decoder *dec, const uint8_t *data, size_t
 	if (!to_picture(dec, f, pic)) {
 		return fail(dec, "unsupported picture format (not 4:2:0, 8 bits)", 0);
 	}
-	dec->times_ms[dec->next_time] = (float)((double)(slim_now_ns() - t0) / 1e6);
-	dec->next_time = (dec->next_time + 1) % TIMES;
-	dec->n_times += dec->n_times < TIMES;
+	slim_times_add(&dec->times, slim_now_ns() - t0);
 	dec->pictures++;
 	return true;
-}
-
-static double quantile(const struct slim_h264_decoder *dec, double q)
-{
-	if (dec->n_times == 0) {
-		return 0;
-	}
-	float sorted[TIMES];
-	memcpy(sorted, dec->times_ms, sizeof(sorted));
-	qsort(sorted, dec->n_times, sizeof(sorted[0]), cmp_float);
-	return sorted[(size_t)(q * (double)(dec->n_times - 1) + 0.5)];
 }
 
 void slim_h264_decoder_info(const struct slim_h264_decoder *dec,
@@ -266,8 +230,8 @@ void slim_h264_decoder_info(const struct slim_h264_decoder *dec,
 		.kind = dec->hw_device ? "vaapi" : "software",
 		.pictures = dec->pictures,
 		.errors = dec->errors,
-		.decode_ms_p50 = quantile(dec, 0.5),
-		.decode_ms_p99 = quantile(dec, 0.99),
+		.decode_ms_p50 = slim_times_quantile(&dec->times, SLIM_TIMES, 0.5),
+		.decode_ms_p99 = slim_times_quantile(&dec->times, SLIM_TIMES, 0.99),
 	};
 }
 

@@ -12,9 +12,9 @@
 #include "slim-clock.h"
 #include "slim-log.h"
 #include "slim-proto.h"
+#include "slim-times.h"
 
-/* Encode times kept: info's p50/p99 over all of them, the preset's p90 over the last PRESET_WINDOW. */
-#define TIMES 120
+/* Encode times: info's p50/p99 over all kept (slim-times.h), the preset's p90 over the last PRESET_WINDOW. */
 #define PRESET_WINDOW 60
 /* A new preset is chosen at most this often, and only on its predecessor's full window. */
 #define PRESET_HOLD_US 1000000
@@ -42,27 +42,11 @@ struct slim_h264_encoder {
 	bool force_key;
 	int64_t last_pts;
 	uint64_t pictures, bytes;
-	float times_ms[TIMES];
-	size_t n_times, next_time;
+	struct slim_times times;
 	size_t since_preset; /* pictures encoded with the current preset */
 	uint64_t preset_us;
 	struct slim_ratelimit log_limit;
 };
-
-static struct slim_ratelimit av_log_limit = SLIM_RATELIMIT_INIT(5);
-
-/* libavcodec's and x264's errors, into our log at a limited rate; the rest stays quiet. */
-__attribute__((format(printf, 3, 0)))
-static void handle_av_log(void *avcl, int level, const char *fmt, va_list args)
-{
-	if (level > AV_LOG_ERROR || !slim_ratelimit(&av_log_limit, slim_now_us())) {
-		return;
-	}
-	char line[256];
-	vsnprintf(line, sizeof(line), fmt, args);
-	line[strcspn(line, "\n")] = '\0';
-	slim_log(SLIM_LOG_ERROR, "h264: libavcodec: %s", line);
-}
 
 static uint64_t clamp_bitrate(uint64_t bps)
 {
@@ -260,7 +244,7 @@ struct slim_h264_encoder *slim_h264_encoder_create(const struct slim_h264_config
 		return NULL;
 	}
 	av_log_set_level(AV_LOG_ERROR);
-	av_log_set_callback(handle_av_log);
+	av_log_set_callback(slim_log_av);
 	struct slim_h264_encoder *enc = calloc(1, sizeof(*enc));
 	if (!enc || !(enc->pkt = av_packet_alloc()) || !(enc->hw_frame = av_frame_alloc())) {
 		slim_h264_encoder_destroy(enc);
@@ -345,27 +329,6 @@ static void copy_in(struct slim_h264_encoder *enc, const struct slim_h264_planes
 	}
 }
 
-static int cmp_float(const void *a, const void *b)
-{
-	float x = *(const float *)a, y = *(const float *)b;
-	return (x > y) - (x < y);
-}
-
-/* The q-quantile of the last n encode times (n <= n_times). */
-static double recent_quantile(const struct slim_h264_encoder *enc, size_t n, double q)
-{
-	if (n == 0) {
-		return 0;
-	}
-	float sorted[TIMES];
-	for (size_t i = 0; i < n; i++) {
-		sorted[i] = enc->times_ms[(enc->next_time + TIMES - 1 - i) % TIMES];
-	}
-	qsort(sorted, n, sizeof(sorted[0]), cmp_float);
-	size_t at = (size_t)(q * (double)(n - 1) + 0.5);
-	return sorted[at];
-}
-
 /*
  * A software encoder whose p90 takes more than half the picture interval
  * leaves too little for the rest of the frame: it steps to a faster preset
@@ -378,7 +341,7 @@ static void maybe_step_preset(struct slim_h264_encoder *enc)
 			enc->since_preset < PRESET_WINDOW || now - enc->preset_us < PRESET_HOLD_US) {
 		return;
 	}
-	double p90 = recent_quantile(enc, PRESET_WINDOW, 0.9);
+	double p90 = slim_times_quantile(&enc->times, PRESET_WINDOW, 0.9);
 	double budget_ms = 500.0 / enc->cfg.fps;
 	if (p90 <= budget_ms) {
 		return;
@@ -456,9 +419,7 @@ bool slim_h264_encode(struct slim_h264_encoder *enc, const struct slim_h264_plan
 	}
 	enc->last_pts = pts;
 	enc->force_key = false;
-	enc->times_ms[enc->next_time] = (float)((double)(t1 - t0) / 1e6);
-	enc->next_time = (enc->next_time + 1) % TIMES;
-	enc->n_times += enc->n_times < TIMES;
+	slim_times_add(&enc->times, t1 - t0);
 	enc->since_preset++;
 	enc->pictures++;
 	enc->bytes += (uint64_t)enc->pkt->size;
@@ -495,7 +456,7 @@ void slim_h264_encoder_info(const struct slim_h264_encoder *enc,
 		.bitrate_bps = enc->cfg.bitrate_bps,
 		.pictures = enc->pictures,
 		.bytes = enc->bytes,
-		.encode_ms_p50 = recent_quantile(enc, enc->n_times, 0.5),
-		.encode_ms_p99 = recent_quantile(enc, enc->n_times, 0.99),
+		.encode_ms_p50 = slim_times_quantile(&enc->times, SLIM_TIMES, 0.5),
+		.encode_ms_p99 = slim_times_quantile(&enc->times, SLIM_TIMES, 0.99),
 	};
 }
