@@ -18,13 +18,12 @@ on the server, libavcodec on the console); everything else stays exact.
   milliseconds to open), making no more encoders meanwhile; once stopped
   the console equals grim.
 """
-import math
 import os
 import subprocess
 import time
 
 from slimtest import (BACKGROUND, KEY_ENTER, Session, fraction_not, images_equal, log,
-                      require_programs, run, scaled, ImageChops)
+                      psnr_luma, require_programs, run, scaled)
 
 W, H = 1280, 720
 CLIP_W, CLIP_H = 640, 360
@@ -43,14 +42,6 @@ def make_clip(path, w, h, still, rate=30, seconds=4):
                    check=True, timeout=scaled(60))
 
 
-def psnr(a, b):
-    """PSNR in dB of the luma (ITU-R 601) of two images of one size, as video
-    quality is measured: 4:2:0's halved chroma costs CSCS and H.264 alike on
-    testsrc2's saturated bars, and is no loss of the codec's."""
-    hist = ImageChops.difference(a.convert('L'), b.convert('L')).histogram()
-    sq = sum(count * i ** 2 for i, count in enumerate(hist))
-    mse = sq / (a.size[0] * a.size[1])
-    return float('inf') if mse == 0 else 10 * math.log10(255 ** 2 / mse)
 
 
 def outside_box(img):
@@ -110,7 +101,7 @@ def test():
             s.fail('the still clip went as %dx%d, not %dx%d' % (v['src_w'], v['src_h'], W, H))
         g = s.grim_image()
         c = s.console_image()
-        quality = psnr(g, c)
+        quality = psnr_luma(g, c)
         log('PSNR of the 1280x720 video on the console: %.1f dB' % quality)
         if quality < MIN_PSNR:
             g.save(os.path.join(s.outdir, 'psnr-grim.png'))

@@ -12,12 +12,11 @@ video's bytes stay within 1.2x of the loss-free run's for as many pictures
 a still 1280x720 clip comes back within 35 dB (luma PSNR) of the server's
 picture, and with mpv stopped the console equals grim byte for byte.
 Root only (77 otherwise)."""
-import math
 import os
 import subprocess
 
 from slimnet import Lan
-from slimtest import Session, log, run, scaled, ImageChops
+from slimtest import Session, log, psnr_luma, run, scaled
 
 PORT = 5555
 W, H = 1280, 720
@@ -34,11 +33,6 @@ def make_clip(path, still):
                     '-c:v', 'mpeg4', '-q:v', '1', path], check=True, timeout=scaled(60))
 
 
-def psnr(a, b):
-    """Luma PSNR in dB (see test_video_h264.py)."""
-    hist = ImageChops.difference(a.convert('L'), b.convert('L')).histogram()
-    mse = sum(count * i ** 2 for i, count in enumerate(hist)) / (a.size[0] * a.size[1])
-    return float('inf') if mse == 0 else 10 * math.log10(255 ** 2 / mse)
 
 
 def set_loss(net, percent):
@@ -97,7 +91,7 @@ def test():
             player = play(s, still)
             s.wait_video(lambda v: v['pictures'] >= before['pictures'] + 60, 'the still clip',
                          timeout=30)
-            quality = psnr(s.grim_image(), s.console_image())
+            quality = psnr_luma(s.grim_image(), s.console_image())
             log('after the loss: PSNR %.1f dB' % quality)
             if quality < MIN_PSNR or quality == float('inf'):
                 s.fail('after the loss the picture is %.1f dB from the server\'s' % quality)
