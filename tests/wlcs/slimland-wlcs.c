@@ -392,7 +392,8 @@ static WlcsDisplayServer *create_server(int argc, const char **argv)
 	struct slim_link_config link = { .listen = "127.0.0.1:0", .mode = SLIM_SEC_CLEAR };
 	wlr_log_init(getenv("SLIMLAND_WLCS_DEBUG") ? WLR_DEBUG : WLR_ERROR, NULL);
 	wlcs->initialised = true;
-	if (wlcs->call_fd < 0 || !server_init(&wlcs->server, WIDTH, HEIGHT, &link, 0)) {
+	if (wlcs->call_fd < 0 || !server_init(&wlcs->server, WIDTH, HEIGHT, &link,
+			&(struct slim_video_options){ 0 })) {
 		destroy_server(&wlcs->base);
 		return NULL;
 	}
