@@ -59,7 +59,8 @@ static const char usage_text[] =
 	"                      answers, else ALSA's default device)\n"
 	"  --no-microphone     play the session's sound, send no microphone\n"
 	"  -v, --verbose       debug messages\n"
-	"  -h, --help\n";
+	"  -h, --help\n"
+	"More in slimland-console(1).\n";
 
 void slim_console_status(const char *fmt, ...)
 {

@@ -53,7 +53,8 @@ static void usage(FILE *f, const char *prog)
 		"                opus:64, 16 to 256), or pcm: 1.5 Mbit/s, for a LAN\n"
 		"  --no-audio    no sound: no PipeWire started, no console speaker or microphone\n"
 		"  -s            a command to start once the session runs (sh -c)\n"
-		"  -v            more logging\n", prog, DEFAULT_LISTEN, DEFAULT_VIDEO_BUDGET);
+		"  -v            more logging\n"
+		"More in slimland(1).\n", prog, DEFAULT_LISTEN, DEFAULT_VIDEO_BUDGET);
 }
 
 /*

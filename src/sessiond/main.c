@@ -52,7 +52,8 @@ static void usage(FILE *f, const char *prog)
 		"  --config   the configuration (default %s)\n"
 		"  --state    the state file (default: the config's `state`, else RUN-DIR/state)\n"
 		"  --run-dir  greeter.sock, ctl.sock and the state file (default %s)\n"
-		"  -v         more logging\n", prog, SLIM_CONFIG_DEFAULT_PATH, DEFAULT_RUN_DIR);
+		"  -v         more logging\n"
+		"More in slimland-sessiond(8) and slimland.conf(5).\n", prog, SLIM_CONFIG_DEFAULT_PATH, DEFAULT_RUN_DIR);
 }
 
 static int handle_stop(int sig, void *data)

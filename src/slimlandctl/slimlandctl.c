@@ -43,7 +43,8 @@ static void usage(FILE *f)
 		"  group                    the server group: each server's load and room,\n"
 		"                           where each session runs, where a login goes\n"
 		"  drain SERVER             no new sessions on SERVER (its own run on)\n"
-		"  undrain SERVER           new sessions may go to SERVER again\n");
+		"  undrain SERVER           new sessions may go to SERVER again\n"
+		"More in slimlandctl(8).\n");
 }
 
 int main(int argc, char *argv[])
