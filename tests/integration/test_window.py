@@ -10,6 +10,7 @@ showing exactly its head's rectangle of the console's screen.
 Needs Xvfb (skipped without it), xwininfo (x11-utils) and Pillow built
 with XCB (Debian's python3-pil), which grabs the X screen."""
 import os
+import random
 import select
 import shutil
 import subprocess
@@ -33,39 +34,50 @@ CURSOR_BOX = 64
 
 
 class Xvfb:
-    """An X server on a display number it picks itself (-displayfd)."""
+    """An X server on a display number of its own, far above the ones the
+    sessions' Xwayland servers take (0 up, the first free): a test running
+    beside other sessions must never share a display with one of them."""
 
     def __init__(self, outdir):
         if not shutil.which('Xvfb'):
             raise TestSkip('Xvfb is not installed (apt-get install xvfb)')
-        r, w = os.pipe()
         self.log = open(os.path.join(outdir, 'xvfb.log'), 'wb')
+        rng = random.Random()
+        for _ in range(8):
+            number = rng.randrange(200, 1000)
+            if self._start(number):
+                self.display = ':%d' % number
+                log('Xvfb (pid %d) on display %s' % (self.proc.pid, self.display))
+                return
+        self.log.close()
+        raise TestFailure('Xvfb did not start on any display tried (see %s)' % self.log.name)
+
+    def _start(self, number):
+        """Xvfb on :number; true once it accepts connections (it writes the
+        number to -displayfd then), false when that display is taken."""
+        r, w = os.pipe()
         self.proc = subprocess.Popen(
-            ['Xvfb', '-displayfd', str(w), '-screen', '0', SCREEN, '-nolisten', 'tcp'],
+            ['Xvfb', ':%d' % number, '-displayfd', str(w), '-screen', '0', SCREEN,
+             '-nolisten', 'tcp'],
             pass_fds=[w], stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         os.close(w)
-        number = b''
+        said = b''
         deadline = time.monotonic() + scaled(15)
-        # Xvfb writes the display number once it accepts connections
-        while not number.endswith(b'\n'):
+        while not said.endswith(b'\n'):
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([r], [], [], left)[0]:
                 break
             chunk = os.read(r, 16)
             if not chunk:
                 break
-            number += chunk
+            said += chunk
         os.close(r)
-        if not number.strip().isdigit():
-            self.stop()
-            raise TestFailure('Xvfb did not start (see %s)' % self.log.name)
-        self.display = ':' + number.decode().strip()
-        log('Xvfb (pid %d) on display %s' % (self.proc.pid, self.display))
+        if said.strip() == str(number).encode():
+            return True
+        self._end()
+        return False
 
-    def grab(self):
-        return ImageGrab.grab(xdisplay=self.display).convert('RGB')
-
-    def stop(self):
+    def _end(self):
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -73,6 +85,12 @@ class Xvfb:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+    def grab(self):
+        return ImageGrab.grab(xdisplay=self.display).convert('RGB')
+
+    def stop(self):
+        self._end()
         self.log.close()
 
 
