@@ -398,9 +398,14 @@ void slim_encoder_dropped(struct slim_encoder *enc, uint32_t first, uint32_t las
 void slim_encoder_timeout(struct slim_encoder *enc)
 {
 	struct slim_recovery *rec = &enc->rec;
+	/*
+	 * Compressed fragments are not sent again on a timeout: most of what
+	 * is unconfirmed arrived (the ACK or the frame's end was what was
+	 * lost), and the console reports what it misses when the next
+	 * datagram shows it the gap.
+	 */
 	if (rec->last_sent != rec->confirmed) {
 		network_lost(enc, recovery_lost(rec, rec->confirmed + 1, rec->last_sent));
-		video_out_lost(&enc->video, rec->confirmed + 1, rec->last_sent);
 	}
 	/* Whatever was in flight is now accounted for. */
 	enc->stats.acked_frame = enc->stats.last_frame;
