@@ -138,9 +138,17 @@ class Container:
                            stderr=subprocess.STDOUT, timeout=scaled(120))
         return r.stdout.decode(errors='replace')
 
+    def logs(self):
+        """The container's journal and the manager's logs of its greeters and
+        sessions (RUN_DIR/log), one text."""
+        return self.run('sh', '-c', 'journalctl -o short-monotonic; '
+                        'tail -n +1 /run/slimland/log/*/*.log', check=False)
+
     def __exit__(self, *exc):
         if self.nspawn is not None:
             if self.leader and self.nspawn.alive():
+                with open(os.path.join(self.session.outdir, 'container.log'), 'w') as f:
+                    f.write(self.logs())
                 # poweroff; nspawn exits when the container has
                 subprocess.run(['kill', '-RTMIN+4', str(self.leader)])
             if self.nspawn.wait_exit(30) is None:
@@ -266,11 +274,10 @@ def test():
             wait_until(lambda: c.run('pgrep', '-u', uid, check=False).split(), scaled(30),
                        lambda left: 'the user\'s processes to end: %s' % left,
                        holds=lambda left: not left, pause=0.2)
-            journal = c.run('journalctl', '-o', 'cat', check=False)
-            reports = [l for l in journal.splitlines()
+            reports = [l for l in c.logs().splitlines()
                        if 'ERROR: AddressSanitizer' in l or 'runtime error:' in l]
             if reports:
-                s.fail('sanitizer reports in the container\'s journal: %s' % reports[:5])
+                s.fail('sanitizer reports in the container (container.log): %s' % reports[:5])
             log('logged out at %.1fs: the greeter again, nothing of %s runs' % (
                 time.monotonic() - t0, USER))
 
