@@ -62,6 +62,7 @@ static void usage(FILE *f, const char *prog)
 }
 
 /* --check-config: FILE:LINE: WHAT, plain, as compilers say it */
+__attribute__((format(printf, 2, 0)))
 static void log_plain(enum slim_log_level level, const char *fmt, va_list args)
 {
 	slim_log_line("", fmt, args);
