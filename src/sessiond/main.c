@@ -38,6 +38,7 @@
 #include "consoles.h"
 #include "ctl.h"
 #include "greeter-socket.h"
+#include "metrics-http.h"
 #include "group.h"
 #include "sessions.h"
 #include "slim-log.h"
@@ -196,6 +197,7 @@ int main(int argc, char *argv[])
 	struct slim_greeter_server *greeter = NULL;
 	struct slim_ctl_server *ctl = NULL;
 	struct slim_group *group = NULL;
+	struct slim_metrics_server *metrics = NULL;
 	if (!load_keys(&config, &identity, card_key)) {
 		goto out;
 	}
@@ -233,6 +235,10 @@ int main(int argc, char *argv[])
 	}
 	backend.mgr = mgr;
 	backend.group = group;
+	/* metrics that cannot listen are said in the log; the sessions do not wait for them */
+	if (config.metrics_listen[0]) {
+		metrics = slim_metrics_server_create(mgr, group, config.metrics_listen);
+	}
 	slim_state_restore(mgr, backend.state_path);
 	slim_state_write(mgr, backend.state_path);
 	slim_log(SLIM_LOG_INFO, "slimland-sessiond: running (state %s)", backend.state_path);
@@ -249,6 +255,7 @@ int main(int argc, char *argv[])
 out:
 	/* in the reverse order of their making; each destroy(NULL) does nothing */
 	explicit_bzero(card_key, sizeof(card_key)); /* a start that failed before the manager */
+	slim_metrics_server_destroy(metrics);
 	slim_ctl_server_destroy(ctl);
 	backend.group = NULL;
 	slim_group_destroy(group);
