@@ -258,13 +258,15 @@ def test():
         sid = row[1]
         labels = {'console': a.id, 'session': sid, 'user': USER}
 
-        wait_scrape(s, port, lambda m: (
+        first = wait_scrape(s, port, lambda m: (
             value(m, 'slimland_console_video_bytes_per_second', **labels) or 0) > 0,
             'the video\'s rate')
-        # foot's window, below and beside mpv's whichever mapped first (32 px
-        # apart, foot at least 700x500, the clip 320x240), takes the keys
-        a.motion(600, 450)
-        a.click(BTN_LEFT)
+        sent = value(first, 'slimland_console_sent_bytes_total', **labels)
+        playing = wait_scrape(s, port, lambda m: value(
+            m, 'slimland_console_sent_bytes_total', **labels) > sent,
+            'the bytes sent to grow while the video plays')
+        log('while the video plays: %d bytes sent, then %d' % (
+            sent, value(playing, 'slimland_console_sent_bytes_total', **labels)))
         text = scrape_text(s, port)
         assert_promtool(s, text)
         first = parse(text)
@@ -286,6 +288,19 @@ def test():
             s.fail('the compositor class of session %s used no CPU: %s' % (sid, cpu))
         if value(first, 'process_resident_memory_bytes') is None:
             s.fail('no process_resident_memory_bytes')
+        memory_cgroup = '/sys/fs/cgroup/memory/%s/user-%d.slice/session-%s' % (
+            s.cgroup_slice, s.pw.pw_uid, sid)
+        log('session %s: compositor CPU %.2f s, memory %s bytes (memory cgroup %s)' % (
+            sid, cpu, value(first, 'slimland_session_memory_bytes', session=sid, user=USER),
+            'there' if os.path.isdir(memory_cgroup) else 'absent'))
+        if os.path.isdir(memory_cgroup) and not value(
+                first, 'slimland_session_memory_bytes', session=sid, user=USER):
+            s.fail('session %s has a memory cgroup but no slimland_session_memory_bytes' % sid)
+
+        # foot's window, below and beside mpv's whichever mapped first (32 px
+        # apart, foot at least 700x500, the clip 320x240), takes the keys
+        a.motion(600, 450)
+        a.click(BTN_LEFT)
 
         # keys, one at a time: each one timed
         for _ in range(3):
