@@ -207,24 +207,6 @@ static void test_bad_lines_keep_defaults(void **state)
 	assert_string_equal(c.startup, "slimland-session");
 }
 
-static void test_addresses(void **state)
-{
-	struct sockaddr_storage ss;
-	socklen_t len;
-	assert_true(slim_parse_address("10.0.0.1", 5550, &ss, &len));
-	assert_int_equal(ss.ss_family, AF_INET);
-	assert_int_equal(ntohs(((struct sockaddr_in *)&ss)->sin_port), 5550);
-	assert_true(slim_parse_address("[::1]:7000", 5550, &ss, &len));
-	assert_int_equal(ss.ss_family, AF_INET6);
-	assert_int_equal(ntohs(((struct sockaddr_in6 *)&ss)->sin6_port), 7000);
-	assert_true(slim_parse_address("::", 5550, &ss, &len));
-	assert_false(slim_parse_address("", 1, &ss, &len));
-	assert_false(slim_parse_address("host.example:1", 1, &ss, &len));
-	assert_false(slim_parse_address("[::1", 1, &ss, &len));
-	assert_false(slim_parse_address("1.2.3.4:", 1, &ss, &len));
-	assert_false(slim_parse_address("1.2.3.4:+5", 1, &ss, &len));
-}
-
 /* metrics_listen: off by default, a port alone on localhost, always a port. */
 static void test_metrics_listen(void **state)
 {
@@ -255,16 +237,34 @@ static void test_metrics_listen(void **state)
 	assert_string_equal(c.metrics_listen, "");
 }
 
+static void test_addresses(void **state)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	assert_true(slim_parse_address("10.0.0.1", 5550, &ss, &len));
+	assert_int_equal(ss.ss_family, AF_INET);
+	assert_int_equal(ntohs(((struct sockaddr_in *)&ss)->sin_port), 5550);
+	assert_true(slim_parse_address("[::1]:7000", 5550, &ss, &len));
+	assert_int_equal(ss.ss_family, AF_INET6);
+	assert_int_equal(ntohs(((struct sockaddr_in6 *)&ss)->sin6_port), 7000);
+	assert_true(slim_parse_address("::", 5550, &ss, &len));
+	assert_false(slim_parse_address("", 1, &ss, &len));
+	assert_false(slim_parse_address("host.example:1", 1, &ss, &len));
+	assert_false(slim_parse_address("[::1", 1, &ss, &len));
+	assert_false(slim_parse_address("1.2.3.4:", 1, &ss, &len));
+	assert_false(slim_parse_address("1.2.3.4:+5", 1, &ss, &len));
+}
+
 int main(void)
 {
 	slim_log_init(SLIM_LOG_DEBUG, quiet);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_metrics_listen),
 		cmocka_unit_test(test_shipped_file),
 		cmocka_unit_test(test_bad_lines_keep_defaults),
 		cmocka_unit_test(test_addresses),
-		cmocka_unit_test(test_metrics_listen),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
