@@ -12,6 +12,10 @@
  *                         greeters (greeter.sock), slimlandctl (ctl.sock)
  *   group/                a server group's registry in etcd: reads the
  *                         table, answers it through slim_manager_elsewhere
+ *   metrics/              Prometheus metrics: reads the table and the group
+ *                         (metrics-render.c), serves them over HTTP
+ *                         (metrics-http.c, libmicrohttpd on the loop) and to
+ *                         ctl.c's `metrics`
  *   state.c               the state file: the table written and restored
  *   table/                the decisions: consoles, sessions, what shows
  *                         where, cards, logins, enrolment, what the manager
@@ -38,8 +42,8 @@
 #include "consoles.h"
 #include "ctl.h"
 #include "greeter-socket.h"
-#include "metrics-http.h"
 #include "group.h"
+#include "metrics-http.h"
 #include "sessions.h"
 #include "slim-log.h"
 #include "slim-secure.h"
