@@ -159,7 +159,8 @@ static bool fetch(const char *path, struct top_view *v)
 		}
 	}
 	fclose(in);
-	if (!ok) {
+	/* Ctrl-C in the middle of an answer is no failure of the manager's */
+	if (!ok && !stop) {
 		fprintf(stderr, "slimlandctl: the session manager did not answer `metrics`\n");
 	}
 	return ok;
@@ -271,7 +272,7 @@ int slimlandctl_top(const char *path)
 	bool have_before = false;
 	while (!stop) {
 		if (!fetch(path, &views[cur])) {
-			status = 1;
+			status = stop ? 0 : 1;
 			break;
 		}
 		double t = now_s();
