@@ -211,6 +211,36 @@ static void test_bad_lines_keep_defaults(void **state)
 	assert_string_equal(c.startup, "slimland-session");
 }
 
+/* metrics_listen: off by default, a port alone on localhost, always a port. */
+static void test_metrics_listen(void **state)
+{
+	struct slim_config c;
+	slim_config_defaults(&c);
+	assert_string_equal(c.metrics_listen, "");
+	static const char *const good[][2] = {
+		{ "9469", "127.0.0.1:9469" },
+		{ ":9100", "127.0.0.1:9100" },
+		{ "10.0.0.5:9100", "10.0.0.5:9100" },
+		{ "[::1]:9100", "[::1]:9100" },
+		{ "off", "" },
+	};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		char line[128];
+		snprintf(line, sizeof(line), "metrics_listen = %s\n", good[i][0]);
+		assert_int_equal(parse(&c, line), 0);
+		assert_string_equal(c.metrics_listen, good[i][1]);
+	}
+	assert_int_equal(parse(&c,
+		"metrics_listen = 9469x\n"
+		"metrics_listen = localhost:9100\n"
+		"metrics_listen = 127.0.0.1\n"
+		"metrics_listen = 99999\n"
+		"metrics_listen = 10.0.0.5:0\n"
+		"metrics_listen = 0\n"
+		"metrics_listen = ::1\n"), 7);
+	assert_string_equal(c.metrics_listen, "");
+}
+
 static void test_addresses(void **state)
 {
 	struct sockaddr_storage ss;
@@ -335,6 +365,7 @@ int main(int argc, char *argv[])
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_metrics_listen),
 		cmocka_unit_test(test_shipped_file),
 		cmocka_unit_test(test_bad_lines_keep_defaults),
 		cmocka_unit_test(test_addresses),

@@ -154,6 +154,11 @@ static void handle_link_report(void *data)
 	struct slim_server *server = data;
 	slim_control_link(server->control, slim_link_console_id(server->link),
 		slim_link_pacer_stats(server->link));
+	struct slim_encoder *enc = slim_link_encoder(server->link);
+	if (enc) {
+		slim_control_traffic(server->control, slim_link_console_id(server->link),
+			slim_encoder_stats(enc), slim_link_key_latency(server->link));
+	}
 	/* the busiest compressed stream, if one plays */
 	struct video_codec_stream_info best = { 0 }, info;
 	for (uint8_t i = 0; i < SLIM_VIDEO_STREAMS; i++) {

@@ -100,6 +100,35 @@ bool slim_parse_address(const char *text, unsigned port,
 	return false;
 }
 
+/*
+ * metrics_listen = off, PORT (on localhost) or ADDRESS:PORT: a port is
+ * always said, since the metrics have none of their own.
+ */
+static bool parse_metrics_listen(struct slim_config *c, const char *value)
+{
+	if (strcmp(value, "off") == 0) {
+		c->metrics_listen[0] = '\0';
+		return true;
+	}
+	char text[sizeof(c->metrics_listen)];
+	if (value[0] >= '0' && value[0] <= '9' && strspn(value, "0123456789") == strlen(value)) {
+		snprintf(text, sizeof(text), "127.0.0.1:%s", value);
+	} else if (value[0] == ':') {
+		snprintf(text, sizeof(text), "127.0.0.1%s", value);
+	} else {
+		snprintf(text, sizeof(text), "%s", value);
+	}
+	struct sockaddr_storage ss;
+	socklen_t len;
+	if (strlen(value) >= sizeof(text) - 10 || !slim_parse_address(text, 0, &ss, &len) ||
+			(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port :
+			((struct sockaddr_in6 *)&ss)->sin6_port) == 0) {
+		return false;
+	}
+	snprintf(c->metrics_listen, sizeof(c->metrics_listen), "%s", text);
+	return true;
+}
+
 static bool parse_uint(const char *s, unsigned *out)
 {
 	char *end;
@@ -290,6 +319,8 @@ static bool apply(struct slim_config *c, const char *key, const char *value, con
 		}
 		c->video_budget = mbit;
 		return true;
+	} else if (strcmp(key, "metrics_listen") == 0) {
+		return parse_metrics_listen(c, value);
 	} else if (strcmp(key, "video_codec") == 0) {
 		if (strcmp(value, "auto") != 0 && strcmp(value, "software") != 0 &&
 				strcmp(value, "vaapi") != 0 && strcmp(value, "none") != 0) {

@@ -74,6 +74,8 @@ struct slim_config {
 	unsigned video_budget; /* Mbit/s a session's video may take (slimland --video-budget) */
 	char video_codec[16];  /* slimland --video-codec: auto, software, vaapi or none */
 	struct slim_group_config group; /* etcd = ...: a server group (group.h) */
+	/* Prometheus metrics (metrics/): ADDRESS:PORT; "": off */
+	char metrics_listen[128];
 	/* Not in §6's table, for tests and unusual installs: the compositor binary. */
 	char slimland[256];
 };

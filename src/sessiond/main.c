@@ -13,6 +13,10 @@
  *                         greeters (greeter.sock), slimlandctl (ctl.sock)
  *   group/                a server group's registry in etcd: reads the
  *                         table, answers it through slim_manager_elsewhere
+ *   metrics/              Prometheus metrics: reads the table and the group
+ *                         (metrics-render.c), serves them over HTTP
+ *                         (metrics-http.c, libmicrohttpd on the loop) and to
+ *                         ctl.c's `metrics`
  *   state.c               the state file: the table written and restored
  *   table/                the decisions: consoles, sessions, what shows
  *                         where, cards, logins, enrolment, what the manager
@@ -40,6 +44,7 @@
 #include "ctl.h"
 #include "greeter-socket.h"
 #include "group.h"
+#include "metrics-http.h"
 #include "sessions.h"
 #include "slim-log.h"
 #include "slim-secure.h"
@@ -233,6 +238,7 @@ int main(int argc, char *argv[])
 	struct slim_greeter_server *greeter = NULL;
 	struct slim_ctl_server *ctl = NULL;
 	struct slim_group *group = NULL;
+	struct slim_metrics_server *metrics = NULL;
 	if (!load_keys(&config, &identity, card_key)) {
 		goto out;
 	}
@@ -270,6 +276,10 @@ int main(int argc, char *argv[])
 	}
 	backend.mgr = mgr;
 	backend.group = group;
+	/* metrics that cannot listen are said in the log; the sessions do not wait for them */
+	if (config.metrics_listen[0]) {
+		metrics = slim_metrics_server_create(mgr, group, config.metrics_listen);
+	}
 	slim_state_restore(mgr, backend.state_path);
 	slim_state_write(mgr, backend.state_path);
 	slim_log(SLIM_LOG_INFO, "slimland-sessiond: running (state %s)", backend.state_path);
@@ -286,6 +296,7 @@ int main(int argc, char *argv[])
 out:
 	/* in the reverse order of their making; each destroy(NULL) does nothing */
 	explicit_bzero(card_key, sizeof(card_key)); /* a start that failed before the manager */
+	slim_metrics_server_destroy(metrics);
 	slim_ctl_server_destroy(ctl);
 	backend.group = NULL;
 	slim_group_destroy(group);

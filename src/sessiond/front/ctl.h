@@ -29,6 +29,7 @@ enum slim_ctl_cmd {
 	SLIM_CTL_GROUP,    /* the server group: servers, load, sessions */
 	SLIM_CTL_DRAIN,    /* drain SERVER: no new sessions there */
 	SLIM_CTL_UNDRAIN,  /* undrain SERVER */
+	SLIM_CTL_METRICS,  /* the Prometheus text (metrics-render.h): slimlandctl top */
 };
 
 struct slim_ctl_request {
