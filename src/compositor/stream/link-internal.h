@@ -82,6 +82,8 @@ struct link_console {
 void link_attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t assoc,
 		const struct slim_cmd *cmd);
 /* A connection's pre-shared key: the pairing key, or an attach's from the manager. */
+/* The spare encoder's time is up: freed. */
+int link_handle_spare_timeout(void *data);
 bool link_psk_lookup(void *data, const char *identity, uint8_t key[SLIM_SEC_KEY_LEN]);
 /* A connection closed: the attached console's goes, or is being renewed. */
 void link_handle_conn_closed(void *data, struct slim_sec_conn *conn, const char *why);
@@ -195,8 +197,14 @@ struct slim_link {
 	struct link_console console; /* link-attach.c */
 	/* the attached console's; every part sends through it */
 	struct slim_encoder *enc;
-	/* while detached, the last association's: the next one takes over its memory */
+	/*
+	 * Just detached, the last association's: the next one, coming within
+	 * LINK_SPARE_MS (a card tapped at another desk), takes over its
+	 * memory; after that it is freed, and a detached session holds no
+	 * model of a console.
+	 */
 	struct slim_encoder *spare;
+	struct wl_event_source *spare_timer;
 	struct link_input input;     /* link-input.c */
 	struct link_pace pace;       /* link-pace.c */
 	struct link_sound sound;     /* link-sound.c */
