@@ -141,6 +141,111 @@ static void test_session_built(void **state)
 	assert_int_equal(st.st_uid, 0);
 }
 
+/* The hierarchy holding the memory controller, or -1. */
+static int memory_hierarchy(void)
+{
+	for (size_t i = 0; i < fs.n; i++) {
+		if (fs.version == 2 || strcmp(fs.controllers[i], "memory") == 0) {
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+static uint64_t read_number(const char *dir, const char *file, const char *key)
+{
+	char path[600], line[128];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	FILE *f = fopen(path, "re");
+	assert_non_null(f);
+	uint64_t v = UINT64_MAX;
+	size_t klen = key ? strlen(key) : 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (!key) {
+			v = strtoull(line, NULL, 10);
+			break;
+		}
+		if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
+			v = strtoull(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	assert_true(v != UINT64_MAX);
+	return v;
+}
+
+/*
+ * A session's memory is limited on its own directory, which the user does
+ * not own; a client of it that allocates past the limit runs into it (its
+ * memory reclaimed, or it is killed), and nothing outside the session is
+ * touched: this test process, which started it, goes on.
+ */
+static void test_memory_limit(void **state)
+{
+	int h = memory_hierarchy();
+	if (h < 0) {
+		print_message("skip: no memory controller here (the VM test has one)\n");
+		return;
+	}
+	char dir[512], why[256], rel2[SLIM_CGROUP_PATH];
+	struct stat st;
+	snprintf(dir, sizeof(dir), "%s/%s", fs.mount[h], rel);
+	const char *max_file = fs.version == 2 ? "memory.max" : "memory.limit_in_bytes";
+	uint64_t want = policy.session_memory_max, got = read_number(dir, max_file, NULL);
+	assert_true(got <= want && got + 4096 > want);
+	snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/%s", max_file);
+	assert_int_equal(stat(dir, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+
+	struct slim_cgroup_policy small = policy;
+	small.session_memory_high = 0;
+	small.session_memory_max = 32ull << 20;
+	snprintf(rel2, sizeof(rel2), "%s/user-65534.slice/session-2", top);
+	assert_true(slim_cgroup_session_create(&fs, &small, rel2, 65534, 65534, why, sizeof(why)));
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* a client of the session that asks for 256 MiB and touches it all */
+		if (slim_cgroup_move(&fs, rel2, SLIM_CGROUP_BACKGROUND, getpid()) != 0) {
+			_exit(2);
+		}
+		for (int i = 0; i < 256; i++) {
+			char *p = malloc(1 << 20);
+			if (!p) {
+				_exit(3);
+			}
+			memset(p, i + 1, 1 << 20);
+		}
+		_exit(0);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_false(WIFEXITED(status) && WEXITSTATUS(status) >= 2);
+	snprintf(dir, sizeof(dir), "%s/%s", fs.mount[h], rel2);
+	/* v2: times the session met memory.max; v1: allocations the limit refused */
+	uint64_t hits = fs.version == 2 ? read_number(dir, "memory.events", "max") :
+		read_number(dir, "memory.failcnt", NULL);
+	print_message("a client asking 256 MiB of a 32 MiB session: %s, the limit met %llu "
+		"times\n", WIFSIGNALED(status) ? "killed" : "swapped out",
+		(unsigned long long)hits);
+	assert_true(hits > 0);
+	/* with no swap to go to, the kernel killed it, and only it */
+	FILE *swaps = fopen("/proc/swaps", "re");
+	char line[256];
+	int swap_lines = 0;
+	while (swaps && fgets(line, sizeof(line), swaps)) {
+		swap_lines++;
+	}
+	if (swaps) {
+		fclose(swaps);
+	}
+	if (swap_lines <= 1) {
+		assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	}
+	slim_cgroup_session_remove(&fs, rel2);
+}
+
 /* A process moved goes with its whole tree's later children; a gone one is ESRCH. */
 static void test_move_and_read(void **state)
 {
@@ -299,6 +404,12 @@ static void test_config_keys(void **state)
 	assert_int_equal(slim_cgroup_policy_apply(&p, "memory_low", "512"), 1);
 	assert_true(p.memory_low == 512ull << 20);
 	assert_int_equal(slim_cgroup_policy_apply(&p, "memory_low", "-1"), 0);
+	assert_int_equal(slim_cgroup_policy_apply(&p, "session_memory_max", "2048"), 1);
+	assert_true(p.session_memory_max == 2048ull << 20);
+	assert_int_equal(slim_cgroup_policy_apply(&p, "session_memory_high", "0"), 1);
+	assert_true(p.session_memory_high == 0);
+	assert_int_equal(slim_cgroup_policy_apply(&p, "session_memory_max", "2G"), 0);
+	assert_true(p.session_memory_max == 2048ull << 20);
 	assert_int_equal(slim_cgroup_policy_apply(&p, "detached", "fair"), 1);
 	assert_false(p.detached_idle);
 	assert_int_equal(slim_cgroup_policy_apply(&p, "listen", "x"), -1);
@@ -330,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_no_tree),
 		cmocka_unit_test(test_session_built),
 		cmocka_unit_test(test_move_and_read),
+		cmocka_unit_test(test_memory_limit),
 		cmocka_unit_test(test_policy),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -27,6 +27,8 @@ const char *slim_cgroup_class_name(enum slim_cgroup_class class)
 
 void slim_cgroup_policy_defaults(struct slim_cgroup_policy *p)
 {
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	uint64_t ram = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
 	*p = (struct slim_cgroup_policy){
 		.enabled = true,
 		.weight = {
@@ -39,6 +41,9 @@ void slim_cgroup_policy_defaults(struct slim_cgroup_policy *p)
 		.memory_low = 256ull << 20,
 		.background_soft_limit = 64ull << 20,
 		.detached_idle = true,
+		/* one user cannot take the server; many at their limit can, as on any shared machine */
+		.session_memory_high = ram / 4,
+		.session_memory_max = ram / 2,
 		.slice = "slimland.slice",
 	};
 }
@@ -93,11 +98,17 @@ int slim_cgroup_policy_apply(struct slim_cgroup_policy *p, const char *key, cons
 		return choose(value, "idle", "weight", &p->hidden_idle);
 	} else if (strcmp(key, "detached") == 0) {
 		return choose(value, "idle", "fair", &p->detached_idle);
-	} else if (strcmp(key, "memory_low") == 0 || strcmp(key, "background_soft_limit") == 0) {
-		if (!parse_number(value, 1ul << 20, &v)) {
+	} else if (strcmp(key, "memory_low") == 0 || strcmp(key, "background_soft_limit") == 0 ||
+			strcmp(key, "session_memory_high") == 0 ||
+			strcmp(key, "session_memory_max") == 0) {
+		uint64_t *field = strcmp(key, "memory_low") == 0 ? &p->memory_low :
+			strcmp(key, "background_soft_limit") == 0 ? &p->background_soft_limit :
+			strcmp(key, "session_memory_high") == 0 ? &p->session_memory_high :
+			&p->session_memory_max;
+		if (!parse_number(value, 1ul << 30, &v)) {
 			return 0;
 		}
-		*(key[0] == 'm' ? &p->memory_low : &p->background_soft_limit) = (uint64_t)v << 20;
+		*field = (uint64_t)v << 20;
 		return 1;
 	} else if (strncmp(key, "weight_", 7) == 0) {
 		for (int c = 0; c < SLIM_CGROUP_CLASSES; c++) {
@@ -349,6 +360,31 @@ static void class_knobs(const struct slim_cgroup_fs *fs, size_t i, const char *d
 	}
 }
 
+/*
+ * The session's own limits, on its directory: files that stay root's
+ * when it is handed over (delegate() hands over only what systemd does),
+ * so the user cannot lift them.
+ */
+static void session_knobs(const struct slim_cgroup_fs *fs, size_t i, const char *dir,
+		const struct slim_cgroup_policy *p)
+{
+	char high[32] = "max", max[32] = "max";
+	if (p->session_memory_high) {
+		snprintf(high, sizeof(high), "%llu", (unsigned long long)p->session_memory_high);
+	}
+	if (p->session_memory_max) {
+		snprintf(max, sizeof(max), "%llu", (unsigned long long)p->session_memory_max);
+	}
+	if (fs->version == 2) {
+		knob(dir, "memory.high", high);
+		knob(dir, "memory.max", max);
+	} else if (is_v1(fs, i, "memory")) {
+		/* v1 says "no limit" with -1 */
+		knob(dir, "memory.soft_limit_in_bytes", p->session_memory_high ? high : "-1");
+		knob(dir, "memory.limit_in_bytes", p->session_memory_max ? max : "-1");
+	}
+}
+
 void slim_cgroup_manager_base(const struct slim_cgroup_fs *fs, const char *slice,
 		char *where, size_t where_len)
 {
@@ -401,6 +437,7 @@ bool slim_cgroup_session_create(const struct slim_cgroup_fs *fs,
 			enable_controllers(mount, rel, policy->enabled);
 		}
 		path_join(dir, sizeof(dir), mount, rel, NULL);
+		session_knobs(fs, i, dir, policy);
 		if (!delegate(dir, uid, gid)) {
 			snprintf(why, why_len, "cannot hand %s to uid %u: %s", dir, (unsigned)uid,
 				strerror(errno));

@@ -19,7 +19,8 @@
  * v2: one hierarchy, cpu.weight, cpu.idle, memory.low, the cpu and memory
  * controllers enabled down the tree. v1: the same tree in each of the cpu,
  * cpuacct and memory hierarchies mounted, cpu.shares (weight × 1024 / 100),
- * cpu.idle, memory.soft_limit_in_bytes. No wlroots, no Wayland here.
+ * cpu.idle, memory.soft_limit_in_bytes; on the session itself its memory
+ * limits (memory.high and memory.max). No wlroots, no Wayland here.
  */
 #ifndef SLIM_CGROUP_H
 #define SLIM_CGROUP_H
@@ -47,14 +48,22 @@ struct slim_cgroup_policy {
 	uint64_t memory_low;    /* v2 memory.low of compositor and interactive, bytes */
 	uint64_t background_soft_limit; /* v1 memory.soft_limit_in_bytes of background, hidden */
 	bool detached_idle;     /* a user none of whose sessions has a console: cpu.idle */
+	/*
+	 * The whole session's memory, bytes (0: no limit): v2 memory.high
+	 * (reclaimed hard past it) and memory.max (its own processes killed
+	 * past it, never another's); v1 memory.soft_limit_in_bytes and
+	 * memory.limit_in_bytes. By default a quarter and a half of the RAM.
+	 */
+	uint64_t session_memory_high, session_memory_max;
 	char slice[64];         /* the top of the manager's tree: "slimland.slice" */
 };
 
 void slim_cgroup_policy_defaults(struct slim_cgroup_policy *policy);
 /*
  * One slimland.conf key of the policy: cgroups = on|off, weight_CLASS = 1
- * to 10000, hidden = idle|weight, detached = idle|fair, memory_low and
- * background_soft_limit = MiB, cgroup_slice = a directory's name (letters,
+ * to 10000, hidden = idle|weight, detached = idle|fair, memory_low,
+ * background_soft_limit, session_memory_high and session_memory_max = MiB
+ * (the last two: 0 for no limit), cgroup_slice = a directory's name (letters,
  * digits, '.', '_', '-', not starting with '.'). 1 applied, 0 a bad value
  * (nothing changed), -1 not a key of the policy.
  */
