@@ -5,9 +5,11 @@
 
 writes DIR/vmlinuz and DIR/initrd.gz (to netboot: PXE or iPXE, see
 data/ADMIN.md) and DIR/slimland-console.img, a disk image to write to a USB
-stick: an MBR with syslinux, a FAT partition SLIMBOOT with the kernel,
-the initramfs and syslinux.cfg (the kernel command line, which an
-administrator may edit on the stick), and a small ext4 partition SLIMSTATE
+stick: an MBR with syslinux (BIOS), a FAT partition SLIMBOOT with the
+kernel, the initramfs, syslinux.cfg and, for UEFI, systemd-boot as
+EFI/BOOT/BOOTX64.EFI with loader/entries/slimland.conf (the kernel command
+line is in both, which an administrator may edit on the stick), and a
+small ext4 partition SLIMSTATE
 where the console keeps its key and the session managers' keys it pinned
 (ext4: its journal survives the power switch, and it has the hard links
 and modes the key files are written with). Nothing is mounted to build it:
@@ -32,6 +34,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_CACHE = '/var/cache/slimland/vm-kernel'
@@ -63,6 +66,8 @@ UDEV_RULES = ['50-udev-default.rules', '60-input-id.rules', '60-drm.rules',
 PCSC_DRIVERS = '/usr/lib/pcsc/drivers'
 VPCD_CONF = '/etc/reader.conf.d/vpcd'
 SYSLINUX_MBR = '/usr/lib/syslinux/mbr/mbr.bin'
+# for UEFI: systemd-boot, where the firmware looks on a removable disk
+SYSTEMD_BOOT = '/usr/lib/systemd/boot/efi/systemd-bootx64.efi'
 # the labels init.sh finds the stick's partitions by
 BOOT_LABEL = 'SLIMBOOT'
 STATE_LABEL = 'SLIMSTATE'
@@ -139,16 +144,8 @@ def module_closure(moddir, names):
     return sorted(found.values())
 
 
-def strip_binary(path):
-    """Debug and symbol sections a program runs without (an ELF file only)."""
-    with open(path, 'rb') as f:
-        if f.read(4) != b'\x7fELF':
-            return
-    subprocess.run(['strip', '--strip-unneeded', path], check=True)
-
-
 def build_initramfs(workdir, console, moddir, version, init=None, pairing_key=None, extra=(),
-                    trees=(), vpcd=False, strip=False):
+                    trees=(), vpcd=False):
     """The initramfs, workdir/initrd.gz. `init`: its /init (default the
     product's init.sh); `extra`: more programs, (host path, path in the
     image), with their libraries (a script goes without); `trees`:
@@ -156,8 +153,8 @@ def build_initramfs(workdir, console, moddir, version, init=None, pairing_key=No
     `pairing_key`: a session's pairing key at /etc/slimland-pairing.key
     (for a console given --server); `vpcd`: vsmartcard's virtual reader,
     which takes cards over TCP port 35963 from anyone who reaches it (for
-    tests only); `strip`: the programs and libraries without their
-    symbols."""
+    tests only). Nothing is stripped: Debian's libraries are already, and
+    a release build's console is small."""
     root = os.path.join(workdir, 'root')
     shutil.rmtree(root, ignore_errors=True)
     for d in ('usr/bin', 'usr/sbin', 'usr/lib', 'lib64', 'bin', 'sbin', 'dev', 'proc', 'sys',
@@ -226,13 +223,6 @@ def build_initramfs(workdir, console, moddir, version, init=None, pairing_key=No
         if os.path.exists(os.path.join(moddir, f)):
             shutil.copy2(os.path.join(moddir, f), kroot)
     subprocess.run(['depmod', '-b', root, version], check=True)
-    if strip:
-        for dirpath, _, files in os.walk(os.path.join(root, 'usr')):
-            for f in files:
-                path = os.path.join(dirpath, f)
-                if not os.path.islink(path) and (f.endswith(('.so',)) or '.so.' in f or
-                                                 dirpath.endswith(('bin', 'sbin'))):
-                    strip_binary(path)
     shutil.copy2(os.path.join(HERE, 'udhcpc.script'), os.path.join(root, 'usr/lib/udhcpc.script'))
     if pairing_key:
         # the session's pairing key, for a console given --server
@@ -259,40 +249,45 @@ def _run(argv, **kwargs):
                                                      p.stdout.decode(errors='replace')))
 
 
-def _fat(path, size_mb, label):
-    if os.path.exists(path):
-        os.unlink(path)
-    _run(['mkfs.fat', '-C', '-n', label, path, str(size_mb * 1024)])
-
-
 def build_disk(workdir, vmlinuz, initrd, append=''):
     """workdir/slimland-console.img: MBR and syslinux, SLIMBOOT (kernel,
-    initramfs, syslinux.cfg with `append` on the kernel's command line)
-    and SLIMSTATE (empty: the console makes its key there)."""
+    initramfs, syslinux and systemd-boot with `append` on the kernel's
+    command line) and SLIMSTATE (empty: the console makes its key there)."""
     for tool in ('mkfs.fat', 'mcopy', 'syslinux', 'sfdisk', 'mkfs.ext4'):
         if not shutil.which(tool):
             raise ImageError('%s is missing: apt-get install dosfstools mtools syslinux '
                              'syslinux-common fdisk' % tool)
-    if not os.path.exists(SYSLINUX_MBR):
-        raise ImageError('%s is missing: apt-get install syslinux-common' % SYSLINUX_MBR)
+    for path, package in ((SYSLINUX_MBR, 'syslinux-common'), (SYSTEMD_BOOT, 'systemd-boot-efi')):
+        if not os.path.exists(path):
+            raise ImageError('%s is missing: apt-get install %s' % (path, package))
     payload = os.path.getsize(vmlinuz) + os.path.getsize(initrd)
     boot_mb = payload // MB + 16  # room for syslinux and a kernel a little larger
-    boot = os.path.join(workdir, 'boot.part')
-    _fat(boot, boot_mb, BOOT_LABEL)
-    cfg = os.path.join(workdir, 'syslinux.cfg')
-    with open(cfg, 'w') as f:
-        f.write('# The console image: the kernel command line is APPEND\'s. Keys: see\n'
-                '# data/ADMIN.md, e.g. slimland.manager=HOST[:PORT][,HOST...]\n'
-                'DEFAULT slimland\nPROMPT 0\nTIMEOUT 0\nLABEL slimland\n'
-                '  LINUX /vmlinuz\n  INITRD /initrd.gz\n'
-                '  APPEND console=tty0 quiet slimland.state=%s %s\n' % (STATE_LABEL, append))
-    _run(['mcopy', '-i', boot, vmlinuz, '::vmlinuz'])
-    _run(['mcopy', '-i', boot, initrd, '::initrd.gz'])
-    _run(['mcopy', '-i', boot, cfg, '::syslinux.cfg'])
+    # the parts, before they go into the image: in a directory of their own
+    parts = tempfile.mkdtemp(prefix='parts-', dir=workdir)
+    boot = os.path.join(parts, 'boot.part')
+    _run(['mkfs.fat', '-C', '-n', BOOT_LABEL, boot, str(boot_mb * 1024)])
+    cmdline = 'console=tty0 quiet slimland.state=%s %s' % (STATE_LABEL, append)
+    note = ('# The console image (BIOS: syslinux.cfg, UEFI: loader/entries/slimland.conf):\n'
+            '# the kernel command line. Keys: see slimland\'s data/ADMIN.md, e.g.\n'
+            '# slimland.manager=HOST[:PORT][,HOST...]\n')
+    files = {
+        'syslinux.cfg': note + 'DEFAULT slimland\nPROMPT 0\nTIMEOUT 0\nLABEL slimland\n'
+                        '  LINUX /vmlinuz\n  INITRD /initrd.gz\n  APPEND %s\n' % cmdline,
+        'loader.conf': 'timeout 0\ndefault slimland.conf\n',
+        'slimland.conf': note + 'title slimland console\nlinux /vmlinuz\ninitrd /initrd.gz\n'
+                         'options %s\n' % cmdline,
+    }
+    for name, text in files.items():
+        with open(os.path.join(parts, name), 'w') as f:
+            f.write(text)
+    _run(['mmd', '-i', boot, '::EFI', '::EFI/BOOT', '::loader', '::loader/entries'])
+    for src, dest in ((vmlinuz, 'vmlinuz'), (initrd, 'initrd.gz'), ('syslinux.cfg', None),
+                      (SYSTEMD_BOOT, 'EFI/BOOT/BOOTX64.EFI'), ('loader.conf', 'loader/'),
+                      ('slimland.conf', 'loader/entries/')):
+        path = src if os.path.isabs(src) else os.path.join(parts, src)
+        _run(['mcopy', '-i', boot, path, '::' + (dest or src)])
     _run(['syslinux', '--install', boot])
-    state = os.path.join(workdir, 'state.part')
-    if os.path.exists(state):
-        os.unlink(state)
+    state = os.path.join(parts, 'state.part')
     _run(['mkfs.ext4', '-q', '-F', '-L', STATE_LABEL, '-E', 'root_owner=0:0', state,
           '%dM' % STATE_MB])
     # 1 MiB before the first partition, as partitioning tools leave it
@@ -309,8 +304,7 @@ def build_disk(workdir, vmlinuz, initrd, append=''):
             out.seek(start_mb * MB)
             with open(part, 'rb') as f:
                 shutil.copyfileobj(f, out, MB)
-            os.unlink(part)
-    os.unlink(cfg)
+    shutil.rmtree(parts)
     log('disk image: %s, %d MiB' % (disk, os.path.getsize(disk) // MB))
     return disk
 
@@ -324,13 +318,11 @@ def main():
                     'newest in %s)' % KERNEL_CACHE)
     ap.add_argument('--append', default='', help='more of the stick\'s kernel command line, '
                     'e.g. slimland.manager=HOST')
-    ap.add_argument('--no-strip', action='store_true', help='keep the symbols')
     args = ap.parse_args()
     try:
         vmlinuz, moddir, version = find_kernel(args.kernel_root)
         os.makedirs(args.out, exist_ok=True)
-        initrd = build_initramfs(args.out, args.console, moddir, version,
-                                 strip=not args.no_strip)
+        initrd = build_initramfs(args.out, args.console, moddir, version)
         shutil.copy2(vmlinuz, os.path.join(args.out, 'vmlinuz'))
         build_disk(args.out, vmlinuz, initrd, args.append)
     except (ImageError, OSError, subprocess.CalledProcessError) as e:
