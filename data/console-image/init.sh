@@ -67,12 +67,14 @@ else
 	echo "console-image: no slimland.state=: the console's key lives in memory"
 fi
 
-# The network: DHCP on every interface; the first lease may name the manager
+# The network: DHCP on every interface, asking until a lease comes (a
+# cable plugged in later); the first lease may name the manager. The
+# console does not wait for it: it tries its manager until it is reached.
 ip link set lo up
 for path in /sys/class/net/*; do
 	iface=${path##*/}
 	[ "$iface" = lo ] && continue
-	udhcpc -i "$iface" -s /usr/lib/udhcpc.script -O 224 -b -t 5 -T 2 -A 5 >/dev/null 2>&1
+	udhcpc -f -i "$iface" -s /usr/lib/udhcpc.script -O 224 -T 2 -A 5 >/dev/null 2>&1 &
 done
 
 # Card readers: pcscd with the drivers the image has (USB CCID readers)
