@@ -58,7 +58,9 @@ if [ -n "$state" ]; then
 		dev=$(findfs "LABEL=$state" 2>/dev/null) && break
 		sleep 0.5
 	done
-	if [ -n "$dev" ] && mount -t ext4 -o nodev,nosuid,noexec "$dev" "$keys"; then
+	# sync: a console is switched off at the wall, and its key and pins are
+	# written once (a new key's name, a pin's line: neither is fsync'd)
+	if [ -n "$dev" ] && mount -t ext4 -o sync,nodev,nosuid,noexec "$dev" "$keys"; then
 		echo "console-image: the console's key is on $dev ($state)"
 	else
 		echo "console-image: no partition $state: the console's key lives in memory"

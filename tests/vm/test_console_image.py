@@ -29,6 +29,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'integration'))
@@ -92,6 +93,9 @@ def status_screen_here(s, console, size, manager):
                              '--state-dir', state, '--card-reader=none', '--audio', 'none'],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
+    # a console that says nothing ends, and so does the loop below
+    watchdog = threading.Timer(scaled(30), proc.kill)
+    watchdog.start()
     try:
         said = []
         for line in proc.stderr:
@@ -103,6 +107,7 @@ def status_screen_here(s, console, size, manager):
         else:
             raise TestFailure('the console here drew no status screen: %s' % '\n'.join(said))
     finally:
+        watchdog.cancel()
         proc.terminate()
         proc.wait(10)
     with Image.open(png) as im:
@@ -122,8 +127,9 @@ def bad_address(s, console, vmlinuz, initrd):
             vm.wait_line(r'--manager bad\.\.address:5550: cannot resolve bad\.\.address.*'
                          r'trying again', 60, 'that it cannot resolve the address (%d)' % n)
         mode = vm.screendump(os.path.join(s.tmp, 'size')).size
-        scanout_equals(s, vm, lambda: status_screen_here(s, console, mode, 'bad..address'),
-                       'the status screen: the manager cannot be reached', 30)
+        want = status_screen_here(s, console, mode, 'bad..address')
+        scanout_equals(s, vm, lambda: want, 'the status screen: the manager cannot be reached',
+                       30)
     finally:
         vm.stop()
 
