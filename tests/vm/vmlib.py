@@ -52,12 +52,10 @@ def build_initramfs(workdir, console, moddir, version, pairing_key=None, **kwarg
     the VM tests' init.sh as its /init unless `init` says."""
     kwargs.setdefault('init', os.path.join(HERE, 'init.sh'))
     try:
-        initrd = consoleimage.build_initramfs(workdir, console, moddir, version,
-                                              pairing_key=pairing_key, **kwargs)
+        return consoleimage.build_initramfs(workdir, console, moddir, version,
+                                            pairing_key=pairing_key, **kwargs)
     except (ImageError, subprocess.CalledProcessError) as e:
         raise TestFailure('the initramfs: %s' % e)
-    log('initramfs: %s, %.1f MB' % (initrd, os.path.getsize(initrd) / 1e6))
-    return initrd
 
 
 # -- the VM
