@@ -125,6 +125,12 @@ int slim_udp_connect_addr(const struct sockaddr *addr, socklen_t len)
 	return fd;
 }
 
+bool slim_udp_address_check(const char *what, const char *server, char *err, size_t err_len)
+{
+	char host[256], port[8];
+	return split_server(what, server, host, sizeof(host), port, sizeof(port), err, err_len);
+}
+
 /* The first address that takes a connected UDP socket wins. */
 int slim_udp_connect(const char *what, const char *server, char *err, size_t err_len)
 {

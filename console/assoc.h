@@ -95,6 +95,11 @@ void slim_assoc_destroy(struct slim_assoc *assoc);
  * with a one-line reason in `err` that starts with `what` (the option).
  */
 int slim_udp_connect(const char *what, const char *server, char *err, size_t err_len);
+/*
+ * Whether `server` is written as slim_udp_connect takes it, resolving
+ * nothing: a name that does not resolve now may later (the network comes up).
+ */
+bool slim_udp_address_check(const char *what, const char *server, char *err, size_t err_len);
 /* A UDP socket connected to `addr`, as slim_udp_connect's; -1 and errno. */
 int slim_udp_connect_addr(const struct sockaddr *addr, socklen_t len);
 

@@ -31,6 +31,12 @@
 #include "status-screen.h"
 #include "trust.h"
 
+/*
+ * A --manager whose name does not resolve (the network is not up yet, or
+ * the name is wrong) is tried again this often, the screen saying why.
+ */
+#define MANAGER_RETRY_US 3000000ull
+
 struct console {
 	struct options opts;
 	struct slim_sec_identity *identity; /* the console's key: its id is derived from it */
@@ -41,6 +47,7 @@ struct console {
 	struct console_decoders *decoders; /* NULL: no codec announced */
 	struct slim_console_link *link;
 	struct slim_console_manager *manager; /* --manager */
+	uint64_t manager_retry_us; /* --manager not made yet: when to try (0: made) */
 	struct slim_console_control *control;
 	struct slim_card_reader *card;
 	struct console_audio *audio; /* NULL: no sound device */
@@ -466,8 +473,10 @@ static bool create_manager(struct console *c, char *err, size_t err_len)
 		c->opts.manager);
 	char *address = slim_console_manager_address_of(first);
 	snprintf(path, sizeof(path), "%s/known-servers", c->opts.state_dir);
-	c->trust = address ? slim_trust_create(path, address,
-		c->opts.has_server_key ? c->opts.server_key : NULL) : NULL;
+	if (!c->trust && address) {
+		c->trust = slim_trust_create(path, address,
+			c->opts.has_server_key ? c->opts.server_key : NULL);
+	}
 	free(address);
 	if (!c->trust) {
 		snprintf(err, err_len, "out of memory");
@@ -487,6 +496,31 @@ static bool create_manager(struct console *c, char *err, size_t err_len)
 		return false;
 	}
 	return c->manager != NULL;
+}
+
+/*
+ * --manager's association, started: true, or tried again later with the
+ * reason on the screen (a name that does not resolve yet). False only when
+ * it can never work.
+ */
+static bool start_manager(struct console *c)
+{
+	char err[512];
+	if (create_manager(c, err, sizeof(err))) {
+		c->manager_retry_us = 0;
+		slim_console_manager_start(c->manager);
+		return true;
+	}
+	if (c->manager) {
+		slim_console_status("%s", err); /* a transport it may not use */
+		return false;
+	}
+	char line[320];
+	snprintf(line, sizeof(line), "The session manager %s cannot be reached", c->opts.manager);
+	show_status(c, line, err);
+	slim_console_status("%s; trying again in %llu s", err, MANAGER_RETRY_US / 1000000);
+	c->manager_retry_us = slim_now_us() + MANAGER_RETRY_US;
+	return true;
 }
 
 /* "HOST:PORT" and "HOST:PORT2": the same host. */
@@ -537,8 +571,20 @@ static bool run(struct console *c)
 		/* the stdin card reader is done at the end of its input */
 		fds[FD_CARD].fd = c->card ? slim_card_reader_fd(c->card) : -1;
 		console_devices_poll(&c->devices, fds + FD_DEVICES);
+		if (c->manager_retry_us && slim_now_us() >= c->manager_retry_us &&
+				!start_manager(c)) {
+			return false;
+		}
 		slim_console_link_tick(c->link, slim_now_us());
 		int timeout_ms = slim_console_link_timeout_ms(c->link, slim_now_us());
+		if (c->manager_retry_us) {
+			uint64_t now_us = slim_now_us();
+			int ms = now_us >= c->manager_retry_us ? 0 :
+				(int)((c->manager_retry_us - now_us + 999) / 1000);
+			if (timeout_ms < 0 || ms < timeout_ms) {
+				timeout_ms = ms;
+			}
+		}
 		if (c->manager) {
 			slim_console_manager_tick(c->manager, slim_now_us());
 			int ms = slim_console_manager_timeout_ms(c->manager, slim_now_us());
@@ -666,7 +712,7 @@ static int start(struct console *c)
 			!create_core(c)) {
 		return EXIT_FAILURE;
 	}
-	if (c->opts.manager && !create_manager(c, err, sizeof(err))) {
+	if (c->opts.manager && !slim_console_manager_check(c->opts.manager, err, sizeof(err))) {
 		slim_console_status("%s", err);
 		return EXIT_USAGE;
 	}
@@ -698,8 +744,8 @@ static int start(struct console *c)
 		slim_console_control_set_decoders(c->control, c->decoders);
 	}
 	slim_console_link_start(c->link, c->core, c->id, &link_listener, c);
-	if (c->manager) {
-		slim_console_manager_start(c->manager);
+	if (c->opts.manager && !start_manager(c)) {
+		return EXIT_USAGE;
 	}
 	return -1;
 }

@@ -291,6 +291,59 @@ static const struct slim_assoc_impl assoc_impl = {
 	.peer = assoc_peer,
 };
 
+/*
+ * HOST[:PORT],HOST[:PORT],...: the managers of a server group, in order,
+ * written as slim_udp_connect takes them. Their number, or 0 with the
+ * reason in `err`.
+ */
+static int parse_list(const char *manager, char *addresses[MANAGERS_MAX], char *err,
+		size_t err_len)
+{
+	int n_addresses = 0;
+	for (const char *p = manager; *p; ) {
+		size_t n = strcspn(p, ",");
+		char one[300];
+		if (n > 0 && n < sizeof(one) && n_addresses < MANAGERS_MAX) {
+			memcpy(one, p, n);
+			one[n] = '\0';
+			char *address = slim_console_manager_address_of(one);
+			if (!address) {
+				snprintf(err, err_len, "out of memory");
+				goto fail;
+			}
+			addresses[n_addresses++] = address;
+			if (!slim_udp_address_check("--manager", address, err, err_len)) {
+				goto fail;
+			}
+		} else if (n > 0) {
+			snprintf(err, err_len, "--manager: at most %d managers of up to 299 "
+				"characters each", MANAGERS_MAX);
+			goto fail;
+		}
+		p += n + (p[n] == ',');
+	}
+	if (n_addresses == 0) {
+		snprintf(err, err_len, "--manager: no address");
+	}
+	return n_addresses;
+fail:
+	for (int i = 0; i < n_addresses; i++) {
+		free(addresses[i]);
+		addresses[i] = NULL;
+	}
+	return 0;
+}
+
+bool slim_console_manager_check(const char *manager, char *err, size_t err_len)
+{
+	char *addresses[MANAGERS_MAX] = { 0 };
+	int n = parse_list(manager, addresses, err, err_len);
+	for (int i = 0; i < n; i++) {
+		free(addresses[i]);
+	}
+	return n > 0;
+}
+
 struct slim_console_manager *slim_console_manager_create(const char *manager,
 		struct slim_console_core *core,
 		const char *id, const struct slim_console_manager_config *config,
@@ -304,30 +357,8 @@ struct slim_console_manager *slim_console_manager_create(const char *manager,
 	}
 	m->config = *config;
 	m->log_limit = (struct slim_ratelimit)SLIM_RATELIMIT_INIT(5);
-	/* HOST[:PORT],HOST[:PORT],...: the managers of a server group, in order */
-	for (const char *p = manager; *p; ) {
-		size_t n = strcspn(p, ",");
-		char one[300];
-		if (n > 0 && n < sizeof(one) && m->n_addresses < MANAGERS_MAX) {
-			memcpy(one, p, n);
-			one[n] = '\0';
-			char *address = slim_console_manager_address_of(one);
-			if (!address) {
-				snprintf(err, err_len, "out of memory");
-				slim_console_manager_destroy(m);
-				return NULL;
-			}
-			m->addresses[m->n_addresses++] = address;
-		} else if (n > 0) {
-			snprintf(err, err_len, "--manager: at most %d managers of up to 299 "
-				"characters each", MANAGERS_MAX);
-			slim_console_manager_destroy(m);
-			return NULL;
-		}
-		p += n + (p[n] == ',');
-	}
-	if (m->n_addresses == 0) {
-		snprintf(err, err_len, "--manager: no address");
+	m->n_addresses = parse_list(manager, m->addresses, err, err_len);
+	if (m->n_addresses <= 0) {
 		slim_console_manager_destroy(m);
 		return NULL;
 	}

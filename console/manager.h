@@ -85,6 +85,12 @@ struct slim_console_manager *slim_console_manager_create(const char *manager,
 		const char *id, const struct slim_console_manager_config *config,
 		const struct slim_console_manager_listener *listener, void *data,
 		char *err, size_t err_len);
+/*
+ * Whether `manager` is written as slim_console_manager_create takes it,
+ * resolving nothing; false with a one-line reason in `err`. Once it is,
+ * create fails only for a name that does not resolve (yet) or a socket.
+ */
+bool slim_console_manager_check(const char *manager, char *err, size_t err_len);
 /* "HOST:PORT" for `manager` as given to slim_console_manager_create (malloc'd). */
 char *slim_console_manager_address_of(const char *manager);
 void slim_console_manager_destroy(struct slim_console_manager *m);

@@ -600,6 +600,62 @@ static void test_signals(void **state)
 	free(dir);
 }
 
+/* The next line of the console's stderr that contains `want`, within `timeout_ms`. */
+static void expect_stderr(struct child *c, const char *want, int timeout_ms)
+{
+	char buf[4096];
+	size_t len = 0;
+	int64_t deadline = (int64_t)slim_now_ms() + timeout_ms;
+	for (;;) {
+		char *nl;
+		while ((nl = memchr(buf, '\n', len))) {
+			*nl = '\0';
+			bool found = strstr(buf, want) != NULL;
+			len -= (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, len);
+			if (found) {
+				return;
+			}
+		}
+		struct pollfd p = { .fd = c->err, .events = POLLIN };
+		int64_t left = deadline - (int64_t)slim_now_ms();
+		if (left <= 0 || poll(&p, 1, (int)left) != 1) {
+			fail_msg("the console did not say \"%s\" within %d ms", want, timeout_ms);
+		}
+		/* one byte at a time: what follows the line stays in the pipe */
+		ssize_t got = read(c->err, buf + len, 1);
+		if (got <= 0 || len + 1 >= sizeof(buf)) {
+			fail_msg("the console's stderr ended or ran long before \"%s\"", want);
+		}
+		len++;
+	}
+}
+
+/*
+ * A manager whose name does not resolve (yet): the console stays, says why
+ * on its screen and in its log, and tries again.
+ */
+static void test_unresolved_manager(void **state)
+{
+	char *dir = make_tmpdir();
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/unresolved.png", dir);
+	struct child c;
+	const char *args[] = { "--manager", "no-such-host.invalid", "--size", "64x48",
+		"--screenshot", path, NULL };
+	child_spawn(&c, args, true);
+	expect_stderr(&c, "cannot resolve no-such-host.invalid", SOON_MS);
+	expect_stderr(&c, "cannot resolve no-such-host.invalid", SOON_MS);
+	assert_int_equal(kill(c.pid, SIGUSR1), 0);
+	expect_stderr(&c, "screenshot written", SOON_MS);
+	check_png_status(path);
+	assert_int_equal(kill(c.pid, SIGTERM), 0);
+	assert_int_equal(child_wait(&c), 0);
+	unlink(path);
+	rmdir(dir);
+	free(dir);
+}
+
 /* Each bad argument: exit status 2 and one line saying what is wrong. */
 static void test_bad_arguments(void **state)
 {
@@ -634,7 +690,8 @@ static void test_bad_arguments(void **state)
 		{ { "--server", "127.0.0.1:7000", "--manager", "127.0.0.1", NULL },
 			"exclude each other" },
 		{ { "--manager", "127.0.0.1:0", NULL }, "--manager 127.0.0.1:0: the port" },
-		{ { "--manager", "no-such-host.invalid", NULL }, "cannot resolve" },
+		{ { "--manager", "[::1", NULL }, "expected HOST:PORT" },
+		{ { "--manager", "127.0.0.1,127.0.0.1:0", NULL }, "--manager 127.0.0.1:0: the port" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct child c;
@@ -671,6 +728,7 @@ int main(int argc, char *argv[])
 		cmocka_unit_test(test_session),
 		cmocka_unit_test(test_signals),
 		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_unresolved_manager),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[128];

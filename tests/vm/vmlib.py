@@ -1,15 +1,14 @@
 """The VM the console tests boot: Debian's kernel under QEMU (software
-emulation, no KVM here) with an initramfs built here from busybox, udev,
-the console built by meson with every library it loads, and the kernel
-modules for the emulated devices. Its /init is init.sh. QMP drives it:
-screendumps, keys and tablet motion.
+emulation, no KVM here) with the console image's initramfs
+(data/console-image/consoleimage.py: busybox, udev, the console built by
+meson with every library it loads, the kernel modules), whose /init is
+init.sh here unless a test says. QMP drives it: screendumps, keys and
+tablet motion.
 """
 
-import glob
 import json
 import os
 import re
-import shutil
 import socket
 import struct
 import subprocess
@@ -21,13 +20,11 @@ from slimtest import (Image, TestFailure, TestSkip, _LineLog, images_equal, log,
                       require_programs, scaled)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KERNEL_CACHE = '/var/cache/slimland/vm-kernel'
-# bochs: QEMU's standard VGA, a KMS device without a cursor plane
-MODULES = ['virtio_pci', 'virtio_net', 'virtio_input', 'evdev', 'virtio-gpu', 'bochs', 'zram']
-# udev's rules that name what an input or DRM device is; the rest would
-# only run helpers this initramfs does not have
-UDEV_RULES = ['50-udev-default.rules', '60-input-id.rules', '60-drm.rules',
-              '60-evdev.rules', '70-mouse.rules', '70-touchpad.rules']
+# the console image's builder: the VM tests' initramfs is the product's, with an /init of theirs
+sys.path.insert(0, os.path.join(HERE, '..', '..', 'data', 'console-image'))
+import consoleimage  # noqa: E402
+from consoleimage import ImageError  # noqa: E402
+
 QEMU = 'qemu-system-x86_64'
 
 # character -> (QEMU qcode, shift), us layout
@@ -44,132 +41,21 @@ for _c in '0123456789':
 
 def find_kernel():
     """(vmlinuz, modules directory, version) of an unpacked linux-image package."""
-    roots = [os.environ['SLIM_VM_KERNEL_ROOT']] if os.environ.get('SLIM_VM_KERNEL_ROOT') else \
-        sorted(os.path.dirname(p) for p in glob.glob(os.path.join(KERNEL_CACHE, '*', '.unpacked')))
-    for root in reversed(roots):
-        for vmlinuz in sorted(glob.glob(os.path.join(root, 'boot', 'vmlinuz-*'))):
-            version = os.path.basename(vmlinuz)[len('vmlinuz-'):]
-            moddir = os.path.join(root, 'lib', 'modules', version)
-            if os.path.isdir(moddir):
-                return vmlinuz, moddir, version
-    raise TestFailure('no kernel for the VM in %s: run .ci/install-deps (it unpacks '
-                      'linux-image-amd64\'s kernel there)' % KERNEL_CACHE)
+    try:
+        return consoleimage.find_kernel()
+    except ImageError as e:
+        raise TestFailure(str(e))
 
 
-def shared_libraries(program):
-    """Every library ldd says `program` loads, with the dynamic loader."""
-    out = subprocess.run(['ldd', program], capture_output=True, text=True, check=True).stdout
-    libs = []
-    for line in out.splitlines():
-        m = re.search(r'=>\s*(/\S+)', line) or re.match(r'\s*(/\S+)', line)
-        if m:
-            libs.append(m.group(1))
-    return libs
-
-
-def copy_file(root, path, dest=None):
-    """Copies `path` (its content, following links) to the same place under root."""
-    target = root + (dest or path)
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    if not os.path.exists(target):
-        shutil.copy2(os.path.realpath(path), target)
-
-
-def module_index(moddir):
-    """Module name (with '_' for '-') -> path of its .ko file."""
-    index = {}
-    for dirpath, _, files in os.walk(os.path.join(moddir, 'kernel')):
-        for f in files:
-            if f.endswith('.ko'):
-                index[f[:-3].replace('-', '_')] = os.path.join(dirpath, f)
-    return index
-
-
-def module_closure(moddir, names):
-    """The .ko files of `names` and of everything they depend on."""
-    index = module_index(moddir)
-    todo = [n.replace('-', '_') for n in names]
-    found = {}
-    while todo:
-        name = todo.pop()
-        if name in found:
-            continue
-        if name not in index:
-            continue  # built into this kernel
-        found[name] = index[name]
-        deps = subprocess.run(['modinfo', '-F', 'depends', index[name]], capture_output=True,
-                              text=True, check=True).stdout.strip()
-        todo += [d.replace('-', '_') for d in deps.split(',') if d]
-    return sorted(found.values())
-
-
-def build_initramfs(workdir, console, moddir, version, pairing_key=None, extra=(), trees=()):
-    """`extra`: more programs, (host path, path in the VM), with their
-    libraries (for slim.run=, see Vm; a script goes without); `trees`:
-    directories copied whole to the same place (data a program reads)."""
-    root = os.path.join(workdir, 'root')
-    shutil.rmtree(root, ignore_errors=True)
-    for d in ('usr/bin', 'usr/sbin', 'usr/lib', 'lib64', 'bin', 'sbin', 'dev', 'proc', 'sys',
-              'run', 'tmp', 'etc/udev'):
-        os.makedirs(os.path.join(root, d))
-    # merged /usr, as on the host: the libraries' paths work as ldd printed them
-    os.symlink('usr/lib', os.path.join(root, 'lib'))
-    shutil.copy2('/bin/busybox', os.path.join(root, 'bin', 'busybox'))
-    os.symlink('busybox', os.path.join(root, 'bin', 'sh'))  # for /init's #!; it installs the rest
-    copy_file(root, console, '/usr/bin/slimland-console')
-    udevadm = shutil.which('udevadm') or '/bin/udevadm'
-    copy_file(root, udevadm, '/usr/bin/udevadm')
-    os.makedirs(os.path.join(root, 'usr/lib/systemd'), exist_ok=True)
-    os.symlink('/usr/bin/udevadm', os.path.join(root, 'usr/lib/systemd/systemd-udevd'))
-    programs = [console, udevadm]
-    for path, dest in extra:
-        copy_file(root, path, dest)
-        with open(path, 'rb') as f:
-            if f.read(2) != b'#!':
-                programs.append(path)
-    for tree in trees:
-        shutil.copytree(tree, root + tree, symlinks=True)
-    # seatd, for the tests that take the seat through it (slim.seat=seatd)
-    seatd = shutil.which('seatd') or '/usr/sbin/seatd'
-    if os.path.exists(seatd):
-        copy_file(root, seatd, '/usr/bin/seatd')
-        programs.append(seatd)
-    for program in programs:
-        for lib in shared_libraries(program):
-            copy_file(root, lib)
-    for rule in UDEV_RULES:
-        path = os.path.join('/lib/udev/rules.d', rule)
-        if os.path.exists(path):
-            copy_file(root, path, '/usr/lib/udev/rules.d/' + rule)
-    if os.path.isdir('/usr/share/libinput'):
-        shutil.copytree('/usr/share/libinput', os.path.join(root, 'usr/share/libinput'))
-    with open(os.path.join(root, 'etc/passwd'), 'w') as f:
-        f.write('root:x:0:0:root:/:/bin/sh\n')
-    with open(os.path.join(root, 'etc/group'), 'w') as f:
-        f.write('root:x:0:\ninput:x:101:\nvideo:x:44:\nrender:x:105:\ntty:x:5:\n')
-    # the modules it needs, and a modules.dep for busybox's modprobe
-    kroot = os.path.join(root, 'usr/lib/modules', version)
-    for ko in module_closure(moddir, MODULES):
-        dest = os.path.join(kroot, os.path.relpath(ko, moddir))
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        shutil.copy2(ko, dest)
-    for f in ('modules.order', 'modules.builtin', 'modules.builtin.modinfo'):
-        if os.path.exists(os.path.join(moddir, f)):
-            shutil.copy2(os.path.join(moddir, f), kroot)
-    subprocess.run(['depmod', '-b', root, version], check=True)
-    if pairing_key:
-        # the session's pairing key, where init.sh's console reads it
-        dest = os.path.join(root, 'etc/slimland-pairing.key')
-        shutil.copy2(pairing_key, dest)
-        os.chmod(dest, 0o600)
-    shutil.copy2(os.path.join(HERE, 'init.sh'), os.path.join(root, 'init'))
-    os.chmod(os.path.join(root, 'init'), 0o755)
-    initrd = os.path.join(workdir, 'initrd.gz')
-    subprocess.run('find . | cpio --quiet -o -H newc | gzip -1 > %s' % initrd, shell=True,
-                   cwd=root, check=True)
-    shutil.rmtree(root)
-    log('initramfs: %s, %.1f MB' % (initrd, os.path.getsize(initrd) / 1e6))
-    return initrd
+def build_initramfs(workdir, console, moddir, version, pairing_key=None, **kwargs):
+    """The console image's initramfs (consoleimage.build_initramfs), with
+    the VM tests' init.sh as its /init unless `init` says."""
+    kwargs.setdefault('init', os.path.join(HERE, 'init.sh'))
+    try:
+        return consoleimage.build_initramfs(workdir, console, moddir, version,
+                                            pairing_key=pairing_key, **kwargs)
+    except (ImageError, subprocess.CalledProcessError) as e:
+        raise TestFailure('the initramfs: %s' % e)
 
 
 # -- the VM
@@ -265,7 +151,8 @@ class Vnc:
 
 class Vm:
     def __init__(self, outdir, vmlinuz, initrd, port, gpu='virtio-gpu-pci', vnc=False,
-                 seatd=False, run=None, arg=None, heads=1):
+                 seatd=False, run=None, arg=None, heads=1, disk=None, append=None,
+                 hostfwd=(), sound=False):
         """`gpu`: the display device's QEMU name; `vnc`: serve VNC on a
         Unix socket (self.vnc_path) for Vnc; `heads`: the GPU's outputs
         (virtio-gpu's max_outputs), the second and further ones
@@ -273,23 +160,38 @@ class Vm:
         `vnc`); `seatd`: the console takes the
         seat through seatd rather than libseat's built-in backend; `run`: a
         program in the VM that init.sh runs instead of the console, with
-        `arg` (one word)."""
+        `arg` (one word); `disk`: a raw disk image on a USB stick (xHCI)
+        that the firmware boots, rather than vmlinuz and initrd; `append`:
+        the kernel command line, rather than the VM tests' (slim.port=...);
+        `hostfwd`: (port on this host's loopback, TCP port in the VM) pairs
+        QEMU forwards; `sound`: an HD audio card with a duplex codec."""
         self.qmp_path = os.path.join(outdir, 'qmp.sock')
         if os.path.exists(self.qmp_path):
             os.unlink(self.qmp_path)
         # 1 GiB: the initramfs (the console and every library it loads, the
         # H.264 decoder's among them: 170 MB unpacked) lives in its RAM
         argv = [QEMU, '-machine', 'q35', '-cpu', 'max', '-m', '1024', '-smp', '1',
-                '-nographic', '-vga', 'none', '-no-reboot',
-                '-kernel', vmlinuz, '-initrd', initrd,
-                '-append', 'console=ttyS0 panic=-1 quiet slim.port=%d%s%s' % (
+                '-nographic', '-vga', 'none', '-no-reboot']
+        if disk:
+            argv += ['-device', 'qemu-xhci,id=xhci',
+                     '-drive', 'if=none,id=stick,format=raw,file=' + disk,
+                     '-device', 'usb-storage,bus=xhci.0,drive=stick,bootindex=0']
+        else:
+            argv += ['-kernel', vmlinuz, '-initrd', initrd, '-append', append or (
+                'console=ttyS0 panic=-1 quiet slim.port=%d%s%s' % (
                     port, ' slim.seat=seatd' if seatd else '',
-                    (' slim.run=' + run if run else '') + (' slim.arg=' + arg if arg else '')),
-                '-device', gpu + (',max_outputs=%d' % heads if heads > 1 else '') + ',id=gpu',
-                '-device', 'virtio-keyboard-pci,id=kbd',
-                '-device', 'virtio-tablet-pci,id=tablet',
-                '-netdev', 'user,id=n0', '-device', 'virtio-net-pci,netdev=n0,romfile=',
-                '-qmp', 'unix:%s,server=on,wait=off' % self.qmp_path]
+                    (' slim.run=' + run if run else '') + (' slim.arg=' + arg if arg else '')))]
+        if sound:
+            # the guest's sound card, with no sound on this host's side
+            argv += ['-audiodev', 'none,id=snd0', '-device', 'ich9-intel-hda',
+                     '-device', 'hda-duplex,audiodev=snd0']
+        argv += ['-device', gpu + (',max_outputs=%d' % heads if heads > 1 else '') + ',id=gpu',
+                 '-device', 'virtio-keyboard-pci,id=kbd',
+                 '-device', 'virtio-tablet-pci,id=tablet',
+                 '-netdev', 'user,id=n0' + ''.join(',hostfwd=tcp:127.0.0.1:%d-:%d' % f
+                                                   for f in hostfwd),
+                 '-device', 'virtio-net-pci,netdev=n0,romfile=',
+                 '-qmp', 'unix:%s,server=on,wait=off' % self.qmp_path]
         self.vnc_path = os.path.join(outdir, 'vnc.sock')
         # a VNC server for each head: its viewer's size is that monitor's
         self.vnc_paths = [self.vnc_path] + [os.path.join(outdir, 'vnc-%d.sock' % i)
