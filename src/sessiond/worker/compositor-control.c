@@ -118,6 +118,16 @@ static bool parse_video(char **f, struct slim_session_video *video)
 	return parse_console(f[0], video->console);
 }
 
+/* A shadow's reason: a short word of lowercase letters and dashes. */
+static bool reason_word(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 24) {
+		return false;
+	}
+	return strspn(s, "abcdefghijklmnopqrstuvwxyz-") == n;
+}
+
 static void handle_line(struct slim_compositor_control *control, char *line)
 {
 	const struct slim_compositor_control_handler *h = control->owner.handler;
@@ -155,6 +165,14 @@ static void handle_line(struct slim_compositor_control *control, char *line)
 		h->net(data, &net);
 	} else if (n == 9 && strcmp(f[0], "video") == 0 && parse_video(f + 1, &video)) {
 		h->video(data, &video);
+	} else if (n == 2 && strcmp(f[0], "shadow-ready") == 0 &&
+			slim_parse_ulong(f[1], 65535, &a) && a > 0) {
+		h->shadow_ready(data, (uint16_t)a);
+	} else if (n == 2 && strcmp(f[0], "shadow-attached") == 0 && parse_console(f[1], console)) {
+		h->shadow_attached(data, console);
+	} else if (n == 2 && (strcmp(f[0], "shadow-refused") == 0 ||
+			strcmp(f[0], "shadow-ended") == 0) && reason_word(f[1])) {
+		(f[0][7] == 'r' ? h->shadow_refused : h->shadow_ended)(data, f[1]);
 	} else if (n == 1 && strcmp(f[0], "ping") == 0) {
 		slim_compositor_control_send(control, "pong");
 	} else if (n == 1 && strcmp(f[0], "pong") == 0) {
