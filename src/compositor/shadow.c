@@ -278,8 +278,12 @@ static void transition(struct slim_shadow *shadow, enum shadow_event event, cons
 		break;
 	}
 	if (shadow->state != from) {
-		wlr_log(WLR_INFO, "shadow: %d -> %d%s%s", from, shadow->state, why ? ": " : "",
-			why ? why : "");
+		static const char *const names[] = {
+			[SHADOW_OFF] = "off", [SHADOW_ASKING] = "asking",
+			[SHADOW_WAITING] = "waiting for the console", [SHADOW_WATCHING] = "watching",
+		};
+		wlr_log(WLR_INFO, "shadow: %s -> %s%s%s", names[from], names[shadow->state],
+			why ? ": " : "", why ? why : "");
 	}
 }
 

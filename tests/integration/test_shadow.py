@@ -127,6 +127,7 @@ def no(s, a, b, sid):
 def yes(s, a, b, sid, *extra):
     p = ask(s, sid, b, *extra)
     wait_question(s, a, True)
+    s.console_image(a).save(os.path.join(s.outdir, 'question%s.png' % ''.join(extra)))
     a.tap(KEY_Y)
     status, out = finished(s, p, 30)
     if status != 0 or 'watches' not in out:
@@ -139,6 +140,7 @@ def yes(s, a, b, sid, *extra):
     s.assert_shows(a, runtime, display)
     if not has(img, BAR):
         s.fail('grim does not show the bar while B watches')
+    img.save(os.path.join(s.outdir, 'watching%s.png' % ''.join(extra)))
     log('Y: B shows the session, bar included, as grim and A do')
 
 

@@ -1,4 +1,5 @@
 /* The shadow's own link, fed from the session's frames: see shadow-link.h. */
+#define SHADOW_DEFER_MS 5
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,12 +9,13 @@
 struct slim_shadow_link {
 	const struct slim_shadow_link_handler *handler;
 	void *data;
-	struct wl_event_loop *loop;
 	struct slim_link *link;
 	/* the session's screen as the shadow is to see it: its console's size */
 	struct slim_fb copy;
 	pixman_region32_t pending; /* changed in `copy` since the shadow's last frame */
-	struct wl_event_source *idle; /* a send after the session's own frame went */
+	/* the send, SHADOW_DEFER_MS after the session's console was sent its frame */
+	struct wl_event_source *timer;
+	bool armed;
 };
 
 /* What changed goes, if the shadow's link can take a frame now. */
@@ -28,17 +30,26 @@ static void send_pending(struct slim_shadow_link *shadow)
 	pixman_region32_clear(&shadow->pending);
 }
 
-static void handle_idle(void *data)
+static int handle_timer(void *data)
 {
 	struct slim_shadow_link *shadow = data;
-	shadow->idle = NULL;
+	shadow->armed = false;
 	send_pending(shadow);
+	return 0;
 }
 
+/*
+ * Not at once: the session's frame answers its user, and reaches that
+ * console in the meantime; encoding the watcher's at the same moment
+ * would have the two share the server's cores. A timer already armed is
+ * left as it is, so that a session that animates all the time does not
+ * keep its watcher waiting.
+ */
 static void schedule_send(struct slim_shadow_link *shadow)
 {
-	if (!shadow->idle) {
-		shadow->idle = wl_event_loop_add_idle(shadow->loop, handle_idle, shadow);
+	if (!shadow->armed) {
+		shadow->armed = true;
+		wl_event_source_timer_update(shadow->timer, SHADOW_DEFER_MS);
 	}
 }
 
@@ -126,13 +137,13 @@ struct slim_shadow_link *slim_shadow_link_create(struct wl_event_loop *loop,
 	}
 	shadow->handler = handler;
 	shadow->data = data;
-	shadow->loop = loop;
 	pixman_region32_init(&shadow->pending);
 	struct slim_link_config cfg = *config;
 	cfg.listen = listen;
 	cfg.managed = true;
 	shadow->link = slim_link_create(loop, &cfg, &link_handler, shadow);
-	if (!shadow->link) {
+	shadow->timer = wl_event_loop_add_timer(loop, handle_timer, shadow);
+	if (!shadow->link || !shadow->timer) {
 		slim_shadow_link_destroy(shadow);
 		return NULL;
 	}
@@ -144,8 +155,8 @@ void slim_shadow_link_destroy(struct slim_shadow_link *shadow)
 	if (!shadow) {
 		return;
 	}
-	if (shadow->idle) {
-		wl_event_source_remove(shadow->idle);
+	if (shadow->timer) {
+		wl_event_source_remove(shadow->timer);
 	}
 	/* it goes without telling: the session ends the watching itself */
 	slim_link_destroy(shadow->link);

@@ -4,8 +4,8 @@
  * from the same frames as the session's console. Each frame's damaged
  * pixels are copied into a screen of the shadow's own and its damage
  * gathered; the shadow is sent what changed whenever its link can take a
- * frame, after the session's console had its frame, so a slow shadow
- * costs the session's console nothing but that copy.
+ * frame, a few milliseconds after the session's console had its frame,
+ * so a slow shadow costs the session's console nothing but that copy.
  *
  * Its console attaches as a managed one does: with the token and key the
  * manager handed over (`shadow` on the control socket), once.
