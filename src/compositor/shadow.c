@@ -14,11 +14,11 @@
 #include "heads.h"
 #include "manager-control.h"
 #include "pixel-buffer.h"
+#include "slim-font.h"
 #include "server.h"
 #include "shadow-link.h"
 #include "shadow.h"
 #include "shell.h"
-#include "slim-font.h"
 
 #define BAR_H 24
 #define BAR 0xffd01818u
@@ -55,35 +55,13 @@ struct slim_shadow {
 	struct slim_shadow_link *dead;
 	bool ctrl_l, ctrl_r, alt_l, alt_r; /* the session's console's modifiers */
 	uint16_t swallow; /* a key whose release is ours too */
-	const char *why;  /* the end's */
 };
 
 static void transition(struct slim_shadow *shadow, enum shadow_event event, const char *why);
 
-static void fill(struct slim_pixel_buffer *p, int32_t x, int32_t y, int32_t w, int32_t h,
-		uint32_t colour)
-{
-	int32_t width = p->base.width, height = p->base.height;
-	for (int32_t row = y; row < y + h && row < height; row++) {
-		for (int32_t col = x; col < x + w && col < width; col++) {
-			p->px[(size_t)row * width + col] = colour;
-		}
-	}
-}
-
 static void draw_text(struct slim_pixel_buffer *p, int32_t x, int32_t y, const char *text)
 {
-	for (const char *c = text; *c && x + SLIM_FONT_W * SCALE <= p->base.width; c++) {
-		const char (*rows)[SLIM_FONT_W + 1] = slim_font_glyph(*c);
-		for (int32_t gy = 0; gy < SLIM_FONT_H; gy++) {
-			for (int32_t gx = 0; gx < SLIM_FONT_W; gx++) {
-				if (rows[gy][gx] == '#') {
-					fill(p, x + gx * SCALE, y + gy * SCALE, SCALE, SCALE, INK);
-				}
-			}
-		}
-		x += SLIM_FONT_CELL_W * SCALE;
-	}
+	slim_pixel_buffer_text(p, x, y, SCALE, p->base.width, INK, text);
 }
 
 /* The session's first head, in the layout. */
@@ -122,8 +100,8 @@ static void show_question(struct slim_shadow *shadow)
 	if (!p) {
 		return;
 	}
-	fill(p, 0, 0, w, ASK_H, ASK_BG);
-	fill(p, 0, 0, w, 4, BAR);
+	slim_pixel_buffer_fill(p, 0, 0, w, ASK_H, ASK_BG);
+	slim_pixel_buffer_fill(p, 0, 0, w, 4, BAR);
 	draw_text(p, 16, 18, "THE HELPDESK ASKS TO SEE YOUR SCREEN");
 	draw_text(p, 16, 44, shadow->req.control ?
 		"AND TO USE YOUR KEYBOARD AND MOUSE." : "(TO WATCH ONLY: NOT TO TYPE OR CLICK)");
@@ -141,13 +119,12 @@ static void show_bar(struct slim_shadow *shadow)
 	if (!p) {
 		return;
 	}
-	fill(p, 0, 0, box.width, BAR_H, BAR);
+	slim_pixel_buffer_fill(p, 0, 0, box.width, BAR_H, BAR);
 	char id[SLIM_CONSOLE_ID_LEN + 1] = { 0 };
 	memcpy(id, shadow->req.console_id, SLIM_CONSOLE_ID_LEN);
 	char line[160];
-	snprintf(line, sizeof(line), "%s FROM CONSOLE %.12s  -  CTRL+ALT+ESC ENDS IT",
-		shadow->req.control ? "YOUR SCREEN IS WATCHED AND CONTROLLED" :
-		"YOUR SCREEN IS WATCHED", id);
+	snprintf(line, sizeof(line), "%s FROM CONSOLE %.12s - CTRL+ALT+ESC ENDS IT",
+		shadow->req.control ? "WATCHED AND CONTROLLED" : "YOUR SCREEN IS WATCHED", id);
 	draw_text(p, 8, (BAR_H - SLIM_FONT_H * SCALE) / 2, line);
 	show(shadow, p, box.x, box.y);
 }
@@ -158,7 +135,10 @@ static void handle_link_attached(void *data, const char *console_id)
 	char id[SLIM_CONSOLE_ID_LEN] = { 0 };
 	memcpy(id, console_id, strnlen(console_id, SLIM_CONSOLE_ID_LEN));
 	slim_control_shadow_attached(shadow->server->control, id);
-	/* the whole screen, as the session's console has it now: drawn again, sent to both */
+	/*
+	 * The whole screen drawn again, for the watcher: the session's own
+	 * console, whose model has it all, is sent nothing of it.
+	 */
 	pixman_region32_t all;
 	pixman_region32_init_rect(&all, 0, 0, UINT16_MAX, UINT16_MAX);
 	heads_damage_region(shadow->server->heads, &all);
@@ -216,6 +196,7 @@ static bool open_link(struct slim_shadow *shadow)
 	}
 	slim_shadow_link_expect(shadow->link, shadow->req.token, shadow->req.console_id,
 		shadow->req.key);
+	explicit_bzero(shadow->req.key, sizeof(shadow->req.key)); /* the link has it now */
 	slim_control_shadow_ready(shadow->server->control, slim_shadow_link_port(shadow->link));
 	return true;
 }

@@ -470,13 +470,14 @@ static bool run_shadow(struct slim_manager *mgr, const struct slim_ctl_request *
 	if (!s) {
 		return false;
 	}
-	if (!slim_enroll_serves(&mgr->enroll, req->console)) {
+	/* only consoles the manager serves enter its table (enroll.h) */
+	struct slim_console *c = slim_manager_console(mgr, req->console);
+	const char *why;
+	if (!c && !slim_enroll_serves(&mgr->enroll, req->console)) {
 		outf(out, data, "error console %s is not enrolled (slimlandctl consoles, approve)",
 			req->console);
 		return false;
 	}
-	struct slim_console *c = slim_manager_console(mgr, req->console);
-	const char *why;
 	if (!c) {
 		outf(out, data, "error console %s is not connected", req->console);
 		return false;
