@@ -11,6 +11,7 @@
 #include <wlr/types/wlr_output_layout.h>
 #include <wlr/types/wlr_scene.h>
 #include <wlr/util/log.h>
+#include "cursor.h"
 #include "heads.h"
 #include "manager-control.h"
 #include "pixel-buffer.h"
@@ -143,6 +144,8 @@ static void handle_link_attached(void *data, const char *console_id)
 	pixman_region32_init_rect(&all, 0, 0, UINT16_MAX, UINT16_MAX);
 	heads_damage_region(shadow->server->heads, &all);
 	pixman_region32_fini(&all);
+	/* and the pointer, which the console draws itself */
+	cursor_set_mirror(shadow->server->cursor, slim_shadow_link_link(shadow->link));
 	transition(shadow, SHADOW_ATTACHED, NULL);
 }
 
@@ -180,6 +183,7 @@ static void end_link(struct slim_shadow *shadow)
 	if (!shadow->link) {
 		return;
 	}
+	cursor_set_mirror(shadow->server->cursor, NULL);
 	slim_shadow_link_destroy(shadow->dead);
 	shadow->dead = shadow->link;
 	shadow->link = NULL;

@@ -9,9 +9,11 @@ console B on its greeter lent to watch A's session.
 - the user says Y: B shows the session exactly as grim sees it, and so
   does A. The red bar the compositor draws over everything is in the
   session's own pixels, so both consoles and grim show it: nothing
-  differs. Keys typed on B (watching only) never reach foot, A's do;
+  differs. The pointer A moves is drawn on B too; keys typed on B
+  (watching only) never reach foot, A's do;
   Ctrl+Alt+Escape on A ends it and B goes back to its greeter;
-- with --control and a yes, B's keys reach foot; the owner's console
+- with --control and a yes, B moves the pointer and its keys reach foot;
+  the owner's console
   leaving (slimlandctl detach) ends the watching, B goes back to its
   greeter.
 """
@@ -144,6 +146,16 @@ def yes(s, a, b, sid, *extra):
     log('Y: B shows the session, bar included, as grim and A do')
 
 
+def pointer_follows(s, mover, other, pos):
+    """The pointer moved at one console is where both consoles draw it (the
+    watcher is sent the pointer as the session's console is)."""
+    mover.motion(*pos)
+    for c in (mover, other):
+        s.wait_stats(lambda st: (st['cursor_x'], st['cursor_y']) == pos,
+                     '%s\'s pointer at %s' % (c.name, pos), console=c)
+    log('pointer moved on %s to %s: both consoles draw it there' % (mover.name, pos))
+
+
 def flow(s, fifo, fd):
     s.start_manager()
     a = s.approved_console('desk-a', SIZE)
@@ -163,6 +175,7 @@ def flow(s, fifo, fd):
 
     # watching only: B's keys stay out, A's go in; A's chord ends it
     yes(s, a, b, sid)
+    pointer_follows(s, a, b, (300, 200))
     b.type_text('echo fromshadow >%s\n' % fifo)
     a.type_text('echo fromowner >%s\n' % fifo)
     read_fifo(s, fd, b'fromowner\n', 15, forbidden=b'fromshadow')
@@ -179,6 +192,7 @@ def flow(s, fifo, fd):
 
     # with control: B's keys reach foot; the owner's console leaving ends it
     yes(s, a, b, sid, '--control')
+    pointer_follows(s, b, a, (420, 330))
     b.type_text('echo fromshadow >%s\n' % fifo)
     read_fifo(s, fd, b'fromshadow\n', 15)
     s.ctl('detach', sid)

@@ -165,6 +165,11 @@ void slim_shadow_link_destroy(struct slim_shadow_link *shadow)
 	free(shadow);
 }
 
+struct slim_link *slim_shadow_link_link(struct slim_shadow_link *shadow)
+{
+	return shadow->link;
+}
+
 uint16_t slim_shadow_link_port(const struct slim_shadow_link *shadow)
 {
 	return slim_link_port(shadow->link);

@@ -41,6 +41,8 @@ struct slim_shadow_link *slim_shadow_link_create(struct wl_event_loop *loop,
 void slim_shadow_link_destroy(struct slim_shadow_link *shadow);
 
 uint16_t slim_shadow_link_port(const struct slim_shadow_link *shadow);
+/* Its link, for what goes out without a frame (the pointer). */
+struct slim_link *slim_shadow_link_link(struct slim_shadow_link *shadow);
 void slim_shadow_link_expect(struct slim_shadow_link *shadow,
 		const uint8_t token[SLIM_ATTACH_TOKEN_LEN],
 		const char console_id[SLIM_CONSOLE_ID_LEN], const uint8_t key[SLIM_SEC_KEY_LEN]);
