@@ -7,6 +7,7 @@
  * activity to the manager.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <wlr/backend.h>
 #include <wlr/backend/headless.h>
 #include <wlr/render/allocator.h>
@@ -342,7 +343,9 @@ static bool start_sched(struct slim_server *server)
 /* The console's association and, managed, the manager's control socket. */
 static bool start_link(struct slim_server *server, const struct slim_link_config *link)
 {
+	/* a watching console's link is managed: no pairing key of this copy's is ever used */
 	server->link_config = *link;
+	memset(server->link_config.pairing_key, 0, sizeof(server->link_config.pairing_key));
 	server->link = slim_link_create(server->loop, link, &link_handler, server);
 	if (!server->link) {
 		return false;

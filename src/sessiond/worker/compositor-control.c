@@ -170,9 +170,10 @@ static void handle_line(struct slim_compositor_control *control, char *line)
 		h->shadow_ready(data, (uint16_t)a);
 	} else if (n == 2 && strcmp(f[0], "shadow-attached") == 0 && parse_console(f[1], console)) {
 		h->shadow_attached(data, console);
-	} else if (n == 2 && (strcmp(f[0], "shadow-refused") == 0 ||
-			strcmp(f[0], "shadow-ended") == 0) && reason_word(f[1])) {
-		(f[0][7] == 'r' ? h->shadow_refused : h->shadow_ended)(data, f[1]);
+	} else if (n == 2 && strcmp(f[0], "shadow-refused") == 0 && reason_word(f[1])) {
+		h->shadow_refused(data, f[1]);
+	} else if (n == 2 && strcmp(f[0], "shadow-ended") == 0 && reason_word(f[1])) {
+		h->shadow_ended(data, f[1]);
 	} else if (n == 1 && strcmp(f[0], "ping") == 0) {
 		slim_compositor_control_send(control, "pong");
 	} else if (n == 1 && strcmp(f[0], "pong") == 0) {
