@@ -402,7 +402,10 @@ static void list_table(struct slim_manager *mgr, slim_ctl_out out, void *data)
 	}
 	/* what watches a session, or last did: `shadow SESSION CONSOLE STATE [WHY]` */
 	wl_list_for_each(s, &mgr->sessions, link) {
-		if (s->shadow_last[0]) {
+		if (s->shadow) {
+			outf(out, data, "shadow %u %s %s", s->id, s->shadow->console->id,
+				slim_shadow_state_str(s->shadow->state));
+		} else if (s->shadow_last[0]) {
 			outf(out, data, "shadow %u %s", s->id, s->shadow_last);
 		}
 	}

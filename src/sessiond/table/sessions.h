@@ -240,7 +240,7 @@ struct slim_session {
 	struct slim_session_video video; /* its compressed stream to the console */
 	bool ending;       /* SIGTERM sent */
 	struct slim_shadow_watch *shadow; /* a console watching it, or asking to */
-	char shadow_last[SLIM_CONSOLE_ID_LEN + 48]; /* "CONSOLE STATE" or "CONSOLE over WHY" */
+	char shadow_last[SLIM_CONSOLE_ID_LEN + 48]; /* how the last one ended: "CONSOLE over WHY" */
 	struct {
 		struct wl_signal destroy;
 	} events;

@@ -163,7 +163,6 @@ bool slim_shadow_start(struct slim_session *s, struct slim_console *c, bool cont
 	w->console_destroy.notify = handle_console_destroy;
 	wl_signal_add(&c->events.destroy, &w->console_destroy);
 	wl_event_source_timer_update(w->timer, SHADOW_ANSWER_MS);
-	snprintf(s->shadow_last, sizeof(s->shadow_last), "%s asking", c->id);
 	slim_log(SLIM_LOG_INFO, "session %u: console %s asks to watch%s", s->id, c->id,
 		control ? ", with control" : "");
 	slim_manager_changed(s->mgr);
@@ -229,7 +228,6 @@ void slim_shadow_attached(void *data, const char *console)
 	w->state = SLIM_SHADOW_WATCHING;
 	wl_event_source_timer_update(w->timer, 0);
 	explicit_bzero(w->key, sizeof(w->key));
-	snprintf(s->shadow_last, sizeof(s->shadow_last), "%s watching", console);
 	slim_log(SLIM_LOG_INFO, "session %u: console %s watches%s", s->id, console,
 		w->control ? ", with control" : "");
 	slim_manager_changed(s->mgr);
