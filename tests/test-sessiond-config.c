@@ -3,9 +3,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include <netinet/in.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "config.h"
 #include "slim-log.h"
 
@@ -220,6 +224,36 @@ static void test_bad_lines_keep_defaults(void **state)
 	assert_string_equal(c.startup, "slimland-session");
 }
 
+/* metrics_listen: off by default, a port alone on localhost, always a port. */
+static void test_metrics_listen(void **state)
+{
+	struct slim_config c;
+	slim_config_defaults(&c);
+	assert_string_equal(c.metrics_listen, "");
+	static const char *const good[][2] = {
+		{ "9469", "127.0.0.1:9469" },
+		{ ":9100", "127.0.0.1:9100" },
+		{ "10.0.0.5:9100", "10.0.0.5:9100" },
+		{ "[::1]:9100", "[::1]:9100" },
+		{ "off", "" },
+	};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		char line[128];
+		snprintf(line, sizeof(line), "metrics_listen = %s\n", good[i][0]);
+		assert_int_equal(parse(&c, line), 0);
+		assert_string_equal(c.metrics_listen, good[i][1]);
+	}
+	assert_int_equal(parse(&c,
+		"metrics_listen = 9469x\n"
+		"metrics_listen = localhost:9100\n"
+		"metrics_listen = 127.0.0.1\n"
+		"metrics_listen = 99999\n"
+		"metrics_listen = 10.0.0.5:0\n"
+		"metrics_listen = 0\n"
+		"metrics_listen = ::1\n"), 7);
+	assert_string_equal(c.metrics_listen, "");
+}
+
 static void test_addresses(void **state)
 {
 	struct sockaddr_storage ss;
@@ -238,16 +272,118 @@ static void test_addresses(void **state)
 	assert_false(slim_parse_address("1.2.3.4:+5", 1, &ss, &len));
 }
 
-int main(void)
+/* the slimland-sessiond binary (argv[1]) */
+static const char *sessiond;
+
+/*
+ * `slimland-sessiond --check-config` on a file with TEXT: its output into
+ * `out`, its exit status returned. --run-dir points where nothing may appear.
+ */
+static int check_config(const char *dir, const char *text, char *out, size_t size)
 {
+	char path[300], cmd[1200];
+	snprintf(path, sizeof(path), "%s/slimland.conf", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "'%s' --run-dir '%s/run' --check-config '%s' 2>&1",
+		sessiond, dir, path);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t n = fread(out, 1, size - 1, p);
+	out[n] = '\0';
+	int status = pclose(p);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* --check-config names each problem by file and line, exits 1, starts nothing. */
+static void test_check_config(void **state)
+{
+	if (!sessiond) {
+		skip();
+	}
+	char dir[] = "/tmp/slimtest-check-config-XXXXXX", out[4096], want[512], keys[320];
+	assert_non_null(mkdtemp(dir));
+	snprintf(keys, sizeof(keys), "key_dir = %s/keys\n", dir);
+	char text[1024];
+	snprintf(text, sizeof(text),
+		"# a comment, and a good line\n"
+		"listen = 0.0.0.0:5550\n"
+		"reauth = sometimes\n"
+		"no equals sign\n"
+		"colour = blue\n"
+		"transport = clear\n"
+		"greeter_user = slimtest-nobody-at-all\n"
+		"%s", keys);
+	assert_int_equal(check_config(dir, text, out, sizeof(out)), 1);
+	const char *lines[] = {
+		"/slimland.conf:3: reauth: bad value; the default is kept\n",
+		"/slimland.conf:4: expected key = value; the default is kept\n",
+		"/slimland.conf:5: colour: unknown key; the default is kept\n",
+		"/slimland.conf: transport = clear listens on loopback only, not 0.0.0.0:5550\n",
+		"/slimland.conf: greeter_user slimtest-nobody-at-all: no such user\n",
+	};
+	size_t total = 0;
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		snprintf(want, sizeof(want), "%s%s", dir, lines[i]);
+		if (!strstr(out, want)) {
+			fail_msg("missing \"%s\" in:\n%s", want, out);
+		}
+		total += strlen(want);
+	}
+	/* nothing but those lines */
+	assert_int_equal(strlen(out), total);
+
+	/* started nothing: no run directory, no keys */
+	struct stat st;
+	char path[400];
+	snprintf(path, sizeof(path), "%s/run", dir);
+	assert_int_not_equal(stat(path, &st), 0);
+	snprintf(path, sizeof(path), "%s/keys", dir);
+	assert_int_not_equal(stat(path, &st), 0);
+
+	/* a good file: 0, and says so */
+	snprintf(text, sizeof(text), "listen = 127.0.0.1:5550\ntransport = clear\n"
+		"greeter_user = root\n%s", keys);
+	assert_int_equal(check_config(dir, text, out, sizeof(out)), 0);
+	snprintf(want, sizeof(want), "%s/slimland.conf: fine\n", dir);
+	assert_string_equal(out, want);
+
+	/* the shipped file, but for its greeter user (this machine may lack it) */
+	char shipped[8192];
+	FILE *f = fopen(SLIM_SHIPPED_CONF, "r");
+	assert_non_null(f);
+	size_t n = fread(shipped, 1, sizeof(shipped) - 64, f);
+	fclose(f);
+	snprintf(shipped + n, sizeof(shipped) - n, "\ngreeter_user = root\n");
+	assert_int_equal(check_config(dir, shipped, out, sizeof(out)), 0);
+
+	/* a file that is not there */
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "'%s' --check-config %s/absent.conf 2>/dev/null", sessiond, dir);
+	int status = system(cmd);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+
+	snprintf(path, sizeof(path), "%s/slimland.conf", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(int argc, char *argv[])
+{
+	sessiond = argc > 1 ? argv[1] : NULL;
 	slim_log_init(SLIM_LOG_DEBUG, quiet);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_metrics_listen),
 		cmocka_unit_test(test_shipped_file),
 		cmocka_unit_test(test_bad_lines_keep_defaults),
 		cmocka_unit_test(test_shadow_policy),
 		cmocka_unit_test(test_addresses),
+		cmocka_unit_test(test_check_config),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

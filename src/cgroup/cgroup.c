@@ -522,6 +522,24 @@ long slim_cgroup_class_read(const struct slim_cgroup_fs *fs, const char *rel,
 	return count;
 }
 
+bool slim_cgroup_memory_read(const struct slim_cgroup_fs *fs, const char *rel, uint64_t *bytes)
+{
+	for (size_t i = 0; i < fs->n; i++) {
+		bool v1 = is_v1(fs, i, "memory");
+		if (fs->version != 2 && !v1) {
+			continue;
+		}
+		char path[SLIM_CGROUP_PATH + 200], buf[64];
+		if (path_join(path, sizeof(path), fs->mount[i], rel,
+				v1 ? "memory.usage_in_bytes" : "memory.current") &&
+				read_file(path, buf, sizeof(buf)) > 0 && buf[0] >= '0' && buf[0] <= '9') {
+			*bytes = strtoull(buf, NULL, 10);
+			return true;
+		}
+	}
+	return false;
+}
+
 bool slim_cgroup_of(const struct slim_cgroup_fs *fs, pid_t pid, char *rel, size_t rel_len)
 {
 	char path[64], buf[4096];

@@ -136,6 +136,8 @@ int slim_cgroup_move(const struct slim_cgroup_fs *fs, const char *rel,
 long slim_cgroup_class_read(const struct slim_cgroup_fs *fs, const char *rel,
 		enum slim_cgroup_class class, pid_t *pids, size_t max, uint64_t *cpu_us);
 
+/* The memory `rel` and everything below it use (memory.current, v1 usage_in_bytes). */
+bool slim_cgroup_memory_read(const struct slim_cgroup_fs *fs, const char *rel, uint64_t *bytes);
 /*
  * The relative path of the cgroup process `pid` is in, in the hierarchy
  * that decides CPU (v2's, or v1's cpu), into rel. False if none.

@@ -3,7 +3,8 @@
  *
  *   slimland [--listen ADDRESS:PORT] [--managed [--manager-uid UID]] [--pairing-key FILE]
  *            [--transport dtls|clear] [--size WxH] [--video-budget MBIT]
- *            [--audio opus[:KBIT]|pcm] [--no-audio] [-s COMMAND] [-v]
+ *            [--audio opus[:KBIT]|pcm] [--audio-sleep SECONDS] [--no-audio]
+ *            [-s COMMAND] [-v]
  */
 #define _GNU_SOURCE /* explicit_bzero */
 #include <ctype.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 #include <wlr/util/log.h>
 #include "server.h"
+#include "sound.h"
 #include "session-bus.h"
 #include "shell.h"
 #include "slim-codec.h"
@@ -26,6 +28,8 @@
 #define DEFAULT_LISTEN "127.0.0.1:5555"
 /* Mbit/s for moving pictures: a fifth of a 1 Gbit/s LAN for one console */
 #define DEFAULT_VIDEO_BUDGET 200
+/* Seconds the session's PipeWire runs on with no client (sound.c). */
+#define DEFAULT_AUDIO_SLEEP 120
 
 static void usage(FILE *f, const char *prog)
 {
@@ -33,7 +37,8 @@ static void usage(FILE *f, const char *prog)
 		"          [--pairing-key FILE]\n"
 		"          [--transport dtls|clear] [--size WxH] [--video-budget MBIT]\n"
 		"          [--video-codec auto|software|vaapi|none]\n"
-		"          [--audio opus[:KBIT]|pcm] [--no-audio] [-s COMMAND] [-v]\n"
+		"          [--audio opus[:KBIT]|pcm] [--audio-sleep SECONDS] [--no-audio]\n"
+		"          [-s COMMAND] [-v]\n"
 		"  --listen      where consoles reach this session (default %s; port 0: any)\n"
 		"  --managed     only consoles the session manager sends are shown; it connects\n"
 		"                to $XDG_RUNTIME_DIR/slimland-control\n"
@@ -51,10 +56,13 @@ static void usage(FILE *f, const char *prog)
 		"                or none (CSCS only)\n"
 		"  --audio       how sound goes to consoles: Opus at KBIT kbit/s (default\n"
 		"                opus:64, 16 to 256), or pcm: 1.5 Mbit/s, for a LAN\n"
+		"  --audio-sleep   PipeWire, started when a client first asks for sound, ends\n"
+		"                after SECONDS with no client (default %d; 0: never)\n"
 		"  --no-audio    no sound: no PipeWire started, no console speaker or microphone\n"
 		"  -s            a command to start once the session runs (sh -c)\n"
 		"  -v            more logging\n"
-		"More in slimland(1).\n", prog, DEFAULT_LISTEN, DEFAULT_VIDEO_BUDGET);
+		"More in slimland(1).\n", prog, DEFAULT_LISTEN, DEFAULT_VIDEO_BUDGET,
+		DEFAULT_AUDIO_SLEEP);
 }
 
 /*
@@ -225,6 +233,7 @@ struct options {
 	bool video_codec;
 	enum slim_h264_device video_device;
 	bool audio;
+	unsigned long audio_sleep; /* seconds */
 	uid_t manager_uid;
 	enum wlr_log_importance verbosity;
 };
@@ -242,6 +251,7 @@ static int parse_options(int argc, char *argv[], struct options *o)
 		{ "video-budget", required_argument, NULL, 'B' },
 		{ "video-codec", required_argument, NULL, 'C' },
 		{ "audio", required_argument, NULL, 'a' },
+		{ "audio-sleep", required_argument, NULL, 'Z' },
 		{ "no-audio", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -314,6 +324,16 @@ static int parse_options(int argc, char *argv[], struct options *o)
 				return 2;
 			}
 			break;
+		case 'Z': {
+			char *end;
+			o->audio_sleep = strtoul(optarg, &end, 10);
+			if (*end || !isdigit((unsigned char)optarg[0]) || o->audio_sleep > 86400) {
+				fprintf(stderr, "slimland: --audio-sleep wants seconds (0 to 86400), "
+					"not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		}
 		case 'A':
 			o->audio = false;
 			break;
@@ -368,6 +388,7 @@ int main(int argc, char *argv[])
 		.video_budget = DEFAULT_VIDEO_BUDGET,
 		.video_codec = true,
 		.audio = true,
+		.audio_sleep = DEFAULT_AUDIO_SLEEP,
 		.manager_uid = getuid(),
 		.verbosity = WLR_INFO,
 	};
@@ -413,7 +434,7 @@ int main(int argc, char *argv[])
 	 */
 	server.session_bus = slim_session_bus_start(server.sched);
 	if (o.audio) {
-		server_start_audio(&server);
+		server.sound = sound_create(&server, (uint32_t)o.audio_sleep);
 	}
 	/* the last line of start-up: tests and benchmarks wait for it */
 	wlr_log(WLR_INFO, "slimland on WAYLAND_DISPLAY=%s", socket);

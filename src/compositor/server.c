@@ -24,7 +24,6 @@
 #include <wlr/types/wlr_viewporter.h>
 #include <wlr/types/wlr_xdg_output_v1.h>
 #include <wlr/util/log.h>
-#include "audio-daemons.h"
 #include "console-audio.h"
 #include "content-type.h"
 #include "cursor.h"
@@ -38,6 +37,7 @@
 #include "shadow.h"
 #include "shell.h"
 #include "slim-sched.h"
+#include "sound.h"
 #include "video.h"
 
 /*
@@ -159,6 +159,11 @@ static void handle_link_report(void *data)
 	struct slim_server *server = data;
 	slim_control_link(server->control, slim_link_console_id(server->link),
 		slim_link_pacer_stats(server->link));
+	struct slim_encoder *enc = slim_link_encoder(server->link);
+	if (enc) {
+		slim_control_traffic(server->control, slim_link_console_id(server->link),
+			slim_encoder_stats(enc), slim_link_key_latency(server->link));
+	}
 	/* the busiest compressed stream, if one plays */
 	struct video_codec_stream_info best = { 0 }, info;
 	for (uint8_t i = 0; i < SLIM_VIDEO_STREAMS; i++) {
@@ -188,23 +193,6 @@ static const struct slim_link_handler link_handler = {
 	.link_report = handle_link_report,
 	.video_recover = handle_link_video_recover,
 };
-
-static void handle_audio_speaker(void *data, const int16_t *pcm)
-{
-	struct slim_server *server = data;
-	slim_link_send_audio(server->link, pcm);
-}
-
-static const struct slim_audio_handler audio_handler = {
-	.speaker = handle_audio_speaker,
-};
-
-void server_start_audio(struct slim_server *server)
-{
-	server->audio_daemons = slim_audio_daemons_start(server->sched);
-	server->audio = server->audio_daemons ?
-		audio_create(server->loop, &audio_handler, server) : NULL;
-}
 
 static void handle_control_expect(void *data, const uint8_t token[SLIM_ATTACH_TOKEN_LEN],
 		const char console_id[SLIM_CONSOLE_ID_LEN], const uint8_t key[SLIM_CONTROL_KEY_LEN])
@@ -478,8 +466,7 @@ void server_finish(struct slim_server *server)
 	}
 	/* the clients go with it */
 	slim_shell_destroy(server->shell);
-	audio_destroy(server->audio);
-	slim_audio_daemons_stop(server->audio_daemons);
+	sound_destroy(server->sound);
 	slim_session_bus_stop(server->session_bus);
 	wl_list_remove(&server->client_created.link);
 	video_destroy(server->video);

@@ -13,6 +13,7 @@
  *   renderer.c      the pixman renderer, with viewport offsets and YUV wl_shm buffers
  *   cursor.c        the pointer image, sent for the console to draw
  *   shadow.c        a second console watching (helpdesk), with the user's yes
+ *   sound.c         the sound server woken and put to sleep; the console's speaker in it
  * heads/            the console's heads, an output each
  *   heads.c         outputs made, kept, changed and removed as the console's heads say
  *   output.c        a head rendered: damage, pixels, moves -> encoder
@@ -87,8 +88,8 @@ struct slim_server {
 	struct slim_sched *sched;
 	struct wl_event_source *sched_timer;
 	struct slim_session_bus *session_bus;
-	struct slim_audio_daemons *audio_daemons;
-	struct slim_audio *audio;
+	struct slim_sound *sound;   /* the sound server, woken by the first client */
+	struct slim_audio *audio;   /* the console's speaker and microphone, while it runs */
 	struct wl_listener client_created;
 };
 
@@ -102,7 +103,5 @@ struct slim_video_options {
 bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 		const struct slim_link_config *link, const struct slim_video_options *video);
 void server_finish(struct slim_server *server);
-/* The session's sound server and the console's speaker and microphone in it. */
-void server_start_audio(struct slim_server *server);
 
 #endif

@@ -1,6 +1,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,35 @@ bool slim_parse_address(const char *text, unsigned port,
 		return true;
 	}
 	return false;
+}
+
+/*
+ * metrics_listen = off, PORT (on localhost) or ADDRESS:PORT: a port is
+ * always said, since the metrics have none of their own.
+ */
+static bool parse_metrics_listen(struct slim_config *c, const char *value)
+{
+	if (strcmp(value, "off") == 0) {
+		c->metrics_listen[0] = '\0';
+		return true;
+	}
+	char text[sizeof(c->metrics_listen)];
+	if (value[0] >= '0' && value[0] <= '9' && strspn(value, "0123456789") == strlen(value)) {
+		snprintf(text, sizeof(text), "127.0.0.1:%s", value);
+	} else if (value[0] == ':') {
+		snprintf(text, sizeof(text), "127.0.0.1%s", value);
+	} else {
+		snprintf(text, sizeof(text), "%s", value);
+	}
+	struct sockaddr_storage ss;
+	socklen_t len;
+	if (strlen(value) >= sizeof(text) - 10 || !slim_parse_address(text, 0, &ss, &len) ||
+			(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port :
+			((struct sockaddr_in6 *)&ss)->sin6_port) == 0) {
+		return false;
+	}
+	snprintf(c->metrics_listen, sizeof(c->metrics_listen), "%s", text);
+	return true;
 }
 
 static bool parse_uint(const char *s, unsigned *out)
@@ -301,6 +331,8 @@ static bool apply(struct slim_config *c, const char *key, const char *value, con
 		}
 		c->video_budget = mbit;
 		return true;
+	} else if (strcmp(key, "metrics_listen") == 0) {
+		return parse_metrics_listen(c, value);
 	} else if (strcmp(key, "video_codec") == 0) {
 		if (strcmp(value, "auto") != 0 && strcmp(value, "software") != 0 &&
 				strcmp(value, "vaapi") != 0 && strcmp(value, "none") != 0) {
@@ -343,6 +375,7 @@ int slim_config_parse(struct slim_config *config, const char *text, size_t len,
 	const char *why;
 	while (slim_text_line(text, len, &pos, line, sizeof(line), &why, NULL)) {
 		lineno++;
+		const char *key = NULL;
 		if (!why) {
 			line[strcspn(line, "#")] = '\0';
 			char *s = trim(line);
@@ -351,33 +384,59 @@ int slim_config_parse(struct slim_config *config, const char *text, size_t len,
 				why = "expected key = value";
 			} else if (*s) {
 				*eq = '\0';
-				if (apply(config, trim(s), trim(eq + 1), &why)) {
+				key = trim(s);
+				if (apply(config, key, trim(eq + 1), &why)) {
 					why = NULL;
 				}
 			}
 		}
-		if (why) {
-			/* a local file: every bad line is worth a line of log, no rate limit */
+		/* a local file: every bad line is worth a line of log, no rate limit */
+		if (why && key) {
+			slim_log(SLIM_LOG_ERROR, "%s:%u: %s: %s; the default is kept",
+				name, lineno, key, why);
+		} else if (why) {
 			slim_log(SLIM_LOG_ERROR, "%s:%u: %s; the default is kept", name, lineno, why);
-			bad++;
 		}
+		bad += why != NULL;
 	}
 	return bad;
 }
 
-bool slim_config_load(struct slim_config *config, const char *path)
+int slim_config_check(const struct slim_config *config, const char *name)
+{
+	int bad = 0;
+	struct sockaddr_storage ss;
+	socklen_t len;
+	if (config->transport == SLIM_SEC_CLEAR &&
+			slim_parse_address(config->listen, SLIM_SESSIOND_PORT, &ss, &len) &&
+			!slim_sec_clear_allowed((struct sockaddr *)&ss)) {
+		slim_log(SLIM_LOG_ERROR, "%s: transport = clear listens on loopback only, not %s",
+			name, config->listen);
+		bad++;
+	}
+	if (!getpwnam(config->greeter_user)) {
+		slim_log(SLIM_LOG_ERROR, "%s: greeter_user %s: no such user", name,
+			config->greeter_user);
+		bad++;
+	}
+	return bad;
+}
+
+int slim_config_load(struct slim_config *config, const char *path)
 {
 	FILE *f = fopen(path, "re");
 	if (!f) {
 		slim_log(SLIM_LOG_ERROR, "config %s: %s", path, strerror(errno));
-		return false;
+		return -1;
 	}
 	char *text = NULL;
 	size_t size = 0, len = 0;
+	int too_large = 0;
 	for (;;) {
 		if (len == size) {
 			if (size >= (1u << 20)) {
 				slim_log(SLIM_LOG_ERROR, "config %s: larger than 1 MiB", path);
+				too_large = 1;
 				break;
 			}
 			size = size ? size * 2 : 4096;
@@ -393,11 +452,11 @@ bool slim_config_load(struct slim_config *config, const char *path)
 		}
 		len += n;
 	}
-	bool ok = !ferror(f);
+	int bad = ferror(f) ? -1 : 0;
 	fclose(f);
-	if (ok && text) {
-		slim_config_parse(config, text, len, path);
+	if (bad == 0 && text) {
+		bad = slim_config_parse(config, text, len, path) + too_large;
 	}
 	free(text);
-	return ok;
+	return bad;
 }

@@ -82,6 +82,8 @@ struct slim_config {
 	unsigned video_budget; /* Mbit/s a session's video may take (slimland --video-budget) */
 	char video_codec[16];  /* slimland --video-codec: auto, software, vaapi or none */
 	struct slim_group_config group; /* etcd = ...: a server group (group.h) */
+	/* Prometheus metrics (metrics/): ADDRESS:PORT; "": off */
+	char metrics_listen[128];
 	/* Not in §6's table, for tests and unusual installs: the compositor binary. */
 	char slimland[256];
 };
@@ -94,8 +96,17 @@ void slim_config_defaults(struct slim_config *config);
  */
 int slim_config_parse(struct slim_config *config, const char *text, size_t len,
 		const char *name);
-/* Reads and applies a file. False if it cannot be read (the defaults stay). */
-bool slim_config_load(struct slim_config *config, const char *path);
+/*
+ * Reads and applies a file. Returns the number of bad lines, or -1 if it
+ * cannot be read (the defaults stay).
+ */
+int slim_config_load(struct slim_config *config, const char *path);
+/*
+ * What no single line shows but would stop the manager: a clear transport
+ * beyond loopback, a greeter_user the user database lacks. Each is logged
+ * with `name`; returns how many.
+ */
+int slim_config_check(const struct slim_config *config, const char *name);
 
 /* ADDRESS[:PORT], IPv6 as [ADDR]:PORT or bare; the port defaults to `port`. */
 bool slim_parse_address(const char *text, unsigned port,

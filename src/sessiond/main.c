@@ -2,6 +2,7 @@
  * slimland-sessiond: the session manager (protocol/session-manager.md).
  *
  *   slimland-sessiond [--config PATH] [--state PATH] [--run-dir DIR] [-v]
+ *   slimland-sessiond --check-config [PATH]
  *
  * Its rooms, each above the ones it uses; a lower one tells a higher one
  * only through what it was given (callbacks, handlers, signals):
@@ -12,6 +13,10 @@
  *                         greeters (greeter.sock), slimlandctl (ctl.sock)
  *   group/                a server group's registry in etcd: reads the
  *                         table, answers it through slim_manager_elsewhere
+ *   metrics/              Prometheus metrics: reads the table and the group
+ *                         (metrics-render.c), serves them over HTTP
+ *                         (metrics-http.c, libmicrohttpd on the loop) and to
+ *                         ctl.c's `metrics`
  *   state.c               the state file: the table written and restored
  *   table/                the decisions: consoles, sessions, what shows
  *                         where, cards, logins, enrolment, what the manager
@@ -39,6 +44,7 @@
 #include "ctl.h"
 #include "greeter-socket.h"
 #include "group.h"
+#include "metrics-http.h"
 #include "sessions.h"
 #include "slim-log.h"
 #include "slim-secure.h"
@@ -49,11 +55,38 @@
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f, "usage: %s [--config PATH] [--state PATH] [--run-dir DIR] [-v]\n"
+		"       %s --check-config [PATH]\n"
 		"  --config   the configuration (default %s)\n"
 		"  --state    the state file (default: the config's `state`, else RUN-DIR/state)\n"
 		"  --run-dir  greeter.sock, ctl.sock and the state file (default %s)\n"
 		"  -v         more logging\n"
-		"More in slimland-sessiond(8) and slimland.conf(5).\n", prog, SLIM_CONFIG_DEFAULT_PATH, DEFAULT_RUN_DIR);
+		"  --check-config  says what is wrong in PATH (default: --config's), line by\n"
+		"             line; exits 0 if nothing, else 1, and starts nothing\n"
+		"More in slimland-sessiond(8) and slimland.conf(5).\n", prog, prog,
+		SLIM_CONFIG_DEFAULT_PATH, DEFAULT_RUN_DIR);
+}
+
+/* --check-config: FILE:LINE: WHAT, plain, as compilers say it */
+__attribute__((format(printf, 2, 0)))
+static void log_plain(enum slim_log_level level, const char *fmt, va_list args)
+{
+	slim_log_line("", fmt, args);
+}
+
+static int check_config(const char *path)
+{
+	slim_log_init(SLIM_LOG_ERROR, log_plain);
+	struct slim_config config;
+	slim_config_defaults(&config);
+	int bad = slim_config_load(&config, path);
+	if (bad >= 0) {
+		bad += slim_config_check(&config, path);
+	}
+	if (bad != 0) {
+		return 1;
+	}
+	printf("%s: fine\n", path);
+	return 0;
 }
 
 static int handle_stop(int sig, void *data)
@@ -121,12 +154,14 @@ int main(int argc, char *argv[])
 {
 	const char *config_path = NULL, *state_path = NULL, *run_dir = DEFAULT_RUN_DIR;
 	enum slim_log_level verbosity = SLIM_LOG_INFO;
+	bool check = false;
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "state", required_argument, NULL, 's' },
 		{ "run-dir", required_argument, NULL, 'r' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "check-config", no_argument, NULL, 'C' },
 		{ 0 },
 	};
 	int opt;
@@ -147,10 +182,17 @@ int main(int argc, char *argv[])
 		case 'h':
 			usage(stdout, argv[0]);
 			return 0;
+		case 'C':
+			check = true;
+			break;
 		default:
 			usage(stderr, argv[0]);
 			return 1;
 		}
+	}
+	if (check && optind + 1 >= argc) {
+		return check_config(optind < argc ? argv[optind] :
+			config_path ? config_path : SLIM_CONFIG_DEFAULT_PATH);
 	}
 	if (optind != argc) {
 		usage(stderr, argv[0]);
@@ -161,7 +203,7 @@ int main(int argc, char *argv[])
 	struct slim_config config;
 	slim_config_defaults(&config);
 	if (config_path) {
-		if (!slim_config_load(&config, config_path)) {
+		if (slim_config_load(&config, config_path) < 0) {
 			return 1;
 		}
 	} else if (access(SLIM_CONFIG_DEFAULT_PATH, F_OK) == 0) {
@@ -196,6 +238,7 @@ int main(int argc, char *argv[])
 	struct slim_greeter_server *greeter = NULL;
 	struct slim_ctl_server *ctl = NULL;
 	struct slim_group *group = NULL;
+	struct slim_metrics_server *metrics = NULL;
 	if (!load_keys(&config, &identity, card_key)) {
 		goto out;
 	}
@@ -233,6 +276,10 @@ int main(int argc, char *argv[])
 	}
 	backend.mgr = mgr;
 	backend.group = group;
+	/* metrics that cannot listen are said in the log; the sessions do not wait for them */
+	if (config.metrics_listen[0]) {
+		metrics = slim_metrics_server_create(mgr, group, config.metrics_listen);
+	}
 	slim_state_restore(mgr, backend.state_path);
 	slim_state_write(mgr, backend.state_path);
 	slim_log(SLIM_LOG_INFO, "slimland-sessiond: running (state %s)", backend.state_path);
@@ -249,6 +296,7 @@ int main(int argc, char *argv[])
 out:
 	/* in the reverse order of their making; each destroy(NULL) does nothing */
 	explicit_bzero(card_key, sizeof(card_key)); /* a start that failed before the manager */
+	slim_metrics_server_destroy(metrics);
 	slim_ctl_server_destroy(ctl);
 	backend.group = NULL;
 	slim_group_destroy(group);

@@ -3,7 +3,7 @@
  *
  *   slimlandctl [--socket PATH] list | detach SESSION | end SESSION | why CONSOLE
  *               | consoles | approve CONSOLE [NAME] | revoke CONSOLE | key | classes
- *               | audio | link | video | group | drain SERVER | undrain SERVER
+ *               | audio | link | video | group | drain SERVER | undrain SERVER | top
  *               | shadow SESSION CONSOLE [--control] | shadow --stop SESSION
  */
 #define _GNU_SOURCE
@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include "top.h"
 
 /* How long `shadow` waits for the user's answer and the console: past the question's 30 s. */
 #define SHADOW_WAIT_S 50
@@ -51,6 +52,11 @@ static void usage(FILE *f)
 		"                           where each session runs, where a login goes\n"
 		"  drain SERVER             no new sessions on SERVER (its own run on)\n"
 		"  undrain SERVER           new sessions may go to SERVER again\n"
+		"  metrics                  the Prometheus text metrics_listen serves\n"
+		"  top                      consoles and sessions live, every second: state,\n"
+		"                           round trip, link rate, kB/s sent, keys/s and\n"
+		"                           keystroke to pixels (ms), CPU %% and memory;\n"
+		"                           q or Ctrl-C quits\n"
 		"  shadow SESSION CONSOLE [--control]\n"
 		"                           CONSOLE (enrolled, showing nothing or its\n"
 		"                           greeter) watches SESSION once its user says yes\n"
@@ -58,6 +64,44 @@ static void usage(FILE *f)
 		"                           keyboard and mouse; waits for the answer\n"
 		"  shadow --stop SESSION    the console watching SESSION goes back\n"
 		"More in slimlandctl(8).\n");
+}
+
+int slimlandctl_connect(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "slimlandctl: socket path too long\n");
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		if (errno == EACCES) {
+			fprintf(stderr, "slimlandctl: %s: permission denied: the session manager "
+				"takes requests from root only\n", path);
+		} else {
+			perror(path);
+		}
+		if (fd >= 0) {
+			close(fd);
+		}
+		return -1;
+	}
+	/*
+	 * Peer check: the manager is root (or, unprivileged, ourselves): the
+	 * answers of anyone else who put a socket at --socket's path are not
+	 * its.
+	 */
+	struct ucred cred = { .pid = 0, .uid = (uid_t)-1 };
+	socklen_t cred_len = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) != 0 ||
+			(cred.uid != 0 && cred.uid != getuid())) {
+		fprintf(stderr, "slimlandctl: %s is not slimland-sessiond's (uid %d)\n", path,
+			(int)cred.uid);
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /*
@@ -188,6 +232,9 @@ int main(int argc, char *argv[])
 		usage(i >= argc ? stderr : stdout);
 		return i >= argc ? 2 : 0;
 	}
+	if (strcmp(argv[i], "top") == 0 && i + 1 == argc) {
+		return slimlandctl_top(path);
+	}
 	char request[1024];
 	size_t len;
 	bool shadow;
@@ -196,33 +243,8 @@ int main(int argc, char *argv[])
 		return 2;
 	}
 
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof(sun.sun_path)) {
-		fprintf(stderr, "slimlandctl: socket path too long\n");
-		return 2;
-	}
-	strcpy(sun.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		if (errno == EACCES) {
-			fprintf(stderr, "slimlandctl: %s: permission denied: the session manager "
-				"takes requests from root only\n", path);
-		} else {
-			perror(path);
-		}
-		return 1;
-	}
-	/*
-	 * Peer check: the manager is root (or, unprivileged, ourselves): the
-	 * answers of anyone else who put a socket at --socket's path are not
-	 * its.
-	 */
-	struct ucred cred = { .pid = 0, .uid = (uid_t)-1 };
-	socklen_t cred_len = sizeof(cred);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) != 0 ||
-			(cred.uid != 0 && cred.uid != getuid())) {
-		fprintf(stderr, "slimlandctl: %s is not slimland-sessiond's (uid %d)\n", path,
-			(int)cred.uid);
+	int fd = slimlandctl_connect(path);
+	if (fd < 0) {
 		return 1;
 	}
 	FILE *in = fdopen(fd, "r");

@@ -546,6 +546,9 @@ struct run {
 	struct cpu tone, idle;
 	struct av av;
 	unsigned mic_written, mic_dropped;
+	/* a client's streams running, ms after it started: the first (its connection starts
+	 * the session's PipeWire), and the same client again on the PipeWire running */
+	double first_stream_ms, again_stream_ms;
 };
 
 struct plan {
@@ -636,6 +639,33 @@ static void counts_add(struct counts *sum, const struct counts *a, const struct 
  * the microsecond and the next console's may all be 8 ms later. The
  * figures are over several draws, and the p50 of each is shown.
  */
+/*
+ * Starts this benchmark's PipeWire client and waits until its streams are
+ * linked and running (their process calls say so): milliseconds from its
+ * start, or -1 (said) if they never ran.
+ */
+static double start_streams(struct pw_side *pw, struct console *c, bool ear)
+{
+	uint64_t start = now_us();
+	if (!pw_side_start(pw, ear)) {
+		fprintf(stderr, "bench-audio: cannot play into the session's PipeWire\n");
+		return -1;
+	}
+	uint64_t deadline = start + 10000000, ran = 0;
+	while (now_us() < deadline) {
+		if (atomic_load(&pw->out_calls) > 0 && (!pw->in || atomic_load(&pw->in_calls) > 0)) {
+			ran = now_us();
+			break;
+		}
+		console_pump(c, 2, NULL, NULL, 0);
+	}
+	if (!ran) {
+		fprintf(stderr, "bench-audio: the session's PipeWire never ran the streams\n");
+		return -1;
+	}
+	return (double)(ran - start) / 1000;
+}
+
 static bool run_session(struct run *r, const struct plan *plan)
 {
 	const char *args[] = { "--audio", r->audio, NULL };
@@ -677,18 +707,9 @@ static bool run_session(struct run *r, const struct plan *plan)
 	}
 	/* nothing plays: the sink idles, the console's microphone streams as it always does */
 	r->idle = cpu_over(s.compositor, &c, plan->cpu_ms);
-	if (!pw_side_start(&pw, r->parts & PART_MIC)) {
-		fprintf(stderr, "bench-audio: cannot play into the session's PipeWire\n");
-		goto out;
-	}
-	/* both streams linked and running: their process calls say so */
-	uint64_t deadline = now_us() + 10000000;
-	while (now_us() < deadline && (atomic_load(&pw.out_calls) == 0 ||
-			(pw.in && atomic_load(&pw.in_calls) == 0))) {
-		console_pump(&c, 20, NULL, NULL, 0);
-	}
-	if (atomic_load(&pw.out_calls) == 0 || (pw.in && atomic_load(&pw.in_calls) == 0)) {
-		fprintf(stderr, "bench-audio: the session's PipeWire never ran the streams\n");
+	/* the session's first client: its connection starts the session's PipeWire */
+	r->first_stream_ms = start_streams(&pw, &c, r->parts & PART_MIC);
+	if (r->first_stream_ms < 0) {
 		goto out;
 	}
 	/* a tone: what a stream costs (the same two processes as idle), and its bit rate */
@@ -721,7 +742,7 @@ static bool run_session(struct run *r, const struct plan *plan)
 		if (r->parts & PART_MIC) {
 			atomic_store(&mic.clicks_left, (int)clicks);
 		}
-		deadline = now_us() + (uint64_t)(clicks + 4) * CLICK_GAP_US;
+		uint64_t deadline = now_us() + (uint64_t)(clicks + 4) * CLICK_GAP_US;
 		while (now_us() < deadline && (atomic_load(&pw.clicks_left) > 0 ||
 				atomic_load(&mic.clicks_left) > 0)) {
 			console_pump(&c, 50, NULL, NULL, 0);
@@ -749,6 +770,9 @@ static bool run_session(struct run *r, const struct plan *plan)
 		console_pump(&c, 300, NULL, NULL, 0);
 		measure_av(r, &s, &c, plan);
 	}
+	/* the same client again, on the PipeWire that runs now: the baseline */
+	pw_side_stop(&pw);
+	r->again_stream_ms = start_streams(&pw, &c, r->parts & PART_MIC);
 	r->ran = true;
 	ok = true;
 out:
@@ -843,6 +867,11 @@ static void print_json(const struct run *runs, size_t count, const struct plan *
 			ratio(d->play.p50_us, o->play.p50_us), 3);
 		json_num("bitrate_dtls_kbit_per_s", d->clicks_rate.ran, d->clicks_rate.kbit, 1);
 	}
+	json_num("first_client_stream_ms", o->ran, o->first_stream_ms, 1);
+	json_num("running_client_stream_ms", o->ran && o->again_stream_ms >= 0,
+		o->again_stream_ms, 1);
+	json_num("first_over_running_client_ratio", o->ran && o->again_stream_ms > 0,
+		ratio(o->first_stream_ms, o->again_stream_ms), 2);
 	json_num("mic_p50_us", o->mic.n, o->mic.p50_us, 0);
 	json_num("mic_p99_us", o->mic.n, o->mic.p99_us, 0);
 	printf(", \"mic_clicks_heard\": %zu", o->mic.n);
@@ -915,6 +944,12 @@ static void print_table(const struct run *runs, size_t count, const struct plan 
 	} else {
 		printf("%-26s %s\n", "A/V offset, mpv", o->av.why[0] ? o->av.why :
 			"no flash met its beep");
+	}
+	if (o->ran) {
+		printf("%-26s %7.1f ms   the client's streams running after its start; %.1f ms on "
+			"the PipeWire\n%-26s              running (%.2fx): the first client starts the "
+			"session's PipeWire\n", "first sound, opus 64", o->first_stream_ms,
+			o->again_stream_ms, "", ratio(o->first_stream_ms, o->again_stream_ms));
 	}
 	printf("\nmouth: playback, the click's buffer queued + its offset; microphone, the 10 ms "
 		"block holding it\nwritten to the FIFO. ear: the console's onset (to ALSA + its "

@@ -319,7 +319,8 @@ class Compositor(Process):
     def __init__(self, session, port, size, extra_args=()):
         argv = list(session.compositor_prefix) + [
             session.slimland, '--listen', '%s:%d' % (session.listen_host, port),
-            '--size', '%dx%d' % size] + session.transport_args + list(extra_args)
+            '--size', '%dx%d' % size] + session.transport_args + list(session.compositor_args) + \
+            list(extra_args)
         if not session.audio:
             argv.append('--no-audio')
         self.port = port

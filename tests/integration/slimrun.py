@@ -504,6 +504,19 @@ def sweep(t, why):
                 for problem in remove_cgroup_tree(path):
                     _log('  cannot remove cgroup %s' % problem)
     tmp = tempfile.gettempdir()
+    # mounts in its directories (the install test's overlay), the deepest first
+    with open('/proc/self/mounts') as f:
+        points = [line.split()[1] for line in f]
+    for point in sorted(points, reverse=True):
+        rel = os.path.relpath(point, tmp)
+        if not rel.startswith('..') and _ours(rel.split('/')[0], t):
+            say('mount %s' % point)
+            subprocess.run(['umount', '-l', point])
+    # what systemd-nspawn leaves of a container without machined (the install test)
+    propagate = '/run/systemd/nspawn/propagate'
+    for name in os.listdir(propagate) if os.path.isdir(propagate) else []:
+        if _ours(name, t):
+            subprocess.run(['rm', '-rf', '--one-file-system', os.path.join(propagate, name)])
     for name in os.listdir(tmp):
         path = os.path.join(tmp, name)
         if _ours(name, t) and os.path.isdir(path) and not os.path.islink(path):

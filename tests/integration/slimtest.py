@@ -99,7 +99,7 @@ class Session:
     def __init__(self, name, size=(800, 600), console_id='console-a', console=True,
                  console_size=None, managed=False, compositor=True, transport='dtls', port=None,
                  listen_host='127.0.0.1', compositor_prefix=(), console_prefix=(),
-                 audio=False, console_args=()):
+                 audio=False, console_args=(), compositor_args=()):
         """size: the compositor's --size and, unless console_size says
         otherwise, the first console's. managed: slimland --managed on an
         ephemeral port (its control socket says which; see control_path).
@@ -115,13 +115,15 @@ class Session:
         audio: the compositor starts the session's PipeWire (otherwise
         --no-audio: the tests that do not listen do not pay for it).
         console_args: more arguments for every console (['--video-codec',
-        'none']: video comes as CSCS)."""
+        'none']: video comes as CSCS).
+        compositor_args: more arguments for the compositor."""
         self.name = name
         self.transport_args = ['--transport', transport]
         self.listen_host = listen_host
         self.compositor_prefix = tuple(compositor_prefix)
         self.console_prefix = tuple(console_prefix)
         self.console_args = tuple(console_args)
+        self.compositor_args = tuple(compositor_args)
         self.fixed_port = port
         self.want_compositor = compositor
         self.audio = audio

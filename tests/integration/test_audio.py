@@ -1,8 +1,9 @@
 """Sound in the session, the session's half.
 
 The compositor starts a PipeWire of the session's own (a session bus,
-pipewire, wireplumber and pipewire-pulse, as its children) and puts the
-console's speaker and microphone in it as the defaults:
+pipewire, wireplumber and pipewire-pulse, as its children) when a client
+first asks for sound (test_audio_lazy.py), and puts the console's speaker
+and microphone in it as the defaults:
 - WirePlumber makes "Console speaker" the default sink and "Console
   microphone" the default source;
 - with no console listening, clients still play at the sound server's pace
@@ -44,6 +45,8 @@ def test():
     require_programs('pipewire', 'wireplumber', 'pipewire-pulse', 'dbus-daemon', 'pw-cat',
                      'pactl', 'paplay', 'aplay', 'arecord', 'sox')
     with Session('audio', audio=True) as s:
+        # the first client to ask for sound (pactl here) starts the daemons
+        soundcheck.wait_defaults(s)
         _, line = s.compositor.stderr.wait(lambda l: 'audio: sound goes to' in l, 0,
                                            time.monotonic() + scaled(5))
         if line is None:
@@ -56,7 +59,6 @@ def test():
                                         'wireplumber']:
             s.fail('the compositor\'s children are %s' % sorted(daemons.values()))
 
-        soundcheck.wait_defaults(s)
         log('defaults: %s, %s' % (SPEAKER, MICROPHONE))
 
         # a console run beside the session, in its runtime directory, finds the

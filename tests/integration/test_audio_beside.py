@@ -117,10 +117,12 @@ def at_once(loaded, n):
             for hog in hogs:
                 hog.kill()
                 hog.wait()
-        made = [l for l in s.compositor.stderr.lines if 'audio: sound goes to' in l]
+        # the console's connection started the session's PipeWire (test_audio_lazy.py)
+        _, made = s.compositor.stderr.wait(lambda l: 'audio: sound goes to' in l, 0,
+                                           time.monotonic() + scaled(15))
         log('%s: the console started as PipeWire answered; it says: %s' % (
             name, line and line.strip()))
-        if not made:
+        if made is None:
             s.fail('the compositor did not make its speaker and microphone')
         if line is None or 'session would hear itself' not in line:
             s.fail('a console started beside its session: %r' % line)

@@ -1,10 +1,17 @@
 """A second console (another id) is refused as busy; the first one keeps
 working, and the compositor's log says it refused. Once the first one
 quits (its goodbye, a DTLS close_notify), a third console is shown the
-session at once, never told busy."""
+session at once, never told busy. Once that one has gone for 5 s, the
+session frees its model of the console's screen (it says so); a fourth
+console is shown the session exact."""
 import time
 
 from slimtest import KEY_A, Session, log, run, scaled
+
+
+def rss_kb(pid):
+    with open('/proc/%d/status' % pid) as f:
+        return next(int(l.split()[1]) for l in f if l.startswith('VmRSS:'))
 
 
 def test():
@@ -48,6 +55,21 @@ def test():
         s.console = third
         s.assert_screens_equal()
         log('console-c shown the session at once')
+
+        # detached a while, the session frees its model of the last console's
+        # screen; the next console is shown it exact all the same
+        log_mark = s.compositor.stderr.mark()
+        third.quit()
+        _, line = s.compositor.stderr.wait(lambda l: 'model of its screen freed' in l,
+                                           log_mark, time.monotonic() + scaled(15))
+        if line is None:
+            s.fail('the detached session kept its model of the console\'s screen')
+        log('compositor: %s (RSS %d kB)' % (line.strip(), rss_kb(s.compositor.pid)))
+        fourth = s.start_console(console_id='console-d')
+        s.console = fourth
+        s.assert_screens_equal()
+        log('console-d shown the session exact after the model was freed (RSS %d kB)' %
+            rss_kb(s.compositor.pid))
 
 
 run(test)

@@ -90,7 +90,7 @@ struct fake_compositor *alice_with_card(void);
 
 /* What `slimlandctl REQUEST` answers now. */
 struct out {
-	char text[4096];
+	char text[32768]; /* the metrics request answers several KiB */
 };
 void collect(void *data, const char *line);
 const char *ctl_says(const char *request);

@@ -11,11 +11,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include <arpa/inet.h>
 #include "fake-manager.h"
 #include "group.h"
+#include "metrics-render.h"
 #include "sessions.h"
 #include "slim-hex.h"
 #include "slim-log.h"
@@ -393,6 +395,37 @@ static void test_view_lines(void **state)
 	assert_string_equal(lines.text[3], "next login a");
 }
 
+/* The metrics: each server of the registry's copy, this one marked, a drain said. */
+static void test_metrics_servers(void **state)
+{
+	struct fixture *f = *state;
+	char kvs[8192] = "";
+	server(kvs, sizeof(kvs), "a", "10.0.0.1:5550", key_a, 3);
+	server(kvs, sizeof(kvs), "b", "10.0.0.2:5550", host_key, 0);
+	kv(kvs, sizeof(kvs), "/slimland/drain/a", "{}");
+	registry(f, kvs);
+	size_t len;
+	char *text = slim_metrics_render(f->mgr, f->group, &len);
+	assert_non_null(text);
+	static const char *const lines[] = {
+		"# TYPE slimland_group_server_sessions gauge\n",
+		"slimland_group_server_sessions{server=\"a\",this=\"0\"} 3\n",
+		"slimland_group_server_sessions{server=\"b\",this=\"1\"} 0\n",
+		"slimland_group_server_memory_available_bytes{server=\"a\",this=\"0\"} 4194304000\n",
+		"slimland_group_server_cpus{server=\"b\",this=\"1\"} 4\n",
+		"slimland_group_server_load1{server=\"a\",this=\"0\"} 0\n",
+		"slimland_group_server_draining{server=\"a\",this=\"0\"} 1\n",
+		"slimland_group_server_draining{server=\"b\",this=\"1\"} 0\n",
+		"# TYPE slimland_group_etcd_reachable gauge\n",
+	};
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		if (!strstr(text, lines[i])) {
+			fail_msg("no %s in:\n%s", lines[i], text);
+		}
+	}
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -403,6 +436,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_entries_are_not_servers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_consoles_follow_the_registry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_view_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_metrics_servers, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

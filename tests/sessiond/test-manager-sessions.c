@@ -168,6 +168,61 @@ static void test_video_report(void **state)
 }
 
 /*
+ * `traffic` and `keys` lines: what went to the console and its keystrokes
+ * to pixels, in the metrics (slimlandctl metrics, metrics_listen) as
+ * counters and a histogram with the console's, session's and user's labels.
+ */
+static void test_traffic_and_keys(void **state)
+{
+	struct fake_compositor *s = alice_with_card();
+	struct slim_session *session = slim_manager_console(t.mgr, "c1")->shows;
+	char labels[64], want[256];
+	snprintf(labels, sizeof(labels), "console=\"c1\",session=\"%u\",user=\"alice\"",
+		session->id);
+	snprintf(want, sizeof(want), "slimland_console_sent_bytes_total{%s}", labels);
+	assert_null(strstr(ctl_says("metrics"), want));
+	comp_say(s, "traffic 6331 123456 100 3 1");
+	comp_say(s, "keys 6331 12 240000 1 2 3 4 1 0 0 0 0 0");
+	static const char *const bad[] = {
+		"traffic 6331 1 2 3",                        /* a field short */
+		"traffic 6331 1 2 3 -4",
+		"traffic 6331 9007199254740993 1 1 1",        /* past 2^53 */
+		"keys 6331 2 240000 1 2 0 0 0 0 0 0 0 0",     /* more in the buckets than keys */
+		"keys 6331 12 240000 1 2 3 4 1 0 0 0 0",      /* a bucket short */
+		"keys zz 12 240000 1 2 3 4 1 0 0 0 0 0", NULL,
+	};
+	for (const char *const *b = bad; *b; b++) {
+		comp_say(s, *b);
+	}
+	const char *text = ctl_says("metrics");
+	static const char *const lines[][3] = {
+		{ "slimland_console_sent_bytes_total", "", "123456" },
+		{ "slimland_console_sent_datagrams_total", "", "100" },
+		{ "slimland_console_repaired_datagrams_total", "", "3" },
+		{ "slimland_console_video_resent_fragments_total", "", "1" },
+		{ "slimland_console_key_to_pixels_seconds_bucket", ",le=\"0.005\"", "1" },
+		{ "slimland_console_key_to_pixels_seconds_bucket", ",le=\"0.03\"", "10" },
+		{ "slimland_console_key_to_pixels_seconds_bucket", ",le=\"0.5\"", "11" },
+		{ "slimland_console_key_to_pixels_seconds_bucket", ",le=\"+Inf\"", "12" },
+		{ "slimland_console_key_to_pixels_seconds_sum", "", "0.24" },
+		{ "slimland_console_key_to_pixels_seconds_count", "", "12" },
+	};
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		snprintf(want, sizeof(want), "%s{%s%s} %s\n", lines[i][0], labels, lines[i][1],
+			lines[i][2]);
+		if (!strstr(text, want)) {
+			fail_msg("no %s in:\n%s", want, text);
+		}
+	}
+	assert_non_null(strstr(text, "# TYPE slimland_console_key_to_pixels_seconds histogram\n"));
+	/* about another console: nothing of c1's is said */
+	comp_say(s, "traffic 6332 1 1 0 0");
+	comp_say(s, "keys 6332 0 0 0 0 0 0 0 0 0 0 0 0");
+	assert_null(strstr(ctl_says("metrics"), "slimland_console_sent_bytes_total{"));
+	assert_null(strstr(ctl_says("metrics"), "slimland_console_key_to_pixels_seconds_count{"));
+}
+
+/*
  * Each greeter a uid of its own from greeter_uids, its runtime directory
  * named after it; a uid goes back to the pool only once nothing of it
  * runs; after a restart each greeter found again has its own uid back, and
@@ -288,6 +343,7 @@ const struct CMUnitTest manager_sessions_tests[] = {
 	cmocka_unit_test_setup_teardown(test_audio_report, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_link_report, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_video_report, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_traffic_and_keys, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_greeter_uids, setup, teardown),
 	cmocka_unit_test_prestate_setup_teardown(test_greeter_uids_run_out, setup, teardown,
 		"greeter_uids = 70000-70001\n"),

@@ -35,6 +35,14 @@ struct slim_daemon {
 bool slim_daemon_start(struct slim_daemon *d, const char *const argv[], int keep_fd,
 	struct slim_sched *sched, const char *what);
 /*
+ * As slim_daemon_start, with `listen_fd` handed over the way a socket-
+ * activated daemon takes it (sd_listen_fds(3): fd 3, LISTEN_FDS=1 and its
+ * own LISTEN_PID). The caller keeps its copy: the socket outlives the
+ * daemon, and connections wait in it while none runs.
+ */
+bool slim_daemon_activate(struct slim_daemon *d, const char *const argv[], int listen_fd,
+	struct slim_sched *sched, const char *what);
+/*
  * Ends them, the last first: SIGTERM, then SIGKILL to what has not left
  * within a second (a group: every member). Only the compositor's exit
  * calls it (its SIGCHLD handler no longer runs): they are reaped here.

@@ -45,10 +45,23 @@
 /* The microphone's jitter buffer: mono, 20 to 200 ms. */
 #define MIC_MIN_MS 20
 #define MIC_MAX_MS 200
+/* Clients of the session's own PipeWire told apart from the session's daemons. */
+#define CLIENTS_KEPT 64
 
 struct slim_audio {
 	struct slim_pw *pw;
 	struct pw_stream *speaker, *microphone; /* pw's */
+	struct pw_registry *registry;
+	struct spa_hook registry_listener;
+
+	/*
+	 * PipeWire's thread's: the clients that are not the session's own
+	 * (its daemons, the compositor), by id; more than CLIENTS_KEPT at once
+	 * count as used for good.
+	 */
+	uint32_t users[CLIENTS_KEPT];
+	int n_users;
+	atomic_int users_now; /* n_users, or CLIENTS_KEPT + 1 once more came */
 
 	const struct slim_audio_handler *handler;
 	void *data;
@@ -65,9 +78,10 @@ struct slim_audio {
 
 	int wake_fd;
 	struct wl_event_source *wake;
+	atomic_bool ready;      /* the speaker is a node of PipeWire's */
 	atomic_bool heard;      /* the speaker got sound */
 	atomic_bool lost;       /* the connection to PipeWire broke */
-	bool said_heard, said_lost;
+	bool said_ready, said_heard, said_lost;
 };
 
 static void wake(struct slim_audio *audio)
@@ -151,8 +165,20 @@ static void handle_microphone_process(void *data)
 	pw_stream_queue_buffer(audio->microphone, b);
 }
 
+/* PipeWire's thread: the speaker made, as a node others may be linked to. */
+static void handle_speaker_state_changed(void *data, enum pw_stream_state old,
+		enum pw_stream_state state, const char *error)
+{
+	struct slim_audio *audio = data;
+	if (state == PW_STREAM_STATE_PAUSED || state == PW_STREAM_STATE_STREAMING) {
+		atomic_store(&audio->ready, true);
+		wake(audio);
+	}
+}
+
 static const struct pw_stream_events speaker_events = {
 	PW_VERSION_STREAM_EVENTS,
+	.state_changed = handle_speaker_state_changed,
 	.process = handle_speaker_process,
 };
 
@@ -187,6 +213,12 @@ static int handle_wake(int fd, uint32_t mask, void *data)
 		slim_ring_read(audio->ring, pcm, SLIM_AUDIO_FRAME);
 		audio->handler->speaker(audio->data, pcm);
 	}
+	if (atomic_load(&audio->ready) && !audio->said_ready) {
+		audio->said_ready = true;
+		if (audio->handler->ready) {
+			audio->handler->ready(audio->data);
+		}
+	}
 	if (atomic_load(&audio->heard) && !audio->said_heard) {
 		audio->said_heard = true;
 		slim_log(SLIM_LOG_INFO, "audio: the console speaker plays sound");
@@ -196,6 +228,69 @@ static int handle_wake(int fd, uint32_t mask, void *data)
 		slim_log(SLIM_LOG_ERROR, "audio: PipeWire went away: the session has no sound");
 	}
 	return 0;
+}
+
+/*
+ * Whether a client of PipeWire is the session's own: the compositor, or
+ * a daemon it runs (WirePlumber; pipewire-pulse's own connection, whose
+ * PulseAudio clients each come as a client of their own).
+ */
+static bool own_client(const struct spa_dict *props)
+{
+	static const char *const own[] = { "pipewire", "WirePlumber", "WirePlumber [export]" };
+	const char *pid = spa_dict_lookup(props, PW_KEY_SEC_PID);
+	const char *name = spa_dict_lookup(props, PW_KEY_APP_NAME);
+	if (pid && strtol(pid, NULL, 10) == (long)getpid()) {
+		return true;
+	}
+	for (size_t i = 0; name && i < sizeof(own) / sizeof(own[0]); i++) {
+		if (strcmp(name, own[i]) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* PipeWire's thread. */
+static void handle_registry_global(void *data, uint32_t id, uint32_t permissions,
+		const char *type, uint32_t version, const struct spa_dict *props)
+{
+	struct slim_audio *audio = data;
+	if (strcmp(type, PW_TYPE_INTERFACE_Client) != 0 || !props || own_client(props)) {
+		return;
+	}
+	if (audio->n_users < CLIENTS_KEPT) {
+		audio->users[audio->n_users++] = id;
+		atomic_store(&audio->users_now, audio->n_users);
+	} else {
+		atomic_store(&audio->users_now, CLIENTS_KEPT + 1);
+	}
+}
+
+/* PipeWire's thread. */
+static void handle_registry_global_remove(void *data, uint32_t id)
+{
+	struct slim_audio *audio = data;
+	for (int i = 0; i < audio->n_users; i++) {
+		if (audio->users[i] == id) {
+			audio->users[i] = audio->users[--audio->n_users];
+			if (atomic_load(&audio->users_now) <= CLIENTS_KEPT) {
+				atomic_store(&audio->users_now, audio->n_users);
+			}
+			return;
+		}
+	}
+}
+
+static const struct pw_registry_events registry_events = {
+	PW_VERSION_REGISTRY_EVENTS,
+	.global = handle_registry_global,
+	.global_remove = handle_registry_global_remove,
+};
+
+int audio_users(const struct slim_audio *audio)
+{
+	return atomic_load(&((struct slim_audio *)audio)->users_now);
 }
 
 static struct pw_stream *make_stream(struct slim_audio *audio, const char *name,
@@ -273,6 +368,11 @@ struct slim_audio *audio_create(struct wl_event_loop *loop,
 		"Audio/Sink", PW_DIRECTION_INPUT, CHANNELS, &speaker_events);
 	audio->microphone = make_stream(audio, "slimland-console-microphone",
 		"Console microphone", "Audio/Source", PW_DIRECTION_OUTPUT, 1, &microphone_events);
+	audio->registry = pw_core_get_registry(audio->pw->core, PW_VERSION_REGISTRY, 0);
+	if (audio->registry) {
+		pw_registry_add_listener(audio->registry, &audio->registry_listener,
+			&registry_events, audio);
+	}
 	pw_thread_loop_unlock(audio->pw->thread);
 	if (!audio->speaker || !audio->microphone) {
 		slim_log(SLIM_LOG_ERROR, "audio: cannot make the console's speaker and microphone");
@@ -290,6 +390,13 @@ void audio_destroy(struct slim_audio *audio)
 {
 	if (!audio) {
 		return;
+	}
+	/* the registry, a proxy of ours, goes before the connection (slim-pipewire.h) */
+	if (audio->registry) {
+		pw_thread_loop_lock(audio->pw->thread);
+		spa_hook_remove(&audio->registry_listener);
+		pw_proxy_destroy((struct pw_proxy *)audio->registry);
+		pw_thread_loop_unlock(audio->pw->thread);
 	}
 	/* first: no callback runs once it is gone */
 	slim_pw_destroy(audio->pw);

@@ -18,6 +18,11 @@ struct slim_audio_handler {
 	 * samples, on the compositor's thread, as they come.
 	 */
 	void (*speaker)(void *data, const int16_t *pcm);
+	/*
+	 * The speaker is a node in PipeWire, once: what links streams
+	 * (WirePlumber) finds it there from then on. NULL: not told.
+	 */
+	void (*ready)(void *data);
 };
 
 /* Connects to the session's PipeWire; NULL (said once) if there is none. */
@@ -32,6 +37,11 @@ void audio_destroy(struct slim_audio *audio);
  */
 void audio_microphone_packet(struct slim_audio *audio, const struct slim_audio_packet *p,
 		bool again);
+/*
+ * How many clients of PipeWire are not the session's own (its daemons,
+ * the compositor): while there are none, no one is playing or recording.
+ */
+int audio_users(const struct slim_audio *audio);
 /* A new console, or none: the microphone's stream starts over (silence until it speaks). */
 void audio_microphone_reset(struct slim_audio *audio);
 

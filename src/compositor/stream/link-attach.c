@@ -12,6 +12,8 @@
 #include "slim-hex.h"
 
 #define LINK_MTU SLIM_DEFAULT_MTU
+/* How long a detached session keeps the last console's encoder for the next one. */
+#define LINK_SPARE_MS 5000
 
 void slim_link_detach(struct slim_link *link, const char *why)
 {
@@ -31,6 +33,7 @@ void slim_link_detach(struct slim_link *link, const char *why)
 	slim_encoder_destroy(link->spare);
 	link->spare = link->enc;
 	link->enc = NULL;
+	wl_event_source_timer_update(link->spare_timer, LINK_SPARE_MS);
 	link_sound_stop(link);
 	link_pace_stop(link);
 	link->handler->detached(link->data, c->console_id);
@@ -131,7 +134,20 @@ static struct slim_encoder *create_encoder(struct slim_link *link,
 	struct slim_encoder *enc = slim_encoder_create_from(link->spare, hello->width,
 		hello->height, &cfg, link_send_to_peer, link);
 	link->spare = NULL;
+	wl_event_source_timer_update(link->spare_timer, 0);
 	return enc;
+}
+
+int link_handle_spare_timeout(void *data)
+{
+	struct slim_link *link = data;
+	if (link->spare) {
+		slim_encoder_destroy(link->spare);
+		link->spare = NULL;
+		slim_log(SLIM_LOG_INFO, "link: no console for %d s: the last one's model of its "
+			"screen freed", LINK_SPARE_MS / 1000);
+	}
+	return 0;
 }
 
 /* Managed: the token is used up; its key stays, for the association's renewals. */

@@ -24,6 +24,9 @@
 static void apply_input(void *data, const struct slim_wire_input *ev)
 {
 	struct slim_link *link = data;
+	if (ev->kind == SLIM_INPUT_KEY && ev->value == 1) {
+		link_pace_key(link);
+	}
 	link->handler->input(link->data, ev);
 }
 

@@ -23,6 +23,7 @@ struct link_wire {
 	struct wl_event_source *timer; /* the secure layer's: handshakes, idle connections */
 	struct slim_sec_server *sec;
 	uint64_t arrived_us; /* when the datagram being handled arrived (slim-net.h) */
+	uint64_t console_us; /* ... and when the console sent it, on its clock */
 	uint64_t bytes_sent;
 	uint8_t buf[SLIM_MAX_MTU];
 };
@@ -81,6 +82,8 @@ struct link_console {
 void link_attach(struct slim_link *link, struct slim_sec_conn *conn, uint32_t assoc,
 		const struct slim_cmd *cmd);
 /* A connection's pre-shared key: the pairing key, or an attach's from the manager. */
+/* The spare encoder's time is up: freed. */
+int link_handle_spare_timeout(void *data);
 bool link_psk_lookup(void *data, const char *identity, uint8_t key[SLIM_SEC_KEY_LEN]);
 /* A connection closed: the attached console's goes, or is being renewed. */
 void link_handle_conn_closed(void *data, struct slim_sec_conn *conn, const char *why);
@@ -132,12 +135,21 @@ int link_handle_held_timeout(void *data);
 struct link_pace {
 	struct slim_pacer *pacer;
 	struct wl_event_source *timer, *ack_timer;
+	struct wl_event_source *report_timer; /* a keystroke's time, not yet reported */
 	bool droppable;      /* the frame being encoded gives way to newer pixels */
 	bool answer_pending; /* input came that no frame has answered yet */
 	uint64_t input_us;
 	/* the desktop's exact pixels, bit/s over the last second: its claim on the link */
 	uint64_t exact_bps, exact_bytes, exact_since_us;
 	uint64_t reported_us; /* when the link was last reported (0: not for this association) */
+	/*
+	 * One keystroke at a time is timed: its datagram's time, then the
+	 * frame that answered it, then that frame's presentation (its ACK).
+	 */
+	enum { LINK_KEY_IDLE, LINK_KEY_FRAME, LINK_KEY_ACK } key_state;
+	uint64_t key_console_us, key_us;
+	uint32_t key_frame;
+	struct slim_key_latency keys;
 };
 
 /* The encoder's and the sound's way out: through the pacer. */
@@ -150,6 +162,10 @@ void link_drop_backlog(struct slim_link *link);
 void link_pace_acked(struct slim_link *link, const struct slim_cmd *cmd);
 /* Input came: the next frame answers it. */
 void link_pace_input(struct slim_link *link);
+/* The manager hears of the link now: a keystroke's time was waiting. */
+int link_handle_report_timer(void *data);
+/* A key was pressed (in the datagram being handled): time it if nothing else is. */
+void link_pace_key(struct slim_link *link);
 /* A new association: its link is learnt again, and nothing of the old one waits. */
 void link_pace_restart(struct slim_link *link, uint64_t now);
 /* The console went: nothing waits for it. */
@@ -181,8 +197,14 @@ struct slim_link {
 	struct link_console console; /* link-attach.c */
 	/* the attached console's; every part sends through it */
 	struct slim_encoder *enc;
-	/* while detached, the last association's: the next one takes over its memory */
+	/*
+	 * Just detached, the last association's: the next one, coming within
+	 * LINK_SPARE_MS (a card tapped at another desk), takes over its
+	 * memory; after that it is freed, and a detached session holds no
+	 * model of a console.
+	 */
 	struct slim_encoder *spare;
+	struct wl_event_source *spare_timer;
 	struct link_input input;     /* link-input.c */
 	struct link_pace pace;       /* link-pace.c */
 	struct link_sound sound;     /* link-sound.c */

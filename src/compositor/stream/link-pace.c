@@ -105,6 +105,55 @@ static int ack_timeout_ms(const struct slim_link *link)
 	return (int)(ms + (link->console.ack_delay ? SLIM_ACK_DELAY_MS : 0));
 }
 
+void link_pace_key(struct slim_link *link)
+{
+	struct link_pace *p = &link->pace;
+	uint64_t now = slim_now_us();
+	/* a key nothing answered (a modifier) does not keep the next from being timed */
+	if (p->key_state == LINK_KEY_IDLE || now - p->key_us > LINK_ANSWER_US) {
+		p->key_state = LINK_KEY_FRAME;
+		p->key_console_us = link->wire.console_us;
+		p->key_us = now;
+	}
+}
+
+/* The ACK of the frame that answered the key, or of a later one: presented. */
+static bool key_acked(struct link_pace *p, const struct slim_wire_ack *ack)
+{
+	if (p->key_state != LINK_KEY_ACK || (int32_t)(ack->frame - p->key_frame) < 0) {
+		return false;
+	}
+	p->key_state = LINK_KEY_IDLE;
+	/* both times are the console's; a console whose clock went back tells nothing */
+	if (ack->applied_us < p->key_console_us ||
+			ack->applied_us - p->key_console_us >= 60000000) {
+		return false;
+	}
+	slim_key_latency_add(&p->keys, ack->applied_us - p->key_console_us);
+	return true;
+}
+
+static void report(struct slim_link *link, uint64_t now)
+{
+	link->pace.reported_us = now;
+	wl_event_source_timer_update(link->pace.report_timer, 0);
+	link->handler->link_report(link->data);
+}
+
+int link_handle_report_timer(void *data)
+{
+	struct slim_link *link = data;
+	if (link->console.attached) {
+		report(link, slim_now_us());
+	}
+	return 0;
+}
+
+const struct slim_key_latency *slim_link_key_latency(const struct slim_link *link)
+{
+	return &link->pace.keys;
+}
+
 void link_pace_acked(struct slim_link *link, const struct slim_cmd *cmd)
 {
 	/*
@@ -115,10 +164,17 @@ void link_pace_acked(struct slim_link *link, const struct slim_cmd *cmd)
 	uint64_t at = link->wire.arrived_us, now = slim_now_us();
 	uint64_t rtt = cmd->ack.echo_us && cmd->ack.echo_us <= at ? at - cmd->ack.echo_us : 0;
 	slim_pacer_acked(p->pacer, cmd->ack.highest_seq, rtt, now);
-	/* at an ACK, not a timer: an idle session reports nothing and wakes for nothing */
+	bool timed = key_acked(p, &cmd->ack);
+	/*
+	 * At an ACK, not a timer: an idle session reports nothing and wakes
+	 * for nothing. But a keystroke's time waits for no further ACK: the
+	 * session may be idle after it.
+	 */
 	if (!p->reported_us || now - p->reported_us >= LINK_REPORT_US) {
-		p->reported_us = now;
-		link->handler->link_report(link->data);
+		report(link, now);
+	} else if (timed) {
+		wl_event_source_timer_update(p->report_timer,
+			(int)((LINK_REPORT_US - (now - p->reported_us)) / 1000) + 1);
 	}
 }
 
@@ -135,6 +191,8 @@ void link_pace_restart(struct slim_link *link, uint64_t now)
 	wl_event_source_timer_update(p->timer, 0);
 	p->reported_us = 0;
 	p->answer_pending = false;
+	p->key_state = LINK_KEY_IDLE;
+	p->keys = (struct slim_key_latency){ 0 };
 	p->exact_bps = p->exact_bytes = 0;
 	p->exact_since_us = now;
 }
@@ -142,6 +200,7 @@ void link_pace_restart(struct slim_link *link, uint64_t now)
 void link_pace_stop(struct slim_link *link)
 {
 	slim_pacer_reset(link->pace.pacer);
+	wl_event_source_timer_update(link->pace.report_timer, 0);
 	wl_event_source_timer_update(link->pace.ack_timer, 0);
 	wl_event_source_timer_update(link->pace.timer, 0);
 }
@@ -208,6 +267,10 @@ size_t slim_link_send_frame(struct slim_link *link, const struct slim_frame *fra
 		slim_pacer_frame_end(link->pace.pacer);
 		if (answer) {
 			link->pace.answer_pending = false;
+			if (link->pace.key_state == LINK_KEY_FRAME) {
+				link->pace.key_state = LINK_KEY_ACK;
+				link->pace.key_frame = slim_encoder_stats(link->enc)->last_frame;
+			}
 		}
 		wl_event_source_timer_update(link->pace.ack_timer, ack_timeout_ms(link));
 	}

@@ -156,6 +156,7 @@ static void handle_datagram(struct slim_link *link, struct slim_sec_conn *conn,
 		return;
 	}
 	if (ours) {
+		link->wire.console_us = hdr.time_us;
 		from_console(link, buf, len);
 		return;
 	}
@@ -310,10 +311,13 @@ static bool open_wire(struct slim_link *link, struct wl_event_loop *loop,
 	link->wire.timer = wl_event_loop_add_timer(loop, handle_sec_timer, link);
 	link->pace.ack_timer = wl_event_loop_add_timer(loop, handle_ack_timeout, link);
 	link->pace.timer = wl_event_loop_add_timer(loop, link_handle_pace_timer, link);
+	link->pace.report_timer = wl_event_loop_add_timer(loop, link_handle_report_timer, link);
 	link->input.ack_timer = wl_event_loop_add_timer(loop, link_handle_input_ack_timeout, link);
 	link->input.held_timer = wl_event_loop_add_timer(loop, link_handle_held_timeout, link);
+	link->spare_timer = wl_event_loop_add_timer(loop, link_handle_spare_timeout, link);
 	return link->wire.readable && link->wire.timer && link->pace.ack_timer &&
-		link->pace.timer && link->input.ack_timer && link->input.held_timer;
+		link->pace.timer && link->pace.report_timer && link->input.ack_timer &&
+		link->input.held_timer && link->spare_timer;
 }
 
 struct slim_link *slim_link_create(struct wl_event_loop *loop, const struct slim_link_config *config,
@@ -358,8 +362,10 @@ void slim_link_destroy(struct slim_link *link)
 	remove_source(link->wire.timer);
 	remove_source(link->pace.ack_timer);
 	remove_source(link->pace.timer);
+	remove_source(link->pace.report_timer);
 	remove_source(link->input.ack_timer);
 	remove_source(link->input.held_timer);
+	remove_source(link->spare_timer);
 	slim_encoder_destroy(link->enc);
 	slim_encoder_destroy(link->spare);
 	slim_pacer_destroy(link->pace.pacer);

@@ -35,6 +35,7 @@
 #include "pacer.h"
 #include "slim-audio.h"
 #include "slim-desk.h"
+#include "slim-key-latency.h"
 #include "slim-secure.h"
 
 #define LINK_MAX_IN_FLIGHT 2
@@ -153,5 +154,8 @@ uint64_t slim_link_video_budget(const struct slim_link *link, uint64_t demand_bp
 
 /* Bytes sent downstream since the link was created (tests and benchmarks). */
 uint64_t slim_link_bytes_sent(const struct slim_link *link);
+
+/* Keystroke to pixels on the attached console, this association (slim-key-latency.h). */
+const struct slim_key_latency *slim_link_key_latency(const struct slim_link *link);
 
 #endif

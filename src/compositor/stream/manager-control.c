@@ -371,6 +371,27 @@ void slim_control_video(struct slim_control *ctl, const char console_id[SLIM_CON
 		(unsigned long long)(v->encode_ms_p99 * 1000), v->width, v->height);
 }
 
+void slim_control_traffic(struct slim_control *ctl, const char console_id[SLIM_CONSOLE_ID_LEN],
+		const struct slim_encoder_stats *st, const struct slim_key_latency *keys)
+{
+	if (!ctl) {
+		return;
+	}
+	char hex[2 * SLIM_CONSOLE_ID_LEN + 1];
+	slim_control_console_hex(console_id, hex);
+	send_line(ctl, "traffic %s %llu %llu %llu %llu", hex, (unsigned long long)st->bytes,
+		(unsigned long long)st->datagrams, (unsigned long long)st->recovered_seqs,
+		(unsigned long long)st->video_resent);
+	char line[SLIM_KEY_BUCKETS * 21 + 1] = "";
+	size_t used = 0;
+	for (int i = 0; i < SLIM_KEY_BUCKETS; i++) {
+		used += (size_t)snprintf(line + used, sizeof(line) - used, " %llu",
+			(unsigned long long)keys->buckets[i]);
+	}
+	send_line(ctl, "keys %s %llu %llu%s", hex, (unsigned long long)keys->count,
+		(unsigned long long)keys->sum_us, line);
+}
+
 void slim_control_inhibit(struct slim_control *ctl, bool inhibited)
 {
 	if (!ctl || ctl->inhibited == inhibited) {

@@ -16,6 +16,8 @@
 #include <sys/types.h>
 #include <wayland-server-core.h>
 #include "control-line.h"
+#include "encoder.h"
+#include "slim-key-latency.h"
 
 struct slim_pacer_stats;
 
@@ -84,6 +86,13 @@ struct slim_control_video {
  */
 void slim_control_video(struct slim_control *ctl, const char console_id[SLIM_CONSOLE_ID_LEN],
 		const struct slim_control_video *video);
+/*
+ * What went to the console in this association: `traffic CONSOLE BYTES
+ * DATAGRAMS REPAIRED RESENT`, and its keystrokes to pixels: `keys CONSOLE
+ * COUNT SUM_US` and SLIM_KEY_BUCKETS counts (session-manager.md §2).
+ */
+void slim_control_traffic(struct slim_control *ctl, const char console_id[SLIM_CONSOLE_ID_LEN],
+		const struct slim_encoder_stats *st, const struct slim_key_latency *keys);
 
 /*
  * The shadow's course (session-manager.md §2): `shadow-ready PORT` (the

@@ -12,6 +12,7 @@
 #include "console-send.h"
 #include "ctl.h"
 #include "group.h"
+#include "metrics-render.h"
 #include "slim-hex.h"
 #include "slim-lines.h"
 #include "sessions.h"
@@ -60,12 +61,13 @@ bool slim_ctl_parse(const char *line, struct slim_ctl_request *req, const char *
 	memset(req, 0, sizeof(*req));
 	*error = "unknown request (list, detach SESSION, end SESSION, why CONSOLE, consoles, "
 		"approve CONSOLE [NAME], revoke CONSOLE, key, classes, audio, link, video, group, "
-		"drain SERVER, undrain SERVER, shadow SESSION CONSOLE [control], unshadow SESSION)";
+		"drain SERVER, undrain SERVER, metrics, shadow SESSION CONSOLE [control], "
+		"unshadow SESSION)";
 	static const struct { const char *word; enum slim_ctl_cmd cmd; } plain[] = {
 		{ "list", SLIM_CTL_LIST }, { "consoles", SLIM_CTL_CONSOLES }, { "key", SLIM_CTL_KEY },
 		{ "classes", SLIM_CTL_CLASSES }, { "audio", SLIM_CTL_AUDIO }, { "link", SLIM_CTL_LINK },
 		{ "video", SLIM_CTL_VIDEO },
-		{ "group", SLIM_CTL_GROUP },
+		{ "group", SLIM_CTL_GROUP }, { "metrics", SLIM_CTL_METRICS },
 	};
 	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
 		if (strcmp(f[0], plain[i].word) == 0) {
@@ -566,6 +568,25 @@ static bool run_why(struct slim_manager *mgr, const struct slim_ctl_request *req
 	return true;
 }
 
+/* The metrics' text, a line at a time (none is longer than a line may be). */
+static bool run_metrics(struct slim_manager *mgr, struct slim_group *group,
+		slim_ctl_out out, void *data)
+{
+	size_t len;
+	char *text = slim_metrics_render(mgr, group, &len);
+	if (!text) {
+		outf(out, data, "error no memory for the metrics");
+		return false;
+	}
+	/* every line of it ends with a newline */
+	for (char *line = text, *end; (end = strchr(line, '\n')); line = end + 1) {
+		*end = '\0';
+		out(data, line);
+	}
+	free(text);
+	return true;
+}
+
 /* One request: what it answers, but its last line; false if that was an error. */
 static bool run(struct slim_manager *mgr, struct slim_group *group,
 		const struct slim_ctl_request *req, slim_ctl_out out, void *data)
@@ -609,6 +630,8 @@ static bool run(struct slim_manager *mgr, struct slim_group *group,
 		return run_shadow(mgr, req, out, data);
 	case SLIM_CTL_UNSHADOW:
 		return run_unshadow(mgr, req, out, data);
+	case SLIM_CTL_METRICS:
+		return run_metrics(mgr, group, out, data);
 	}
 	return false;
 }

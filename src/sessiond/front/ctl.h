@@ -31,6 +31,7 @@ enum slim_ctl_cmd {
 	SLIM_CTL_UNDRAIN,  /* undrain SERVER */
 	SLIM_CTL_SHADOW,   /* shadow SESSION CONSOLE [control] */
 	SLIM_CTL_UNSHADOW, /* unshadow SESSION */
+	SLIM_CTL_METRICS,  /* the Prometheus text (metrics-render.h): slimlandctl top */
 };
 
 struct slim_ctl_request {

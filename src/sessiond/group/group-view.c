@@ -231,6 +231,19 @@ bool slim_group_login_server(struct slim_group *group, struct slim_wire_move *mo
 	return ok;
 }
 
+bool slim_group_servers(struct slim_group *group, slim_group_server_fn fn, void *data)
+{
+	if (group->mirror_ok) {
+		struct group_servers s;
+		servers_collect(group, &s);
+		for (int i = 0; i < s.n; i++) {
+			fn(data, &s.at[i], strcmp(s.at[i].name, group->config.name) == 0);
+		}
+		servers_release(&s);
+	}
+	return group->reachable;
+}
+
 void slim_group_view(struct slim_group *group, slim_group_out out, void *data)
 {
 	char line[512];

@@ -63,6 +63,14 @@ void slim_group_console_decided(struct slim_group *group, const char *id);
 /* slimlandctl group: the servers, their load, the sessions, the next placement. */
 typedef void (*slim_group_out)(void *data, const char *line);
 void slim_group_view(struct slim_group *group, slim_group_out out, void *data);
+/*
+ * The metrics: whether etcd answers, and each server of this server's
+ * copy of the registry as placement sees it (none before it is read).
+ */
+struct slim_place_server;
+typedef void (*slim_group_server_fn)(void *data, const struct slim_place_server *server,
+		bool self);
+bool slim_group_servers(struct slim_group *group, slim_group_server_fn fn, void *data);
 /* slimlandctl drain|undrain NAME. False with *error if it cannot be asked. */
 bool slim_group_drain(struct slim_group *group, const char *name, bool drain,
 		const char **error);

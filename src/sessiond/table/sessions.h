@@ -238,6 +238,8 @@ struct slim_session {
 	struct slim_session_audio audio; /* how sound fares on its console */
 	struct slim_session_net net;     /* what its pacer knows of the console's link */
 	struct slim_session_video video; /* its compressed stream to the console */
+	struct slim_session_traffic traffic; /* what went to the console */
+	struct slim_session_keys keys;   /* keystrokes to pixels there */
 	bool ending;       /* SIGTERM sent */
 	struct slim_shadow_watch *shadow; /* a console watching it, or asking to */
 	char shadow_last[SLIM_CONSOLE_ID_LEN + 48]; /* how the last one ended: "CONSOLE over WHY" */

@@ -356,6 +356,18 @@ static void handle_control_video(void *data, const struct slim_session_video *vi
 	s->video = *video;
 }
 
+static void handle_control_traffic(void *data, const struct slim_session_traffic *traffic)
+{
+	struct slim_session *s = data;
+	s->traffic = *traffic;
+}
+
+static void handle_control_keys(void *data, const struct slim_session_keys *keys)
+{
+	struct slim_session *s = data;
+	s->keys = *keys;
+}
+
 const struct slim_compositor_control_handler slim_session_control = {
 	.hello = handle_control_hello,
 	.attached = handle_control_attached,
@@ -369,5 +381,7 @@ const struct slim_compositor_control_handler slim_session_control = {
 	.shadow_refused = slim_shadow_refused,
 	.shadow_attached = slim_shadow_attached,
 	.shadow_ended = slim_shadow_ended,
+	.traffic = handle_control_traffic,
+	.keys = handle_control_keys,
 	.closed = handle_control_closed,
 };

@@ -128,12 +128,63 @@ static bool reason_word(const char *s)
 	return strspn(s, "abcdefghijklmnopqrstuvwxyz-") == n;
 }
 
+/* Counters from the wire: each at most 2^53, so that sums and rates stay exact. */
+static bool parse_counters(char **f, int n, uint64_t *out)
+{
+	for (int i = 0; i < n; i++) {
+		unsigned long v;
+		if (!slim_parse_ulong(f[i], 1ul << 53, &v)) {
+			return false;
+		}
+		out[i] = v;
+	}
+	return true;
+}
+
+/* `traffic CONSOLE BYTES DATAGRAMS REPAIRED RESENT` (§2), fields after the word. */
+static bool parse_traffic(char **f, struct slim_session_traffic *t)
+{
+	uint64_t v[4];
+	if (!parse_counters(f + 1, 4, v)) {
+		return false;
+	}
+	*t = (struct slim_session_traffic){
+		.bytes = v[0], .datagrams = v[1], .repaired = v[2], .resent = v[3],
+	};
+	return parse_console(f[0], t->console);
+}
+
+/*
+ * `keys CONSOLE COUNT SUM_US` and a count for each of SLIM_KEY_BUCKETS
+ * (§2): the buckets cannot hold more than the count.
+ */
+static bool parse_keys(char **f, struct slim_session_keys *k)
+{
+	uint64_t v[2 + SLIM_KEY_BUCKETS];
+	if (!parse_counters(f + 1, 2 + SLIM_KEY_BUCKETS, v)) {
+		return false;
+	}
+	uint64_t in_buckets = 0;
+	for (int i = 0; i < SLIM_KEY_BUCKETS; i++) {
+		k->latency.buckets[i] = v[2 + i];
+		in_buckets += v[2 + i];
+	}
+	if (in_buckets > v[0]) {
+		return false;
+	}
+	k->latency.count = v[0];
+	k->latency.sum_us = v[1];
+	return parse_console(f[0], k->console);
+}
+
 static void handle_line(struct slim_compositor_control *control, char *line)
 {
 	const struct slim_compositor_control_handler *h = control->owner.handler;
 	void *data = control->owner.data;
-	char *f[10];
-	int n = slim_split(line, f, 10);
+	char *f[4 + SLIM_KEY_BUCKETS];
+	int n = slim_split(line, f, 4 + SLIM_KEY_BUCKETS);
+	struct slim_session_traffic traffic;
+	struct slim_session_keys keys;
 	struct slim_session_video video;
 	struct slim_session_audio audio;
 	struct slim_session_net net;
@@ -174,6 +225,11 @@ static void handle_line(struct slim_compositor_control *control, char *line)
 		h->shadow_refused(data, f[1]);
 	} else if (n == 2 && strcmp(f[0], "shadow-ended") == 0 && reason_word(f[1])) {
 		h->shadow_ended(data, f[1]);
+	} else if (n == 6 && strcmp(f[0], "traffic") == 0 && parse_traffic(f + 1, &traffic)) {
+		h->traffic(data, &traffic);
+	} else if (n == 4 + SLIM_KEY_BUCKETS && strcmp(f[0], "keys") == 0 &&
+			parse_keys(f + 1, &keys)) {
+		h->keys(data, &keys);
 	} else if (n == 1 && strcmp(f[0], "ping") == 0) {
 		slim_compositor_control_send(control, "pong");
 	} else if (n == 1 && strcmp(f[0], "pong") == 0) {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <wayland-server-core.h>
+#include "slim-key-latency.h"
 #include "slim-log.h"
 #include "slim-proto.h"
 
@@ -42,6 +43,19 @@ struct slim_session_video {
 	unsigned width, height;
 };
 
+/*
+ * What went to a console in its association, a compositor's latest
+ * `traffic` and `keys` lines: counters that start again with each.
+ */
+struct slim_session_traffic {
+	char console[SLIM_CONSOLE_ID_LEN + 1]; /* "": none said */
+	uint64_t bytes, datagrams, repaired, resent;
+};
+struct slim_session_keys {
+	char console[SLIM_CONSOLE_ID_LEN + 1]; /* "": none said */
+	struct slim_key_latency latency;
+};
+
 /* What the compositor says (§2), each line checked first. */
 struct slim_compositor_control_handler {
 	void (*hello)(void *data, uint16_t port, pid_t pid);
@@ -57,6 +71,8 @@ struct slim_compositor_control_handler {
 	void (*shadow_refused)(void *data, const char *why);
 	void (*shadow_attached)(void *data, const char *console);
 	void (*shadow_ended)(void *data, const char *why);
+	void (*traffic)(void *data, const struct slim_session_traffic *traffic);
+	void (*keys)(void *data, const struct slim_session_keys *keys);
 	/* The socket closed, or never came: nothing more will be said. */
 	void (*closed)(void *data);
 };

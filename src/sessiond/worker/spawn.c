@@ -23,7 +23,13 @@
 #include "slim-log.h"
 #include "spawn.h"
 
+/* SLIM_BINDIR: where the build installs slimland-greeter and slimland-session,
+ * when that is none of these (meson.build) */
+#ifdef SLIM_BINDIR
+#define SLIM_SPAWN_PATH SLIM_BINDIR ":/usr/local/bin:/usr/bin:/bin"
+#else
 #define SLIM_SPAWN_PATH "/usr/local/bin:/usr/bin:/bin"
+#endif
 #define SLIM_SPAWN_MAX_GROUPS 256
 #define SLIM_SPAWN_MAX_ENV 256
 
