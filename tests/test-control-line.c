@@ -94,6 +94,46 @@ static void test_bad(void **state)
 	assert_true(slim_control_line_parse("pingx", 4, &l, &why));
 }
 
+static void test_shadow(void **state)
+{
+	struct slim_control_line l;
+	assert_true(parse("unshadow", &l));
+	assert_int_equal(l.request, SLIM_CONTROL_UNSHADOW);
+	assert_true(parse("shadow 00112233445566778899aabbccddeeff 636f6e736f6c652d62 " KEY
+		" ask view", &l));
+	assert_int_equal(l.request, SLIM_CONTROL_SHADOW);
+	assert_true(l.ask);
+	assert_false(l.control);
+	char id[SLIM_CONSOLE_ID_LEN] = "console-b";
+	assert_memory_equal(l.console_id, id, sizeof(id));
+	assert_int_equal(l.key[31], 31);
+	assert_true(parse("shadow 00112233445566778899aabbccddeeff 62 " KEY " always control",
+		&l));
+	assert_false(l.ask);
+	assert_true(l.control);
+	/* an expect line's fields with the words missing, wrong or in the wrong order */
+	static const char *const bad[] = {
+		"shadow 00112233445566778899aabbccddeeff 62 " KEY,
+		"shadow 00112233445566778899aabbccddeeff 62 " KEY " ask",
+		"shadow 00112233445566778899aabbccddeeff 62 " KEY " view ask",
+		"shadow 00112233445566778899aabbccddeeff 62 " KEY " ask  view",
+		"shadow 00112233445566778899aabbccddeeff 62 " KEY " ASK view",
+		"shadow 00112233445566778899aabbccddeeff 62 " KEY " ask view ",
+		"shadow 00112233445566778899aabbccddeeff 00 " KEY " ask view",
+		"shadow 00112233445566778899aabbccddeeff 62 0011 ask view",
+		"shadow ask view",
+		"shadow  ask view",
+		"shadow view",
+		"unshadow 1",
+		"expect 00112233445566778899aabbccddeeff 62 " KEY " ask view",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (parse(bad[i], &l)) {
+			fail_msg("took \"%s\"", bad[i]);
+		}
+	}
+}
+
 static void test_console_hex(void **state)
 {
 	char out[2 * SLIM_CONSOLE_ID_LEN + 1];
@@ -119,6 +159,7 @@ int main(void)
 		cmocka_unit_test(test_simple),
 		cmocka_unit_test(test_expect),
 		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_shadow),
 		cmocka_unit_test(test_console_hex),
 	};
 	return test_report(cmocka_run_group_tests(tests, NULL, NULL));

@@ -148,6 +148,19 @@ static void test_values(void **state)
 	assert_int_equal(c.enroll, SLIM_ENROLL_CLOSED);
 }
 
+static void test_shadow_policy(void **state)
+{
+	struct slim_config c;
+	slim_config_defaults(&c);
+	assert_int_equal(c.shadow, SLIM_SHADOW_ASK);
+	assert_int_equal(parse(&c, "shadow = never\n"), 0);
+	assert_int_equal(c.shadow, SLIM_SHADOW_NEVER);
+	assert_int_equal(parse(&c, "shadow = always\n"), 0);
+	assert_int_equal(c.shadow, SLIM_SHADOW_ALWAYS);
+	assert_int_equal(parse(&c, "shadow = Ask\nshadow = yes\nshadow =\n"), 3);
+	assert_int_equal(c.shadow, SLIM_SHADOW_ASK);
+}
+
 static void test_bad_lines_keep_defaults(void **state)
 {
 	struct slim_config c;
@@ -368,6 +381,7 @@ int main(int argc, char *argv[])
 		cmocka_unit_test(test_metrics_listen),
 		cmocka_unit_test(test_shipped_file),
 		cmocka_unit_test(test_bad_lines_keep_defaults),
+		cmocka_unit_test(test_shadow_policy),
 		cmocka_unit_test(test_addresses),
 		cmocka_unit_test(test_check_config),
 	};

@@ -21,6 +21,7 @@
 
 struct slim_cursor {
 	struct slim_link *link;
+	struct slim_link *mirror; /* a second console watching (shadow.c), or NULL */
 	struct slim_shell *shell; /* where the pointer is, and whether a grab holds it */
 	struct wlr_xcursor_manager *xcursors;
 	struct wlr_surface *surface; /* set by the client under the pointer */
@@ -30,6 +31,16 @@ struct slim_cursor {
 	uint32_t scale;         /* of the head the pointer is on: the theme's image is this big */
 	struct wl_listener request, commit, destroy;
 };
+
+/* To the session's console, and to a console watching it. */
+static void send_image(struct slim_cursor *cursor, const uint32_t *argb, uint32_t w,
+		uint32_t h, uint32_t hot_x, uint32_t hot_y)
+{
+	slim_link_cursor_image(cursor->link, argb, w, h, hot_x, hot_y);
+	if (cursor->mirror) {
+		slim_link_cursor_image(cursor->mirror, argb, w, h, hot_x, hot_y);
+	}
+}
 
 static void forget_client_cursor(struct slim_cursor *cursor)
 {
@@ -55,8 +66,8 @@ void cursor_set_theme(struct slim_cursor *cursor, const char *name)
 		return;
 	}
 	struct wlr_xcursor_image *img = xcursor->images[0];
-	slim_link_cursor_image(cursor->link, (const uint32_t *)img->buffer, img->width,
-		img->height, img->hotspot_x, img->hotspot_y);
+	send_image(cursor, (const uint32_t *)img->buffer, img->width, img->height,
+		img->hotspot_x, img->hotspot_y);
 	cursor_moved(cursor);
 }
 
@@ -85,7 +96,7 @@ static void send_client_cursor(struct slim_cursor *cursor)
 		}
 		/* the hotspot is in the surface's units; the image in its buffer's */
 		int32_t scale = surface->current.scale > 0 ? surface->current.scale : 1;
-		slim_link_cursor_image(cursor->link, px, w, h,
+		send_image(cursor, px, w, h,
 			(uint32_t)(cursor->hot_x > 0 ? cursor->hot_x * scale : 0),
 			(uint32_t)(cursor->hot_y > 0 ? cursor->hot_y * scale : 0));
 	}
@@ -178,8 +189,11 @@ void cursor_moved(struct slim_cursor *cursor)
 	bool visible = !cursor->from_client || cursor->surface;
 	double x, y;
 	slim_shell_pointer_on_screen(shell, &x, &y);
-	slim_link_cursor_pos(cursor->link, (int32_t)x, (int32_t)y,
-		visible, shell->grab.mode != SLIM_GRAB_NONE);
+	bool with_frame = shell->grab.mode != SLIM_GRAB_NONE;
+	slim_link_cursor_pos(cursor->link, (int32_t)x, (int32_t)y, visible, with_frame);
+	if (cursor->mirror) {
+		slim_link_cursor_pos(cursor->mirror, (int32_t)x, (int32_t)y, visible, with_frame);
+	}
 }
 
 void cursor_resend(struct slim_cursor *cursor)
@@ -189,5 +203,13 @@ void cursor_resend(struct slim_cursor *cursor)
 		cursor_moved(cursor);
 	} else {
 		cursor_set_theme(cursor, "left_ptr");
+	}
+}
+
+void cursor_set_mirror(struct slim_cursor *cursor, struct slim_link *mirror)
+{
+	cursor->mirror = mirror;
+	if (mirror) {
+		cursor_resend(cursor);
 	}
 }

@@ -18,5 +18,10 @@ void cursor_set_theme(struct slim_cursor *cursor, const char *name);
 void cursor_moved(struct slim_cursor *cursor);
 /* Sends the current image and position again (a console attached). */
 void cursor_resend(struct slim_cursor *cursor);
+/*
+ * A second link the pointer goes to as well (a console watching the
+ * session), or NULL; a new one is sent the image and position now.
+ */
+void cursor_set_mirror(struct slim_cursor *cursor, struct slim_link *mirror);
 
 #endif

@@ -7,6 +7,7 @@
  * activity to the manager.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <wlr/backend.h>
 #include <wlr/backend/headless.h>
 #include <wlr/render/allocator.h>
@@ -33,6 +34,7 @@
 #include "renderer.h"
 #include "server.h"
 #include "session-bus.h"
+#include "shadow.h"
 #include "shell.h"
 #include "slim-sched.h"
 #include "sound.h"
@@ -107,13 +109,16 @@ static void handle_link_detached(void *data, const char *console_id)
 	if (server->audio) {
 		audio_microphone_reset(server->audio);
 	}
+	shadow_owner_detached(server->shadow);
 	slim_control_detached(server->control, console_id);
 }
 
 static void handle_link_input(void *data, const struct slim_wire_input *ev)
 {
 	struct slim_server *server = data;
-	slim_shell_console_input(server->shell, ev);
+	if (!shadow_owner_input(server->shadow, ev)) {
+		slim_shell_console_input(server->shell, ev);
+	}
 }
 
 static void handle_link_want_frame(void *data)
@@ -202,9 +207,23 @@ static void handle_control_detach(void *data)
 	slim_link_detach(server->link, "the session manager detached it");
 }
 
+static void handle_control_shadow(void *data, const struct slim_control_line *req)
+{
+	struct slim_server *server = data;
+	shadow_request(server->shadow, req);
+}
+
+static void handle_control_unshadow(void *data)
+{
+	struct slim_server *server = data;
+	shadow_stop(server->shadow, "stopped");
+}
+
 static const struct slim_control_handler control_handler = {
 	.expect = handle_control_expect,
 	.detach = handle_control_detach,
+	.shadow = handle_control_shadow,
+	.unshadow = handle_control_unshadow,
 };
 
 /* The focused client first (slim-sched.h), once the frame it waits for has gone. */
@@ -312,6 +331,9 @@ static bool start_sched(struct slim_server *server)
 /* The console's association and, managed, the manager's control socket. */
 static bool start_link(struct slim_server *server, const struct slim_link_config *link)
 {
+	/* a watching console's link is managed: no pairing key of this copy's is ever used */
+	server->link_config = *link;
+	memset(server->link_config.pairing_key, 0, sizeof(server->link_config.pairing_key));
 	server->link = slim_link_create(server->loop, link, &link_handler, server);
 	if (!server->link) {
 		return false;
@@ -381,6 +403,13 @@ static struct wlr_compositor *create_globals(struct slim_server *server,
 	return compositor;
 }
 
+static void handle_heads_streamed(void *data, const struct slim_fb *fb,
+		const pixman_region32_t *damage)
+{
+	struct slim_server *server = data;
+	shadow_frame(server->shadow, fb, damage);
+}
+
 /* The console's heads, shown once the backend runs; the shell finds them in the layout. */
 static bool start_heads(struct slim_server *server, uint32_t width, uint32_t height)
 {
@@ -393,6 +422,7 @@ static bool start_heads(struct slim_server *server, uint32_t width, uint32_t hei
 		.allocator = server->allocator, .renderer = server->renderer,
 		.layout = server->layout, .scene = server->scene, .link = server->link,
 		.video = server->video, .sched = server->sched,
+		.tap = { .streamed = handle_heads_streamed, .data = server },
 	};
 	struct slim_desk desk;
 	slim_desk_single(&desk, width, height);
@@ -425,7 +455,8 @@ bool server_init(struct slim_server *server, uint32_t width, uint32_t height,
 	server->shell = slim_shell_create(server->display, server->backend, server->scene,
 		server->layout, compositor, &shell_handler, server);
 	server->cursor = server->shell ? cursor_create(server->link, server->shell) : NULL;
-	return server->cursor && start_heads(server, width, height);
+	server->shadow = server->cursor ? shadow_create(server) : NULL;
+	return server->shadow && start_heads(server, width, height);
 }
 
 void server_finish(struct slim_server *server)
@@ -441,6 +472,7 @@ void server_finish(struct slim_server *server)
 	video_destroy(server->video);
 	protocol_check_destroy(server->protocol_check);
 	cursor_destroy(server->cursor);
+	shadow_destroy(server->shadow);
 	slim_control_destroy(server->control);
 	slim_link_destroy(server->link);
 	if (server->sched_timer) {

@@ -12,6 +12,7 @@
  *   screen-map.c    layout and screen coordinates of a head (no wlroots)
  *   renderer.c      the pixman renderer, with viewport offsets and YUV wl_shm buffers
  *   cursor.c        the pointer image, sent for the console to draw
+ *   shadow.c        a second console watching (helpdesk), with the user's yes
  *   sound.c         the sound server woken and put to sleep; the console's speaker in it
  * heads/            the console's heads, an output each
  *   heads.c         outputs made, kept, changed and removed as the console's heads say
@@ -80,6 +81,8 @@ struct slim_server {
 	bool video_codec; /* H.264 to consoles that decode it */
 	struct slim_protocol_check *protocol_check;
 	struct slim_link *link;
+	struct slim_link_config link_config; /* the link's, for a watching console's (shadow.c) */
+	struct slim_shadow *shadow;   /* a second console watching, with the user's consent */
 	struct slim_control *control; /* --managed only */
 	uid_t manager_uid;            /* --managed: the control socket's one peer uid */
 	struct slim_sched *sched;

@@ -282,6 +282,18 @@ static bool apply(struct slim_config *c, const char *key, const char *value, con
 			return false;
 		}
 		return true;
+	} else if (strcmp(key, "shadow") == 0) {
+		static const char *const words[] = {
+			[SLIM_SHADOW_ASK] = "ask", [SLIM_SHADOW_ALWAYS] = "always",
+			[SLIM_SHADOW_NEVER] = "never",
+		};
+		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+			if (strcmp(value, words[i]) == 0) {
+				c->shadow = (enum slim_shadow_policy)i;
+				return true;
+			}
+		}
+		return false;
 	} else if (strcmp(key, "detached_timeout") == 0) {
 		return parse_uint(value, &c->detached_timeout_s);
 	} else if (strcmp(key, "console_timeout") == 0) {

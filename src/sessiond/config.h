@@ -25,6 +25,13 @@ enum slim_enroll_mode {
 	SLIM_ENROLL_CLOSED,  /* no new console */
 };
 
+/* shadow = ask|always|never: whether a console may watch a session, and who says yes */
+enum slim_shadow_policy {
+	SLIM_SHADOW_ASK,    /* the session's user, in a question on their screen */
+	SLIM_SHADOW_ALWAYS, /* the policy: the user is not asked (the bar still shows) */
+	SLIM_SHADOW_NEVER,
+};
+
 enum slim_reauth {
 	SLIM_REAUTH_NEVER,
 	SLIM_REAUTH_ALWAYS,
@@ -63,6 +70,7 @@ struct slim_config {
 	bool card_removal_detach; /* card_removal = detach (true) or keep */
 	unsigned detached_timeout_s; /* 0: never */
 	unsigned console_timeout_s; /* a silent console is forgotten; 0: never */
+	enum slim_shadow_policy shadow;
 	char state[256];
 	bool state_set; /* given in the file: --state and --run-dir do not override it */
 	char pam_service[64];

@@ -21,6 +21,10 @@
  * what the secure transport costs a keystroke, whatever the machine. A
  * fourth runs clear on a console with two heads (the keys' window on the
  * first): the ratio to the one-head figure is what a second monitor costs.
+ * A fifth is a session manager's console like the second, with a second
+ * console watching it (helpdesk shadowing: its own link, encoder and
+ * pacer, fed from the same frames): its ratio to the second is what a
+ * watching console costs the user's keystrokes.
  *
  *   bench-latency [--json] [--quick] [--keys N]
  */
@@ -35,7 +39,7 @@
 
 #define MAX_KEYS 10000
 #define KEY_INTERVAL_MS 12
-#define LINKS 4
+#define LINKS 5
 
 enum part { TOTAL, COMPOSITOR, ENCODER, NETWORK, CONSOLE, PARTS };
 
@@ -53,13 +57,17 @@ struct client_result {
 /* The clear transport first: the others' ratios are to it. */
 static const enum bench_link links[LINKS] = {
 	BENCH_LINK_CLEAR, BENCH_LINK_ATTACH, BENCH_LINK_PAIRING, BENCH_LINK_CLEAR,
+	BENCH_LINK_ATTACH,
 };
-/* The last one's console has two 1280x720 heads side by side. */
-#define TWO_HEADS (LINKS - 1)
+/* The fourth one's console has two 1280x720 heads side by side. */
+#define TWO_HEADS 3
+/* The fifth is watched by a second console; its ratio is to the second's (attach). */
+#define SHADOWED 4
+#define ATTACH 1
 
 static const char *member_name(int m)
 {
-	return m == TWO_HEADS ? "2heads" : bench_link_name(links[m]);
+	return m == TWO_HEADS ? "2heads" : m == SHADOWED ? "shadowed" : bench_link_name(links[m]);
 }
 
 static struct slim_desk two_heads(void)
@@ -128,7 +136,7 @@ static void stop(struct bench_session *s, pid_t client)
 static bool run_client(const char *slimland, char *const argv[], bool wait_ready,
 		bool alternate, size_t keys, struct client_result res[LINKS])
 {
-	struct bench_session s[LINKS];
+	struct bench_session s[LINKS], shadow;
 	pid_t client[LINKS];
 	bool ok = true;
 	struct slim_desk desk = two_heads();
@@ -137,6 +145,15 @@ static bool run_client(const char *slimland, char *const argv[], bool wait_ready
 		client[m] = -1;
 		ok = ok && start(&s[m], &client[m], slimland, links[m],
 			m == TWO_HEADS ? &desk : NULL, argv, wait_ready);
+	}
+	memset(&shadow, 0, sizeof(shadow));
+	shadow.fd = shadow.control = -1;
+	if (ok && !bench_session_shadow(&s[SHADOWED], &shadow)) {
+		fprintf(stderr, "bench-latency: no console watches the session\n");
+		ok = false;
+	}
+	if (ok) {
+		bench_session_settle(&shadow, 300, 10000);
 	}
 	for (size_t i = 0; ok && i < keys + 20; i++) {
 		uint32_t code = alternate && (i & 1) ? KEY_BACKSPACE : KEY_A;
@@ -149,6 +166,10 @@ static bool run_client(const char *slimland, char *const argv[], bool wait_ready
 			int rest = KEY_INTERVAL_MS - (int)((bench_now_us() - t0) / 1000);
 			if (rest > 0) {
 				bench_session_settle(&s[m], rest, rest);
+			}
+			if (m == SHADOWED) {
+				/* the watching console takes what it was sent, after the user's */
+				bench_session_settle(&shadow, 1, 4);
 			}
 			if (i < 20) {
 				continue; /* warm-up */
@@ -176,6 +197,7 @@ static bool run_client(const char *slimland, char *const argv[], bool wait_ready
 		stop(&s[m], client[m]);
 		ok = ok && res[m].n > 0;
 	}
+	bench_session_stop(&shadow);
 	return ok;
 }
 
@@ -237,6 +259,10 @@ int main(int argc, char *argv[])
 					printf(", \"%s_%s_over_clear_p50_ratio\": %.3f", n, t,
 						ratio(r->p50[TOTAL], res[c][0].p50[TOTAL]));
 				}
+				if (m == SHADOWED) {
+					printf(", \"%s_shadowed_over_attach_p50_ratio\": %.3f", n,
+						ratio(r->p50[TOTAL], res[c][ATTACH].p50[TOTAL]));
+				}
 			}
 		}
 		printf("}\n");
@@ -266,9 +292,15 @@ int main(int argc, char *argv[])
 		}
 		printf("\nlink: clear; attach, DTLS with a session manager's per-attach key; "
 			"pairing, DTLS\nwith a standalone session's pairing key; 2heads, clear to a "
-			"console with two\n1280x720 heads. parts are medians "
+			"console with two\n1280x720 heads; shadowed, attach with a second console "
+			"watching (target: p50 within\n1.2x attach's). parts are medians "
 			"of each part; /clear is\np50 over the clear link's p50 in this run. Frames "
 			"missed (none within 2 s): %zu\n", missed);
+		for (int c = 0; c < 2; c++) {
+			double q = ratio(res[c][SHADOWED].p50[TOTAL], res[c][ATTACH].p50[TOTAL]);
+			printf("%s: shadowed/attach p50 %.2f (target 1.20) %s\n", res[c][0].name, q,
+				q <= 1.2 ? "ok" : "MISSED");
+		}
 	}
 	return ok ? 0 : 1;
 }

@@ -24,6 +24,8 @@
 #include "slim-zstd.h"
 
 #define BENCH_CONSOLE_ID "bench"
+/* a second console watching a session (bench_session_shadow) */
+#define BENCH_SHADOW_ID "bench-shadow"
 
 uint32_t bench_keycode(char c)
 {
@@ -303,7 +305,11 @@ static bool secure(struct bench_session *s, uint8_t token[SLIM_ATTACH_TOKEN_LEN]
 	char path[128], err[256];
 	snprintf(path, sizeof(path), "%s/slimland-pairing.key", s->runtime_dir);
 	bool ok = true;
-	if (s->link == BENCH_LINK_ATTACH) {
+	if (s->shadow_of) {
+		memcpy(token, s->shadow_token, SLIM_ATTACH_TOKEN_LEN);
+		memcpy(cfg.psk, s->shadow_key, sizeof(cfg.psk));
+		slim_hex_encode(cfg.psk_identity, token, SLIM_ATTACH_TOKEN_LEN);
+	} else if (s->link == BENCH_LINK_ATTACH) {
 		ok = expect(s, &cfg, token);
 	} else if (s->link == BENCH_LINK_PAIRING) {
 		snprintf(cfg.psk_identity, sizeof(cfg.psk_identity), "%s", SLIM_SEC_PAIRING_IDENTITY);
@@ -381,9 +387,51 @@ bool bench_session_attach(struct bench_session *s)
 			return false;
 		}
 	}
-	slim_console_core_hello(s->core, BENCH_CONSOLE_ID, assoc);
+	slim_console_core_hello(s->core, s->shadow_of ? BENCH_SHADOW_ID : BENCH_CONSOLE_ID, assoc);
 	/* The first frame is the whole screen at our size. */
 	return bench_session_wait_frame(s, 10000);
+}
+
+bool bench_session_shadow(struct bench_session *owner, struct bench_session *sh)
+{
+	memset(sh, 0, sizeof(*sh));
+	sh->fd = sh->control = -1;
+	sh->link = BENCH_LINK_ATTACH;
+	sh->width = owner->width;
+	sh->height = owner->height;
+	sh->shadow_of = owner;
+	char line[256], token_hex[2 * SLIM_ATTACH_TOKEN_LEN + 1], key_hex[2 * SLIM_SEC_KEY_LEN + 1];
+	char id_hex[2 * sizeof(BENCH_SHADOW_ID)];
+	if (owner->control < 0 || !slim_sec_random(sh->shadow_token, sizeof(sh->shadow_token)) ||
+			!slim_sec_random(sh->shadow_key, sizeof(sh->shadow_key))) {
+		return false;
+	}
+	slim_hex_encode(token_hex, sh->shadow_token, sizeof(sh->shadow_token));
+	slim_hex_encode(key_hex, sh->shadow_key, sizeof(sh->shadow_key));
+	slim_hex_encode(id_hex, (const uint8_t *)BENCH_SHADOW_ID, strlen(BENCH_SHADOW_ID));
+	int n = snprintf(line, sizeof(line), "shadow %s %s %s always view\n", token_hex, id_hex,
+		key_hex);
+	bool ok = write(owner->control, line, (size_t)n) == n;
+	explicit_bzero(line, sizeof(line));
+	explicit_bzero(key_hex, sizeof(key_hex));
+	/* what else the compositor says meanwhile (attached, link) goes by */
+	unsigned long port = 0;
+	while (ok && port == 0) {
+		ok = bench_read_line(owner->control, line, sizeof(line), 10000);
+		if (ok && strncmp(line, "shadow-refused ", 15) == 0) {
+			fprintf(stderr, "bench: shadow refused: %s\n", line + 15);
+			ok = false;
+		} else if (ok && strncmp(line, "shadow-ready ", 13) == 0) {
+			port = strtoul(line + 13, NULL, 10);
+			ok = port > 0 && port <= 65535;
+		}
+	}
+	if (!ok) {
+		fprintf(stderr, "bench: no shadow port\n");
+		return false;
+	}
+	sh->port = (uint16_t)port;
+	return bench_session_attach(sh);
 }
 
 bool bench_session_start(struct bench_session *s, const char *slimland, uint32_t width,
@@ -410,9 +458,10 @@ void bench_session_stop(struct bench_session *s)
 	if (s->control >= 0) {
 		close(s->control);
 	}
+	explicit_bzero(s->shadow_key, sizeof(s->shadow_key));
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", s->runtime_dir);
-	if (system(cmd) != 0) {
+	if (s->runtime_dir[0] && system(cmd) != 0) {
 		fprintf(stderr, "cannot remove %s\n", s->runtime_dir);
 	}
 }

@@ -58,6 +58,10 @@ struct bench_session {
 	uint32_t width, height;
 	/* set between start_detached and attach: the heads and keyboard HELLO says (NULL: one head) */
 	const struct slim_desk *desk;
+	/* bench_session_shadow: the session this console watches, and its attach's key */
+	struct bench_session *shadow_of;
+	uint8_t shadow_token[SLIM_ATTACH_TOKEN_LEN];
+	uint8_t shadow_key[SLIM_SEC_KEY_LEN];
 
 	/* the frame being received, and the last one presented */
 	struct bench_frame current, last;
@@ -89,6 +93,13 @@ bool bench_session_start_detached(struct bench_session *s, const char *slimland,
 		uint32_t width, uint32_t height, enum bench_link link);
 bool bench_session_attach(struct bench_session *s);
 void bench_session_stop(struct bench_session *s);
+/*
+ * `sh` becomes a second console watching `owner`'s session (a
+ * BENCH_LINK_ATTACH one), as a helpdesk's does (session-manager.md §2:
+ * `shadow ... always view` on its control socket, then HELLO at the port
+ * the compositor answers with). bench_session_stop(sh) lets it go.
+ */
+bool bench_session_shadow(struct bench_session *owner, struct bench_session *sh);
 
 /* Starts `argv` as a client; with `out`, its stdout is readable there. */
 pid_t bench_session_client(struct bench_session *s, char *const argv[], int *out);

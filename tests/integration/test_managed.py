@@ -149,12 +149,13 @@ class ControlClient:
         self.sock.sendall(line.encode() + b'\n')
 
     def read_line(self, timeout=10):
-        """The next line but `active` (counted) and `link` (kept); None at the end."""
+        """The next line but `active` (counted), `link` (kept) and what is said
+        with `link` (`traffic`, `keys`); None at the end."""
         line = self._read_line(timeout)
-        while line == 'active' or (line or '').startswith('link '):
+        while line == 'active' or (line or '').startswith(('link ', 'traffic ', 'keys ')):
             if line == 'active':
                 self.actives += 1
-            else:
+            elif line.startswith('link '):
                 self.links.append(line.split())
             line = self._read_line(timeout)
         return line

@@ -97,7 +97,8 @@ const char *ctl_says(const char *request);
 
 /* Each file's tests. */
 extern const struct CMUnitTest manager_consoles_tests[], manager_sessions_tests[],
-	manager_admin_tests[];
-extern const size_t manager_consoles_tests_n, manager_sessions_tests_n, manager_admin_tests_n;
+	manager_admin_tests[], manager_shadow_tests[];
+extern const size_t manager_consoles_tests_n, manager_sessions_tests_n, manager_admin_tests_n,
+	manager_shadow_tests_n;
 
 #endif

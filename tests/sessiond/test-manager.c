@@ -19,5 +19,7 @@ int main(void)
 		manager_sessions_tests_n, NULL, NULL);
 	failed += _cmocka_run_group_tests("admin", manager_admin_tests, manager_admin_tests_n,
 		NULL, NULL);
+	failed += _cmocka_run_group_tests("shadow", manager_shadow_tests, manager_shadow_tests_n,
+		NULL, NULL);
 	return failed;
 }

@@ -80,7 +80,7 @@ static bool head_create(struct slim_heads *heads, struct head *h, const struct s
 	/* its global, and the scene's output for it, at its place */
 	wlr_output_layout_add(d->layout, h->wlr, (int)desc->x, (int)desc->y);
 	h->output = output_create(h->wlr, d->scene, &heads->backgrounds, d->loop, d->link,
-		d->video, d->sched);
+		d->video, d->sched, &d->tap);
 	if (!h->output) {
 		wlr_output_layout_remove(d->layout, h->wlr);
 		screen_destroy(h->wlr);

@@ -15,6 +15,7 @@
 #include <wlr/util/box.h>
 #include "screen-map.h"
 #include "slim-desk.h"
+#include "slim-pixels.h"
 
 struct wlr_allocator;
 struct wlr_backend;
@@ -25,6 +26,16 @@ struct wlr_scene;
 struct slim_link;
 struct slim_sched;
 struct slim_video;
+
+/*
+ * Every frame streamed to the session's console, its pixels and damage,
+ * for a second console watching (the session's shadow.c); `streamed`
+ * may be NULL.
+ */
+struct slim_frame_tap {
+	void (*streamed)(void *data, const struct slim_fb *fb, const pixman_region32_t *damage);
+	void *data;
+};
 
 /* What every head's output is made with. */
 struct slim_heads_deps {
@@ -38,6 +49,7 @@ struct slim_heads_deps {
 	struct slim_link *link;
 	struct slim_video *video;
 	struct slim_sched *sched;
+	struct slim_frame_tap tap;
 };
 
 struct slim_heads;

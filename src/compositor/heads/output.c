@@ -35,6 +35,7 @@
 #include "background.h"
 #include "screen-map.h"
 #include "frame-pace.h"
+#include "heads.h"
 #include "link.h"
 #include "output.h"
 #include "slim-sched.h"
@@ -52,6 +53,7 @@ struct slim_output {
 	struct slim_link *link;
 	struct slim_video *video;
 	struct slim_sched *sched; /* its moves wait for a frame to have gone */
+	const struct slim_frame_tap *tap; /* heads.c's: a watching console's */
 	/* damage of the frames rendered since the last one streamed */
 	pixman_region32_t damage;
 	/* windows moved since then, as COPY hints */
@@ -175,6 +177,10 @@ static void stream(struct slim_output *output, struct wlr_buffer *buffer)
 			&frame, slim_link_answer_pending(output->link));
 		frame.answer = answer;
 		slim_link_send_frame(output->link, &frame, answer);
+		/* after the session's console has its frame: the same pixels and damage */
+		if (output->tap->streamed) {
+			output->tap->streamed(output->tap->data, &fb, &output->damage);
+		}
 	} else {
 		wlr_log(WLR_ERROR, "rendered buffer has format 0x%08x, not XRGB8888", format);
 	}
@@ -201,7 +207,8 @@ static void handle_commit(struct wl_listener *listener, void *data)
 
 struct slim_output *output_create(struct wlr_output *wlr, struct wlr_scene *scene,
 		struct background_cache *backgrounds, struct wl_event_loop *loop,
-		struct slim_link *link, struct slim_video *video, struct slim_sched *sched)
+		struct slim_link *link, struct slim_video *video, struct slim_sched *sched,
+		const struct slim_frame_tap *tap)
 {
 	struct slim_output *output = calloc(1, sizeof(*output));
 	if (!output) {
@@ -213,6 +220,7 @@ struct slim_output *output_create(struct wlr_output *wlr, struct wlr_scene *scen
 	output->link = link;
 	output->video = video;
 	output->sched = sched;
+	output->tap = tap;
 	output->map = (struct slim_screen_map){ .width = (uint32_t)wlr->width,
 		.height = (uint32_t)wlr->height, .scale = 1 };
 	/* the layout's: wlr_scene_attach_output_layout made it, at the output's place */

@@ -12,6 +12,8 @@
 #include <wayland-server-core.h>
 #include <wlr/util/box.h>
 
+struct slim_frame_tap;
+
 struct wlr_output;
 struct wlr_scene;
 struct slim_link;
@@ -31,7 +33,8 @@ struct slim_screen_map;
  */
 struct slim_output *output_create(struct wlr_output *wlr, struct wlr_scene *scene,
 		struct background_cache *backgrounds, struct wl_event_loop *loop,
-		struct slim_link *link, struct slim_video *video, struct slim_sched *sched);
+		struct slim_link *link, struct slim_video *video, struct slim_sched *sched,
+		const struct slim_frame_tap *tap);
 /*
  * Before its wlr_output goes. Its nodes are the scene's: they go with the
  * scene, or with output_unplug before. NULL is a no-op; so is NULL to the

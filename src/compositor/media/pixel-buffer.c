@@ -2,6 +2,7 @@
 #include <drm_fourcc.h>
 #include <stdlib.h>
 #include "pixel-buffer.h"
+#include "slim-font.h"
 
 static void pixels_destroy(struct wlr_buffer *buffer)
 {
@@ -42,4 +43,32 @@ struct slim_pixel_buffer *slim_pixel_buffer_create(uint32_t width, uint32_t heig
 	p->px = px;
 	wlr_buffer_init(&p->base, &pixels_impl, (int)width, (int)height);
 	return p;
+}
+
+void slim_pixel_buffer_fill(struct slim_pixel_buffer *p, int32_t x, int32_t y, int32_t w,
+		int32_t h, uint32_t colour)
+{
+	int32_t width = p->base.width, height = p->base.height;
+	for (int32_t row = y < 0 ? 0 : y; row < y + h && row < height; row++) {
+		for (int32_t col = x < 0 ? 0 : x; col < x + w && col < width; col++) {
+			p->px[(size_t)row * width + col] = colour;
+		}
+	}
+}
+
+void slim_pixel_buffer_text(struct slim_pixel_buffer *p, int32_t x, int32_t y, int32_t scale,
+		int32_t max_x, uint32_t colour, const char *text)
+{
+	for (const char *c = text; *c && x + SLIM_FONT_W * scale <= max_x; c++) {
+		const char (*rows)[SLIM_FONT_W + 1] = slim_font_glyph(*c);
+		for (int32_t gy = 0; gy < SLIM_FONT_H; gy++) {
+			for (int32_t gx = 0; gx < SLIM_FONT_W; gx++) {
+				if (rows[gy][gx] == '#') {
+					slim_pixel_buffer_fill(p, x + gx * scale, y + gy * scale, scale,
+						scale, colour);
+				}
+			}
+		}
+		x += SLIM_FONT_CELL_W * scale;
+	}
 }

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <wlr/types/wlr_scene.h>
 #include "pixel-buffer.h"
-#include "shell-internal.h"
 #include "slim-font.h"
+#include "shell-internal.h"
 #include "slim-proto.h"
 
 #define BAR 0xff3f4f66u
@@ -34,31 +34,9 @@ struct slim_decoration {
 	struct wl_listener node_destroy;
 };
 
-static void fill(struct slim_pixel_buffer *p, int32_t x, int32_t y, int32_t w, int32_t h,
-		uint32_t colour)
-{
-	int32_t width = p->base.width;
-	for (int32_t row = y; row < y + h; row++) {
-		for (int32_t col = x; col < x + w && col < width; col++) {
-			p->px[(size_t)row * width + col] = colour;
-		}
-	}
-}
-
 static void draw_text(struct slim_pixel_buffer *p, const char *text, int32_t max_x)
 {
-	int32_t x = TEXT_X;
-	for (const char *c = text; *c && x + SLIM_FONT_W * SCALE <= max_x; c++) {
-		const char (*rows)[SLIM_FONT_W + 1] = slim_font_glyph(*c);
-		for (int32_t gy = 0; gy < SLIM_FONT_H; gy++) {
-			for (int32_t gx = 0; gx < SLIM_FONT_W; gx++) {
-				if (rows[gy][gx] == '#') {
-					fill(p, x + gx * SCALE, TEXT_Y + gy * SCALE, SCALE, SCALE, INK);
-				}
-			}
-		}
-		x += SLIM_FONT_CELL_W * SCALE;
-	}
+	slim_pixel_buffer_text(p, TEXT_X, TEXT_Y, SCALE, max_x, INK, text);
 }
 
 /* A square with a cross in it, at the bar's right end (view_titlebar_click's place for it). */
@@ -68,10 +46,10 @@ static void draw_close(struct slim_pixel_buffer *p)
 	if (x0 < 0) {
 		return;
 	}
-	fill(p, x0, y0, size, size, CLOSE);
+	slim_pixel_buffer_fill(p, x0, y0, size, size, CLOSE);
 	for (int32_t i = 4; i < size - 4; i++) {
-		fill(p, x0 + i, y0 + i, 2, 1, INK);
-		fill(p, x0 + size - 1 - i - 1, y0 + i, 2, 1, INK);
+		slim_pixel_buffer_fill(p, x0 + i, y0 + i, 2, 1, INK);
+		slim_pixel_buffer_fill(p, x0 + size - 1 - i - 1, y0 + i, 2, 1, INK);
 	}
 }
 
@@ -101,7 +79,7 @@ static void redraw(struct slim_decoration *deco)
 	if (!p) {
 		return; /* the old bar stays */
 	}
-	fill(p, 0, 0, deco->width, VIEW_TITLEBAR_H, BAR);
+	slim_pixel_buffer_fill(p, 0, 0, deco->width, VIEW_TITLEBAR_H, BAR);
 	draw_text(p, deco->title, deco->width - VIEW_TITLEBAR_H);
 	draw_close(p);
 	struct wlr_scene_buffer *node = wlr_scene_buffer_create(deco->parent, &p->base);

@@ -33,33 +33,17 @@ static bool is_word(const char *line, size_t len, const char *word)
 	return len == strlen(word) && memcmp(line, word, len) == 0;
 }
 
-bool slim_control_line_parse(const char *line, size_t len, struct slim_control_line *out,
+/*
+ * TOKEN CONSOLE KEY from `token` to `end`; false with *why set (NULL:
+ * not three fields, the caller's usage).
+ */
+static bool parse_attach(const char *token, const char *end, struct slim_control_line *out,
 		const char **why)
 {
-	*out = (struct slim_control_line){ 0 };
-	if (is_word(line, len, "detach")) {
-		out->request = SLIM_CONTROL_DETACH;
-		return true;
-	}
-	if (is_word(line, len, "ping")) {
-		out->request = SLIM_CONTROL_PING;
-		return true;
-	}
-	if (is_word(line, len, "pong")) {
-		out->request = SLIM_CONTROL_PONG;
-		return true;
-	}
-	static const char expect[] = "expect ";
-	if (len < sizeof(expect) - 1 || memcmp(line, expect, sizeof(expect) - 1) != 0) {
-		*why = "unknown request";
-		return false;
-	}
-	const char *token = line + sizeof(expect) - 1;
-	const char *end = line + len;
+	*why = NULL;
 	const char *space = memchr(token, ' ', (size_t)(end - token));
 	const char *space2 = space ? memchr(space + 1, ' ', (size_t)(end - space - 1)) : NULL;
 	if (!space || !space2) {
-		*why = "usage: expect TOKEN CONSOLE KEY";
 		return false;
 	}
 	if ((size_t)(space - token) != 2 * SLIM_ATTACH_TOKEN_LEN ||
@@ -85,8 +69,82 @@ bool slim_control_line_parse(const char *line, size_t len, struct slim_control_l
 		return false;
 	}
 	memcpy(out->console_id, id, sizeof(id));
-	out->request = SLIM_CONTROL_EXPECT;
 	return true;
+}
+
+/* shadow TOKEN CONSOLE KEY ask|always view|control: the two words last, then the rest. */
+static bool parse_shadow(const char *start, const char *end, struct slim_control_line *out,
+		const char **why)
+{
+	static const char *const usage = "usage: shadow TOKEN CONSOLE KEY ask|always view|control";
+	const char *p = end;
+	const char *words[2];
+	size_t lens[2];
+	for (int i = 1; i >= 0; i--) {
+		const char *space = p;
+		while (space > start && space[-1] != ' ') {
+			space--;
+		}
+		if (space == start) {
+			*why = usage;
+			return false;
+		}
+		words[i] = space;
+		lens[i] = (size_t)(p - space);
+		p = space - 1;
+	}
+	if (!is_word(words[0], lens[0], "ask") && !is_word(words[0], lens[0], "always")) {
+		*why = usage;
+		return false;
+	}
+	if (!is_word(words[1], lens[1], "view") && !is_word(words[1], lens[1], "control")) {
+		*why = usage;
+		return false;
+	}
+	if (!parse_attach(start, p, out, why)) {
+		*why = *why ? *why : usage;
+		return false;
+	}
+	out->ask = lens[0] == 3;
+	out->control = lens[1] == 7;
+	out->request = SLIM_CONTROL_SHADOW;
+	return true;
+}
+
+bool slim_control_line_parse(const char *line, size_t len, struct slim_control_line *out,
+		const char **why)
+{
+	*out = (struct slim_control_line){ 0 };
+	if (is_word(line, len, "detach")) {
+		out->request = SLIM_CONTROL_DETACH;
+		return true;
+	}
+	if (is_word(line, len, "ping")) {
+		out->request = SLIM_CONTROL_PING;
+		return true;
+	}
+	if (is_word(line, len, "pong")) {
+		out->request = SLIM_CONTROL_PONG;
+		return true;
+	}
+	if (is_word(line, len, "unshadow")) {
+		out->request = SLIM_CONTROL_UNSHADOW;
+		return true;
+	}
+	static const char expect[] = "expect ", shadow[] = "shadow ";
+	if (len >= sizeof(expect) - 1 && memcmp(line, expect, sizeof(expect) - 1) == 0) {
+		if (!parse_attach(line + sizeof(expect) - 1, line + len, out, why)) {
+			*why = *why ? *why : "usage: expect TOKEN CONSOLE KEY";
+			return false;
+		}
+		out->request = SLIM_CONTROL_EXPECT;
+		return true;
+	}
+	if (len >= sizeof(shadow) - 1 && memcmp(line, shadow, sizeof(shadow) - 1) == 0) {
+		return parse_shadow(line + sizeof(shadow) - 1, line + len, out, why);
+	}
+	*why = "unknown request";
+	return false;
 }
 
 void slim_control_console_hex(const char id[SLIM_CONSOLE_ID_LEN],

@@ -21,6 +21,8 @@ enum slim_control_request {
 	SLIM_CONTROL_DETACH, /* detach */
 	SLIM_CONTROL_PING,   /* ping: answered with pong */
 	SLIM_CONTROL_PONG,   /* pong: the answer to a ping, nothing to do */
+	SLIM_CONTROL_SHADOW, /* shadow TOKEN CONSOLE KEY ask|always view|control */
+	SLIM_CONTROL_UNSHADOW, /* unshadow: the shadow console's watching ends */
 };
 
 struct slim_control_line {
@@ -32,13 +34,16 @@ struct slim_control_line {
 	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
 	char console_id[SLIM_CONSOLE_ID_LEN];
 	uint8_t key[SLIM_CONTROL_KEY_LEN];
+	/* shadow: the session's user is asked first; the shadow's input reaches the session */
+	bool ask, control;
 };
 
 /*
  * Parses one line (without its '\n'; `len` bytes, not terminated). False,
  * with a reason in `*why`, for anything section 2 does not say exactly:
  * fields are separated by one space, tokens, console ids and keys are
- * lowercase hex, a console id is 1 to SLIM_CONSOLE_ID_LEN bytes, a key 32.
+ * lowercase hex, a console id is 1 to SLIM_CONSOLE_ID_LEN bytes, a key 32;
+ * shadow's last two words are `ask` or `always`, `view` or `control`.
  */
 bool slim_control_line_parse(const char *line, size_t len, struct slim_control_line *out,
 		const char **why);

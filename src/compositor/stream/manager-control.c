@@ -98,6 +98,13 @@ static void run_line(struct slim_control *ctl, const char *line, size_t len)
 	case SLIM_CONTROL_DETACH:
 		ctl->handler->detach(ctl->data);
 		break;
+	case SLIM_CONTROL_SHADOW:
+		ctl->handler->shadow(ctl->data, &req);
+		explicit_bzero(req.key, sizeof(req.key));
+		break;
+	case SLIM_CONTROL_UNSHADOW:
+		ctl->handler->unshadow(ctl->data);
+		break;
 	case SLIM_CONTROL_PING:
 		send_line(ctl, "pong");
 		break;
@@ -392,4 +399,35 @@ void slim_control_inhibit(struct slim_control *ctl, bool inhibited)
 	}
 	ctl->inhibited = inhibited;
 	send_line(ctl, "inhibit %d", inhibited ? 1 : 0);
+}
+
+void slim_control_shadow_ready(struct slim_control *ctl, uint16_t port)
+{
+	if (ctl) {
+		send_line(ctl, "shadow-ready %u", port);
+	}
+}
+
+void slim_control_shadow_refused(struct slim_control *ctl, const char *why)
+{
+	if (ctl) {
+		send_line(ctl, "shadow-refused %s", why);
+	}
+}
+
+void slim_control_shadow_attached(struct slim_control *ctl,
+		const char console_id[SLIM_CONSOLE_ID_LEN])
+{
+	if (ctl) {
+		char hex[2 * SLIM_CONSOLE_ID_LEN + 1];
+		slim_control_console_hex(console_id, hex);
+		send_line(ctl, "shadow-attached %s", hex);
+	}
+}
+
+void slim_control_shadow_ended(struct slim_control *ctl, const char *why)
+{
+	if (ctl) {
+		send_line(ctl, "shadow-ended %s", why);
+	}
 }

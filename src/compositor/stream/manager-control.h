@@ -26,6 +26,13 @@ struct slim_control_handler {
 	void (*expect)(void *data, const uint8_t token[SLIM_ATTACH_TOKEN_LEN],
 		const char console_id[SLIM_CONSOLE_ID_LEN], const uint8_t key[SLIM_CONTROL_KEY_LEN]);
 	void (*detach)(void *data);
+	/*
+	 * shadow TOKEN CONSOLE KEY ask|always view|control: CONSOLE may watch
+	 * the session (after the user said yes, if `ask`), with its input if
+	 * `control`; `unshadow` ends it.
+	 */
+	void (*shadow)(void *data, const struct slim_control_line *req);
+	void (*unshadow)(void *data);
 };
 
 struct slim_control;
@@ -86,5 +93,17 @@ void slim_control_video(struct slim_control *ctl, const char console_id[SLIM_CON
  */
 void slim_control_traffic(struct slim_control *ctl, const char console_id[SLIM_CONSOLE_ID_LEN],
 		const struct slim_encoder_stats *st, const struct slim_key_latency *keys);
+
+/*
+ * The shadow's course (session-manager.md §2): `shadow-ready PORT` (the
+ * user said yes: the shadow console is to say HELLO at PORT),
+ * `shadow-refused WHY`, `shadow-attached CONSOLE`, `shadow-ended WHY`;
+ * WHY is one word.
+ */
+void slim_control_shadow_ready(struct slim_control *ctl, uint16_t port);
+void slim_control_shadow_refused(struct slim_control *ctl, const char *why);
+void slim_control_shadow_attached(struct slim_control *ctl,
+		const char console_id[SLIM_CONSOLE_ID_LEN]);
+void slim_control_shadow_ended(struct slim_control *ctl, const char *why);
 
 #endif

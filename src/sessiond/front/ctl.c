@@ -61,7 +61,8 @@ bool slim_ctl_parse(const char *line, struct slim_ctl_request *req, const char *
 	memset(req, 0, sizeof(*req));
 	*error = "unknown request (list, detach SESSION, end SESSION, why CONSOLE, consoles, "
 		"approve CONSOLE [NAME], revoke CONSOLE, key, classes, audio, link, video, group, "
-		"drain SERVER, undrain SERVER, metrics)";
+		"drain SERVER, undrain SERVER, metrics, shadow SESSION CONSOLE [control], "
+		"unshadow SESSION)";
 	static const struct { const char *word; enum slim_ctl_cmd cmd; } plain[] = {
 		{ "list", SLIM_CTL_LIST }, { "consoles", SLIM_CTL_CONSOLES }, { "key", SLIM_CTL_KEY },
 		{ "classes", SLIM_CTL_CLASSES }, { "audio", SLIM_CTL_AUDIO }, { "link", SLIM_CTL_LINK },
@@ -96,6 +97,26 @@ bool slim_ctl_parse(const char *line, struct slim_ctl_request *req, const char *
 		if (n != 2 || !parse_id(f[1], &req->session)) {
 			*error = req->cmd == SLIM_CTL_DETACH ? "usage: detach SESSION" :
 				"usage: end SESSION";
+			return false;
+		}
+		return true;
+	}
+	if (strcmp(f[0], "shadow") == 0) {
+		req->cmd = SLIM_CTL_SHADOW;
+		if (n < 3 || n > 4 || !parse_id(f[1], &req->session) || f[2][0] == '\0' ||
+				strlen(f[2]) > SLIM_CONSOLE_ID_LEN ||
+				(n == 4 && strcmp(f[3], "control") != 0)) {
+			*error = "usage: shadow SESSION CONSOLE [control]";
+			return false;
+		}
+		snprintf(req->console, sizeof(req->console), "%s", f[2]);
+		req->control = n == 4;
+		return true;
+	}
+	if (strcmp(f[0], "unshadow") == 0) {
+		req->cmd = SLIM_CTL_UNSHADOW;
+		if (n != 2 || !parse_id(f[1], &req->session)) {
+			*error = "usage: unshadow SESSION";
 			return false;
 		}
 		return true;
@@ -381,6 +402,15 @@ static void list_table(struct slim_manager *mgr, slim_ctl_out out, void *data)
 				(int)s->pid, s->port, session_state(s));
 		}
 	}
+	/* what watches a session, or last did: `shadow SESSION CONSOLE STATE [WHY]` */
+	wl_list_for_each(s, &mgr->sessions, link) {
+		if (s->shadow) {
+			outf(out, data, "shadow %u %s %s", s->id, s->shadow->console->id,
+				slim_shadow_state_str(s->shadow->state));
+		} else if (s->shadow_last[0]) {
+			outf(out, data, "shadow %u %s", s->id, s->shadow_last);
+		}
+	}
 	/* the cards, by the first 16 digits of their hash (the registry's, not the token) */
 	static const char *const binding_state[] = {
 		[SLIM_BINDING_UNCONFIRMED] = "unconfirmed",
@@ -434,6 +464,48 @@ static bool run_end(struct slim_manager *mgr, const struct slim_ctl_request *req
 	}
 	slim_log(SLIM_LOG_INFO, "ctl: ending session %u", s->id);
 	slim_session_end(s);
+	return true;
+}
+
+/* shadow SESSION CONSOLE [control]: the user is asked (shadowing.c); `list` says how it went. */
+static bool run_shadow(struct slim_manager *mgr, const struct slim_ctl_request *req,
+		slim_ctl_out out, void *data)
+{
+	struct slim_session *s = user_session(mgr, req, out, data);
+	if (!s) {
+		return false;
+	}
+	/* only consoles the manager serves enter its table (enroll.h) */
+	struct slim_console *c = slim_manager_console(mgr, req->console);
+	const char *why;
+	if (!c && !slim_enroll_serves(&mgr->enroll, req->console)) {
+		outf(out, data, "error console %s is not enrolled (slimlandctl consoles, approve)",
+			req->console);
+		return false;
+	}
+	if (!c) {
+		outf(out, data, "error console %s is not connected", req->console);
+		return false;
+	}
+	if (!slim_shadow_start(s, c, req->control, &why)) {
+		outf(out, data, "error %s", why);
+		return false;
+	}
+	outf(out, data, "shadow %u %s asking", s->id, c->id);
+	return true;
+}
+
+static bool run_unshadow(struct slim_manager *mgr, const struct slim_ctl_request *req,
+		slim_ctl_out out, void *data)
+{
+	struct slim_session *s = user_session(mgr, req, out, data);
+	if (!s) {
+		return false;
+	}
+	if (!slim_shadow_stop(s)) {
+		outf(out, data, "error no console watches session %u", s->id);
+		return false;
+	}
 	return true;
 }
 
@@ -554,6 +626,10 @@ static bool run(struct slim_manager *mgr, struct slim_group *group,
 		return run_group(group, req, out, data);
 	case SLIM_CTL_WHY:
 		return run_why(mgr, req, out, data);
+	case SLIM_CTL_SHADOW:
+		return run_shadow(mgr, req, out, data);
+	case SLIM_CTL_UNSHADOW:
+		return run_unshadow(mgr, req, out, data);
 	case SLIM_CTL_METRICS:
 		return run_metrics(mgr, group, out, data);
 	}

@@ -29,12 +29,15 @@ enum slim_ctl_cmd {
 	SLIM_CTL_GROUP,    /* the server group: servers, load, sessions */
 	SLIM_CTL_DRAIN,    /* drain SERVER: no new sessions there */
 	SLIM_CTL_UNDRAIN,  /* undrain SERVER */
+	SLIM_CTL_SHADOW,   /* shadow SESSION CONSOLE [control] */
+	SLIM_CTL_UNSHADOW, /* unshadow SESSION */
 	SLIM_CTL_METRICS,  /* the Prometheus text (metrics-render.h): slimlandctl top */
 };
 
 struct slim_ctl_request {
 	enum slim_ctl_cmd cmd;
-	uint32_t session;                      /* detach, end */
+	uint32_t session;                      /* detach, end, shadow, unshadow */
+	bool control;                          /* shadow: with the console's input */
 	char console[SLIM_CONSOLE_ID_LEN + 1]; /* why, approve, revoke (an id or its start) */
 	char name[64];                         /* approve's NAME, "" for none; drain's SERVER */
 };

@@ -188,6 +188,26 @@ struct slim_binding {
 	enum slim_binding_state state; /* BOUND without a group */
 };
 
+/* A console watching a session (shadowing.c): how far it got. */
+enum slim_shadow_state {
+	SLIM_SHADOW_ASKING,    /* the compositor asks its user */
+	SLIM_SHADOW_ATTACHING, /* yes: the console is REDIRECTed to the shadow's port */
+	SLIM_SHADOW_WATCHING,  /* the compositor says it is attached */
+};
+
+struct slim_shadow_watch {
+	struct slim_session *session; /* session->shadow == this */
+	struct slim_console *console; /* console->shadowed == this */
+	enum slim_shadow_state state;
+	bool control; /* its input reaches the session */
+	uint16_t port;
+	int sent; /* REDIRECTs */
+	uint8_t token[SLIM_ATTACH_TOKEN_LEN];
+	uint8_t key[SLIM_SEC_KEY_LEN];
+	struct wl_event_source *timer;
+	struct wl_listener session_destroy, console_destroy;
+};
+
 struct slim_session {
 	struct wl_list link; /* slim_manager.sessions */
 	struct slim_manager *mgr;
@@ -221,6 +241,8 @@ struct slim_session {
 	struct slim_session_traffic traffic; /* what went to the console */
 	struct slim_session_keys keys;   /* keystrokes to pixels there */
 	bool ending;       /* SIGTERM sent */
+	struct slim_shadow_watch *shadow; /* a console watching it, or asking to */
+	char shadow_last[SLIM_CONSOLE_ID_LEN + 48]; /* how the last one ended: "CONSOLE over WHY" */
 	struct {
 		struct wl_signal destroy;
 	} events;
@@ -266,6 +288,7 @@ enum slim_why {
 	SLIM_WHY_CARD_ELSEWHERE,       /* a login here lost the card to one on another server */
 	SLIM_WHY_UNCONFIRMED_LOGIN,    /* a login while etcd cannot confirm the card's claim */
 	SLIM_WHY_SEVERAL_SESSIONS,     /* the card opens more than one session */
+	SLIM_WHY_SHADOW_ENDED,         /* it watched a session (shadowing.c), and no longer */
 };
 
 /* What the console's greeter offers to choose (choices.c). */
@@ -369,6 +392,7 @@ struct slim_console {
 	struct slim_console_assoc assoc;
 	struct slim_console_heard heard;
 	struct slim_console_redirect redirect;
+	struct slim_shadow_watch *shadowed; /* it watches a session (or is about to) */
 	struct slim_console_greeter greeter;
 	struct slim_console_card card;
 	struct slim_console_login login;
@@ -607,5 +631,20 @@ void slim_manager_card_where(struct slim_manager *mgr, const uint8_t hash[32],
 		struct slim_card_where *out);
 bool slim_manager_login_elsewhere(struct slim_manager *mgr, struct slim_wire_move *move,
 		char *server, size_t size);
+
+/*
+ * Helpdesk shadowing (shadowing.c): `c` watches `s` once its user says
+ * yes; false with *why if it may not. Stop: the compositor is told to end
+ * it; false if nothing watches.
+ */
+bool slim_shadow_start(struct slim_session *s, struct slim_console *c, bool control,
+		const char **why);
+bool slim_shadow_stop(struct slim_session *s);
+const char *slim_shadow_state_str(enum slim_shadow_state state);
+/* The compositor's shadow-* lines (slim_compositor_control_handler), `data` the session. */
+void slim_shadow_ready(void *data, uint16_t port);
+void slim_shadow_refused(void *data, const char *why);
+void slim_shadow_attached(void *data, const char *console);
+void slim_shadow_ended(void *data, const char *why);
 
 #endif

@@ -27,6 +27,7 @@ static const char *const why_text[] = {
 	[SLIM_WHY_CARD_ELSEWHERE] = "card logged in elsewhere",
 	[SLIM_WHY_UNCONFIRMED_LOGIN] = "unconfirmed login",
 	[SLIM_WHY_SEVERAL_SESSIONS] = "several sessions",
+	[SLIM_WHY_SHADOW_ENDED] = "shadowing ended",
 };
 
 const char *slim_why_str(enum slim_why why)
@@ -203,7 +204,7 @@ void slim_console_greeter_retry_later(struct slim_console *c)
 int slim_console_greeter_retry(void *data)
 {
 	struct slim_console *c = data;
-	if (!c->shows && c->heard.known) {
+	if (!c->shows && !c->shadowed && c->heard.known) {
 		slim_console_to_greeter(c, c->why);
 	}
 	return 0;
@@ -376,6 +377,10 @@ const struct slim_compositor_control_handler slim_session_control = {
 	.audio = handle_control_audio,
 	.net = handle_control_net,
 	.video = handle_control_video,
+	.shadow_ready = slim_shadow_ready,
+	.shadow_refused = slim_shadow_refused,
+	.shadow_attached = slim_shadow_attached,
+	.shadow_ended = slim_shadow_ended,
 	.traffic = handle_control_traffic,
 	.keys = handle_control_keys,
 	.closed = handle_control_closed,

@@ -118,6 +118,16 @@ static bool parse_video(char **f, struct slim_session_video *video)
 	return parse_console(f[0], video->console);
 }
 
+/* A shadow's reason: a short word of lowercase letters and dashes. */
+static bool reason_word(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 24) {
+		return false;
+	}
+	return strspn(s, "abcdefghijklmnopqrstuvwxyz-") == n;
+}
+
 /* Counters from the wire: each at most 2^53, so that sums and rates stay exact. */
 static bool parse_counters(char **f, int n, uint64_t *out)
 {
@@ -206,6 +216,15 @@ static void handle_line(struct slim_compositor_control *control, char *line)
 		h->net(data, &net);
 	} else if (n == 9 && strcmp(f[0], "video") == 0 && parse_video(f + 1, &video)) {
 		h->video(data, &video);
+	} else if (n == 2 && strcmp(f[0], "shadow-ready") == 0 &&
+			slim_parse_ulong(f[1], 65535, &a) && a > 0) {
+		h->shadow_ready(data, (uint16_t)a);
+	} else if (n == 2 && strcmp(f[0], "shadow-attached") == 0 && parse_console(f[1], console)) {
+		h->shadow_attached(data, console);
+	} else if (n == 2 && strcmp(f[0], "shadow-refused") == 0 && reason_word(f[1])) {
+		h->shadow_refused(data, f[1]);
+	} else if (n == 2 && strcmp(f[0], "shadow-ended") == 0 && reason_word(f[1])) {
+		h->shadow_ended(data, f[1]);
 	} else if (n == 6 && strcmp(f[0], "traffic") == 0 && parse_traffic(f + 1, &traffic)) {
 		h->traffic(data, &traffic);
 	} else if (n == 4 + SLIM_KEY_BUCKETS && strcmp(f[0], "keys") == 0 &&

@@ -66,6 +66,11 @@ struct slim_compositor_control_handler {
 	void (*audio)(void *data, const struct slim_session_audio *audio);
 	void (*net)(void *data, const struct slim_session_net *net);
 	void (*video)(void *data, const struct slim_session_video *video);
+	/* shadowing (§2): the port, the console (id), WHY a word of [a-z-] */
+	void (*shadow_ready)(void *data, uint16_t port);
+	void (*shadow_refused)(void *data, const char *why);
+	void (*shadow_attached)(void *data, const char *console);
+	void (*shadow_ended)(void *data, const char *why);
 	void (*traffic)(void *data, const struct slim_session_traffic *traffic);
 	void (*keys)(void *data, const struct slim_session_keys *keys);
 	/* The socket closed, or never came: nothing more will be said. */
