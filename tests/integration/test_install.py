@@ -100,11 +100,13 @@ class Container:
                 '--network-namespace-path=/run/netns/' + self.netns]
         self.nspawn = Process('nspawn', argv, dict(os.environ), self.session.outdir)
         self.leader = wait_until(self._find_leader, scaled(30), 'the container\'s systemd')
-        # until its bus is up, systemctl cannot ask; then it waits for the boot
+        # until its bus is up, systemctl cannot ask ("offline" while systemd's
+        # socket is not there yet, early in the boot); then it waits for the boot
         state = wait_until(lambda: self.run('systemctl', 'is-system-running', '--wait',
                                             check=False).strip(), scaled(90),
                            'the container\'s systemd to answer', pause=0.1,
-                           holds=lambda out: 'Failed to connect to bus' not in out)
+                           holds=lambda out: 'Failed to connect to bus' not in out and
+                           out != 'offline')
         log('the container booted: %s' % state)
         if state not in ('running', 'degraded'):
             raise TestFailure('the container did not boot: %s' % state)
