@@ -434,7 +434,8 @@ int main(int argc, char *argv[])
 	 */
 	server.session_bus = slim_session_bus_start(server.sched);
 	if (o.audio) {
-		server.sound = sound_create(&server, (uint32_t)o.audio_sleep);
+		server.sound = sound_create(server.loop, server.sched, server.link,
+			(uint32_t)o.audio_sleep);
 	}
 	/* the last line of start-up: tests and benchmarks wait for it */
 	wlr_log(WLR_INFO, "slimland on WAYLAND_DISPLAY=%s", socket);

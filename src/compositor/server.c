@@ -85,8 +85,8 @@ static void handle_link_attached(void *data, const char *console_id,
 		server->video_codec ? slim_link_h264(server->link) : NULL);
 	slim_sched_attached(server->sched, true);
 	sched_changed(server);
-	if (server->audio) {
-		audio_microphone_reset(server->audio);
+	if (sound_audio(server->sound)) {
+		audio_microphone_reset(sound_audio(server->sound));
 	}
 	/* after the resize: the manager may take a screenshot the moment it hears */
 	slim_control_attached(server->control, console_id, width, height);
@@ -106,8 +106,8 @@ static void handle_link_detached(void *data, const char *console_id)
 	video_set_console_codec(server->video, NULL);
 	slim_sched_attached(server->sched, false);
 	sched_changed(server);
-	if (server->audio) {
-		audio_microphone_reset(server->audio);
+	if (sound_audio(server->sound)) {
+		audio_microphone_reset(sound_audio(server->sound));
 	}
 	shadow_owner_detached(server->shadow);
 	slim_control_detached(server->control, console_id);
@@ -149,8 +149,8 @@ static void handle_link_audio_report(void *data)
 static void handle_link_microphone(void *data, const struct slim_audio_packet *p, bool again)
 {
 	struct slim_server *server = data;
-	if (server->audio) {
-		audio_microphone_packet(server->audio, p, again);
+	if (sound_audio(server->sound)) {
+		audio_microphone_packet(sound_audio(server->sound), p, again);
 	}
 }
 

@@ -89,7 +89,6 @@ struct slim_server {
 	struct wl_event_source *sched_timer;
 	struct slim_session_bus *session_bus;
 	struct slim_sound *sound;   /* the sound server, woken by the first client */
-	struct slim_audio *audio;   /* the console's speaker and microphone, while it runs */
 	struct wl_listener client_created;
 };
 

@@ -9,16 +9,17 @@
 #include <time.h>
 #include "audio-daemons.h"
 #include "console-audio.h"
-#include "server.h"
-#include "slim-log.h"
+#include "link.h"
 #include "sound.h"
 
 /* How often the session looks whether its sound server is still used. */
 #define CHECK_MS 5000
 
 struct slim_sound {
-	struct slim_server *server;
+	struct wl_event_loop *loop;
+	struct slim_link *link;
 	struct slim_audio_daemons *daemons;
+	struct slim_audio *audio; /* while a PipeWire runs */
 	struct wl_event_source *wake[SLIM_AUDIO_SOCKETS]; /* while LISTENING */
 	struct wl_event_source *check;
 	uint32_t sleep_s;    /* 0: never */
@@ -35,7 +36,7 @@ static uint64_t now_ms(void)
 static void handle_audio_speaker(void *data, const int16_t *pcm)
 {
 	struct slim_sound *sound = data;
-	slim_link_send_audio(sound->server->link, pcm);
+	slim_link_send_audio(sound->link, pcm);
 }
 
 static void handle_audio_ready(void *data)
@@ -60,7 +61,7 @@ static void watch_sockets(struct slim_sound *sound, bool on)
 		}
 		int fd = on ? slim_audio_daemons_socket(sound->daemons, i) : -1;
 		if (fd >= 0) {
-			sound->wake[i] = wl_event_loop_add_fd(sound->server->loop, fd,
+			sound->wake[i] = wl_event_loop_add_fd(sound->loop, fd,
 				WL_EVENT_READABLE, handle_socket_readable, sound);
 		}
 	}
@@ -69,9 +70,8 @@ static void watch_sockets(struct slim_sound *sound, bool on)
 /* The speaker and microphone, once a PipeWire is there (or coming). */
 static void connect_audio(struct slim_sound *sound)
 {
-	struct slim_server *server = sound->server;
-	server->audio = audio_create(server->loop, &audio_handler, sound);
-	if (!server->audio) {
+	sound->audio = audio_create(sound->loop, &audio_handler, sound);
+	if (!sound->audio) {
 		/* no speaker to wait for: the clients' streams are linked without it */
 		slim_audio_daemons_link(sound->daemons);
 	}
@@ -97,13 +97,12 @@ static int handle_socket_readable(int fd, uint32_t mask, void *data)
 static int handle_check(void *data)
 {
 	struct slim_sound *sound = data;
-	struct slim_server *server = sound->server;
 	uint64_t now = now_ms();
-	if (!server->audio || audio_users(server->audio) > 0) {
+	if (!sound->audio || audio_users(sound->audio) > 0) {
 		sound->used_ms = now;
 	} else if (now - sound->used_ms >= (uint64_t)sound->sleep_s * 1000) {
-		audio_destroy(server->audio);
-		server->audio = NULL;
+		audio_destroy(sound->audio);
+		sound->audio = NULL;
 		slim_audio_daemons_sleep(sound->daemons);
 		watch_sockets(sound, true);
 		return 0;
@@ -112,16 +111,18 @@ static int handle_check(void *data)
 	return 0;
 }
 
-struct slim_sound *sound_create(struct slim_server *server, uint32_t sleep_s)
+struct slim_sound *sound_create(struct wl_event_loop *loop, struct slim_sched *sched,
+		struct slim_link *link, uint32_t sleep_s)
 {
 	struct slim_sound *sound = calloc(1, sizeof(*sound));
 	if (!sound) {
 		return NULL;
 	}
-	sound->server = server;
+	sound->loop = loop;
+	sound->link = link;
 	sound->sleep_s = sleep_s;
-	sound->daemons = slim_audio_daemons_create(server->sched);
-	sound->check = wl_event_loop_add_timer(server->loop, handle_check, sound);
+	sound->daemons = slim_audio_daemons_create(sched);
+	sound->check = wl_event_loop_add_timer(loop, handle_check, sound);
 	if (!sound->daemons || !sound->check) {
 		sound_destroy(sound);
 		return NULL;
@@ -134,6 +135,11 @@ struct slim_sound *sound_create(struct slim_server *server, uint32_t sleep_s)
 	return sound;
 }
 
+struct slim_audio *sound_audio(const struct slim_sound *sound)
+{
+	return sound ? sound->audio : NULL;
+}
+
 void sound_destroy(struct slim_sound *sound)
 {
 	if (!sound) {
@@ -143,8 +149,7 @@ void sound_destroy(struct slim_sound *sound)
 	if (sound->check) {
 		wl_event_source_remove(sound->check);
 	}
-	audio_destroy(sound->server->audio);
-	sound->server->audio = NULL;
+	audio_destroy(sound->audio);
 	slim_audio_daemons_destroy(sound->daemons);
 	free(sound);
 }
