@@ -38,7 +38,7 @@ from slimpcsc import find_pcscd, free_tcp_port_pair  # noqa: E402
 from slimsessiond import PASSWORD, ManagerSession  # noqa: E402
 from slimtest import (BACKGROUND, Image, TestFailure, TestSkip, fraction_not, images_equal,  # noqa: E402
                       log, run, scaled, unique_name)
-from vmlib import Vm, build_initramfs, consoleimage, vm_inputs  # noqa: E402
+from vmlib import Vm, build_initramfs, consoleimage, vm_inputs, wait_scanout  # noqa: E402
 
 USER = SERVICE = unique_name('img')
 GREETER_USER = unique_name('img-gr')
@@ -65,22 +65,8 @@ def ip(*args, check=True):
 
 def scanout_equals(s, vm, expected, what, timeout):
     """Until the VM's scanout equals expected() (an image); returns it."""
-    deadline = time.monotonic() + scaled(timeout)
-    n = 0
-    while True:
-        n += 1
-        want = expected()
-        got = vm.screendump(os.path.join(s.tmp, 'dump-%d' % n))
-        why = images_equal(want, got)
-        if why is None:
-            log('the scanout shows %s (%dx%d) after %d attempt(s)' % ((what,) + got.size + (n,)))
-            return got
-        if time.monotonic() > deadline:
-            want.save(os.path.join(s.outdir, 'unequal-expected.png'))
-            got.save(os.path.join(s.outdir, 'unequal-scanout.png'))
-            raise TestFailure('the scanout does not show %s: %s (images in %s)' % (
-                what, why, s.outdir))
-        time.sleep(0.3)
+    return wait_scanout(s, vm, timeout, images_equal, 'the scanout shows ' + what,
+                        expected=expected)
 
 
 def status_screen_here(s, console, size, manager):

@@ -313,15 +313,16 @@ def read_fifo(fd, want, timeout):
     return data
 
 
-def wait_scanout(s, vm, timeout, compare, what, head=0, box=None):
+def wait_scanout(s, vm, timeout, compare, what, head=0, box=None, expected=None):
     """Waits until compare(grim's screenshot, the VM's scanout) is None
     rather than what differs; returns grim's image. `head`: the GPU output
-    whose scanout, `box`: the part of grim's screenshot it shows (all)."""
+    whose scanout, `box`: the part of grim's screenshot it shows (all);
+    `expected`: what gives the image to compare instead of grim's."""
     deadline = time.monotonic() + scaled(timeout)
     n = 0
     while True:
         n += 1
-        g = s.grim_image()
+        g = expected() if expected else s.grim_image()
         g = g.crop(box) if box else g
         d = vm.screendump(os.path.join(s.tmp, 'dump-%d' % n), head)
         why = compare(g, d)
