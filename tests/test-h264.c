@@ -269,12 +269,16 @@ static void test_hostile_stream(void **state)
 		}
 		assert_false(slim_h264_decode(rig->dec, junk, len, &pic));
 	}
-	/* a key picture cut to a third, then a picture cut to half */
+	/*
+	 * A key picture cut to a third, then a picture cut to half: whether the
+	 * half gives a (concealed) picture depends on where its slices end, so
+	 * only the decoder's survival and its errors are asked of it.
+	 */
 	encode_next(rig, true, &au);
 	assert_true(au.key);
 	assert_false(slim_h264_decode(rig->dec, au.data, au.size / 3, &pic));
 	encode_next(rig, false, &au);
-	assert_false(slim_h264_decode(rig->dec, au.data, au.size / 2, &pic));
+	slim_h264_decode(rig->dec, au.data, au.size / 2, &pic);
 	slim_h264_decoder_info(rig->dec, &di);
 	assert_true(di.errors > errors);
 
