@@ -150,6 +150,21 @@ bool renderer_texture_yuv(struct wlr_texture *texture, struct slim_yuv_image *im
 
 /* --- the renderer */
 
+/*
+ * The pixman renderer's texture; one of a single pixel repeats, so that
+ * it draws as one colour at any size (background.c's, a client's scaled
+ * through wp_viewporter) rather than fading to nothing past its centre.
+ */
+static struct wlr_texture *inner_texture(struct slim_renderer *r, struct wlr_buffer *buffer)
+{
+	struct wlr_texture *texture = r->inner->impl->texture_from_buffer(r->inner, buffer);
+	if (texture && buffer->width == 1 && buffer->height == 1 &&
+			wlr_texture_is_pixman(texture)) {
+		pixman_image_set_repeat(wlr_pixman_texture_get_image(texture), PIXMAN_REPEAT_NORMAL);
+	}
+	return texture;
+}
+
 static struct wlr_texture *texture_from_buffer(struct wlr_renderer *wlr, struct wlr_buffer *buffer)
 {
 	struct slim_renderer *r = renderer_from(wlr);
@@ -158,7 +173,7 @@ static struct wlr_texture *texture_from_buffer(struct wlr_renderer *wlr, struct 
 	size_t stride;
 	if (!wlr_buffer_begin_data_ptr_access(buffer, WLR_BUFFER_DATA_PTR_ACCESS_READ, &data,
 			&format, &stride)) {
-		return r->inner->impl->texture_from_buffer(r->inner, buffer);
+		return inner_texture(r, buffer);
 	}
 	struct wlr_texture *texture = NULL;
 	if (slim_shm_yuv_format(format)) {
@@ -175,7 +190,7 @@ static struct wlr_texture *texture_from_buffer(struct wlr_renderer *wlr, struct 
 		return texture;
 	}
 	wlr_buffer_end_data_ptr_access(buffer);
-	return r->inner->impl->texture_from_buffer(r->inner, buffer);
+	return inner_texture(r, buffer);
 }
 
 static bool render_subtexture_with_matrix(struct wlr_renderer *wlr, struct wlr_texture *texture,

@@ -113,6 +113,13 @@ static void handle_link_detached(void *data, const char *console_id)
 	slim_control_detached(server->control, console_id);
 }
 
+static void handle_link_released(void *data)
+{
+	struct slim_server *server = data;
+	/* drawn again, whole, for the next console */
+	heads_release_buffers(server->heads);
+}
+
 static void handle_link_input(void *data, const struct slim_wire_input *ev)
 {
 	struct slim_server *server = data;
@@ -186,6 +193,7 @@ static void handle_link_report(void *data)
 static const struct slim_link_handler link_handler = {
 	.attached = handle_link_attached,
 	.detached = handle_link_detached,
+	.released = handle_link_released,
 	.input = handle_link_input,
 	.want_frame = handle_link_want_frame,
 	.audio_report = handle_link_audio_report,

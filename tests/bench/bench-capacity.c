@@ -621,6 +621,7 @@ int main(int argc, char *argv[])
 		return 1;
 	}
 	rig_startup = startup;
+	rig_greeter_uids_each = 32; /* one manager, logins one after another */
 	snprintf(key_dir, sizeof(key_dir), "%s/keys", rig_tmpdir);
 	uint16_t port = bench_free_port(SOCK_DGRAM);
 	snprintf(manager, sizeof(manager), "127.0.0.1:%u", port);

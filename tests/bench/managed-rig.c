@@ -23,6 +23,7 @@
 char rig_tmpdir[64];
 bool rig_verbose;
 const char *rig_startup = SLIM_ECHO_BIN;
+unsigned rig_greeter_uids_each = 10;
 void (*rig_at_cleanup)(void);
 
 static const char *prog_name = "bench";
@@ -290,7 +291,8 @@ bool rig_start_sessiond(const char *name, uint16_t port, enum slim_sec_mode mode
 		"%s",
 		port, rig_startup, SLIMLAND_GREETER_BIN, greeter_user, SLIMLAND_BIN, service,
 		slim_sec_mode_name(mode), key_dir, cgroup_slice,
-		greeter_uids[0] + slot * 10, greeter_uids[0] + slot * 10 + 9, extra ? extra : "");
+		greeter_uids[0] + slot * rig_greeter_uids_each,
+		greeter_uids[0] + (slot + 1) * rig_greeter_uids_each - 1, extra ? extra : "");
 	if (fclose(f) != 0) {
 		return false;
 	}

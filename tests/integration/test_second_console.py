@@ -2,8 +2,9 @@
 working, and the compositor's log says it refused. Once the first one
 quits (its goodbye, a DTLS close_notify), a third console is shown the
 session at once, never told busy. Once that one has gone for 5 s, the
-session frees its model of the console's screen (it says so); a fourth
-console is shown the session exact."""
+session frees its model of the console's screen and the buffers its
+screen is rendered into (it says so); a fourth console is shown the
+session exact, rendered into a buffer made anew."""
 import time
 
 from slimtest import KEY_A, Session, log, run, scaled
@@ -65,9 +66,22 @@ def test():
         if line is None:
             s.fail('the detached session kept its model of the console\'s screen')
         log('compositor: %s (RSS %d kB)' % (line.strip(), rss_kb(s.compositor.pid)))
+        _, line = s.compositor.stderr.wait(lambda l: 'their buffers freed' in l,
+                                           log_mark, time.monotonic() + scaled(5))
+        if line is None:
+            s.fail('the detached session kept the buffers its screen is rendered into')
+        log('compositor: %s' % line.strip())
+        # (what they weigh is bench-capacity's to say: a sanitizer build keeps
+        # freed memory a while)
+        log_mark = s.compositor.stderr.mark()
         fourth = s.start_console(console_id='console-d')
         s.console = fourth
         s.assert_screens_equal()
+        # wlroots says when it makes a buffer for the output (debug): a new one
+        _, line = s.compositor.stderr.wait(lambda l: 'Allocating new swapchain buffer' in l,
+                                           log_mark, time.monotonic() + scaled(5))
+        if line is None:
+            s.fail('console-d was shown the session from the buffers said freed')
         log('console-d shown the session exact after the model was freed (RSS %d kB)' %
             rss_kb(s.compositor.pid))
 

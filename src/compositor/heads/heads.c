@@ -251,6 +251,14 @@ void heads_attached(struct slim_heads *heads)
 	}
 }
 
+void heads_release_buffers(struct slim_heads *heads)
+{
+	wlr_log(WLR_INFO, "heads: no console: their buffers freed until one shows them");
+	for (size_t i = 0; i < heads->n; i++) {
+		screen_release_buffers(heads->heads[i].wlr);
+	}
+}
+
 void heads_link_ready(struct slim_heads *heads)
 {
 	for (size_t i = 0; i < heads->n; i++) {

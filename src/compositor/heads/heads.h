@@ -71,6 +71,8 @@ struct wlr_output *heads_primary(const struct slim_heads *heads);
 /* What output.c does for one head, for each. */
 void heads_attached(struct slim_heads *heads);
 void heads_link_ready(struct slim_heads *heads);
+/* Every head's buffers freed until it draws again (screen.c): no console shows them. */
+void heads_release_buffers(struct slim_heads *heads);
 void heads_note_move(struct slim_heads *heads, struct wlr_box box, int32_t dx, int32_t dy);
 void heads_damage_region(struct slim_heads *heads, const pixman_region32_t *region);
 

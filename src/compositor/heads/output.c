@@ -287,13 +287,10 @@ bool output_place(struct slim_output *output, const struct slim_screen_map *map,
 			return false;
 		}
 	}
-	int32_t lx, ly, lw, lh, ox, oy, ow, oh;
+	int32_t lx, ly, lw, lh;
 	slim_screen_map_layout_box(map, &lx, &ly, &lw, &lh);
-	slim_screen_map_layout_box(&output->map, &ox, &oy, &ow, &oh);
-	/* a background of another size is made anew (megabytes to fill): only then */
-	if ((ow != lw || oh != lh || !output->background) &&
-			!background_set_size(&output->background, output->scene,
-				output->backgrounds, (uint32_t)lw, (uint32_t)lh)) {
+	if (!background_set_size(&output->background, output->scene, output->backgrounds,
+			(uint32_t)lw, (uint32_t)lh)) {
 		return false;
 	}
 	wlr_scene_node_set_position(&output->background->node, lx, ly);

@@ -94,3 +94,20 @@ void screen_destroy(struct wlr_output *output)
 		wlr_output_destroy(output);
 	}
 }
+
+/*
+ * Exported by wlroots 0.15 but declared in a header it does not install
+ * (render/swapchain.h). The output makes a new swapchain when it renders
+ * and has none (types/output/render.c, output_create_swapchain).
+ */
+struct wlr_swapchain;
+void wlr_swapchain_destroy(struct wlr_swapchain *swapchain);
+
+void screen_release_buffers(struct wlr_output *output)
+{
+	/* nothing holds the last buffer rendered once it is committed: it goes too */
+	if (output && output->swapchain && !output->back_buffer) {
+		wlr_swapchain_destroy(output->swapchain);
+		output->swapchain = NULL;
+	}
+}

@@ -21,5 +21,11 @@ struct wlr_output *screen_create(struct wlr_backend *backend, struct wl_display 
 		const struct slim_head *head);
 /* NULL is a no-op. */
 void screen_destroy(struct wlr_output *output);
+/*
+ * The buffers it renders into, freed (megabytes a head) until it renders
+ * again, when they are made anew and drawn whole: for a session no console
+ * shows.
+ */
+void screen_release_buffers(struct wlr_output *output);
 
 #endif

@@ -146,6 +146,9 @@ int link_handle_spare_timeout(void *data)
 		link->spare = NULL;
 		slim_log(SLIM_LOG_INFO, "link: no console for %d s: the last one's model of its "
 			"screen freed", LINK_SPARE_MS / 1000);
+		if (link->handler->released) {
+			link->handler->released(link->data);
+		}
 	}
 	return 0;
 }

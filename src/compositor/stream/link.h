@@ -47,6 +47,12 @@ struct slim_link_handler {
 	 */
 	void (*attached)(void *data, const char *console_id, const struct slim_desk *desk);
 	void (*detached)(void *data, const char *console_id);
+	/*
+	 * Optional: no console came back within a few seconds of the last
+	 * one leaving, and its encoder was freed: what else only a console
+	 * needs can go too.
+	 */
+	void (*released)(void *data);
 	void (*input)(void *data, const struct slim_wire_input *ev);
 	/* The link can take a frame it could not take before, or must repair one. */
 	void (*want_frame)(void *data);
