@@ -31,8 +31,12 @@
  *
  * Then: the largest N with the probe's p95 within 50 and 100 ms, users per
  * core at 50 ms, and the PSS of a session (its compositor, the daemons it
- * started, its clients) idle (the probe's, logged in, before it typed)
- * and active (the typists' at the last step), from /proc/PID/smaps_rollup.
+ * started, its clients; /proc/PID/smaps_rollup): idle and alone (the
+ * probe's, logged in, before anyone else), active (the last step's
+ * typists), and the probe's again at the end, attached and then once its
+ * console has left (its session frees what only a console needs 5 s
+ * later). Shared libraries count in PSS split among the processes that
+ * map them: alone, a session carries them whole.
  *
  *   bench-capacity [--json] [--quick] [--step N] [--max N] [--plot FILE.png] [-v]
  *
@@ -88,7 +92,21 @@ struct pss {
 	size_t sessions;
 };
 
+/* the sessions whose PSS is shown */
+enum pss_row { PSS_ALONE, PSS_ACTIVE, PSS_ATTACHED, PSS_DETACHED, PSS_ROWS };
+static const char *const pss_names[PSS_ROWS] = {
+	[PSS_ALONE] = "idle, alone (the probe's at the start)",
+	[PSS_ACTIVE] = "active (the last step's typists)",
+	[PSS_ATTACHED] = "the probe's at the end, attached",
+	[PSS_DETACHED] = "  and once its console has left",
+};
+static const char *const pss_keys[PSS_ROWS] = {
+	[PSS_ALONE] = "idle_alone", [PSS_ACTIVE] = "active",
+	[PSS_ATTACHED] = "probe_attached", [PSS_DETACHED] = "probe_detached",
+};
+
 static const char *prog = "bench-capacity";
+static struct pss pss[PSS_ROWS];
 static struct step steps[MAX_STEPS];
 static size_t n_steps;
 static struct bench_console probe;
@@ -503,6 +521,35 @@ static void measure_step(struct step *s, int measure_ms, unsigned *seed)
 		proc_kb("/proc/meminfo", "MemAvailable")) / (1024.0 * 1024.0);
 }
 
+/* Whether a line of one of the user's session logs has `text`. */
+static bool session_said(const char *user, const char *text)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "grep -qs -- '%s' %s/run-capacity/log/%s/session-*.log", text,
+		rig_tmpdir, user);
+	return system(cmd) == 0;
+}
+
+/*
+ * The probe's console leaves; false if its session did not say within 30 s
+ * that it let go of what only a console needs (5 s after it left). The
+ * log is read every 100 ms: nothing else tells.
+ */
+static bool probe_detach(void)
+{
+	/* its close_notify, as slimland-console says goodbye when it quits */
+	slim_sec_client_goodbye(probe.sec);
+	bench_console_stop(&probe);
+	rig_consoles_truncate(0);
+	for (int i = 0; i < 300; i++) {
+		if (session_said(probe_user, "their buffers freed")) {
+			return true;
+		}
+		usleep(100000);
+	}
+	return false;
+}
+
 /* Reporting */
 
 static size_t users_within(double ms)
@@ -516,7 +563,12 @@ static size_t users_within(double ms)
 	return n;
 }
 
-static void print_table(const struct pss *idle, const struct pss *active, long cores)
+static double pss_all(const struct pss *p)
+{
+	return p->compositor + p->daemons + p->clients;
+}
+
+static void print_table(long cores)
 {
 	printf("bench-capacity: the probe's keystroke -> pixels against N users at work "
 		"(foot typing at 75 wpm and paging, 1 in 10 watching a clip), 1920x1080 "
@@ -535,26 +587,31 @@ static void print_table(const struct pss *idle, const struct pss *active, long c
 	size_t n50 = users_within(TARGET_P95_MS), n100 = users_within(LIMIT_P95_MS);
 	printf("\nusers with the probe's p95 <= 50 ms: %zu (%.1f per core); <= 100 ms: %zu\n",
 		n50, (double)n50 / (double)cores, n100);
-	printf("PSS of a session, MB   %10s %10s %10s %10s\n", "compositor", "daemons", "clients",
-		"all");
-	printf("  idle (the probe's)   %10.1f %10.1f %10.1f %10.1f\n", idle->compositor,
-		idle->daemons, idle->clients, idle->compositor + idle->daemons + idle->clients);
-	printf("  active (typists, %zu) %9.1f %10.1f %10.1f %10.1f\n", active->sessions,
-		active->compositor, active->daemons, active->clients,
-		active->compositor + active->daemons + active->clients);
+	printf("\nPSS of a session, MB %28s %8s %8s %8s %8s\n", "compositor", "daemons",
+		"clients", "all-in", "sessions");
+	for (int i = 0; i < PSS_ROWS; i++) {
+		const struct pss *p = &pss[i];
+		printf("  %-38s %8.1f %8.1f %8.1f %8.1f %8zu\n", pss_names[i], p->compositor,
+			p->daemons, p->clients, p->compositor + p->daemons + p->clients, p->sessions);
+	}
+	double attached = pss_all(&pss[PSS_ATTACHED]);
+	printf("detached / attached: %.2f\n",
+		attached > 0 ? pss_all(&pss[PSS_DETACHED]) / attached : 0);
 }
 
-static void print_json(const struct pss *idle, const struct pss *active, long cores)
+static void print_json(long cores)
 {
 	size_t n50 = users_within(TARGET_P95_MS);
 	printf("{\"cores\": %ld, \"users_at_p95_50ms\": %zu, \"users_at_p95_100ms\": %zu, "
 		"\"users_per_core_at_p95_50ms\": %.2f, ", cores, n50, users_within(LIMIT_P95_MS),
 		(double)n50 / (double)cores);
-	printf("\"idle_session_pss_mb\": {\"compositor_mb\": %.1f, \"daemons_mb\": %.1f, "
-		"\"clients_mb\": %.1f}, ", idle->compositor, idle->daemons, idle->clients);
-	printf("\"active_session_pss_mb\": {\"compositor_mb\": %.1f, \"daemons_mb\": %.1f, "
-		"\"clients_mb\": %.1f, \"sessions\": %zu}, \"steps\": [", active->compositor,
-		active->daemons, active->clients, active->sessions);
+	for (int i = 0; i < PSS_ROWS; i++) {
+		const struct pss *p = &pss[i];
+		printf("\"%s_session_pss\": {\"compositor_mb\": %.1f, \"daemons_mb\": %.1f, "
+			"\"clients_mb\": %.1f, \"all_mb\": %.1f, \"sessions\": %zu}, ", pss_keys[i],
+			p->compositor, p->daemons, p->clients, pss_all(p), p->sessions);
+	}
+	printf("\"steps\": [");
 	for (size_t i = 0; i < n_steps; i++) {
 		const struct step *s = &steps[i];
 		printf("%s{\"users\": %zu, \"samples\": %zu, \"probe_p50_ms\": %.2f, "
@@ -631,14 +688,13 @@ int main(int argc, char *argv[])
 	}
 	bool ok = rig_console_login(&probe, manager, "probe", WIDTH, HEIGHT, SLIM_SEC_DTLS,
 		probe_user);
-	struct pss idle = { 0 }, active = { 0 };
 	unsigned seed = 1;
 	int measure_ms = quick ? 4000 : 30000;
 	uint64_t t_start = bench_now_us();
 	if (ok) {
 		rig_settle(&probe, 500, 5000);
 		const char *who[] = { probe_user };
-		session_pss(who, 1, &idle);
+		session_pss(who, 1, &pss[PSS_ALONE]);
 	}
 	while (ok && n_steps < MAX_STEPS) {
 		struct step *s = &steps[n_steps];
@@ -670,14 +726,24 @@ int main(int argc, char *argv[])
 			typists[n_typists++] = desk_users[i];
 		}
 	}
-	session_pss(typists, n_typists, &active);
+	session_pss(typists, n_typists, &pss[PSS_ACTIVE]);
+	if (ok) {
+		const char *who[] = { probe_user };
+		session_pss(who, 1, &pss[PSS_ATTACHED]);
+		if (probe_detach()) {
+			session_pss(who, 1, &pss[PSS_DETACHED]);
+		} else {
+			fprintf(stderr, "%s: the probe's session did not say it freed its buffers\n", prog);
+			ok = false;
+		}
+	}
 	stop_workers();
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	if (n_steps > 0) {
 		if (json) {
-			print_json(&idle, &active, cores);
+			print_json(cores);
 		} else {
-			print_table(&idle, &active, cores);
+			print_table(cores);
 		}
 		if (plot_path && !plot(plot_path)) {
 			fprintf(stderr, "%s: cannot write %s\n", prog, plot_path);
