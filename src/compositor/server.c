@@ -118,6 +118,7 @@ static void handle_link_released(void *data)
 	struct slim_server *server = data;
 	/* drawn again, whole, for the next console */
 	heads_release_buffers(server->heads);
+	slim_pixel_allocator_trim(server->allocator);
 }
 
 static void handle_link_input(void *data, const struct slim_wire_input *ev)

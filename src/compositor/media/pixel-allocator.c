@@ -157,6 +157,14 @@ static const struct wlr_allocator_interface allocator_impl = {
 	.destroy = allocator_destroy,
 };
 
+void slim_pixel_allocator_trim(struct wlr_allocator *alloc)
+{
+	if (alloc) {
+		struct slim_pixel_allocator *a = wl_container_of(alloc, a, base);
+		free_blocks(a);
+	}
+}
+
 struct wlr_allocator *slim_pixel_allocator_create(void)
 {
 	struct slim_pixel_allocator *a = calloc(1, sizeof(*a));

@@ -14,5 +14,7 @@ struct wlr_allocator;
 
 /* NULL if out of memory. Destroyed with wlr_allocator_destroy. */
 struct wlr_allocator *slim_pixel_allocator_create(void);
+/* The memory kept of buffers gone, back to the system (live buffers stay). */
+void slim_pixel_allocator_trim(struct wlr_allocator *alloc);
 
 #endif
