@@ -155,11 +155,7 @@ class ManagerSession(Session):
         if status != 0:
             raise RuntimeError('useradd %s: %s' % (self.greeter_user, out))
         self.made.append(('user', self.greeter_user))
-        status, out = passwd_tool(['useradd', '-m', '-s', '/bin/sh', self.user])
-        if status != 0:
-            raise RuntimeError('useradd %s: %s' % (self.user, out))
-        self.made.append(('user', self.user))
-        self.pw = self._set_password(self.user)
+        self.pw = self._make_user(self.user)
         self.greeter_pw = pwd.getpwnam(self.greeter_user)
         self.uids = {self.pw.pw_uid, self.greeter_pw.pw_uid}
         for uid in self.uids:
@@ -190,7 +186,12 @@ class ManagerSession(Session):
                                   self.greeter_pw.pw_uid, first, last, self.service,
                                   self.manager_host, self.port))
 
-    def _set_password(self, user):
+    def _make_user(self, user):
+        """A user with a home and PASSWORD, removed at the end; its pwd entry."""
+        status, out = passwd_tool(['useradd', '-m', '-s', '/bin/sh', user])
+        if status != 0:
+            raise RuntimeError('useradd %s: %s' % (user, out))
+        self.made.append(('user', user))
         p = subprocess.run(['chpasswd'], input=('%s:%s\n' % (user, PASSWORD)).encode(),
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         if p.returncode != 0:
@@ -205,11 +206,7 @@ class ManagerSession(Session):
     def add_user(self, user):
         """Another user who may log in (with the first one's password), a
         run-unique name; removed at the end with the rest. Its pwd entry."""
-        status, out = passwd_tool(['useradd', '-m', '-s', '/bin/sh', user])
-        if status != 0:
-            self.fail('useradd %s: %s' % (user, out))
-        self.made.append(('user', user))
-        pw = self._set_password(user)
+        pw = self._make_user(user)
         self.uids.add(pw.pw_uid)
         self._runtime_dir_made(pw.pw_uid)
         return pw
@@ -411,8 +408,8 @@ class ManagerSession(Session):
                 return False
             if state == 'greeter':
                 return sess[2] == self.greeter_user and sess[-1] == console_id
-            return (sess[2] == (user or self.user) and sess[5] == 'attached' and sess[-1] == console_id
-                    and (user_session is None or sid == user_session))
+            return (sess[2] == (user or self.user) and sess[5] == 'attached'
+                    and sess[-1] == console_id and (user_session is None or sid == user_session))
         return self.wait_ctl(ok, 'console %s on the %s' % (console_id, state), timeout)
 
     # -- consoles
