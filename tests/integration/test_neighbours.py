@@ -3,17 +3,20 @@ each at a console of their own, on a manager whose sessions may use
 SESSION_MAX_MIB each (`session_memory_max`, `session_memory_high`). In A's
 session, typed into A's foot:
 
+- `slim-hog buffer 8192 4096`: 128 MiB, inside the limit: shown (its
+  frame callback), nothing killed;
 - `slim-hog buffer 16384 16384`: a 1 GiB wl_shm buffer, every page written.
-  A's session cgroup meets its limit (v1 memory.failcnt and max_usage,
-  v2 memory.events) and the kernel kills a process there, the hog;
+  A's session cgroup meets its limit (v1 memory.failcnt, v2 memory.events
+  max) and its OOM killer kills the hog (its exit status; a refusal with a
+  protocol error would do too);
 - `slim-hog clients 500`: 500 connections, each a small mapped toplevel,
   held open, then killed.
 
-After each: the manager, A's compositor and every process of B still run
-(the same pids); the machine's OOM kills (/proc/vmstat) are all A's
-session's; a key typed at B's console reaches B's foot and B's console
-shows it (what grim takes of B's compositor); and a key at A's console
-still reaches A's shell.
+After each: the manager, A's compositor, B's compositor and B's foot still
+run (the same pids); the machine's OOM kills (/proc/vmstat) are all A's
+session's; keys typed at B's console reach B's foot and B's console shows
+the change (what grim takes of B's compositor). At the end keys typed at
+A's console reach A's shell and change A's picture.
 """
 import os
 import select
