@@ -10,13 +10,17 @@ session, typed into A's foot:
   max) and its OOM killer kills the hog (its exit status; a refusal with a
   protocol error would do too);
 - `slim-hog clients 500`: 500 connections, each a small mapped toplevel,
-  held open, then killed.
+  held open, then killed;
+- `slim-hog clients 2000`: the compositor, which grows with its clients,
+  is the largest process when A's session meets its limit: the kernel kills
+  it, and A's console is shown a greeter again.
 
-After each: the manager, A's compositor, B's compositor and B's foot still
-run (the same pids); the machine's OOM kills (/proc/vmstat) are all A's
-session's; keys typed at B's console reach B's foot and B's console shows
-the change (what grim takes of B's compositor). At the end keys typed at
-A's console reach A's shell and change A's picture.
+After each: the manager, B's compositor, B's foot and (but after the last)
+A's compositor still run (the same pids); the machine's OOM kills
+(/proc/vmstat) are all A's session's; keys typed at B's console reach B's
+foot and B's console shows the change (what grim takes of B's compositor).
+After 500 clients keys typed at A's console reach A's shell and change A's
+picture.
 """
 import os
 import select
@@ -35,6 +39,7 @@ SIZE = (1024, 768)
 SESSION_HIGH_MIB = 256
 SESSION_MAX_MIB = 384
 CLIENTS = 500
+MANY_CLIENTS = 2000
 
 
 def memory_cgroup(pid):
@@ -130,25 +135,27 @@ def alive(pid):
         return False
 
 
-def read_line(s, fd, prefixes, timeout, pid=None):
+_unread = [b'']  # what the FIFO gave past the last line read
+
+
+def read_line(s, fd, prefixes, timeout, pids=()):
     """The next line from the FIFO starting with one of prefixes; None once
-    the process pid is gone with no such line."""
+    one of the processes pids is gone with no such line."""
     deadline = time.monotonic() + scaled(timeout)
-    data = b''
     while True:
-        while b'\n' in data:
-            line, data = data.split(b'\n', 1)
+        while b'\n' in _unread[0]:
+            line, _unread[0] = _unread[0].split(b'\n', 1)
             line = line.decode(errors='replace')
             log('A\'s shell: %s' % line)
             if line.startswith(prefixes):
                 return line
-        if pid is not None and not alive(pid):
+        if not all(alive(pid) for pid in pids):
             return None
         left = deadline - time.monotonic()
         if left <= 0:
             s.fail('the FIFO got no line starting %s within %gs' % (prefixes, scaled(timeout)))
         if select.select([fd], [], [], min(left, 0.2))[0]:
-            data += os.read(fd, 4096)
+            _unread[0] += os.read(fd, 4096)
 
 
 class Desk:
@@ -224,19 +231,24 @@ def flow(s, pw_b, fifo, fd):
         s.fail('B runs no foot: %s' % keep)
     log('to outlive the hogs: %s' % ', '.join('%s (%d)' % (n, p) for p, n in keep.items()))
 
-    def run_hog(args, want):
+    def run_hog(args, want, keep=keep, timeout=120):
         """slim-hog ARGS typed at A's console, until a line starting with
         one of want or its end; (its line or exit status, A's session's
-        counters before and after), the neighbours checked unhurt."""
+        counters before and after), the neighbours (keep) checked unhurt."""
         before, ooms = memory.counters(), machine_oom_kills()
         a.type_text('%s %s\n' % (hog, args))
         pid = int(read_line(s, fd, ('pid',), 15).split()[1])
-        line = read_line(s, fd, want + ('exit', 'protocol error'), 120)
+        line = read_line(s, fd, want + ('exit', 'protocol error'), timeout,
+                         pids=(pid, desk_a.compositor))
+        if line is None:  # the hog ended: how, its script says, if its shell is there
+            line = read_line(s, fd, ('exit',), 15, pids=(desk_a.compositor,)) or 'gone'
         log('slim-hog %s: %s (its RSS %s MiB; A\'s compositor %s MiB, B\'s %s MiB)' % (
             args, line, rss_mib(pid), rss_mib(desk_a.compositor), rss_mib(desk_b.compositor)))
-        if not line.startswith('exit'):
+        if alive(pid):
+            pidfd = os.pidfd_open(pid)
             os.kill(pid, signal.SIGKILL)
-            read_line(s, fd, ('exit',), 15)
+            select.select([pidfd], [], [], scaled(10))
+            os.close(pidfd)
         after = memory.counters()
         gone = ['%s (%d)' % (n, p) for p, n in keep.items() if not alive(p)]
         if gone:
@@ -274,6 +286,20 @@ def flow(s, pw_b, fifo, fd):
     # A's session still answers its console
     desk_a.answers('echo answers >%s\n' % fifo)
     read_line(s, fd, ('answers',), 15)
+
+    # clients until A's compositor, which grows with them, is the largest
+    # process of a session at its limit: the kernel kills it, A's session
+    # ends and A's console is shown a greeter again; B is not touched
+    others = {pid: name for pid, name in keep.items() if pid != desk_a.compositor}
+    line, before, after = run_hog('clients %d' % MANY_CLIENTS, ('clients',), keep=others,
+                                  timeout=240)
+    if alive(desk_a.compositor):
+        s.fail('A\'s compositor outlived %d clients in %d MiB (%s, %s)' % (
+            MANY_CLIENTS, SESSION_MAX_MIB, line, after))
+    if after['oom kills'] <= before['oom kills']:
+        s.fail('A\'s compositor ended, but not by its session\'s OOM killer (%s)' % after)
+    s.wait_console_state(a.id, 'greeter', timeout=30)
+    log('A\'s compositor killed at its session\'s limit; %s shows a greeter again' % a.id)
 
 
 if __name__ == '__main__':
