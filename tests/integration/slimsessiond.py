@@ -155,21 +155,11 @@ class ManagerSession(Session):
         if status != 0:
             raise RuntimeError('useradd %s: %s' % (self.greeter_user, out))
         self.made.append(('user', self.greeter_user))
-        status, out = passwd_tool(['useradd', '-m', '-s', '/bin/sh', self.user])
-        if status != 0:
-            raise RuntimeError('useradd %s: %s' % (self.user, out))
-        self.made.append(('user', self.user))
-        p = subprocess.run(['chpasswd'], input=('%s:%s\n' % (self.user, PASSWORD)).encode(),
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        if p.returncode != 0:
-            raise RuntimeError('chpasswd: %s' % p.stdout.decode(errors='replace'))
-        self.pw = pwd.getpwnam(self.user)
+        self.pw = self._make_user(self.user)
         self.greeter_pw = pwd.getpwnam(self.greeter_user)
         self.uids = {self.pw.pw_uid, self.greeter_pw.pw_uid}
         for uid in self.uids:
-            d = '/run/user/%d' % uid
-            if not os.path.exists(d):
-                self.made.append(('runtime', d))
+            self._runtime_dir_made(uid)
         first, last = claim_uids()
         self.made.append(('uids', first))
         last = first + self.greeter_uid_count - 1 if self.greeter_uid_count else last
@@ -195,6 +185,31 @@ class ManagerSession(Session):
             'manager on %s:%d' % (self.user, self.pw.pw_uid, self.greeter_user,
                                   self.greeter_pw.pw_uid, first, last, self.service,
                                   self.manager_host, self.port))
+
+    def _make_user(self, user):
+        """A user with a home and PASSWORD, removed at the end; its pwd entry."""
+        status, out = passwd_tool(['useradd', '-m', '-s', '/bin/sh', user])
+        if status != 0:
+            raise RuntimeError('useradd %s: %s' % (user, out))
+        self.made.append(('user', user))
+        p = subprocess.run(['chpasswd'], input=('%s:%s\n' % (user, PASSWORD)).encode(),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if p.returncode != 0:
+            raise RuntimeError('chpasswd: %s' % p.stdout.decode(errors='replace'))
+        return pwd.getpwnam(user)
+
+    def _runtime_dir_made(self, uid):
+        d = '/run/user/%d' % uid
+        if not os.path.exists(d):
+            self.made.append(('runtime', d))
+
+    def add_user(self, user):
+        """Another user who may log in (with the first one's password), a
+        run-unique name; removed at the end with the rest. Its pwd entry."""
+        pw = self._make_user(user)
+        self.uids.add(pw.pw_uid)
+        self._runtime_dir_made(pw.pw_uid)
+        return pw
 
     def hold_pam(self):
         """From now on a login's authentication waits (pam_hooks) until release_pam."""
@@ -372,17 +387,18 @@ class ManagerSession(Session):
             return None, None
         return f[3], (f[4] if len(f) > 4 else None)
 
-    def user_session(self, table):
-        """The fields of the test user's session line, or None."""
+    def user_session(self, table, user=None):
+        """The fields of the test user's (or that user's) session line, or None."""
         for key, f in table.items():
-            if key[0] == 'session' and f[2] == self.user:
+            if key[0] == 'session' and f[2] == (user or self.user):
                 return f
         return None
 
-    def wait_console_state(self, console_id, state, user_session=None, timeout=20):
+    def wait_console_state(self, console_id, state, user_session=None, timeout=20, user=None):
         """Until the console is in `state` (greeter, session): with a
         greeter, the console's session must be a greeter session that is
-        attached; with a session, the user's session, attached to it."""
+        attached; with a session, the user's (or that user's) session,
+        attached to it."""
         def ok(table):
             st, sid = self.console_on(table, console_id)
             if st != state or sid is None:
@@ -392,8 +408,8 @@ class ManagerSession(Session):
                 return False
             if state == 'greeter':
                 return sess[2] == self.greeter_user and sess[-1] == console_id
-            return (sess[2] == self.user and sess[5] == 'attached' and sess[-1] == console_id
-                    and (user_session is None or sid == user_session))
+            return (sess[2] == (user or self.user) and sess[5] == 'attached'
+                    and sess[-1] == console_id and (user_session is None or sid == user_session))
         return self.wait_ctl(ok, 'console %s on the %s' % (console_id, state), timeout)
 
     # -- consoles
@@ -412,13 +428,15 @@ class ManagerSession(Session):
         self.settled(console=console, quiet=0.5)
         return console
 
-    def log_in(self, console):
-        """The user logs in at the console's greeter; the session's row (list)."""
+    def log_in(self, console, user=None):
+        """The user (or another one, add_user) logs in at the console's
+        greeter; the session's row (list)."""
+        user = user or self.user
         mark = self.manager.stderr.mark()
-        console.type_text(self.user + '\n' + PASSWORD + '\n')
-        self.manager_log_wait('%s logged in' % self.user, mark)
-        table = self.wait_console_state(console.id, 'session', timeout=30)
-        return self.user_session(table)
+        console.type_text(user + '\n' + PASSWORD + '\n')
+        self.manager_log_wait('%s logged in' % user, mark)
+        table = self.wait_console_state(console.id, 'session', timeout=30, user=user)
+        return self.user_session(table, user)
 
     def choose(self, console, n):
         """The person at the console's greeter picks the nth (from 0) button of
