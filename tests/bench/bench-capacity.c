@@ -27,7 +27,9 @@
  * p50, p95 and p99, the machine's CPU (the consoles' own shown apart:
  * on a real desk they are other machines), its memory in use, and the
  * manager's CPU and memory. It stops at --max users, or once the p95 has
- * passed 100 ms, or when a login fails.
+ * passed 100 ms, or when a login fails. Then (not --quick) one more user
+ * logs in whose session starts 500 clients and a 16384x16384 buffer
+ * (slim-hog), and the step is measured again beside it.
  *
  * Then: the largest N with the probe's p95 within 50 and 100 ms, users per
  * core at 50 ms, and the PSS of a session (its compositor, the daemons it
@@ -75,7 +77,8 @@
 #define RUN_BUDGET_S (25 * 60)
 
 struct step {
-	size_t users;
+	size_t users;              /* at work, the hog among them */
+	bool hog;
 	size_t samples;
 	double p50_ms, p95_ms, p99_ms;
 	double cpu_cores;          /* the machine's, busy */
@@ -121,14 +124,14 @@ static char manager[32];
 
 /* The work of one desk, in the worker process */
 
-enum desk_work { DESK_THINK, DESK_TYPE, DESK_PAGE };
+enum desk_work { WORK_THINK, WORK_TYPE, WORK_PAGE };
 
 struct desk {
 	struct bench_console *c;
 	enum desk_work work;
 	char text[128];        /* what is being typed */
 	size_t pos;
-	uint32_t pages;        /* left to page (DESK_PAGE, once "less doc" is typed) */
+	uint32_t pages;        /* left to page (WORK_PAGE, once "less doc" is typed) */
 	uint64_t due_us;
 	unsigned seed;
 };
@@ -146,7 +149,7 @@ static unsigned rnd(unsigned *seed, unsigned n)
 
 static void desk_think(struct desk *d, uint64_t now)
 {
-	d->work = DESK_THINK;
+	d->work = WORK_THINK;
 	d->due_us = now + (2000 + rnd(&d->seed, 8000)) * 1000ull;
 }
 
@@ -155,11 +158,11 @@ static void desk_start(struct desk *d, uint64_t now)
 {
 	d->pos = 0;
 	if (rnd(&d->seed, 5) == 0) {
-		d->work = DESK_PAGE;
+		d->work = WORK_PAGE;
 		d->pages = 4 + rnd(&d->seed, 4);
 		snprintf(d->text, sizeof(d->text), "less doc\n");
 	} else {
-		d->work = DESK_TYPE;
+		d->work = WORK_TYPE;
 		size_t len = (size_t)snprintf(d->text, sizeof(d->text), "echo");
 		unsigned n = 5 + rnd(&d->seed, 6);
 		for (unsigned i = 0; i < n && len + 16 < sizeof(d->text); i++) {
@@ -180,7 +183,7 @@ static void desk_key(struct desk *d, uint32_t code)
 /* One step of a desk's work, due now. */
 static void desk_act(struct desk *d, uint64_t now)
 {
-	if (d->work == DESK_THINK) {
+	if (d->work == WORK_THINK) {
 		desk_start(d, now);
 		return;
 	}
@@ -189,13 +192,13 @@ static void desk_act(struct desk *d, uint64_t now)
 		d->due_us = now + KEY_MS * 1000ull;
 		return;
 	}
-	if (d->work == DESK_PAGE && d->pages > 0) {
+	if (d->work == WORK_PAGE && d->pages > 0) {
 		d->pages--;
 		desk_key(d, KEY_SPACE);
 		d->due_us = now + PAGE_MS * 1000ull;
 		return;
 	}
-	if (d->work == DESK_PAGE) {
+	if (d->work == WORK_PAGE) {
 		desk_key(d, KEY_Q);
 	}
 	desk_think(d, now);
@@ -421,12 +424,21 @@ static bool write_startup(char *path, size_t size)
 		"\texec mpv --vo=wlshm --no-audio --loop=inf --hwdec=no --osd-level=0 --no-osc "
 		"--really-quiet '%s'\n"
 		"fi\n"
-		"exec foot\n", clip);
+		"if [ -e \"$HOME/hog\" ]; then\n"
+		"\t%s clients 500 &\n"
+		"\t%s buffer 16384 16384 &\n"
+		"fi\n"
+		"exec foot\n", clip, SLIM_HOG_BIN, SLIM_HOG_BIN);
 	return fclose(f) == 0 && chmod(path, 0755) == 0;
 }
 
-/* A user of the run: a home with a licence to page, and (watch) a mark to watch the clip. */
-static bool add_desk_user(const char *label, bool watch, char *name, size_t size)
+/* What a desk's user does. */
+enum desk_kind { DESK_TYPIST, DESK_WATCHER, DESK_HOG };
+/* the mark in its home that says so to session.sh */
+static const char *const desk_marks[] = { [DESK_WATCHER] = "watch", [DESK_HOG] = "hog" };
+
+/* A user of the run: a home with a licence to page, and the mark of its kind. */
+static bool add_desk_user(const char *label, enum desk_kind kind, char *name, size_t size)
 {
 	if (!rig_add_user(label, name, size)) {
 		return false;
@@ -434,15 +446,19 @@ static bool add_desk_user(const char *label, bool watch, char *name, size_t size
 	char cmd[512];
 	int len = snprintf(cmd, sizeof(cmd), "cp /usr/share/common-licenses/GPL-3 %s/home-%s/doc "
 		"&& chown %s %s/home-%s/doc", rig_tmpdir, name, name, rig_tmpdir, name);
-	if (watch) {
-		snprintf(cmd + len, sizeof(cmd) - (size_t)len, " && touch %s/home-%s/watch",
-			rig_tmpdir, name);
+	if (desk_marks[kind]) {
+		snprintf(cmd + len, sizeof(cmd) - (size_t)len, " && touch %s/home-%s/%s",
+			rig_tmpdir, name, desk_marks[kind]);
 	}
 	return system(cmd) == 0;
 }
 
-/* `count` more users log in at consoles of their own, then go to a worker of their own. */
-static bool add_desks(size_t count, double *login_p50_s)
+/*
+ * `count` more users log in at consoles of their own, then go to a worker
+ * of their own: one in ten watches the clip, the others type; `hog`: one
+ * user whose session starts 500 clients and a 16384x16384 buffer.
+ */
+static bool add_desks(size_t count, bool hog, double *login_p50_s)
 {
 	size_t first = n_desks;
 	bool typist[MAX_USERS];
@@ -450,10 +466,10 @@ static bool add_desks(size_t count, double *login_p50_s)
 	for (size_t i = 0; i < count && n_desks < MAX_USERS; i++) {
 		size_t k = n_desks;
 		char label[16], id[32];
-		bool watch = k % 10 == 0;
+		enum desk_kind kind = hog ? DESK_HOG : k % 10 == 0 ? DESK_WATCHER : DESK_TYPIST;
 		snprintf(label, sizeof(label), "u%03zu", k + 1);
 		snprintf(id, sizeof(id), "desk-%03zu", k + 1);
-		if (!add_desk_user(label, watch, desk_users[k], sizeof(desk_users[k]))) {
+		if (!add_desk_user(label, kind, desk_users[k], sizeof(desk_users[k]))) {
 			fprintf(stderr, "%s: cannot add user %s\n", prog, label);
 			return false;
 		}
@@ -469,7 +485,7 @@ static bool add_desks(size_t count, double *login_p50_s)
 			return false;
 		}
 		login_us[i] = bench_now_us() - t0;
-		typist[i] = !watch;
+		typist[i] = kind == DESK_TYPIST;
 		rig_settle(desks[k], 300, 5000);
 	}
 	*login_p50_s = percentile_ms(login_us, n_desks - first, 0.5) / 1000.0;
@@ -556,7 +572,7 @@ static size_t users_within(double ms)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < n_steps; i++) {
-		if (steps[i].p95_ms <= ms && steps[i].users > n) {
+		if (!steps[i].hog && steps[i].p95_ms <= ms && steps[i].users > n) {
 			n = steps[i].users;
 		}
 	}
@@ -578,8 +594,10 @@ static void print_table(long cores)
 		"login s");
 	for (size_t i = 0; i < n_steps; i++) {
 		const struct step *s = &steps[i];
-		printf("%6zu %8.1f %8.1f %8.1f %7.2f %10.2f %9.2f %9.2f %9.1f %9.2f %8.2f\n",
-			s->users, s->p50_ms, s->p95_ms, s->p99_ms,
+		char users[16];
+		snprintf(users, sizeof(users), s->hog ? "%zu+hog" : "%zu", s->users - s->hog);
+		printf("%6s %8.1f %8.1f %8.1f %7.2f %10.2f %9.2f %9.2f %9.1f %9.2f %8.2f\n",
+			users, s->p50_ms, s->p95_ms, s->p99_ms,
 			steps[0].p95_ms > 0 ? s->p95_ms / steps[0].p95_ms : 0, s->cpu_cores,
 			s->console_cores, s->manager_percent, s->manager_rss_mb, s->memory_used_gb,
 			s->login_s);
@@ -614,12 +632,12 @@ static void print_json(long cores)
 	printf("\"steps\": [");
 	for (size_t i = 0; i < n_steps; i++) {
 		const struct step *s = &steps[i];
-		printf("%s{\"users\": %zu, \"samples\": %zu, \"probe_p50_ms\": %.2f, "
+		printf("%s{\"users\": %zu, \"hog\": %s, \"samples\": %zu, \"probe_p50_ms\": %.2f, "
 			"\"probe_p95_ms\": %.2f, \"probe_p99_ms\": %.2f, \"p95_ratio_to_no_users\": %.3f, "
 			"\"cpu_cores\": %.3f, \"consoles_cpu_cores\": %.3f, "
 			"\"manager_cpu_percent\": %.3f, \"manager_rss_mb\": %.1f, "
 			"\"memory_used_gb\": %.2f, \"login_p50_s\": %.2f}", i ? ", " : "", s->users,
-			s->samples, s->p50_ms, s->p95_ms, s->p99_ms,
+			s->hog ? "true" : "false", s->samples, s->p50_ms, s->p95_ms, s->p99_ms,
 			steps[0].p95_ms > 0 ? s->p95_ms / steps[0].p95_ms : 0, s->cpu_cores,
 			s->console_cores, s->manager_percent, s->manager_rss_mb, s->memory_used_gb,
 			s->login_s);
@@ -630,13 +648,16 @@ static void print_json(long cores)
 static bool plot(const char *path)
 {
 	double x[MAX_STEPS], p50[MAX_STEPS], p95[MAX_STEPS];
+	size_t n = 0;
 	for (size_t i = 0; i < n_steps; i++) {
-		x[i] = (double)steps[i].users;
-		p50[i] = steps[i].p50_ms;
-		p95[i] = steps[i].p95_ms;
+		if (!steps[i].hog) {
+			x[n] = (double)steps[i].users;
+			p50[n] = steps[i].p50_ms;
+			p95[n++] = steps[i].p95_ms;
+		}
 	}
 	const double *series[] = { p95, p50 };
-	return bench_plot_png(path, x, series, 2, n_steps, TARGET_P95_MS);
+	return bench_plot_png(path, x, series, 2, n, TARGET_P95_MS);
 }
 
 int main(int argc, char *argv[])
@@ -673,7 +694,7 @@ int main(int argc, char *argv[])
 	slim_log_init(rig_verbose ? SLIM_LOG_DEBUG : SLIM_LOG_ERROR, NULL);
 	char startup[128], key_dir[128];
 	if (!rig_setup(prog, "cap") || !write_startup(startup, sizeof(startup)) ||
-			!add_desk_user("probe", false, probe_user, sizeof(probe_user))) {
+			!add_desk_user("probe", DESK_TYPIST, probe_user, sizeof(probe_user))) {
 		fprintf(stderr, "%s: cannot create the users, the PAM service or the clip\n", prog);
 		return 1;
 	}
@@ -696,12 +717,12 @@ int main(int argc, char *argv[])
 		const char *who[] = { probe_user };
 		session_pss(who, 1, &pss[PSS_ALONE]);
 	}
-	while (ok && n_steps < MAX_STEPS) {
+	while (ok && n_steps < MAX_STEPS - 1) {
 		struct step *s = &steps[n_steps];
 		*s = (struct step){ 0 };
 		if (n_steps > 0) {
 			size_t add = n_desks + step > max ? max - n_desks : step;
-			ok = add_desks(add, &s->login_s);
+			ok = add_desks(add, false, &s->login_s);
 			if (!ok) {
 				break;
 			}
@@ -727,6 +748,17 @@ int main(int argc, char *argv[])
 		}
 	}
 	session_pss(typists, n_typists, &pss[PSS_ACTIVE]);
+	if (ok && !quick && n_steps < MAX_STEPS) {
+		/* one more user, whose session starts 500 clients and a 1 GiB buffer */
+		struct step *s = &steps[n_steps];
+		*s = (struct step){ .hog = true };
+		ok = add_desks(1, true, &s->login_s);
+		if (ok) {
+			rig_settle(&probe, 1000, 5000);
+			measure_step(s, measure_ms, &seed);
+			n_steps++;
+		}
+	}
 	if (ok) {
 		const char *who[] = { probe_user };
 		session_pss(who, 1, &pss[PSS_ATTACHED]);
