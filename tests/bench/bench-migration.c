@@ -78,16 +78,12 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "managed-rig.h"
 #include "migration.h"
 #include "run-tag.h"
 #include "session.h"
 #include "slim-log.h"
 
-/* the run's own names (run-tag.h): the user and its PAM service, the greeters', the slice */
-#define USER mig_user
-#define PASSWORD MIG_PASSWORD
-#define GREETER_USER mig_greeter_user
-#define SERVICE mig_user
 #define WIDTH MIG_WIDTH
 #define HEIGHT MIG_HEIGHT
 #define MAX_MIGRATIONS MIG_MAX_MIGRATIONS
@@ -98,218 +94,15 @@
 #define GROUP_TARGET_P50_MS 50.0
 /* --desks: a change of keymap and of heads at each migration, over none, p50 */
 #define DESKS_MAX_RATIO 1.30
-#define MAX_SESSIONDS 3
-/* our users: the login's, the greeters', the placement's */
-#define N_UIDS (2 + MIG_PLACEMENT_LOGINS)
 
 static const uint8_t card_token[] = { 0x04, 0xb3, 0x1e, 0x5a, 0x72, 0x80, 0x01 };
 
-char mig_tmpdir[64];
+/* the login's user (the run's own name) */
 char mig_user[48];
-static char mig_greeter_user[48], service_path[80], cgroup_slice[64];
-bool mig_verbose;
 /* --desks: the migrations again between a de console of two heads and a us one of one */
 static bool desks;
-static pid_t sessiond[MAX_SESSIONDS] = { -1, -1, -1 };
-static uid_t uids[N_UIDS];
-/* the run's greeter uids (run-tag.h): each manager a share of its own */
-static unsigned greeter_uids[2];
-static volatile sig_atomic_t cleaning;
 
-static uid_t uid_of(const char *user);
-
-static int run(const char *cmd)
-{
-	int status = system(cmd);
-	return status == -1 ? -1 : WEXITSTATUS(status);
-}
-
-/* The processes our users run: every one was started by our manager. */
-static size_t signal_user_processes(int sig)
-{
-	size_t n = 0;
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		char *end;
-		long pid = strtol(e->d_name, &end, 10);
-		if (*end || pid <= 1) {
-			continue;
-		}
-		char path[64], line[256];
-		snprintf(path, sizeof(path), "/proc/%ld/status", pid);
-		FILE *f = fopen(path, "re");
-		unsigned uid = (unsigned)-1;
-		while (f && fgets(line, sizeof(line), f)) {
-			if (sscanf(line, "Uid: %u", &uid) == 1) {
-				break;
-			}
-		}
-		if (f) {
-			fclose(f);
-		}
-		bool ours = greeter_uids[0] && uid >= greeter_uids[0] && uid <= greeter_uids[1];
-		for (int i = 0; !ours && uid != (unsigned)-1 && i < N_UIDS; i++) {
-			ours = uid == uids[i];
-		}
-		if (ours) {
-			kill((pid_t)pid, sig);
-			n++;
-		}
-	}
-	if (d) {
-		closedir(d);
-	}
-	return n;
-}
-
-static void remove_cgroups(uid_t uid)
-{
-	static const char *const roots[] = {
-		"/sys/fs/cgroup", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct",
-	};
-	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-		char dir[256];
-		snprintf(dir, sizeof(dir), "%s/%s/user-%u.slice", roots[i], cgroup_slice,
-			(unsigned)uid);
-		DIR *d = opendir(dir);
-		struct dirent *e;
-		while (d && (e = readdir(d))) {
-			if (strncmp(e->d_name, "session-", 8) == 0) {
-				char path[600];
-				snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-				rmdir(path);
-			}
-		}
-		if (d) {
-			closedir(d);
-		}
-		rmdir(dir);
-		/* only if nobody else's sessions are in it */
-		*strrchr(dir, '/') = '\0';
-		rmdir(dir);
-	}
-}
-
-/* The managers, and the sessions they leave running when they stop: they are ours to end. */
-void mig_stop_sessionds(void)
-{
-	for (int i = 0; i < MAX_SESSIONDS; i++) {
-		if (sessiond[i] > 0) {
-			kill(sessiond[i], SIGTERM);
-		}
-	}
-	for (int i = 0; i < MAX_SESSIONDS; i++) {
-		if (sessiond[i] > 0) {
-			if (!bench_wait_exit(sessiond[i], 2000)) {
-				kill(sessiond[i], SIGKILL);
-				waitpid(sessiond[i], NULL, 0);
-			}
-			sessiond[i] = -1;
-		}
-	}
-	if (signal_user_processes(SIGTERM) > 0) {
-		for (int i = 0; i < 100 && signal_user_processes(0) > 0; i++) {
-			usleep(20000);
-		}
-		signal_user_processes(SIGKILL);
-		for (int i = 0; i < 50 && signal_user_processes(0) > 0; i++) {
-			usleep(20000);
-		}
-	}
-}
-
-static void remove_user(const char *name)
-{
-	char cmd[96];
-	if (uid_of(name) != (uid_t)-1) {
-		snprintf(cmd, sizeof(cmd), "userdel -r %s >/dev/null 2>&1", name);
-		run(cmd);
-	}
-}
-
-/* The placement's users. */
-static void remove_placement_users(void)
-{
-	for (int i = 0; i < MIG_PLACEMENT_LOGINS; i++) {
-		char name[48];
-		mig_placement_user(i, name, sizeof(name));
-		remove_user(name);
-	}
-}
-
-static void cleanup(void)
-{
-	if (cleaning) {
-		return;
-	}
-	cleaning = 1;
-	mig_stop_sessionds();
-	mig_etcd_stop();
-	if (service_path[0]) {
-		unlink(service_path);
-	}
-	for (int i = 0; i < N_UIDS; i++) {
-		if (uids[i] != (uid_t)-1) {
-			char cmd[128];
-			snprintf(cmd, sizeof(cmd), "rm -rf /run/user/%u /run/slimland/user-%u",
-				(unsigned)uids[i], (unsigned)uids[i]);
-			run(cmd);
-			remove_cgroups(uids[i]);
-		}
-	}
-	remove_user(USER);
-	remove_user(GREETER_USER);
-	remove_placement_users();
-	if (mig_tmpdir[0]) {
-		char cmd[128];
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", mig_tmpdir);
-		run(cmd);
-		mig_tmpdir[0] = '\0';
-	}
-	run_tag_release(); /* nothing left to sweep */
-}
-
-static void on_signal(int sig)
-{
-	cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static uid_t uid_of(const char *user)
-{
-	struct passwd *pw = getpwnam(user);
-	return pw ? pw->pw_uid : (uid_t)-1;
-}
-
-static bool setup_users(void)
-{
-	FILE *f = fopen(service_path, "w");
-	if (!f) {
-		return false;
-	}
-	fputs("auth required pam_unix.so\n"
-		"account required pam_unix.so\n"
-		"session required pam_unix.so\n", f);
-	if (fclose(f) != 0) {
-		return false;
-	}
-	char cmd[256];
-	snprintf(cmd, sizeof(cmd), "useradd -m -d %s/home-user -s /bin/sh %s && "
-		"echo '%s:" PASSWORD "' | chpasswd", mig_tmpdir, USER, USER);
-	if (run(cmd) != 0) {
-		return false;
-	}
-	snprintf(cmd, sizeof(cmd), "useradd -m -d %s/home-greeter -s /usr/sbin/nologin %s",
-		mig_tmpdir, GREETER_USER);
-	if (run(cmd) != 0) {
-		return false;
-	}
-	uids[0] = uid_of(USER);
-	uids[1] = uid_of(GREETER_USER);
-	return uids[0] != (uid_t)-1 && uids[1] != (uid_t)-1;
-}
+struct bench_console mig_a, mig_b;
 
 void mig_placement_user(int i, char *name, size_t size)
 {
@@ -321,231 +114,13 @@ void mig_placement_user(int i, char *name, size_t size)
 bool mig_placement_users(void)
 {
 	for (int i = 0; i < MIG_PLACEMENT_LOGINS; i++) {
-		char name[48], cmd[384];
-		mig_placement_user(i, name, sizeof(name));
-		snprintf(cmd, sizeof(cmd), "useradd -m -d %s/home-%s -s /bin/sh %s && "
-			"echo '%s:" PASSWORD "' | chpasswd", mig_tmpdir, name, name, name);
-		if (run(cmd) != 0 || (uids[2 + i] = uid_of(name)) == (uid_t)-1) {
+		char label[16], name[48];
+		snprintf(label, sizeof(label), "pl%02d", i + 1);
+		if (!rig_add_user(label, name, sizeof(name))) {
 			return false;
 		}
 	}
 	return true;
-}
-
-bool mig_start_sessiond(const char *name, uint16_t port, enum slim_sec_mode mode,
-		const char *key_dir, const char *extra)
-{
-	int slot = 0;
-	while (slot < MAX_SESSIONDS && sessiond[slot] > 0) {
-		slot++;
-	}
-	if (slot == MAX_SESSIONDS) {
-		return false;
-	}
-	char conf[128], rundir[128], log[128];
-	snprintf(conf, sizeof(conf), "%s/slimland-%s.conf", mig_tmpdir, name);
-	snprintf(rundir, sizeof(rundir), "%s/run-%s", mig_tmpdir, name);
-	snprintf(log, sizeof(log), "%s/sessiond-%s.log", mig_tmpdir, name);
-	FILE *f = fopen(conf, "w");
-	if (!f) {
-		return false;
-	}
-	fprintf(f, "listen = 127.0.0.1:%u\n"
-		"startup = %s\n"
-		"greeter = %s\n"
-		"greeter_user = %s\n"
-		"slimland = %s\n"
-		"pam_service = %s\n"
-		"card_removal = detach\n"
-		"reauth = never\n"
-		"transport = %s\n"
-		"enroll = open\n"
-		"key_dir = %s\n"
-		"cgroup_slice = %s\n"
-		"greeter_uids = %u-%u\n"
-		"%s",
-		port, SLIM_ECHO_BIN, SLIMLAND_GREETER_BIN, GREETER_USER, SLIMLAND_BIN, SERVICE,
-		slim_sec_mode_name(mode), key_dir, cgroup_slice,
-		greeter_uids[0] + slot * 10, greeter_uids[0] + slot * 10 + 9, extra ? extra : "");
-	if (fclose(f) != 0) {
-		return false;
-	}
-	pid_t pid = fork();
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd >= 0) {
-			dup2(fd, STDERR_FILENO);
-			dup2(fd, STDOUT_FILENO);
-		}
-		execl(SLIMLAND_SESSIOND_BIN, SLIMLAND_SESSIOND_BIN, "--config", conf,
-			"--run-dir", rundir, mig_verbose ? "-v" : (char *)NULL, (char *)NULL);
-		_exit(127);
-	}
-	if (pid < 0) {
-		return false;
-	}
-	sessiond[slot] = pid;
-	/* ctl.sock comes after the UDP socket: then consoles can say HELLO */
-	char ctl[160];
-	snprintf(ctl, sizeof(ctl), "%s/ctl.sock", rundir);
-	for (int i = 0; i < 250; i++) {
-		if (access(ctl, F_OK) == 0) {
-			return true;
-		}
-		if (waitpid(pid, NULL, WNOHANG) == pid) {
-			sessiond[slot] = -1;
-			return false;
-		}
-		usleep(20000);
-	}
-	return false;
-}
-
-bool mig_sessiond_said(const char *name, const char *text)
-{
-	char path[128], line[1024];
-	snprintf(path, sizeof(path), "%s/sessiond-%s.log", mig_tmpdir, name);
-	FILE *f = fopen(path, "re");
-	bool said = false;
-	while (f && !said && fgets(line, sizeof(line), f)) {
-		said = strstr(line, text) != NULL;
-	}
-	if (f) {
-		fclose(f);
-	}
-	return said;
-}
-
-static void show_logs(void)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "for f in %s/sessiond-*.log %s/run-*/log/*/*.log "
-		"%s/etcd.log; do [ -s \"$f\" ] && { echo \"== $f\"; tail -n 25 \"$f\"; }; done >&2",
-		mig_tmpdir, mig_tmpdir, mig_tmpdir);
-	run(cmd);
-}
-
-/* Waiting for things to happen on the consoles */
-
-struct bench_console mig_a, mig_b;
-/* Every console the waits run: the two, then the placement's. */
-static struct bench_console *running[2 + MIG_PLACEMENT_LOGINS] = { &mig_a, &mig_b };
-static size_t n_running = 2;
-
-void mig_consoles_add(struct bench_console *c)
-{
-	if (n_running < sizeof(running) / sizeof(running[0])) {
-		running[n_running++] = c;
-	}
-}
-
-void mig_consoles_reset(void)
-{
-	n_running = 2;
-}
-
-struct until {
-	struct bench_console *c;
-	uint32_t redirects; /* more REDIRECTs acted on than this */
-	uint32_t frames;    /* and at least this many frames presented since */
-};
-
-static bool until_done(void *data)
-{
-	const struct until *u = data;
-	return u->c->redirects > u->redirects && u->c->frames >= u->frames;
-}
-
-/* Waits for console c to follow a new REDIRECT and present `frames` frames there. */
-bool mig_wait_redirected(struct bench_console *c, uint32_t redirects_before,
-		uint32_t frames, int timeout_ms)
-{
-	struct until u = { c, redirects_before, frames };
-	return bench_consoles_run(running, n_running, timeout_ms, until_done, &u);
-}
-
-void mig_settle(struct bench_console *c, int quiet_ms, int max_ms)
-{
-	uint64_t end = bench_now_us() + (uint64_t)max_ms * 1000;
-	while (bench_now_us() < end) {
-		uint32_t before = c->frames;
-		bench_consoles_run(running, n_running, quiet_ms, NULL, NULL);
-		if (c->frames == before) {
-			return;
-		}
-	}
-}
-
-static uint32_t key_for(char ch)
-{
-	static const char *const rows[] = { "1234567890", "qwertyuiop", "asdfghjkl", "zxcvbnm" };
-	static const uint32_t first[] = { KEY_1, KEY_Q, KEY_A, KEY_Z };
-	for (int r = 0; r < 4; r++) {
-		const char *p = strchr(rows[r], ch);
-		if (p && ch) {
-			return first[r] + (uint32_t)(p - rows[r]);
-		}
-	}
-	return ch == '\n' ? KEY_ENTER : ch == '-' ? KEY_MINUS : 0;
-}
-
-void mig_type_text(struct bench_console *c, const char *text)
-{
-	for (const char *p = text; *p; p++) {
-		uint32_t code = key_for(*p);
-		bench_console_key(c, code, true);
-		bench_consoles_run(running, n_running, 8, NULL, NULL);
-		bench_console_key(c, code, false);
-		bench_consoles_run(running, n_running, 8, NULL, NULL);
-	}
-}
-
-/* The greeter's window is up once frames follow the first (the background). */
-bool mig_wait_greeter(struct bench_console *c, uint32_t redirects_before, int timeout_ms)
-{
-	if (!mig_wait_redirected(c, redirects_before, 2, timeout_ms)) {
-		return false;
-	}
-	mig_settle(c, 300, 3000);
-	return true;
-}
-
-struct until_session {
-	struct bench_console *c;
-	uint32_t redirects;
-	uint16_t port;
-	uint32_t redirects_seen, frames_seen; /* what was looked at last */
-	uint32_t complete; /* the complete frame, once there */
-	bool first_only;
-};
-
-static bool until_session_done(void *data)
-{
-	struct until_session *u = data;
-	struct bench_console *c = u->c;
-	/* a REDIRECT elsewhere (a greeter first) leaves it to the next one */
-	if (c->redirects <= u->redirects || c->frames == 0 || bench_console_port(c) != u->port) {
-		return false;
-	}
-	/* looked at once per frame presented: the picture's datagrams wait meanwhile */
-	if (c->redirects != u->redirects_seen || c->frames != u->frames_seen) {
-		u->redirects_seen = c->redirects;
-		u->frames_seen = c->frames;
-		u->complete = bench_console_complete_frame(c, &u->first_only);
-	}
-	return u->complete > 0;
-}
-
-uint64_t mig_wait_session(struct bench_console *c, uint32_t redirects_before,
-		uint16_t session_port, int timeout_ms, bool *first_only)
-{
-	struct until_session u = { c, redirects_before, session_port, 0, 0, 0, false };
-	if (!bench_consoles_run(running, n_running, timeout_ms, until_session_done, &u) ||
-			u.complete > BENCH_CONSOLE_FRAMES) {
-		return 0;
-	}
-	*first_only = u.first_only;
-	return c->frame_us[u.complete - 1];
 }
 
 /* Results */
@@ -661,19 +236,19 @@ static void migrate_within(size_t migrations, bool takeover, uint16_t session_po
 			/* taken off the old console: it goes to a greeter, the session waits */
 			uint32_t r = from->redirects;
 			bench_console_card(from, false, card_token, sizeof(card_token));
-			if (!mig_wait_greeter(from, r, 10000)) {
+			if (!rig_wait_greeter(from, r, 10000)) {
 				fprintf(stderr, "bench-migration: no greeter after the card left console %s\n",
 					from->id);
 				res->failed++;
 			}
 		}
 		/* all quiet: the tap */
-		mig_settle(to, 100, 2000);
+		rig_settle(to, 100, 2000);
 		uint32_t r = to->redirects, r_from = from->redirects;
 		uint64_t t0 = bench_now_us();
 		bench_console_card(to, true, card_token, sizeof(card_token));
 		bool alone = false;
-		uint64_t t3 = mig_wait_session(to, r, session_port, 5000, &alone);
+		uint64_t t3 = rig_wait_session(to, r, session_port, 5000, &alone);
 		if (t3 == 0) {
 			fprintf(stderr, "bench-migration: migration %zu to console %s: %s\n", i + 1, to->id,
 				to->redirects > r && bench_console_port(to) != session_port ?
@@ -687,7 +262,7 @@ static void migrate_within(size_t migrations, bool takeover, uint16_t session_po
 		if (takeover) {
 			/* the old console shows its greeter by now: the removal changes nothing */
 			bench_console_card(from, false, card_token, sizeof(card_token));
-			mig_wait_greeter(from, r_from, 10000);
+			rig_wait_greeter(from, r_from, 10000);
 		}
 		if (res->failed > 3) {
 			break;
@@ -714,17 +289,17 @@ static bool measure(enum slim_sec_mode mode, size_t migrations, bool takeover, b
 	const char *name = slim_sec_mode_name(mode);
 	uint16_t port = 0, port_b = 0;
 	char key_dir[128];
-	snprintf(key_dir, sizeof(key_dir), "%s/keys", mig_tmpdir);
+	snprintf(key_dir, sizeof(key_dir), "%s/keys", rig_tmpdir);
 	if (group ? !mig_group_start(mode, &port, &port_b) :
 			(port = bench_free_port(SOCK_DGRAM)) == 0 ||
-			!mig_start_sessiond(name, port, mode, key_dir, NULL)) {
+			!rig_start_sessiond(name, port, mode, key_dir, NULL)) {
 		fprintf(stderr, "bench-migration: slimland-sessiond did not start (%s)\n", name);
 		return false;
 	}
 	char manager[32], key_a[160], key_b[160];
 	snprintf(manager, sizeof(manager), "127.0.0.1:%u", port);
-	snprintf(key_a, sizeof(key_a), "%s/console-a.key", mig_tmpdir);
-	snprintf(key_b, sizeof(key_b), "%s/console-b.key", mig_tmpdir);
+	snprintf(key_a, sizeof(key_a), "%s/console-a.key", rig_tmpdir);
+	snprintf(key_b, sizeof(key_b), "%s/console-b.key", rig_tmpdir);
 	if (!bench_console_start(&mig_a, manager, "bench-a", WIDTH, HEIGHT, mode, key_a) ||
 			!bench_console_start(&mig_b, manager, "bench-b", WIDTH, HEIGHT, mode, key_b)) {
 		fprintf(stderr, "bench-migration: cannot start the consoles\n");
@@ -733,7 +308,7 @@ static bool measure(enum slim_sec_mode mode, size_t migrations, bool takeover, b
 
 	/* Both consoles get a greeter. */
 	uint64_t t_start = bench_now_us();
-	if (!mig_wait_greeter(&mig_a, 0, 20000) || !mig_wait_greeter(&mig_b, 0, 20000)) {
+	if (!rig_wait_greeter(&mig_a, 0, 20000) || !rig_wait_greeter(&mig_b, 0, 20000)) {
 		fprintf(stderr, "bench-migration: no greeter on the consoles (A: %u redirects, "
 			"%u frames; B: %u, %u)\n", mig_a.redirects, mig_a.frames, mig_b.redirects,
 			mig_b.frames);
@@ -748,18 +323,18 @@ static bool measure(enum slim_sec_mode mode, size_t migrations, bool takeover, b
 
 	/* An unknown card, then the login it gets bound to. */
 	bench_console_card(&mig_a, true, card_token, sizeof(card_token));
-	mig_settle(&mig_a, 200, 1000);
+	rig_settle(&mig_a, 200, 1000);
 	uint32_t before = mig_a.redirects;
 	char login[128];
-	snprintf(login, sizeof(login), "%s\n" PASSWORD "\n", USER);
-	mig_type_text(&mig_a, login);
-	if (!mig_wait_redirected(&mig_a, before, 1, 15000)) {
+	snprintf(login, sizeof(login), "%s\n" RIG_PASSWORD "\n", mig_user);
+	rig_type_text(&mig_a, login);
+	if (!rig_wait_redirected(&mig_a, before, 1, 15000)) {
 		fprintf(stderr, "bench-migration: the login on console A did not lead to a "
 			"session\n");
 		return false;
 	}
 	uint16_t session_port = bench_console_port(&mig_a);
-	mig_settle(&mig_a, 300, 5000);
+	rig_settle(&mig_a, 300, 5000);
 	uint64_t t_login = bench_now_us();
 
 	struct bench_console *shows = &mig_a;
@@ -797,7 +372,7 @@ static bool measure(enum slim_sec_mode mode, size_t migrations, bool takeover, b
 	}
 	bench_console_stop(&mig_a);
 	bench_console_stop(&mig_b);
-	mig_stop_sessionds();
+	rig_stop_sessionds();
 	return true;
 }
 
@@ -1012,7 +587,7 @@ int main(int argc, char *argv[])
 		} else if (strcmp(argv[i], "--desks") == 0 && !takeover && !group) {
 			desks = true;
 		} else if (strcmp(argv[i], "-v") == 0) {
-			mig_verbose = true;
+			rig_verbose = true;
 		} else if (strcmp(argv[i], "--migrations") == 0 && i + 1 < argc) {
 			migrations = strtoul(argv[++i], NULL, 10);
 			migrations = migrations < 1 ? 1 : migrations > MAX_MIGRATIONS ?
@@ -1032,33 +607,15 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "bench-migration: needs useradd and chpasswd: skipped\n");
 		return 77;
 	}
-	for (int i = 0; i < N_UIDS; i++) {
-		uids[i] = (uid_t)-1; /* never root's processes */
-	}
-	slim_log_init(mig_verbose ? SLIM_LOG_DEBUG : SLIM_LOG_ERROR, NULL);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal); /* meson's timeout */
-	signal(SIGHUP, on_signal);
-	signal(SIGPIPE, SIG_IGN);
-	atexit(cleanup);
-
-	if (!run_tag_name(mig_user, sizeof(mig_user), "mig") ||
-			!run_tag_name(mig_greeter_user, sizeof(mig_greeter_user), "mig-gr") ||
-			!run_tag_uids(&greeter_uids[0], &greeter_uids[1])) {
-		return 1;
-	}
-	snprintf(service_path, sizeof(service_path), "/etc/pam.d/%s", SERVICE);
-	snprintf(cgroup_slice, sizeof(cgroup_slice), "%s.slice", USER);
-	snprintf(mig_tmpdir, sizeof(mig_tmpdir), "/tmp/%s-XXXXXX", USER);
-	if (!mkdtemp(mig_tmpdir) || chmod(mig_tmpdir, 0755) != 0) {
-		mig_tmpdir[0] = '\0';
-		fprintf(stderr, "bench-migration: cannot create a temporary directory\n");
-		return 1;
-	}
-	if (!setup_users()) {
+	slim_log_init(rig_verbose ? SLIM_LOG_DEBUG : SLIM_LOG_ERROR, NULL);
+	rig_at_cleanup = mig_etcd_stop;
+	if (!rig_setup("bench-migration", "mig") ||
+			!rig_add_user("mig", mig_user, sizeof(mig_user))) {
 		fprintf(stderr, "bench-migration: cannot create the test users or PAM service\n");
 		return 1;
 	}
+	rig_consoles_add(&mig_a);
+	rig_consoles_add(&mig_b);
 	bool ok = !group || mig_etcd_start();
 	static const enum slim_sec_mode modes[] = { SLIM_SEC_CLEAR, SLIM_SEC_DTLS };
 	struct result res[2], grp[2];
@@ -1088,10 +645,10 @@ int main(int argc, char *argv[])
 		}
 	}
 	if (!ok) {
-		show_logs();
+		rig_show_logs();
 	}
 	bench_console_stop(&mig_a);
 	bench_console_stop(&mig_b);
-	cleanup();
+	rig_cleanup();
 	return ok ? 0 : 1;
 }

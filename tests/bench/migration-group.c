@@ -160,8 +160,8 @@ bool mig_etcd_start(void)
 		return false;
 	}
 	char data[128], log[128], client_url[64], peer_url[64], cluster[96], token[64];
-	snprintf(data, sizeof(data), "%s/etcd", mig_tmpdir);
-	snprintf(log, sizeof(log), "%s/etcd.log", mig_tmpdir);
+	snprintf(data, sizeof(data), "%s/etcd", rig_tmpdir);
+	snprintf(log, sizeof(log), "%s/etcd.log", rig_tmpdir);
 	snprintf(client_url, sizeof(client_url), "http://127.0.0.1:%u", etcd_port);
 	snprintf(peer_url, sizeof(peer_url), "http://127.0.0.1:%u", peer);
 	snprintf(cluster, sizeof(cluster), "bench=%s", peer_url);
@@ -201,7 +201,7 @@ bool mig_etcd_start(void)
 		char answer[1024];
 		if (http_get(etcd_port, "/health", answer, sizeof(answer), 1000) &&
 				strstr(answer, "\"health\":\"true\"")) {
-			if (mig_verbose) {
+			if (rig_verbose) {
 				fprintf(stderr, "bench-migration: etcd at %s healthy after %.0f ms\n",
 					client_url, (double)(bench_now_us() - t0) / 1000);
 			}
@@ -263,7 +263,7 @@ static bool start_server(enum slim_sec_mode mode, char which, uint16_t port)
 	const char *m = slim_sec_mode_name(mode);
 	char name[32], key_dir[128], extra[640];
 	snprintf(name, sizeof(name), "%s-%c", m, which);
-	snprintf(key_dir, sizeof(key_dir), "%s/keys-%s", mig_tmpdir, name);
+	snprintf(key_dir, sizeof(key_dir), "%s/keys-%s", rig_tmpdir, name);
 	/* a prefix per transport: the servers of the clear run may linger for a lease */
 	snprintf(extra, sizeof(extra), "etcd = http://127.0.0.1:%u\n"
 		"group_prefix = /slimbench-migration-%s/\n"
@@ -275,20 +275,20 @@ static bool start_server(enum slim_sec_mode mode, char which, uint16_t port)
 		etcd_port, m, name, port, GROUP_TTL_S, CONSOLE_TIMEOUT_S, weights());
 	if (which != 'a') {
 		char key_dir_a[128];
-		snprintf(key_dir_a, sizeof(key_dir_a), "%s/keys-%s-a", mig_tmpdir, m);
+		snprintf(key_dir_a, sizeof(key_dir_a), "%s/keys-%s-a", rig_tmpdir, m);
 		if (!copy_card_key(key_dir_a, key_dir)) {
 			fprintf(stderr, "bench-migration: cannot copy %s/card.key\n", key_dir_a);
 			return false;
 		}
 	}
-	if (!mig_start_sessiond(name, port, mode, key_dir, extra)) {
+	if (!rig_start_sessiond(name, port, mode, key_dir, extra)) {
 		return false;
 	}
 	/* registered: its record and lease are in etcd, and its watch runs */
 	char said[64];
 	snprintf(said, sizeof(said), "group: %s registered under", name);
 	for (int i = 0; i < 500; i++) {
-		if (mig_sessiond_said(name, said)) {
+		if (rig_sessiond_said(name, said)) {
 			return true;
 		}
 		usleep(20000);
@@ -318,7 +318,7 @@ void mig_group_migrations(enum slim_sec_mode mode, uint16_t port_b, size_t migra
 		struct bench_console *from = *shows;
 		uint32_t r = from->redirects;
 		bench_console_card(from, false, card_token, sizeof(card_token));
-		if (!mig_wait_greeter(from, r, 10000)) {
+		if (!rig_wait_greeter(from, r, 10000)) {
 			fprintf(stderr, "bench-migration: no greeter after the card left console %s\n",
 				from->id);
 			st->failed++;
@@ -327,7 +327,7 @@ void mig_group_migrations(enum slim_sec_mode mode, uint16_t port_b, size_t migra
 		/* a console of B's that neither server has seen */
 		char id[32], key[160];
 		snprintf(id, sizeof(id), "bench-b%zu", i + 1);
-		snprintf(key, sizeof(key), "%s/console-%s-b%zu.key", mig_tmpdir, m, i + 1);
+		snprintf(key, sizeof(key), "%s/console-%s-b%zu.key", rig_tmpdir, m, i + 1);
 		if (i > 0) {
 			st->refusals += mig_b.refusals; /* the first was one of A's */
 		}
@@ -338,7 +338,7 @@ void mig_group_migrations(enum slim_sec_mode mode, uint16_t port_b, size_t migra
 			return;
 		}
 		*shows = &mig_b; /* the card's console from now on */
-		if (!mig_wait_greeter(&mig_b, 0, 20000) || mig_b.manager_changes) {
+		if (!rig_wait_greeter(&mig_b, 0, 20000) || mig_b.manager_changes) {
 			fprintf(stderr, "bench-migration: console %s: %s\n", mig_b.id,
 				mig_b.manager_changes ? "moved away from B at its HELLO" :
 				"no greeter from B");
@@ -347,12 +347,12 @@ void mig_group_migrations(enum slim_sec_mode mode, uint16_t port_b, size_t migra
 		}
 
 		/* all quiet: the tap */
-		mig_settle(&mig_b, 100, 2000);
+		rig_settle(&mig_b, 100, 2000);
 		uint32_t redirects = mig_b.redirects;
 		uint64_t t0 = bench_now_us();
 		bench_console_card(&mig_b, true, card_token, sizeof(card_token));
 		bool alone = false;
-		uint64_t t3 = mig_wait_session(&mig_b, redirects, session_port, 5000, &alone);
+		uint64_t t3 = rig_wait_session(&mig_b, redirects, session_port, 5000, &alone);
 		if (mig_b.manager_changes > 1) {
 			/* to A, back to B (placement), to A again, ... */
 			st->bounces += mig_b.manager_changes - 1;
@@ -378,7 +378,7 @@ void mig_group_migrations(enum slim_sec_mode mode, uint16_t port_b, size_t migra
 static bool ctl_request(const char *name, const char *request, char *out, size_t size)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/run-%s/ctl.sock", mig_tmpdir, name);
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/run-%s/ctl.sock", rig_tmpdir, name);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	char line[256];
 	int len = snprintf(line, sizeof(line), "%s\n", request);
@@ -486,7 +486,7 @@ static bool end_sessions(const char *name, const char *prefix)
 		if (count_sessions(name, prefix, NULL, 0) == 0) {
 			return true;
 		}
-		mig_settle(&mig_a, 50, 50); /* every console runs meanwhile */
+		rig_settle(&mig_a, 50, 50); /* every console runs meanwhile */
 	}
 	return false;
 }
@@ -541,25 +541,22 @@ void mig_placement_run(enum slim_sec_mode mode, uint16_t port_a, uint16_t port_b
 	size_t started = 0, timed = 0;
 	for (size_t i = 0; cs && i < MIG_PLACEMENT_LOGINS && p->failed <= 3; i++) {
 		struct bench_console *c = &cs[i];
-		char id[32], key[160], user[32], typed[96];
-		snprintf(id, sizeof(id), "bench-p%02zu", i + 1);
-		snprintf(key, sizeof(key), "%s/console-%s-p%02zu.key", mig_tmpdir, m, i + 1);
+		char id[32], user[32];
+		snprintf(id, sizeof(id), "bench-%s-p%02zu", m, i + 1);
+		mig_placement_user((int)i, user, sizeof(user));
 		/* what the last login left, in A's copy of the registry */
 		if (!wait_registry(server[0], (int)(p->logins), 3000)) {
 			p->registry_lag++;
 		}
 		uint64_t t0 = bench_now_us();
-		if (!bench_console_start(c, at[0], id, MIG_PLACEMENT_WIDTH, MIG_PLACEMENT_HEIGHT,
-				mode, key)) {
-			fprintf(stderr, "bench-migration: placement: cannot start console %s\n", id);
+		bool in = rig_console_login(c, at[0], id, MIG_PLACEMENT_WIDTH, MIG_PLACEMENT_HEIGHT,
+			mode, user);
+		if (!c->core) {
 			p->failed++;
 			break;
 		}
 		started++;
-		mig_consoles_add(c);
-		if (!mig_wait_greeter(c, 0, 20000)) {
-			fprintf(stderr, "bench-migration: placement: console %s: no greeter (at %s)\n",
-				c->id, c->manager);
+		if (!in) {
 			p->failed++;
 			continue;
 		}
@@ -570,24 +567,13 @@ void mig_placement_run(enum slim_sec_mode mode, uint16_t port_a, uint16_t port_b
 				where = s;
 			}
 		}
-		uint16_t greeter_port = bench_console_port(c);
-		mig_placement_user((int)i, user, sizeof(user));
-		snprintf(typed, sizeof(typed), "%s\n" MIG_PASSWORD "\n", user);
-		uint32_t before = c->redirects;
-		mig_type_text(c, typed);
-		if (!mig_wait_redirected(c, before, 1, 15000) || bench_console_port(c) == greeter_port) {
-			fprintf(stderr, "bench-migration: placement: %s at console %s (%s): no session\n",
-				user, c->id, c->manager);
-			p->failed++;
-			continue;
-		}
 		login_us[timed++] = bench_now_us() - t0;
-		mig_settle(c, 200, 3000);
+		rig_settle(c, 200, 3000);
 		if (where >= 0) {
 			p->landed[where]++;
 		}
 		p->logins++;
-		if (mig_verbose) {
+		if (rig_verbose) {
 			fprintf(stderr, "bench-migration: placement: %s at %s%s\n", user,
 				where >= 0 ? placement_names[where] : c->manager,
 				c->manager_changes ? " (moved)" : "");
@@ -614,7 +600,7 @@ void mig_placement_run(enum slim_sec_mode mode, uint16_t port_a, uint16_t port_b
 			fprintf(stderr, "bench-migration: placement: sessions left on %s\n", server[s]);
 		}
 	}
-	mig_consoles_reset();
+	rig_consoles_truncate(2);
 	for (size_t i = 0; i < started; i++) {
 		bench_console_stop(&cs[i]);
 	}

@@ -9,66 +9,26 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "managed.h"
+#include "managed-rig.h"
 #include "slim-secure.h"
 
 #define MIG_WIDTH 1920
 #define MIG_HEIGHT 1080
 #define MIG_MAX_MIGRATIONS 1000
-#define MIG_PASSWORD "m1gr8bench"
 /* --group, full run: logins placed across three servers */
 #define MIG_PLACEMENT_LOGINS 30
 #define MIG_PLACEMENT_SERVERS 3
 #define MIG_PLACEMENT_WIDTH 640
 #define MIG_PLACEMENT_HEIGHT 480
 
-/* The benchmark's temporary directory, and -v. */
-extern char mig_tmpdir[64];
-extern bool mig_verbose;
-
-/*
- * slimland-sessiond with a configuration of its own, `name` naming its
- * files in mig_tmpdir (slimland-NAME.conf, run-NAME/, sessiond-NAME.log);
- * `extra`: more lines of slimland.conf (NULL: none). True once its
- * control socket is up (consoles can say HELLO); stopped at
- * mig_stop_sessionds() or at exit.
- */
-bool mig_start_sessiond(const char *name, uint16_t port, enum slim_sec_mode mode,
-		const char *key_dir, const char *extra);
-/* Every manager started, then what our users still run. */
-void mig_stop_sessionds(void);
-/* Whether the log of manager `name` has a line with `text`. */
-bool mig_sessiond_said(const char *name, const char *text);
-
-/* The two consoles, both run by every wait, with those added (the placement's). */
+/* The two consoles, both run by every wait (managed-rig.h), then the placement's. */
 extern struct bench_console mig_a, mig_b;
-void mig_consoles_add(struct bench_console *c);
-/* Back to the two. */
-void mig_consoles_reset(void);
-/* c follows a new REDIRECT and presents `frames` frames there; false if not in timeout_ms. */
-bool mig_wait_redirected(struct bench_console *c, uint32_t redirects_before,
-		uint32_t frames, int timeout_ms);
-/* Keys for `text` (lower case, digits, '-', '\n') on c's display association. */
-void mig_type_text(struct bench_console *c, const char *text);
 
-/* The login's user (the run's own name), password MIG_PASSWORD. */
+/* The login's user (the run's own name), password RIG_PASSWORD. */
 extern char mig_user[];
-/* The placement's user i (0-based), password MIG_PASSWORD; made by mig_placement_users(). */
+/* The placement's user i (0-based), password RIG_PASSWORD; made by mig_placement_users(). */
 void mig_placement_user(int i, char *name, size_t size);
 bool mig_placement_users(void);
-
-/* Runs the consoles until c has presented no frame for quiet_ms, at most max_ms. */
-void mig_settle(struct bench_console *c, int quiet_ms, int max_ms);
-/* c follows a new REDIRECT (more than redirects_before) to a greeter that shows its window. */
-bool mig_wait_greeter(struct bench_console *c, uint32_t redirects_before, int timeout_ms);
-/*
- * After a tap at c: runs until c shows the display association at
- * `session_port`, newly redirected there (more REDIRECTs than
- * redirects_before), and has presented a complete frame of it; that
- * frame's time (0: not within timeout_ms, or redirected elsewhere last).
- */
-uint64_t mig_wait_session(struct bench_console *c, uint32_t redirects_before,
-		uint16_t session_port, int timeout_ms, bool *first_only);
 
 /* Where the time of a migration goes; the last three only when a MOVE takes part. */
 enum mig_part {
@@ -98,7 +58,7 @@ void mig_sample_of(const struct bench_console *c, uint64_t t0, uint64_t t3, bool
 
 /*
  * --group: one etcd member on loopback for the whole run (its data in
- * mig_tmpdir), killed at mig_etcd_stop() (exit, failure, signals) or if
+ * rig_tmpdir), killed at mig_etcd_stop() (exit, failure, signals) or if
  * this process dies. False, said on stderr, if it did not answer its
  * /health within 20 s.
  */
