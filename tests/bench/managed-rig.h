@@ -25,6 +25,10 @@ extern char rig_tmpdir[64];
 extern bool rig_verbose;
 /* What the next managers start in a new session (sh -c); the default: slim-echo. */
 extern const char *rig_startup;
+/* The managers' `greeter =` program; the default: slimland-greeter. */
+extern const char *rig_greeter;
+/* Greeter uids each manager has (greeter_uids), set before rig_setup; the default: 10. */
+extern unsigned rig_greeters;
 /* Called at cleanup once the managers are stopped (e.g. stopping etcd); NULL: nothing. */
 extern void (*rig_at_cleanup)(void);
 
