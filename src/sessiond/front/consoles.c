@@ -26,6 +26,8 @@
  * holds a second until its old one falls silent.
  */
 #define CONNS_SLACK 64
+/* Receive buffer a console: a few of its datagrams at once, at about 1 KiB each of kernel memory. */
+#define RCVBUF_PER_CONSOLE 4096
 
 struct slim_udp {
 	struct slim_manager *mgr;
@@ -478,6 +480,18 @@ struct slim_udp *slim_udp_create(struct slim_manager *mgr, const char *listen,
 	} else {
 		setsockopt(udp->fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &on, sizeof(on));
 		setsockopt(udp->fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof(on));
+	}
+	/*
+	 * Every console's HELLO, handshake and PING arrive here: hundreds
+	 * after a power cut, while a greeter is being started. The default
+	 * buffer (~200 KiB, a hundred-odd small datagrams) overflowed there,
+	 * and consoles whose handshakes were lost waited until forgotten.
+	 * FORCE: past rmem_max, as root.
+	 */
+	int rcvbuf = RCVBUF_PER_CONSOLE * (int)(mgr->config.max_consoles < 4096 ?
+		mgr->config.max_consoles : 4096);
+	if (setsockopt(udp->fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) != 0) {
+		setsockopt(udp->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	}
 	if (bind(udp->fd, (struct sockaddr *)&addr, addr_len) < 0) {
 		slim_log(SLIM_LOG_ERROR, "listen %s: %s", listen, strerror(errno));
