@@ -19,6 +19,7 @@
 static char run_tag[8];
 static char lock_path[320];
 static unsigned uid_block; /* its first uid; 0: none claimed */
+static unsigned uid_blocks; /* how many blocks from it */
 
 static const char *runs_dir(void)
 {
@@ -90,58 +91,86 @@ static bool any_user(unsigned first, unsigned last)
 	return false;
 }
 
-bool run_tag_uids(unsigned *first, unsigned *last)
+/* The claim file of the block at `first`; false if it is another run's, or a user's. */
+static bool claim_block(unsigned first)
+{
+	char path[320];
+	snprintf(path, sizeof(path), "%s/uids-%u", runs_dir(), first);
+	if (any_user(first, first + UID_BLOCK - 1)) {
+		return false;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		return false;
+	}
+	bool ok = dprintf(fd, "%s %u %u\n", run_tag, first, first + UID_BLOCK - 1) > 0;
+	close(fd);
+	if (!ok) {
+		unlink(path);
+	}
+	return ok;
+}
+
+static void release_block(unsigned first)
+{
+	for (unsigned uid = first; uid < first + UID_BLOCK; uid++) {
+		char link[64], target[256], path[320];
+		snprintf(link, sizeof(link), "/run/userdb/%u.user", uid);
+		ssize_t n = readlink(link, target, sizeof(target) - 1);
+		if (n > 0 && !memchr(target, '/', (size_t)n)) {
+			target[n] = '\0';
+			snprintf(path, sizeof(path), "/run/userdb/%s", target);
+			unlink(path);
+		}
+		unlink(link);
+	}
+	char path[320];
+	snprintf(path, sizeof(path), "%s/uids-%u", runs_dir(), first);
+	unlink(path);
+}
+
+bool run_tag_uids_at_least(unsigned count, unsigned *first, unsigned *last)
 {
 	char tag_name[16];
 	unsigned char r[2];
-	if (uid_block || !run_tag_name(tag_name, sizeof(tag_name), "x") ||
+	unsigned need = count ? (count + UID_BLOCK - 1) / UID_BLOCK : 1;
+	unsigned blocks = (UIDS_LAST - UIDS_FIRST + 1) / UID_BLOCK;
+	if (uid_block || need > blocks || !run_tag_name(tag_name, sizeof(tag_name), "x") ||
 			getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
 		return false;
 	}
-	unsigned blocks = (UIDS_LAST - UIDS_FIRST + 1) / UID_BLOCK;
-	unsigned start = (unsigned)(r[0] << 8 | r[1]) % blocks;
-	for (unsigned i = 0; i < blocks; i++) {
-		unsigned f = UIDS_FIRST + (start + i) % blocks * UID_BLOCK, l = f + UID_BLOCK - 1;
-		char path[320];
-		snprintf(path, sizeof(path), "%s/uids-%u", runs_dir(), f);
-		if (any_user(f, l)) {
-			continue;
+	/* `need` neighbouring blocks, each claimed as slimrun.py claims one */
+	unsigned starts = blocks - need + 1;
+	unsigned start = (unsigned)(r[0] << 8 | r[1]) % starts;
+	for (unsigned i = 0; i < starts; i++) {
+		unsigned f = UIDS_FIRST + (start + i) % starts * UID_BLOCK, got = 0;
+		while (got < need && claim_block(f + got * UID_BLOCK)) {
+			got++;
 		}
-		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			continue;
-		}
-		bool ok = dprintf(fd, "%s %u %u\n", run_tag, f, l) > 0;
-		close(fd);
-		if (ok) {
+		if (got == need) {
 			uid_block = *first = f;
-			*last = l;
+			uid_blocks = need;
+			*last = f + need * UID_BLOCK - 1;
 			return true;
 		}
-		unlink(path);
+		while (got > 0) {
+			release_block(f + --got * UID_BLOCK);
+		}
 	}
 	return false;
 }
 
+bool run_tag_uids(unsigned *first, unsigned *last)
+{
+	return run_tag_uids_at_least(UID_BLOCK, first, last);
+}
+
 void run_tag_release(void)
 {
-	if (uid_block) {
-		for (unsigned uid = uid_block; uid < uid_block + UID_BLOCK; uid++) {
-			char link[64], target[256], path[320];
-			snprintf(link, sizeof(link), "/run/userdb/%u.user", uid);
-			ssize_t n = readlink(link, target, sizeof(target) - 1);
-			if (n > 0 && !memchr(target, '/', (size_t)n)) {
-				target[n] = '\0';
-				snprintf(path, sizeof(path), "/run/userdb/%s", target);
-				unlink(path);
-			}
-			unlink(link);
-		}
-		char path[320];
-		snprintf(path, sizeof(path), "%s/uids-%u", runs_dir(), uid_block);
-		unlink(path);
-		uid_block = 0;
+	for (unsigned i = 0; uid_block && i < uid_blocks; i++) {
+		release_block(uid_block + i * UID_BLOCK);
 	}
+	uid_block = uid_blocks = 0;
 	if (run_tag[0]) {
 		unlink(lock_path);
 	}

@@ -22,6 +22,8 @@ bool run_tag_name(char *out, size_t size, const char *label);
  * swept with the run. False if none can be had.
  */
 bool run_tag_uids(unsigned *first, unsigned *last);
+/* The same, for at least `count` uids: as many neighbouring blocks, each claimed so. */
+bool run_tag_uids_at_least(unsigned count, unsigned *first, unsigned *last);
 /*
  * At a clean exit: the lock file goes (nothing is left to sweep), with the
  * claimed uids and their user records (/run/userdb/UID.user, which a

@@ -37,6 +37,7 @@ static void test_defaults(void **state)
 	assert_true(c.card_removal_detach);
 	assert_int_equal(c.detached_timeout_s, 0);
 	assert_int_equal(c.console_timeout_s, 30);
+	assert_int_equal(c.max_consoles, SLIM_MAX_CONSOLES_DEFAULT);
 	assert_string_equal(c.state, "/run/slimland/state");
 	assert_false(c.state_set);
 	assert_string_equal(c.pam_service, "slimland");
@@ -83,6 +84,7 @@ static void test_values(void **state)
 		"card_removal = keep\n"
 		"detached_timeout = 3600\n"
 		"console_timeout = 0\n"
+		"max_consoles = 5000\n"
 		"state = /tmp/x/state\n"
 		"pam_service = login\n"
 		"key_dir = /etc/slimland/keys\n"
@@ -129,6 +131,7 @@ static void test_values(void **state)
 	assert_false(c.card_removal_detach);
 	assert_int_equal(c.detached_timeout_s, 3600);
 	assert_int_equal(c.console_timeout_s, 0);
+	assert_int_equal(c.max_consoles, 5000);
 	assert_string_equal(c.state, "/tmp/x/state");
 	assert_true(c.state_set);
 	assert_string_equal(c.pam_service, "login");
@@ -173,6 +176,9 @@ static void test_bad_lines_keep_defaults(void **state)
 		"card_removal = explode\n"
 		"detached_timeout = ten\n"
 		"console_timeout = -1\n"
+		"max_consoles = 0\n"
+		"max_consoles = 65537\n"
+		"max_consoles = many\n"
 		"state = relative/path\n"
 		"no equals sign\n"
 		"colour = blue\n"
@@ -204,7 +210,7 @@ static void test_bad_lines_keep_defaults(void **state)
 		"greeter_uids = 80000-\n"
 		"greeter_uids = -5-10\n"
 		"greeter_uids = 80000 - 80010\n"
-		"greeter_uids = 3000000000-3000000010\n"), 40);
+		"greeter_uids = 3000000000-3000000010\n"), 43);
 	struct slim_config d;
 	slim_config_defaults(&d);
 	assert_memory_equal(&c, &d, sizeof(c));

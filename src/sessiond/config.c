@@ -22,6 +22,7 @@ void slim_config_defaults(struct slim_config *config)
 		.card_removal_detach = true,
 		.detached_timeout_s = 0,
 		.console_timeout_s = 30,
+		.max_consoles = SLIM_MAX_CONSOLES_DEFAULT,
 		.greeter_uid_first = SLIM_GREETER_UIDS_FIRST,
 		.greeter_uid_last = SLIM_GREETER_UIDS_LAST,
 	};
@@ -298,6 +299,13 @@ static bool apply(struct slim_config *c, const char *key, const char *value, con
 		return parse_uint(value, &c->detached_timeout_s);
 	} else if (strcmp(key, "console_timeout") == 0) {
 		return parse_uint(value, &c->console_timeout_s);
+	} else if (strcmp(key, "max_consoles") == 0) {
+		unsigned n;
+		if (!parse_uint(value, &n) || n == 0 || n > SLIM_GREETER_UIDS_MAX) {
+			return false;
+		}
+		c->max_consoles = n;
+		return true;
 	} else if (strcmp(key, "state") == 0) {
 		if (value[0] != '/' || !set_string(c->state, sizeof(c->state), value)) {
 			return false;

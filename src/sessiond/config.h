@@ -17,6 +17,12 @@
 /* Mbit/s: a fifth of a 1 Gbit/s LAN for one console's video (slimland's default too) */
 #define SLIM_VIDEO_BUDGET_DEFAULT 200
 #define SLIM_VIDEO_BUDGET_MAX 100000
+/*
+ * Consoles in the table at most (max_consoles): a bound on what console
+ * ids, each of which may start a greeter, can cost; enough for a floor of
+ * desks. A console past it is not answered until one is forgotten.
+ */
+#define SLIM_MAX_CONSOLES_DEFAULT 2000
 
 /* Which consoles may connect (session-manager.md §7). */
 enum slim_enroll_mode {
@@ -70,6 +76,7 @@ struct slim_config {
 	bool card_removal_detach; /* card_removal = detach (true) or keep */
 	unsigned detached_timeout_s; /* 0: never */
 	unsigned console_timeout_s; /* a silent console is forgotten; 0: never */
+	unsigned max_consoles; /* the console table's bound: each console may start a greeter */
 	enum slim_shadow_policy shadow;
 	char state[256];
 	bool state_set; /* given in the file: --state and --run-dir do not override it */

@@ -693,13 +693,14 @@ int main(int argc, char *argv[])
 	}
 	slim_log_init(rig_verbose ? SLIM_LOG_DEBUG : SLIM_LOG_ERROR, NULL);
 	char startup[128], key_dir[128];
+	/* one manager; a uid is free again once its last greeter's processes have gone */
+	rig_greeters = 32;
 	if (!rig_setup(prog, "cap") || !write_startup(startup, sizeof(startup)) ||
 			!add_desk_user("probe", DESK_TYPIST, probe_user, sizeof(probe_user))) {
 		fprintf(stderr, "%s: cannot create the users, the PAM service or the clip\n", prog);
 		return 1;
 	}
 	rig_startup = startup;
-	rig_greeter_uids_each = 32; /* one manager, logins one after another */
 	snprintf(key_dir, sizeof(key_dir), "%s/keys", rig_tmpdir);
 	uint16_t port = bench_free_port(SOCK_DGRAM);
 	snprintf(manager, sizeof(manager), "127.0.0.1:%u", port);

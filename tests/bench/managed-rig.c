@@ -23,7 +23,8 @@
 char rig_tmpdir[64];
 bool rig_verbose;
 const char *rig_startup = SLIM_ECHO_BIN;
-unsigned rig_greeter_uids_each = 10;
+const char *rig_greeter = SLIMLAND_GREETER_BIN;
+unsigned rig_greeters = 10;
 void (*rig_at_cleanup)(void);
 
 static const char *prog_name = "bench";
@@ -232,7 +233,8 @@ bool rig_setup(const char *prog, const char *label)
 	char greeter_label[32];
 	snprintf(greeter_label, sizeof(greeter_label), "%s-gr", label);
 	if (!run_tag_name(service, sizeof(service), label) ||
-			!run_tag_uids(&greeter_uids[0], &greeter_uids[1])) {
+			!run_tag_uids_at_least(rig_greeters * RIG_MAX_SESSIONDS, &greeter_uids[0],
+				&greeter_uids[1])) {
 		return false;
 	}
 	snprintf(service_path, sizeof(service_path), "/etc/pam.d/%s", service);
@@ -289,10 +291,9 @@ bool rig_start_sessiond(const char *name, uint16_t port, enum slim_sec_mode mode
 		"cgroup_slice = %s\n"
 		"greeter_uids = %u-%u\n"
 		"%s",
-		port, rig_startup, SLIMLAND_GREETER_BIN, greeter_user, SLIMLAND_BIN, service,
-		slim_sec_mode_name(mode), key_dir, cgroup_slice,
-		greeter_uids[0] + slot * rig_greeter_uids_each,
-		greeter_uids[0] + (slot + 1) * rig_greeter_uids_each - 1, extra ? extra : "");
+		port, rig_startup, rig_greeter, greeter_user, SLIMLAND_BIN, service,
+		slim_sec_mode_name(mode), key_dir, cgroup_slice, greeter_uids[0] + slot * rig_greeters,
+		greeter_uids[0] + (slot + 1) * rig_greeters - 1, extra ? extra : "");
 	if (fclose(f) != 0) {
 		return false;
 	}

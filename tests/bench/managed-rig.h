@@ -25,12 +25,10 @@ extern char rig_tmpdir[64];
 extern bool rig_verbose;
 /* What the next managers start in a new session (sh -c); the default: slim-echo. */
 extern const char *rig_startup;
-/*
- * How many of the run's greeter uids (run-tag.h: 32) each manager gets;
- * the default, 10, is for RIG_MAX_SESSIONDS. A uid is free again only once
- * every process of its last greeter has gone.
- */
-extern unsigned rig_greeter_uids_each;
+/* The managers' `greeter =` program; the default: slimland-greeter. */
+extern const char *rig_greeter;
+/* Greeter uids each manager has (greeter_uids), set before rig_setup; the default: 10. */
+extern unsigned rig_greeters;
 /* Called at cleanup once the managers are stopped (e.g. stopping etcd); NULL: nothing. */
 extern void (*rig_at_cleanup)(void);
 

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -68,6 +69,57 @@ static void test_ctl(void **state)
 	assert_string_equal(o.text, "ok\n");
 	wait_gone(s->pid);
 	assert_null(slim_manager_session(t.mgr, 2));
+}
+
+/*
+ * An answer larger than the control socket takes at once (`list` at a
+ * thousand consoles; here `metrics`, through a socket of the smallest
+ * buffer) reaches the client whole, ending in ok, as slim_ctl_run says it.
+ */
+static void test_ctl_socket_long_answer(void **state)
+{
+	struct out whole = { 0 };
+	slim_ctl_run(t.mgr, NULL, "metrics", collect, &whole);
+	size_t len = strlen(whole.text);
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
+	int small = 1;
+	assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+	assert_true(slim_ctl_client_create(t.mgr, NULL, sv[0]));
+	assert_int_equal(write(sv[1], "metrics\n", 8), 8);
+	static char got[sizeof(whole.text)];
+	size_t n = 0;
+	uint64_t deadline = slim_now_us() + 5000000;
+	while ((n < 4 || strcmp(got + n - 4, "\nok\n") != 0) && slim_now_us() < deadline) {
+		settle();
+		ssize_t r = read(sv[1], got + n, sizeof(got) - 1 - n);
+		got[n + (r > 0 ? (size_t)r : 0)] = '\0';
+		if (r > 0) {
+			n += (size_t)r;
+		} else {
+			assert_true(r < 0 && errno == EAGAIN);
+			struct pollfd p[2] = {
+				{ .fd = wl_event_loop_get_fd(t.loop), .events = POLLIN },
+				{ .fd = sv[1], .events = POLLIN },
+			};
+			poll(p, 2, 100);
+		}
+	}
+	got[n] = '\0';
+	assert_true(len > 4096); /* more than the socket's buffer */
+	/* its figures may have moved on; its lines are the same */
+	size_t lines = 0, got_lines = 0;
+	for (size_t i = 0; i < len; i++) {
+		lines += whole.text[i] == '\n';
+	}
+	for (size_t i = 0; i < n; i++) {
+		got_lines += got[i] == '\n';
+	}
+	assert_int_equal(got_lines, lines);
+	assert_true(n > 4 && strcmp(got + n - 4, "\nok\n") == 0);
+	/* the client hangs up: the manager lets go of it */
+	close(sv[1]);
+	settle();
 }
 
 /* enroll = approve: a new console waits, with nothing started, until approved. */
@@ -260,6 +312,7 @@ static void test_state_file(void **state)
 
 const struct CMUnitTest manager_admin_tests[] = {
 	cmocka_unit_test_setup_teardown(test_ctl, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_ctl_socket_long_answer, setup, teardown),
 	cmocka_unit_test_prestate_setup_teardown(test_enroll_approve, setup, teardown,
 		"enroll = approve\n"),
 	cmocka_unit_test_prestate_setup_teardown(test_enroll_closed, setup, teardown,

@@ -11,8 +11,6 @@
 #include "sessions.h"
 #include "slim-codec.h"
 
-/* A manager serves hundreds of consoles; a few more connections are new ones, or old ones ending. */
-#define MAX_CONNS 1024
 /*
  * Connections of keys not enrolled (waiting for an administrator, refused,
  * or not yet said HELLO) make room among themselves: four times the list of
@@ -22,6 +20,14 @@
 #define MAX_HALF_OPEN 64
 /* Consoles in a lab may share an address (tests share 127.0.0.1). */
 #define MAX_PER_SOURCE 8
+/*
+ * Established connections of enrolled consoles, past one each of the
+ * table (max_consoles): a console that starts over from a new address
+ * holds a second until its old one falls silent.
+ */
+#define CONNS_SLACK 64
+/* Receive buffer a console: a few of its datagrams at once, at about 1 KiB each of kernel memory. */
+#define RCVBUF_PER_CONSOLE 4096
 
 struct slim_udp {
 	struct slim_manager *mgr;
@@ -450,7 +456,7 @@ struct slim_udp *slim_udp_create(struct slim_manager *mgr, const char *listen,
 	struct slim_sec_server_config sec_config = {
 		.mode = identity ? SLIM_SEC_DTLS : SLIM_SEC_CLEAR,
 		.identity = identity,
-		.max_conns = MAX_CONNS,
+		.max_conns = mgr->config.max_consoles + CONNS_SLACK,
 		.max_unadmitted = MAX_UNADMITTED,
 		.max_half_open = MAX_HALF_OPEN,
 		.max_per_source = MAX_PER_SOURCE,
@@ -474,6 +480,18 @@ struct slim_udp *slim_udp_create(struct slim_manager *mgr, const char *listen,
 	} else {
 		setsockopt(udp->fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &on, sizeof(on));
 		setsockopt(udp->fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof(on));
+	}
+	/*
+	 * Every console's HELLO, handshake and PING arrive here: hundreds
+	 * after a power cut, while a greeter is being started. The default
+	 * buffer (~200 KiB, a hundred-odd small datagrams) overflowed there,
+	 * and consoles whose handshakes were lost waited until forgotten.
+	 * FORCE: past rmem_max, as root.
+	 */
+	int rcvbuf = RCVBUF_PER_CONSOLE * (int)(mgr->config.max_consoles < 4096 ?
+		mgr->config.max_consoles : 4096);
+	if (setsockopt(udp->fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) != 0) {
+		setsockopt(udp->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	}
 	if (bind(udp->fd, (struct sockaddr *)&addr, addr_len) < 0) {
 		slim_log(SLIM_LOG_ERROR, "listen %s: %s", listen, strerror(errno));

@@ -25,12 +25,23 @@ struct slim_ctl_server {
 	struct wl_event_source *source;
 };
 
+/*
+ * An answer larger than the socket takes at once (`list` at a thousand
+ * consoles) waits here for the client to read it: a line is never
+ * dropped, and nothing else waits for a slow reader.
+ */
+#define CTL_OUT_MAX (8u << 20)
+
 struct ctl_client {
 	int fd;
 	struct wl_event_source *source;
 	struct slim_manager *mgr;
 	struct slim_group *group;
 	struct slim_lines lines;
+	char *out;           /* what the socket has not taken yet */
+	size_t out_len, out_sent, out_cap;
+	bool out_failed;     /* over CTL_OUT_MAX, out of memory or a write failed */
+	bool closing;        /* the client is done asking: end once the answer is out */
 };
 
 static bool parse_id(const char *s, uint32_t *out)
@@ -653,28 +664,74 @@ void slim_ctl_run(struct slim_manager *mgr, struct slim_group *group, const char
 static void client_out(void *data, const char *line)
 {
 	struct ctl_client *client = data;
-	slim_line_send(client->fd, "%s", line);
+	size_t len = strlen(line) + 1;
+	if (client->out_failed) {
+		return;
+	}
+	if (client->out_len + len > client->out_cap) {
+		size_t cap = client->out_cap ? client->out_cap : 4096;
+		while (cap < client->out_len + len) {
+			cap *= 2;
+		}
+		char *grown = cap <= CTL_OUT_MAX ? realloc(client->out, cap) : NULL;
+		if (!grown) {
+			client->out_failed = true;
+			return;
+		}
+		client->out = grown;
+		client->out_cap = cap;
+	}
+	memcpy(client->out + client->out_len, line, len - 1);
+	client->out[client->out_len + len - 1] = '\n';
+	client->out_len += len;
 }
 
 static void client_destroy(struct ctl_client *client)
 {
 	wl_event_source_remove(client->source);
 	close(client->fd);
+	free(client->out);
 	free(client);
+}
+
+/* What the socket takes of the answer; false once it cannot go on. */
+static bool client_flush(struct ctl_client *client)
+{
+	while (client->out_sent < client->out_len) {
+		/* MSG_NOSIGNAL: a peer that went away is an error here, not SIGPIPE */
+		ssize_t n = send(client->fd, client->out + client->out_sent,
+			client->out_len - client->out_sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+		}
+		client->out_sent += (size_t)n;
+	}
+	client->out_len = client->out_sent = 0;
+	return true;
 }
 
 static int handle_client(int fd, uint32_t mask, void *data)
 {
 	struct ctl_client *client = data;
-	enum slim_lines_status status = (mask & WL_EVENT_READABLE) ?
-		slim_lines_fill(&client->lines, fd) : SLIM_LINES_CLOSED;
-	char *line;
-	while ((line = slim_lines_next(&client->lines))) {
-		slim_ctl_run(client->mgr, client->group, line, client_out, client);
+	if (mask & (WL_EVENT_READABLE | WL_EVENT_HANGUP | WL_EVENT_ERROR)) {
+		enum slim_lines_status status = (mask & WL_EVENT_READABLE) ?
+			slim_lines_fill(&client->lines, fd) : SLIM_LINES_CLOSED;
+		char *line;
+		while ((line = slim_lines_next(&client->lines))) {
+			slim_ctl_run(client->mgr, client->group, line, client_out, client);
+		}
+		client->closing = client->closing || status == SLIM_LINES_CLOSED ||
+			(mask & (WL_EVENT_HANGUP | WL_EVENT_ERROR));
 	}
-	if (status == SLIM_LINES_CLOSED) {
+	if (client->out_failed || !client_flush(client) ||
+			(client->closing && client->out_len == 0) ||
+			(client->closing && (mask & (WL_EVENT_HANGUP | WL_EVENT_ERROR)))) {
 		client_destroy(client);
+		return 0;
 	}
+	/* the rest of the answer first, then the next request; a closed reader is not read */
+	wl_event_source_fd_update(client->source, client->out_len ? WL_EVENT_WRITABLE :
+		WL_EVENT_READABLE);
 	return 0;
 }
 

@@ -10,9 +10,6 @@
 #include "console-send.h"
 #include "sessions-internal.h"
 
-/* More would only be someone inventing console ids: each may start a greeter. */
-#define MAX_CONSOLES 512
-
 const char *slim_console_state_str(enum slim_console_state state)
 {
 	switch (state) {
@@ -107,7 +104,7 @@ static void arm_sweep(struct slim_manager *mgr, uint64_t in_us)
 struct slim_console *slim_manager_console_create(struct slim_manager *mgr, const char *id)
 {
 	if (strlen(id) == 0 || strlen(id) > SLIM_CONSOLE_ID_LEN ||
-			wl_list_length(&mgr->consoles) >= MAX_CONSOLES) {
+			wl_list_length(&mgr->consoles) >= (int)mgr->config.max_consoles) {
 		return NULL;
 	}
 	struct slim_console *c = calloc(1, sizeof(*c));
