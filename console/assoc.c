@@ -1,4 +1,5 @@
 #define _GNU_SOURCE /* SOCK_NONBLOCK, SOCK_CLOEXEC, explicit_bzero */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <netdb.h>
@@ -105,10 +106,35 @@ syntax:
 	return false;
 }
 
+/* `source` (numeric) as a local address of `family`, port 0; false if it is not one. */
+static bool source_address(const char *source, sa_family_t family,
+		struct sockaddr_storage *local, socklen_t *local_len)
+{
+	memset(local, 0, sizeof(*local));
+	if (family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)local;
+		in->sin_family = AF_INET;
+		*local_len = sizeof(*in);
+		return inet_pton(AF_INET, source, &in->sin_addr) == 1;
+	}
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)local;
+	in6->sin6_family = AF_INET6;
+	*local_len = sizeof(*in6);
+	return family == AF_INET6 && inet_pton(AF_INET6, source, &in6->sin6_addr) == 1;
+}
+
 /* Nonblocking, with room for a repaint's burst. */
-int slim_udp_connect_addr(const struct sockaddr *addr, socklen_t len)
+int slim_udp_connect_addr(const struct sockaddr *addr, socklen_t len, const char *source)
 {
 	int fd = socket(addr->sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	struct sockaddr_storage local;
+	socklen_t local_len = 0;
+	if (fd >= 0 && source && (!source_address(source, addr->sa_family, &local, &local_len) ||
+			bind(fd, (struct sockaddr *)&local, local_len) != 0)) {
+		close(fd);
+		errno = EADDRNOTAVAIL;
+		return -1;
+	}
 	/* connect(): the kernel filters other senders and reports ICMP errors */
 	if (fd < 0 || connect(fd, addr, len) != 0) {
 		int saved = errno;
@@ -132,7 +158,8 @@ bool slim_udp_address_check(const char *what, const char *server, char *err, siz
 }
 
 /* The first address that takes a connected UDP socket wins. */
-int slim_udp_connect(const char *what, const char *server, char *err, size_t err_len)
+int slim_udp_connect(const char *what, const char *server, const char *source, char *err,
+		size_t err_len)
 {
 	char host[256], port[8];
 	if (!split_server(what, server, host, sizeof(host), port, sizeof(port), err, err_len)) {
@@ -152,7 +179,7 @@ int slim_udp_connect(const char *what, const char *server, char *err, size_t err
 	}
 	int fd = -1, saved = 0;
 	for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
-		fd = slim_udp_connect_addr(ai->ai_addr, ai->ai_addrlen);
+		fd = slim_udp_connect_addr(ai->ai_addr, ai->ai_addrlen, source);
 		saved = errno;
 	}
 	freeaddrinfo(res);

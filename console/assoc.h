@@ -93,15 +93,18 @@ void slim_assoc_destroy(struct slim_assoc *assoc);
 /*
  * A UDP socket connected to `server` ("HOST:PORT" or "[ADDR]:PORT"), or -1
  * with a one-line reason in `err` that starts with `what` (the option).
+ * `source`: the numeric local address it sends from (NULL: the kernel's
+ * choice).
  */
-int slim_udp_connect(const char *what, const char *server, char *err, size_t err_len);
+int slim_udp_connect(const char *what, const char *server, const char *source, char *err,
+		size_t err_len);
 /*
  * Whether `server` is written as slim_udp_connect takes it, resolving
  * nothing: a name that does not resolve now may later (the network comes up).
  */
 bool slim_udp_address_check(const char *what, const char *server, char *err, size_t err_len);
 /* A UDP socket connected to `addr`, as slim_udp_connect's; -1 and errno. */
-int slim_udp_connect_addr(const struct sockaddr *addr, socklen_t len);
+int slim_udp_connect_addr(const struct sockaddr *addr, socklen_t len, const char *source);
 
 /* A new endpoint: closes the old socket, whose queue belongs to the old association. */
 void slim_assoc_set_fd(struct slim_assoc *assoc, int fd);

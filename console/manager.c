@@ -247,7 +247,7 @@ static bool switch_to(struct slim_console_manager *m, const char *address, const
 		uint64_t now_us)
 {
 	char err[256];
-	int fd = slim_udp_connect("--manager", address, err, sizeof(err));
+	int fd = slim_udp_connect("--manager", address, m->config.source, err, sizeof(err));
 	if (fd < 0) {
 		log_limited(m, address, err);
 		return false;
@@ -363,7 +363,7 @@ struct slim_console_manager *slim_console_manager_create(const char *manager,
 		return NULL;
 	}
 	m->address = m->addresses[0];
-	int fd = slim_udp_connect("--manager", m->address, err, err_len);
+	int fd = slim_udp_connect("--manager", m->address, m->config.source, err, err_len);
 	if (fd < 0) {
 		slim_console_manager_destroy(m);
 		return NULL;

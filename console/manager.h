@@ -68,6 +68,11 @@ struct slim_console_manager_config {
 	const struct slim_sec_identity *identity;
 	const char *(*check_server)(void *data, const uint8_t fp[SLIM_SEC_FINGERPRINT_LEN]);
 	void *check_data;
+	/*
+	 * The numeric local address to send from (NULL: the kernel's choice):
+	 * benchmarks' consoles on loopback, each an address as on a LAN.
+	 */
+	const char *source;
 };
 
 struct slim_console_manager;

@@ -145,7 +145,7 @@ struct slim_console_link *slim_console_link_create(const char *server,
 	/* no server: no endpoint (IDLE) until a REDIRECT names one */
 	int fd = -1;
 	if (server) {
-		fd = slim_udp_connect("--server", server, err, err_len);
+		fd = slim_udp_connect("--server", server, NULL, err, err_len);
 		if (fd < 0) {
 			slim_console_link_destroy(link);
 			return NULL;
@@ -307,7 +307,7 @@ bool slim_console_link_redirect(struct slim_console_link *link, const struct soc
 	}
 	if (!same_peer) {
 		char *name = endpoint_name(addr, len);
-		int fd = name && len <= sizeof(link->peer) ? slim_udp_connect_addr(addr, len) : -1;
+		int fd = name && len <= sizeof(link->peer) ? slim_udp_connect_addr(addr, len, NULL) : -1;
 		if (fd < 0) {
 			slim_log(SLIM_LOG_ERROR, "link: cannot open a socket to %s: %s",
 				name ? name : "the redirect's endpoint", strerror(errno));

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
+#include "assoc.h"
 #include "managed.h"
 #include "manager.h"
 #include "slim-hex.h"
@@ -133,18 +134,14 @@ static void on_redirect(void *data, const struct sockaddr *addr, socklen_t len,
 		return; /* repeated until the compositor hears us */
 	}
 	if (!same_peer) {
-		int fd = socket(addr->sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		int fd = slim_udp_connect_addr(addr, len, c->source);
 		int size = 8 << 20;
-		if (fd < 0 || connect(fd, addr, len) != 0) {
+		if (fd < 0) {
 			fprintf(stderr, "console %s: cannot connect to the redirect: %s\n", c->id,
 				strerror(errno));
-			if (fd >= 0) {
-				close(fd);
-			}
 			return;
 		}
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-		slim_net_stamp_arrivals(fd);
 		if (c->fd >= 0) {
 			close(c->fd);
 		}
@@ -201,11 +198,15 @@ bool bench_console_start(struct bench_console *c, const char *manager, const cha
 		return false;
 	}
 	slim_console_core_set_events(c->core, &core_events, c);
+	static unsigned consoles;
+	unsigned n = consoles++;
+	snprintf(c->source, sizeof(c->source), "127.1.%u.%u", n / 250 % 250, n % 250 + 1);
 	struct slim_console_manager_config config = {
 		.mode = mode,
 		.mtu = SLIM_DEFAULT_MTU,
 		.identity = c->identity,
 		.check_server = mode == SLIM_SEC_DTLS ? trust_any : NULL,
+		.source = c->source,
 	};
 	c->mgr = slim_console_manager_create(manager, c->core, c->id, &config, &mgr_listener, c, err,
 		sizeof(err));

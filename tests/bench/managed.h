@@ -36,6 +36,12 @@ struct bench_rect {
 
 struct bench_console {
 	char id[SLIM_CONSOLE_ID_LEN + 1];
+	/*
+	 * The loopback address it sends from, one a console (127.1.0.1 on): a
+	 * manager counts handshakes under way per address, as a LAN's desks
+	 * each have one.
+	 */
+	char source[16];
 	enum slim_sec_mode mode;
 	struct slim_sec_identity *identity; /* DTLS: the control association's key */
 	struct slim_sec_client *sec;        /* the display association's connection */
